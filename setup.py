@@ -1,0 +1,54 @@
+"""Build seqbil: the Python package plus the Cython kernels in cython_ext/."""
+from pathlib import Path
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+HERE = Path(__file__).parent
+KERNELS = ["decode", "perceptron", "bilinear"]
+
+extensions = [
+    Extension(
+        f"seqbil._{name}",
+        [f"cython_ext/{name}.pyx"],
+        include_dirs=[numpy.get_include(), "cython_ext"],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=["-O3"],
+    )
+    for name in KERNELS
+]
+
+
+def version():
+    for line in (HERE / "seqbil" / "__init__.py").read_text().splitlines():
+        if line.startswith("__version__"):
+            return line.split('"')[1]
+    raise RuntimeError("no __version__ in seqbil/__init__.py")
+
+
+setup(
+    name="seqbil",
+    version=version(),
+    description="Sequence labelling with rank-1 bilinear models learned online (Wu & Sun)",
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.11",
+    packages=["seqbil", "seqbil.learners", "seqbil.samples", "seqbil.configs"],
+    # The top-level configs/ directory ships inside the package as seqbil.configs.
+    package_dir={"seqbil.configs": "configs"},
+    package_data={"seqbil.samples": ["*.txt", "*.utf8"], "seqbil.configs": ["*.toml", "*.template"]},
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False,
+                             "cdivision": True, "initializedcheck": False},
+    ),
+    install_requires=["numpy>=1.24", "scipy>=1.10", "click>=8.1", "tqdm>=4.60"],
+    extras_require={
+        "test": ["pytest>=7", "hypothesis>=6"],
+        "bench": ["python-crfsuite>=0.9"],
+        "plots": ["matplotlib>=3.5"],
+    },
+    entry_points={"console_scripts": ["seqbil=seqbil.cli:main"]},
+    zip_safe=False,
+)
