@@ -1,0 +1,126 @@
+# Shared inline kernels of the first-order chain: scoring and Viterbi.
+#
+# Conventions used by every kernel:
+#   S labels 0..S-1; the previous-label index S stands for the start symbol.
+#   unary[i, y]     score of label y at position i (0-order features)
+#   pair[i, y, v]   score of labels (y_i = y, y_{i-1} = v) at position i (1st-order
+#                   features); only pair[0, :, S] is used at i = 0 and only
+#                   pair[i, :, :S] at i > 0, so kernels fill just those cells.
+#   end[y]          score of ending the sequence in label y (stop transition).
+# Positions of a corpus are stored as CSR arrays: the attribute ids active at
+# position p are ids[ptr[p]:ptr[p + 1]].
+cimport cython
+from libc.stdint cimport int32_t, int64_t
+from libc.math cimport INFINITY
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void score_unary(const int32_t[::1] ids, const int64_t[::1] ptr, int64_t p0, int n,
+                             const double[:, ::1] W0, double[:, ::1] unary) noexcept nogil:
+    """unary[i, y] = sum of W0[a, y] over the 0-order attributes a at position p0 + i."""
+    cdef int i, y, S = unary.shape[1]
+    cdef int64_t k
+    cdef int32_t a
+    for i in range(n):
+        for y in range(S):
+            unary[i, y] = 0.0
+        for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
+            a = ids[k]
+            for y in range(S):
+                unary[i, y] += W0[a, y]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void score_pair_linear(const int32_t[::1] ids, const int64_t[::1] ptr, int64_t p0, int n,
+                                   const double[:, :, ::1] W1, double[:, :, ::1] pair) noexcept nogil:
+    """pair[i, y, v] = sum of W1[a, y, v] over the 1st-order attributes a at p0 + i (eq. 2)."""
+    cdef int i, y, v, S = pair.shape[1]
+    cdef int64_t k
+    cdef int32_t a
+    for y in range(S):
+        pair[0, y, S] = 0.0
+    for k in range(ptr[p0], ptr[p0 + 1]):
+        a = ids[k]
+        for y in range(S):
+            pair[0, y, S] += W1[a, y, S]
+    for i in range(1, n):
+        for y in range(S):
+            for v in range(S):
+                pair[i, y, v] = 0.0
+        for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
+            a = ids[k]
+            for y in range(S):
+                for v in range(S):
+                    pair[i, y, v] += W1[a, y, v]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void score_pair_bilinear(const int32_t[::1] ids, const int64_t[::1] ptr, int64_t p0, int n,
+                                     const double[:, ::1] alpha, const double[:, ::1] beta,
+                                     double[:, :, ::1] pair) noexcept nogil:
+    """pair[i, y, v] = sum of alpha[a, y] * beta[a, v] over the 1st-order attributes at p0 + i (eq. 1)."""
+    cdef int i, y, v, S = pair.shape[1]
+    cdef int64_t k
+    cdef int32_t a
+    cdef double ay
+    for y in range(S):
+        pair[0, y, S] = 0.0
+    for k in range(ptr[p0], ptr[p0 + 1]):
+        a = ids[k]
+        for y in range(S):
+            pair[0, y, S] += alpha[a, y] * beta[a, S]
+    for i in range(1, n):
+        for y in range(S):
+            for v in range(S):
+                pair[i, y, v] = 0.0
+        for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
+            a = ids[k]
+            for y in range(S):
+                ay = alpha[a, y]
+                if ay != 0.0:
+                    for v in range(S):
+                        pair[i, y, v] += ay * beta[a, v]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline double viterbi(const double[:, ::1] unary, const double[:, :, ::1] pair,
+                           const double[::1] end, int n, double[:, ::1] delta,
+                           int32_t[:, ::1] back, int32_t[::1] out) noexcept nogil:
+    """First-order Viterbi (Viterbi 1967; Rabiner 1989, eq. 32-35) with start and stop scores.
+
+    Writes the best label sequence to out[:n] and returns its score. Ties go to the
+    lowest label index, so decoding is deterministic.
+    """
+    cdef int i, y, v, S = unary.shape[1]
+    cdef double best, s
+    cdef int32_t arg
+    if n == 0:
+        return 0.0
+    for y in range(S):
+        delta[0, y] = unary[0, y] + pair[0, y, S]
+    for i in range(1, n):
+        for y in range(S):
+            best = -INFINITY
+            arg = 0
+            for v in range(S):
+                s = delta[i - 1, v] + pair[i, y, v]
+                if s > best:
+                    best = s
+                    arg = v
+            delta[i, y] = best + unary[i, y]
+            back[i, y] = arg
+    best = -INFINITY
+    arg = 0
+    for y in range(S):
+        s = delta[n - 1, y] + end[y]
+        if s > best:
+            best = s
+            arg = y
+    out[n - 1] = arg
+    for i in range(n - 1, 0, -1):
+        out[i - 1] = back[i, out[i]]
+    return best

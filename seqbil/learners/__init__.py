@@ -1,0 +1,4 @@
+"""Learners, one per module, behind the interface in base.py."""
+from .sp import Perceptron
+
+LEARNERS = {cls.name: cls for cls in (Perceptron,)}

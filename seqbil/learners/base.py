@@ -1,0 +1,40 @@
+"""The interface every learner implements.
+
+The trainer shuffles the training sequences, hands them to train_chunk a few
+hundred at a time (each chunk is one call into compiled code, so there is no
+per-sequence Python loop) and asks for the current parameters to evaluate or save.
+"""
+from abc import ABC, abstractmethod
+
+
+class Learner(ABC):
+    name = ""
+
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings):
+        self.S, self.A0, self.A1 = n_labels, n_attributes0, n_attributes1
+        self.settings = settings
+        self.C = float(settings["C"])
+        self.averaged = bool(settings["averaged"])
+
+    def passes(self):
+        """How many passes over the training data a run makes."""
+        return int(self.settings["epochs"])
+
+    def pass_name(self, k):
+        """Label of pass k (0-based) on the progress bar."""
+        return f"epoch {k + 1}/{self.passes()}"
+
+    def start_pass(self, k):
+        """Called before pass k."""
+
+    @abstractmethod
+    def train_chunk(self, data, order):
+        """Learn from the sequences data[order] (int64 indices); return the mistakes."""
+
+    def end_pass(self, k):
+        """Called after pass k; returns a dict of diagnostics for the log."""
+        return {}
+
+    @abstractmethod
+    def parameters(self):
+        """(kind, weights) for decoding and saving: averaged when averaging is on."""

@@ -1,0 +1,93 @@
+"""A trained model: label set, templates, attribute dictionaries and weights.
+
+Two model forms share one decoder:
+  linear    W0[a, y] (0-order), W1[a, y, v] (1st-order, eq. 2 of Wu & Sun)
+  bilinear  W0[a, y] (0-order), alpha[a, y] * beta[a, v] (1st-order, eq. 1)
+Both have end[y], the score of ending a sequence in label y. The previous-label
+index S (= number of labels) is the start symbol.
+"""
+import numpy as np
+
+from . import __version__
+from ._decode import decode_corpus
+from .corpus import make_format
+from .dataset import Vocabulary, encode
+from .errors import ModelFileError
+from .modelfile import read_model, write_model
+from .templates import TemplateSet, parse_template
+
+KINDS = {"linear": ("W0", "W1", "end"), "bilinear": ("W0", "alpha", "beta", "end")}
+
+
+class Model:
+    def __init__(self, kind, labels, templates, corpus, weights, vocabularies, training=None):
+        self.kind, self.labels = kind, list(labels)
+        self.templates = TemplateSet(parse_template(t) for t in templates)
+        self.corpus = dict(corpus)  # format, n_fields, label_column, encoding, evaluation
+        self.weights = weights
+        self.vocabularies = vocabularies
+        self.training = dict(training or {})
+        self.format = make_format(self.corpus["format"], self.corpus.get("n_fields"),
+                                  self.corpus.get("label_column", -1))
+
+    # --- decoding -------------------------------------------------------------
+    def encode(self, sentences, source="<input>"):
+        data, _ = encode(sentences, self.templates, self.vocabularies, self.labels, source)
+        return data
+
+    def decode(self, data):
+        """Best label id of every position of an encoded Dataset."""
+        out = np.zeros(data.n_positions, dtype=np.int32)
+        w = self.weights
+        second = {"W1": w["W1"]} if self.kind == "linear" else {"alpha": w["alpha"], "beta": w["beta"]}
+        decode_corpus(data.seq_ptr, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids, w["W0"], w["end"], out,
+                      **second)
+        return out
+
+    def predict(self, sentences, source="<input>"):
+        """Label strings of each sentence."""
+        data = self.encode(sentences, source)
+        ids = self.decode(data)
+        labels = np.array(self.labels, dtype=object)
+        return [list(labels[ids[data.seq_ptr[j]:data.seq_ptr[j + 1]]]) for j in range(data.n_sequences)]
+
+    # --- files ----------------------------------------------------------------
+    def save(self, path):
+        meta = {"format": "seqbil-model", "seqbil_version": __version__, "kind": self.kind,
+                "labels": self.labels, "templates": [t.text for t in self.templates.templates],
+                "corpus": self.corpus, "training": self.training}
+        arrays = {name: np.asarray(self.weights[name], dtype=np.float64) for name in KINDS[self.kind]}
+        for order, vocab in enumerate(self.vocabularies):
+            arrays[f"attributes{order}"] = np.frombuffer("\n".join(vocab.strings).encode("utf-8"), dtype=np.uint8)
+        write_model(path, meta, arrays)
+
+    @classmethod
+    def load(cls, path):
+        meta, arrays = read_model(path)
+        try:
+            if meta.get("format") != "seqbil-model" or meta["kind"] not in KINDS:
+                raise ValueError("not a seqbil model")
+            vocabs = []
+            for order in (0, 1):
+                blob = arrays[f"attributes{order}"].tobytes().decode("utf-8")
+                vocabs.append(Vocabulary(blob.split("\n") if blob else []))
+            weights = {name: arrays[name] for name in KINDS[meta["kind"]]}
+            model = cls(meta["kind"], meta["labels"], meta["templates"], meta["corpus"], weights, vocabs,
+                        meta.get("training"))
+            model._check_shapes()
+        except (KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
+            raise ModelFileError(f"{path}: inconsistent model contents ({exc})") from None
+        return model
+
+    def _check_shapes(self):
+        S, w = len(self.labels), self.weights
+        A0, A1 = len(self.vocabularies[0]), len(self.vocabularies[1])
+        expected = {"W0": (A0, S), "end": (S,), "W1": (A1, S, S + 1), "alpha": (A1, S), "beta": (A1, S + 1)}
+        for name in KINDS[self.kind]:
+            if tuple(w[name].shape) != expected[name]:
+                raise ValueError(f"array {name} has shape {tuple(w[name].shape)}, expected {expected[name]}")
+        if S == 0:
+            raise ValueError("empty label set")
+
+    def size_summary(self):
+        return {name: int(np.asarray(a).size) for name, a in self.weights.items()}

@@ -1,0 +1,152 @@
+"""The .sbm model file: versioned, self-describing, checksummed, no pickle.
+
+Layout (little-endian):
+    8 bytes   magic  b"\\x89SBM\\r\\n\\x1a\\n"
+    uint32    format version
+    uint32    header length H
+    uint32    CRC-32 of the header
+    uint32    reserved (0)
+    H bytes   header: UTF-8 JSON {"meta": {...}, "arrays": [...], "payload_bytes", "payload_crc32"}
+    padding   to a multiple of 8
+    payload   the arrays, each at an 8-aligned offset, raw little-endian data
+
+Every size in the header is checked against the file before anything is allocated,
+so a damaged or hostile file gives a ModelFileError and never a crash.
+"""
+import json
+import os
+import struct
+import tempfile
+import zlib
+
+import numpy as np
+
+from .errors import ModelFileError
+
+MAGIC = b"\x89SBM\r\n\x1a\n"
+VERSION = 1
+_PREFIX = struct.Struct("<8sIIII")
+_DTYPES = {"<f8", "<i4", "<i8", "|u1"}
+_MAX_HEADER = 1 << 26
+
+
+def _pad(n):
+    return (-n) % 8
+
+
+def write_model(path, meta, arrays):
+    """Write atomically: a temporary file in the same directory, fsync, then rename."""
+    specs, offset = [], 0
+    arrays = {name: np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<") if a.dtype.byteorder == ">" else a.dtype)
+              for name, a in arrays.items()}
+    crc = 0
+    for name, a in arrays.items():
+        if a.dtype.str not in _DTYPES:
+            raise ValueError(f"array {name}: unsupported dtype {a.dtype.str}")
+        specs.append({"name": name, "dtype": a.dtype.str, "shape": list(a.shape), "offset": offset,
+                      "nbytes": a.nbytes})
+        offset += a.nbytes + _pad(a.nbytes)
+    for a in arrays.values():
+        crc = zlib.crc32(b"\0" * _pad(a.nbytes), zlib.crc32(a.data.cast("B") if a.nbytes else b"", crc))
+    header = json.dumps({"meta": meta, "arrays": specs, "payload_bytes": offset, "payload_crc32": crc},
+                        ensure_ascii=False)
+    hbytes = header.encode("utf-8")
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp", dir=directory)
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())
+        with os.fdopen(fd, "wb") as f:
+            f.write(_PREFIX.pack(MAGIC, VERSION, len(hbytes), zlib.crc32(hbytes), 0))
+            f.write(hbytes + b"\0" * _pad(_PREFIX.size + len(hbytes)))
+            for a in arrays.values():
+                if a.nbytes:
+                    f.write(a.data.cast("B"))
+                f.write(b"\0" * _pad(a.nbytes))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
+def read_model(path):
+    """(meta, arrays) of a model file; ModelFileError on any problem."""
+    try:
+        if os.path.isdir(path):
+            raise ModelFileError(f"{path}: is a directory, not a model file")
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            prefix = f.read(_PREFIX.size)
+            if len(prefix) < _PREFIX.size or not prefix.startswith(MAGIC):
+                raise ModelFileError(f"{path}: not a seqbil model file ({_guess(prefix)})")
+            _, version, hlen, hcrc, _ = _PREFIX.unpack(prefix)
+            if version > VERSION:
+                raise ModelFileError(f"{path}: model format version {version} is newer than this seqbil "
+                                     f"reads (version {VERSION}); upgrade seqbil")
+            if version < 1 or hlen > min(_MAX_HEADER, size - _PREFIX.size):
+                raise ModelFileError(f"{path}: truncated or corrupt header")
+            hbytes = f.read(hlen)
+            if zlib.crc32(hbytes) != hcrc:
+                raise ModelFileError(f"{path}: header checksum mismatch (the file is corrupt)")
+            try:
+                header = json.loads(hbytes.decode("utf-8"))
+                specs, total, crc = header["arrays"], int(header["payload_bytes"]), int(header["payload_crc32"])
+                meta = header["meta"]
+            except (ValueError, KeyError, TypeError):
+                raise ModelFileError(f"{path}: corrupt header") from None
+            start = _PREFIX.size + hlen + _pad(_PREFIX.size + hlen)
+            if total != size - start:
+                raise ModelFileError(f"{path}: file is {size} bytes, the header says {start + total} "
+                                     f"(truncated or corrupt)")
+            _check_specs(path, specs, total)
+            f.seek(start)
+            payload = f.read(total)
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot read: {exc.strerror}") from None
+    if len(payload) != total or zlib.crc32(payload) != crc:
+        raise ModelFileError(f"{path}: payload checksum mismatch (the file is corrupt)")
+    arrays = {s["name"]: np.frombuffer(payload, dtype=s["dtype"], count=int(np.prod(s["shape"], dtype=np.int64)),
+                                       offset=s["offset"]).reshape(s["shape"]) for s in specs}
+    return meta, arrays
+
+
+def _check_specs(path, specs, total):
+    try:
+        for s in specs:
+            dtype, shape, offset, nbytes = s["dtype"], s["shape"], int(s["offset"]), int(s["nbytes"])
+            if dtype not in _DTYPES or not all(isinstance(d, int) and d >= 0 for d in shape):
+                raise ValueError
+            if int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize != nbytes:
+                raise ValueError
+            if offset < 0 or offset % 8 or offset + nbytes > total:
+                raise ValueError
+    except (ValueError, KeyError, TypeError):
+        raise ModelFileError(f"{path}: corrupt array table") from None
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _guess(prefix):
+    if not prefix:
+        return "empty file"
+    if prefix[:1] == b"\x80" or prefix[:2] in (b"(d", b"(l", b"}q", b"]q"):
+        return "it looks like a Python pickle, which seqbil never loads"
+    if prefix.startswith(b"PK"):
+        return "it looks like a zip archive"
+    if prefix.startswith(MAGIC[:4]):
+        return "truncated"
+    return "unknown format"

@@ -1,0 +1,106 @@
+"""Feature templates in CRF++ syntax.
+
+A template line such as ``U01:%x[-1,0]/%x[0,0]`` instantiates, at token i, the
+attribute string ``U01:<field 0 of token i-1>/<field 0 of token i>``. Rows outside
+the sentence read CRF++'s boundary symbols ``_B-1``, ``_B-2``, ... before the start
+and ``_B+1``, ``_B+2``, ... after the end. ``U`` templates are 0-order (conjoined
+with y_i), ``B`` templates are 1st-order (conjoined with (y_i, y_{i-1})); a bare
+``B`` is the label-transition feature.
+"""
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ConfigError
+from .textio import read_lines
+
+_MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]")
+
+
+@dataclass(frozen=True)
+class Template:
+    text: str
+    order: int     # 0 for U, 1 for B
+    fmt: str       # str.format pattern, one {} per macro
+    refs: tuple    # ((row, column), ...) of the macros, in order
+
+
+def parse_template(text, source="<template>", line=0):
+    text = text.strip()
+    if not text or text[0] not in "UB":
+        raise ConfigError(source, line, f"template {text!r} must start with U (0-order) or B (1st-order)")
+    pieces, refs, last = [], [], 0
+    for m in _MACRO.finditer(text):
+        pieces.append(text[last:m.start()].replace("{", "{{").replace("}", "}}"))
+        pieces.append("{}")
+        row, col = int(m.group(1)), int(m.group(2))
+        if col < 0:
+            raise ConfigError(source, line, f"template {text!r}: negative column {col}")
+        refs.append((row, col))
+        last = m.end()
+    rest = text[last:]
+    if "%" in "".join(p for p in pieces if p != "{}") + rest:
+        raise ConfigError(source, line, f"template {text!r}: only %x[row,col] macros are supported")
+    pieces.append(rest.replace("{", "{{").replace("}", "}}"))
+    return Template(text, 0 if text[0] == "U" else 1, "".join(pieces), tuple(refs))
+
+
+def read_template_file(path):
+    """Templates of a CRF++ template file (comments start with #)."""
+    templates = []
+    for number, text in read_lines(path):
+        text = text.strip()
+        if text and not text.startswith("#"):
+            templates.append(parse_template(text, path, number))
+    if not templates:
+        raise ConfigError(path, 0, "no templates in file")
+    return templates
+
+
+class TemplateSet:
+    """The 0-order and 1st-order templates of a model and their expansion."""
+
+    def __init__(self, templates):
+        self.templates = list(templates)
+        texts = [t.text for t in self.templates]
+        dup = {t for t in texts if texts.count(t) > 1}
+        if dup:
+            raise ConfigError("<templates>", 0, f"duplicate template {sorted(dup)[0]!r}")
+        self.by_order = ([t for t in self.templates if t.order == 0], [t for t in self.templates if t.order == 1])
+        self.columns = sorted({c for t in self.templates for _, c in t.refs})
+        self.reach = max([abs(r) for t in self.templates for r, _ in t.refs] or [0])
+
+    def check_columns(self, n_fields, label_index, source):
+        for t in self.templates:
+            for _, c in t.refs:
+                if c >= n_fields or c == label_index:
+                    what = "the label column" if c == label_index else f"column {c}, but the data has {n_fields} fields"
+                    raise ConfigError(source, 0, f"template {t.text!r} reads {what}")
+
+    def expand(self, sentences, order):
+        """Attribute strings of every template of the given order, one list per
+        template, each with one string per token of the sentences (in order)."""
+        K = self.reach
+        bos = [f"_B-{k}" for k in range(K, 0, -1)]
+        eos = [f"_B+{k}" for k in range(1, K + 1)]
+        padded = {c: [] for c in self.columns}
+        index, base = [], 0
+        for s in sentences:
+            n = len(s)
+            for c, col in padded.items():
+                col.extend(bos)
+                col.extend(s.columns[c])
+                col.extend(eos)
+            index.extend(range(base + K, base + K + n))
+            base += n + 2 * K
+        index = np.asarray(index, dtype=np.int64)
+        arrays = {c: np.array(col, dtype=object) for c, col in padded.items()}
+        out = []
+        for t in self.by_order[order]:
+            if not t.refs:
+                out.append([t.text] * len(index))
+            else:
+                args = [arrays[c][index + r] for r, c in t.refs]
+                out.append(list(map(t.fmt.format, *args)))
+        return out

@@ -1,0 +1,57 @@
+"""Line reading that turns every decoding problem into an InputError with file and line."""
+import io
+import os
+import sys
+
+from .errors import InputError
+
+
+def open_binary(source):
+    """(binary stream, display name, must_close) for a path, '-' (stdin) or a stream."""
+    if source is None or source == "-":
+        return sys.stdin.buffer, "<stdin>", False
+    if hasattr(source, "read"):
+        stream = getattr(source, "buffer", source)
+        return stream, getattr(source, "name", "<stream>"), False
+    path = os.fspath(source)
+    if os.path.isdir(path):
+        raise InputError(path, 0, "is a directory, not a file")
+    try:
+        return open(path, "rb"), path, True
+    except OSError as exc:
+        raise InputError(path, 0, f"cannot open: {exc.strerror}") from None
+
+
+def read_lines(source, encoding="utf-8"):
+    """Yield (line number, text) with line ends ('\\n', '\\r\\n') and a leading BOM removed.
+
+    Invalid bytes raise InputError naming the line and the byte offset in the file.
+    Lines are read one at a time, so a pipe is consumed as its data arrives.
+    """
+    stream, name, close = open_binary(source)
+    offset = 0
+    try:
+        for number, raw in enumerate(iter(stream.readline, b""), 1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf") and encoding.replace("-", "").lower().startswith("utf8"):
+                raw, offset = raw[3:], 3
+            if b"\x00" in raw:
+                at = offset + raw.index(b"\0")
+                raise InputError(name, number, f"NUL byte at byte offset {at}: not a text file?")
+            try:
+                text = raw.decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise InputError(name, number, f"invalid {encoding} at byte offset {offset + exc.start} "
+                                 f"(byte 0x{raw[exc.start]:02x}); give the right --encoding") from None
+            except LookupError:
+                raise InputError(name, 0, f"unknown encoding {encoding!r}") from None
+            offset += len(raw)
+            yield number, text.rstrip("\r\n")
+    finally:
+        if close:
+            stream.close()
+
+
+def text_output(stream=None):
+    """A UTF-8 text stream on stdout (or the given binary stream) with '\\n' line ends."""
+    stream = stream or sys.stdout.buffer
+    return io.TextIOWrapper(stream, encoding="utf-8", newline="\n", write_through=True)
