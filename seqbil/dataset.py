@@ -1,11 +1,10 @@
 """Corpora encoded once into integer arrays (CSR by position), so that training
 epochs never touch a string again."""
 from dataclasses import dataclass
-from itertools import count, repeat
-
 import numpy as np
 
-from .errors import InputError
+from .features import FeatureIndex
+
 
 
 @dataclass
@@ -44,81 +43,27 @@ def _csr_take(ptr, ids, rows):
     return new_ptr, ids[take].astype(np.int32)
 
 
-def _csr(id_matrix):
-    """CSR arrays from a (positions x templates) matrix of ids, -1 meaning absent."""
-    present = id_matrix >= 0
-    ptr = np.zeros(id_matrix.shape[0] + 1, dtype=np.int64)
-    np.cumsum(present.sum(axis=1), out=ptr[1:])
-    return ptr, id_matrix[present].astype(np.int32)
-
-
-class Vocabulary:
-    """Attribute strings and their integer ids (the attribute dictionary)."""
-
-    def __init__(self, strings=()):
-        self.strings = list(strings)
-        self.index = dict(zip(self.strings, range(len(self.strings))))
-
-    def __len__(self):
-        return len(self.strings)
-
-    def lookup(self, strings):
-        """Ids of the strings, -1 for unknown ones."""
-        return np.fromiter(map(self.index.get, strings, repeat(-1)), dtype=np.int64, count=len(strings))
-
-    @classmethod
-    def build(cls, string_lists, min_count=1):
-        """(vocabulary, id lists) for training data: ids in order of first appearance,
-        attributes seen fewer than min_count times dropped (id -1)."""
-        seen, ticket = {}, count()
-        # setdefault with a fresh ticket per call: new strings get increasing numbers
-        raw = [np.fromiter(map(seen.setdefault, strings, ticket), dtype=np.int64, count=len(strings))
-               for strings in string_lists]
-        tickets = np.fromiter(seen.values(), dtype=np.int64, count=len(seen))
-        dense = [np.searchsorted(tickets, r) for r in raw]
-        strings = list(seen)
-        if min_count > 1 and strings:
-            counts = np.bincount(np.concatenate(dense), minlength=len(strings))
-            keep = counts >= min_count
-            remap = np.where(keep, np.cumsum(keep) - 1, -1)
-            dense = [remap[d] for d in dense]
-            strings = [s for s, k in zip(strings, keep) if k]
-        return cls(strings), dense
-
-
-def encode_labels(sentences, labels, source):
-    """Label ids of all tokens; unknown labels raise InputError."""
+def encode_labels(sentences, labels):
+    """Label ids of all tokens; -1 for tokens without a label or with a label the
+    model does not know (a test set may hold labels never seen in training)."""
     index = {label: i for i, label in enumerate(labels)}
     out = []
     for s in sentences:
         if s.labels is None:
             out.extend([-1] * len(s))
-            continue
-        try:
-            out.extend(index[y] for y in s.labels)
-        except KeyError as exc:
-            raise InputError(source, s.line, f"label {exc.args[0]!r} is not in the model's label set "
-                             f"({', '.join(labels)})") from None
+        else:
+            out.extend(index.get(y, -1) for y in s.labels)
     return np.asarray(out, dtype=np.int32)
 
 
-def encode(sentences, templates, vocabularies, labels, source="<data>", min_count=1):
-    """Encode sentences. With vocabularies=None the attribute dictionaries are built
-    from these sentences (training); returns (Dataset, (vocab0, vocab1))."""
-    lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
+def encode(sentences, templates, index=None, labels=(), min_count=1):
+    """Encode sentences. With index=None the attribute dictionary is built from these
+    sentences (training). Returns (Dataset, FeatureIndex)."""
+    lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
     seq_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
     np.cumsum(lengths, out=seq_ptr[1:])
-    n_pos = int(seq_ptr[-1])
-    parts, vocabs = [], []
-    for order in (0, 1):
-        strings = templates.expand(sentences, order)
-        if vocabularies is None:
-            vocab, ids = Vocabulary.build(strings, min_count)
-        else:
-            vocab = vocabularies[order]
-            ids = [vocab.lookup(s) for s in strings]
-        matrix = np.stack(ids, axis=1) if ids else np.zeros((n_pos, 0), dtype=np.int64)
-        parts.extend(_csr(matrix))
-        vocabs.append(vocab)
-    data = Dataset(seq_ptr, encode_labels(sentences, labels, source), *parts)
-    return data, tuple(vocabs)
+    if index is None:
+        index, parts = FeatureIndex.build(sentences, templates, min_count)
+    else:
+        parts = index.encode(sentences)
+    return Dataset(seq_ptr, encode_labels(sentences, labels), *parts), index

@@ -11,7 +11,8 @@ import numpy as np
 from . import __version__
 from ._decode import decode_corpus
 from .corpus import make_format
-from .dataset import Vocabulary, encode
+from .dataset import encode
+from .features import FeatureIndex, Vocabulary
 from .errors import ModelFileError
 from .modelfile import read_model, write_model
 from .templates import TemplateSet, parse_template
@@ -20,20 +21,18 @@ KINDS = {"linear": ("W0", "W1", "end"), "bilinear": ("W0", "alpha", "beta", "end
 
 
 class Model:
-    def __init__(self, kind, labels, templates, corpus, weights, vocabularies, training=None):
+    def __init__(self, kind, labels, index, corpus, weights, training=None):
         self.kind, self.labels = kind, list(labels)
-        self.templates = TemplateSet(parse_template(t) for t in templates)
+        self.index, self.templates = index, index.templates
         self.corpus = dict(corpus)  # format, n_fields, label_column, encoding, evaluation
         self.weights = weights
-        self.vocabularies = vocabularies
         self.training = dict(training or {})
         self.format = make_format(self.corpus["format"], self.corpus.get("n_fields"),
                                   self.corpus.get("label_column", -1))
 
     # --- decoding -------------------------------------------------------------
     def encode(self, sentences, source="<input>"):
-        data, _ = encode(sentences, self.templates, self.vocabularies, self.labels, source)
-        return data
+        return encode(sentences, self.templates, self.index, self.labels)[0]
 
     def decode(self, data):
         """Best label id of every position of an encoded Dataset."""
@@ -57,8 +56,11 @@ class Model:
                 "labels": self.labels, "templates": [t.text for t in self.templates.templates],
                 "corpus": self.corpus, "training": self.training}
         arrays = {name: np.asarray(self.weights[name], dtype=np.float64) for name in KINDS[self.kind]}
-        for order, vocab in enumerate(self.vocabularies):
-            arrays[f"attributes{order}"] = np.frombuffer("\n".join(vocab.strings).encode("utf-8"), dtype=np.uint8)
+        for c in self.index.columns:
+            text = "\n".join(self.index.fields[c].strings)
+            arrays[f"field{c}"] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        for order, (table, ptr) in enumerate(self.index.tables):
+            arrays[f"table{order}"], arrays[f"table{order}_ptr"] = table, ptr
         write_model(path, meta, arrays)
 
     @classmethod
@@ -67,13 +69,15 @@ class Model:
         try:
             if meta.get("format") != "seqbil-model" or meta["kind"] not in KINDS:
                 raise ValueError("not a seqbil model")
-            vocabs = []
-            for order in (0, 1):
-                blob = arrays[f"attributes{order}"].tobytes().decode("utf-8")
-                vocabs.append(Vocabulary(blob.split("\n") if blob else []))
+            templates = TemplateSet(parse_template(t) for t in meta["templates"])
+            fields = {}
+            for c in templates.columns:
+                text = arrays[f"field{c}"].tobytes().decode("utf-8")
+                fields[c] = Vocabulary(text.split("\n") if text else [])
+            tables = [(arrays[f"table{o}"], arrays[f"table{o}_ptr"]) for o in (0, 1)]
+            index = FeatureIndex(templates, fields, tables)
             weights = {name: arrays[name] for name in KINDS[meta["kind"]]}
-            model = cls(meta["kind"], meta["labels"], meta["templates"], meta["corpus"], weights, vocabs,
-                        meta.get("training"))
+            model = cls(meta["kind"], meta["labels"], index, meta["corpus"], weights, meta.get("training"))
             model._check_shapes()
         except (KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
             raise ModelFileError(f"{path}: inconsistent model contents ({exc})") from None
@@ -81,7 +85,11 @@ class Model:
 
     def _check_shapes(self):
         S, w = len(self.labels), self.weights
-        A0, A1 = len(self.vocabularies[0]), len(self.vocabularies[1])
+        A0, A1 = self.index.n_attributes(0), self.index.n_attributes(1)
+        for o, (table, ptr) in enumerate(self.index.tables):
+            if table.dtype != np.int64 or ptr.dtype != np.int64 or len(ptr) != len(self.index.specs[o][0]) \
+                    or ptr[0] != 0 or ptr[-1] != len(table) or np.any(np.diff(ptr) < 0):
+                raise ValueError(f"attribute table {o} is inconsistent")
         expected = {"W0": (A0, S), "end": (S,), "W1": (A1, S, S + 1), "alpha": (A1, S), "beta": (A1, S + 1)}
         for name in KINDS[self.kind]:
             if tuple(w[name].shape) != expected[name]:

@@ -47,8 +47,12 @@ def evaluate_model(model_path, data_path, words_path=None):
     missing = next((s for s in sentences if s.labels is None), None)
     if missing is not None:
         raise InputError(data_path, missing.line, "no label field: eval --data needs annotated data")
-    pred = model.predict(sentences, str(data_path))
     gold = [s.labels for s in sentences]
+    known = set(model.labels)
+    if not any(y in known for g in gold for y in g):
+        raise InputError(data_path, sentences[0].line, f"none of the labels is known to the model "
+                         f"(model labels: {', '.join(model.labels)})")
+    pred = model.predict(sentences, str(data_path))
     vocabulary = read_vocabulary(words_path) if words_path else None
     return score(model.format, model.corpus["evaluation"], gold, pred, sentences, vocabulary)
 

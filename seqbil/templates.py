@@ -10,8 +10,6 @@ with y_i), ``B`` templates are 1st-order (conjoined with (y_i, y_{i-1})); a bare
 import re
 from dataclasses import dataclass
 
-import numpy as np
-
 from .errors import ConfigError
 from .textio import read_lines
 
@@ -77,30 +75,3 @@ class TemplateSet:
                 if c >= n_fields or c == label_index:
                     what = "the label column" if c == label_index else f"column {c}, but the data has {n_fields} fields"
                     raise ConfigError(source, 0, f"template {t.text!r} reads {what}")
-
-    def expand(self, sentences, order):
-        """Attribute strings of every template of the given order, one list per
-        template, each with one string per token of the sentences (in order)."""
-        K = self.reach
-        bos = [f"_B-{k}" for k in range(K, 0, -1)]
-        eos = [f"_B+{k}" for k in range(1, K + 1)]
-        padded = {c: [] for c in self.columns}
-        index, base = [], 0
-        for s in sentences:
-            n = len(s)
-            for c, col in padded.items():
-                col.extend(bos)
-                col.extend(s.columns[c])
-                col.extend(eos)
-            index.extend(range(base + K, base + K + n))
-            base += n + 2 * K
-        index = np.asarray(index, dtype=np.int64)
-        arrays = {c: np.array(col, dtype=object) for c, col in padded.items()}
-        out = []
-        for t in self.by_order[order]:
-            if not t.refs:
-                out.append([t.text] * len(index))
-            else:
-                args = [arrays[c][index + r] for r, c in t.refs]
-                out.append(list(map(t.fmt.format, *args)))
-        return out

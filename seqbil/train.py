@@ -96,18 +96,19 @@ def train(settings, train_path, model_path, dev_path=None, template_file=None, c
     else:
         templates.check_columns(1, None, template_file or config or train_path)
     labels = list(fmt.labels) if fmt.name == "sighan" else sorted({y for s in sentences for y in s.labels})
-    data, vocabs = encode(sentences, templates, None, labels, str(train_path), settings["min_count"])
+    data, index = encode(sentences, templates, None, labels, settings["min_count"])
+    A0, A1 = index.n_attributes(0), index.n_attributes(1)
     dev_sentences = read_corpus(fmt, dev_path, enc) if dev_path else None
     corpus = {"format": fmt.name, "n_fields": fmt.n_fields, "label_column": settings["label_column"],
               "encoding": enc, "evaluation": evaluation_kind(fmt.name, labels, settings["evaluation"])}
-    model = Model("linear", labels, [t.text for t in templates.templates], corpus, {}, vocabs)
+    model = Model("linear", labels, index, corpus, {})
     dev = model.encode(dev_sentences, str(dev_path)) if dev_sentences else None
     echo(f"read {data.n_sequences} sequences, {data.n_positions} tokens, {len(labels)} labels; "
-         f"{len(vocabs[0])} 0-order and {len(vocabs[1])} 1st-order attributes "
+         f"{A0} 0-order and {A1} 1st-order attributes "
          f"({len(templates.by_order[0])} + {len(templates.by_order[1])} templates) "
          f"in {time.perf_counter() - t0:.1f} s")
 
-    learner = LEARNERS[settings["learner"]](len(labels), len(vocabs[0]), len(vocabs[1]), settings)
+    learner = LEARNERS[settings["learner"]](len(labels), A0, A1, settings)
     rng = np.random.default_rng(settings["seed"])
     history, log = [], open(log_path, "w", encoding="utf-8") if log_path else None
     N = data.n_sequences
@@ -156,9 +157,6 @@ def train(settings, train_path, model_path, dev_path=None, template_file=None, c
 
 def _score(model, data, sentences):
     pred = model.decode(data)
-    gold_l, pred_l = [], []
-    for j in range(data.n_sequences):
-        a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
-        gold_l.append([model.labels[i] for i in data.labels[a:b]])
-        pred_l.append([model.labels[i] for i in pred[a:b]])
-    return score(model.format, model.corpus["evaluation"], gold_l, pred_l, sentences)
+    labels = np.array(model.labels, dtype=object)
+    pred_l = [list(labels[pred[data.seq_ptr[j]:data.seq_ptr[j + 1]]]) for j in range(data.n_sequences)]
+    return score(model.format, model.corpus["evaluation"], [s.labels for s in sentences], pred_l, sentences)
