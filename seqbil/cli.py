@@ -102,15 +102,14 @@ def tag(model_path, input_path, encoding):
     every sentence, so seqbil works inside a pipe.
     """
     from .model import Model
-    from .textio import text_output
 
     model = Model.load(model_path)
-    fmt, out = model.format, text_output()
+    fmt, out = model.format, click.get_binary_stream("stdout")
     encoding = encoding or model.corpus.get("encoding", "utf-8")
     name = input_path or "<stdin>"
     for sentence in fmt.read(input_path, labeled=False, encoding=encoding, keep_empty=True):
         tags = model.predict([sentence], name)[0] if len(sentence) else []
-        out.write(fmt.write(sentence, tags) if len(sentence) else "\n")
+        out.write((fmt.write(sentence, tags) if len(sentence) else "\n").encode("utf-8"))
         out.flush()
 
 

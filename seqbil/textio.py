@@ -1,5 +1,4 @@
 """Line reading that turns every decoding problem into an InputError with file and line."""
-import io
 import os
 import sys
 
@@ -49,9 +48,3 @@ def read_lines(source, encoding="utf-8"):
     finally:
         if close:
             stream.close()
-
-
-def text_output(stream=None):
-    """A UTF-8 text stream on stdout (or the given binary stream) with '\\n' line ends."""
-    stream = stream or sys.stdout.buffer
-    return io.TextIOWrapper(stream, encoding="utf-8", newline="\n", write_through=True)

@@ -1,0 +1,105 @@
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from seqbil.cli import main
+from seqbil.train import sample_path
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(main, list(map(str, args)), input=input, catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def chunker(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "chunker.sbm"
+    result = run("train", "--epochs", 3, "--model", path, "-q")
+    assert result.exit_code == 0, result.output
+    assert "no --train given" in result.output and "bundled sample" in result.output
+    return path
+
+
+@pytest.fixture(scope="module")
+def segmenter(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "pku.sbm"
+    result = run("train", "--config", "sighan2005", "--epochs", 3, "--model", path, "-q")
+    assert result.exit_code == 0, result.output
+    return path
+
+
+@pytest.mark.parametrize("command", [[], ["train"], ["tag"], ["eval"]])
+def test_help(command):
+    result = run(*command, "--help")
+    assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_train_reports_dev_scores_per_epoch(chunker):
+    result = run("train", "--epochs", 2, "--model", chunker.parent / "again.sbm", "-q")
+    assert result.output.count("dev F1") == 2
+
+
+def test_tag_appends_predictions(chunker):
+    text = "He PRP\nreckons VBZ\nthe DT\ncurrent JJ\naccount NN\n\nOK UH\n"
+    result = run("tag", "--model", chunker, input=text)
+    lines = result.output.split("\n")
+    assert result.exit_code == 0
+    assert lines[0].startswith("He PRP ") and len(lines[0].split()) == 3
+    assert lines[5] == "" and lines[6].startswith("OK UH ")
+
+
+def test_eval_data_and_gold_pred_agree(chunker, tmp_path):
+    test = sample_path("conll2000_test.txt")
+    by_model = json.loads(run("eval", "--model", chunker, "--data", test, "--json").output)
+    tagged = run("tag", "--model", chunker, test).output
+    (tmp_path / "pred.txt").write_text(tagged)
+    by_files = json.loads(run("eval", "--gold", test, "--pred", tmp_path / "pred.txt", "--json").output)
+    assert by_model["kind"] == by_files["kind"] == "chunk"
+    for key in ("precision", "recall", "f1", "accuracy"):
+        assert by_model[key] == by_files[key]
+    assert 50 < by_model["f1"] <= 100
+    table = run("eval", "--model", chunker, "--data", test).output
+    assert "precision" in table and "NP" in table
+
+
+def test_segmenter_prints_words(segmenter):
+    result = run("tag", "--model", segmenter, input="扬帆远东做与中国合作的先行\n\n中国\n")
+    lines = result.output.split("\n")
+    assert "".join(lines[0].split()) == "扬帆远东做与中国合作的先行"
+    assert len(lines[0].split()) >= 3 and lines[1] == "" and lines[2] == "中国"
+    scores = json.loads(run("eval", "--model", segmenter, "--data", sample_path("pku_test.utf8"),
+                            "--words", sample_path("pku_train.utf8"), "--json").output)
+    assert scores["kind"] == "segment" and 0 < scores["oov_rate"] < 100 and scores["f1"] > 50
+
+
+@pytest.mark.parametrize("args, text, message", [
+    (["train", "--train", "{bad}", "--epochs", "1"], "He PRP B-NP\nran VBD\n", "bad.txt:2: expected 3 fields"),
+    (["train", "--train", "{bad}", "--template", "{bad}"], "He PRP B-NP\n", "must start with U"),
+    (["train", "--train", "{bad}"], "", "no sentences"),
+    (["train", "--config", "{bad}"], "[train]\nepochs = 'x'\n", "epochs must be int"),
+    (["train", "--config", "{bad}"], "[train]\nepoch = 3\n", "bad.txt:2: unknown key [train] epoch"),
+    (["tag", "--model", "{bad}"], "not a model", "not a seqbil model file"),
+    (["eval", "--gold", "{bad}"], "x", "give --model and --data, or --gold and --pred"),
+])
+def test_bad_input_exits_2_with_one_line(tmp_path, args, text, message):
+    bad = tmp_path / "bad.txt"
+    bad.write_text(text)
+    result = CliRunner().invoke(main, [a.replace("{bad}", str(bad)) for a in args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_tag_in_a_pipe_as_a_subprocess(chunker):
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "--model", str(chunker)],
+                          input="Confidence NN\nin IN\nthe DT\npound NN\n\n", capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert [len(line.split()) for line in proc.stdout.splitlines()] == [3, 3, 3, 3, 0]
+
+
+def test_bad_model_as_a_subprocess(tmp_path):
+    (tmp_path / "m.sbm").write_bytes(b"\x80\x04garbage")
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "--model", str(tmp_path / "m.sbm")],
+                          input="", capture_output=True, text=True)
+    assert proc.returncode == 2 and "pickle" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,73 @@
+"""Viterbi and corpus decoding against brute-force enumeration."""
+import itertools
+
+import numpy as np
+import pytest
+
+from seqbil._decode import decode_corpus, viterbi_best
+from seqbil.dataset import Dataset
+
+
+def brute_force(unary, pair, end):
+    n, S = unary.shape
+    best = None
+    for ys in itertools.product(range(S), repeat=n):
+        s = pair[0, ys[0], S] + end[ys[-1]] + sum(unary[i, ys[i]] for i in range(n)) \
+            + sum(pair[i, ys[i], ys[i - 1]] for i in range(1, n))
+        if best is None or s > best[0]:
+            best = (s, ys)
+    return best
+
+
+@pytest.mark.parametrize("n,S", [(1, 1), (1, 4), (2, 3), (4, 3), (5, 2), (3, 5)])
+def test_viterbi_equals_brute_force(rng, n, S):
+    for _ in range(20):
+        unary, pair, end = rng.normal(size=(n, S)), rng.normal(size=(n, S, S + 1)), rng.normal(size=S)
+        path, score = viterbi_best(unary, pair, end)
+        best_score, best_path = brute_force(unary, pair, end)
+        assert tuple(path) == best_path
+        assert score == pytest.approx(best_score)
+
+
+def random_dataset(rng, n_seq, S, A0, A1):
+    lengths = rng.integers(1, 5, size=n_seq)
+    seq_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    P = int(seq_ptr[-1])
+
+    def csr(A):
+        counts = rng.integers(0, 4, size=P)
+        ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return ptr, rng.integers(0, A, size=int(ptr[-1])).astype(np.int32)
+    return Dataset(seq_ptr, rng.integers(0, S, size=P).astype(np.int32), *csr(A0), *csr(A1))
+
+
+def tables(data, j, W0, W1):
+    """Score tables of sequence j computed directly from the weights."""
+    a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
+    S = W0.shape[1]
+    unary, pair = np.zeros((b - a, S)), np.zeros((b - a, S, S + 1))
+    for i, p in enumerate(range(a, b)):
+        for k in range(data.u_ptr[p], data.u_ptr[p + 1]):
+            unary[i] += W0[data.u_ids[k]]
+        for k in range(data.b_ptr[p], data.b_ptr[p + 1]):
+            pair[i] += W1[data.b_ids[k]]
+    return unary, pair
+
+
+@pytest.mark.parametrize("form", ["linear", "bilinear"])
+def test_decode_corpus_equals_brute_force(rng, form):
+    S, A0, A1 = 3, 7, 5
+    data = random_dataset(rng, 15, S, A0, A1)
+    W0, end = rng.normal(size=(A0, S)), rng.normal(size=S)
+    if form == "linear":
+        W1 = rng.normal(size=(A1, S, S + 1))
+        extra = {"W1": W1}
+    else:
+        alpha, beta = rng.normal(size=(A1, S)), rng.normal(size=(A1, S + 1))
+        W1 = alpha[:, :, None] * beta[:, None, :]
+        extra = {"alpha": alpha, "beta": beta}
+    out = np.full(data.n_positions, -1, dtype=np.int32)
+    decode_corpus(data.seq_ptr, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids, W0, end, out, **extra)
+    for j in range(data.n_sequences):
+        unary, pair = tables(data, j, W0, W1)
+        assert tuple(out[data.seq_ptr[j]:data.seq_ptr[j + 1]]) == brute_force(unary, pair, end)[1]

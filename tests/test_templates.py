@@ -1,0 +1,129 @@
+"""Template expansion against a direct, string-based reading of CRF++'s rules."""
+import re
+
+import numpy as np
+import pytest
+
+from conftest import sentence
+from seqbil.errors import ConfigError
+from seqbil.features import FeatureIndex
+from seqbil.templates import TemplateSet, parse_template, read_template_file
+
+
+def crfpp_string(text, columns, i):
+    """The attribute string CRF++ builds for template text at token i."""
+    n = len(columns[0])
+
+    def field(r, c):
+        j = i + r
+        return f"_B{j}" if j < 0 else f"_B+{j - n + 1}" if j >= n else columns[c][j]
+    return re.sub(r"%x\[(-?\d+),(\d+)\]", lambda m: field(int(m[1]), int(m[2])), text)
+
+
+def test_reference_matches_hand_worked_crfpp_examples():
+    cols = [["He", "reckons", "the"], ["PRP", "VBZ", "DT"]]
+    assert crfpp_string("U01:%x[-1,0]/%x[0,0]", cols, 0) == "U01:_B-1/He"
+    assert crfpp_string("U01:%x[-1,0]/%x[0,0]", cols, 2) == "U01:reckons/the"
+    assert crfpp_string("U22:%x[0,1]/%x[1,1]/%x[2,1]", cols, 2) == "U22:DT/_B+1/_B+2"
+    assert crfpp_string("U00:%x[-2,0]", cols, 0) == "U00:_B-2"
+    assert crfpp_string("B", cols, 1) == "B"
+
+
+def test_parse_marks_order_and_macros():
+    u = parse_template("U05:%x[-1,0]/%x[0,0]")
+    b = parse_template("B")
+    assert (u.order, u.refs, u.fmt) == (0, ((-1, 0), (0, 0)), "U05:{}/{}")
+    assert (b.order, b.refs) == (1, ())
+    assert parse_template("B{x}:%x[0,1]").fmt == "B{{x}}:{}"
+
+
+@pytest.mark.parametrize("text", ["X01:%x[0,0]", "U01:%t[0,0,\"a\"]", "", "U:%x[0,-1]"])
+def test_bad_templates_are_rejected(text):
+    with pytest.raises(ConfigError):
+        parse_template(text)
+
+
+def test_template_file_and_column_check(tmp_path):
+    path = tmp_path / "template"
+    path.write_text("# comment\nU00:%x[0,0]\n\nU01:%x[0,3]\nB\n")
+    templates = TemplateSet(read_template_file(str(path)))
+    assert [t.text for t in templates.templates] == ["U00:%x[0,0]", "U01:%x[0,3]", "B"]
+    with pytest.raises(ConfigError, match="column 3"):
+        templates.check_columns(3, 2, "data")
+    with pytest.raises(ConfigError, match="label column"):
+        TemplateSet([parse_template("U:%x[0,2]")]).check_columns(3, 2, "data")
+
+
+TEMPLATES = ["U00:%x[-2,0]", "U01:%x[0,0]/%x[1,1]", "U02:%x[2,1]", "U03", "B10:%x[-1,0]%x[0,0]",
+             "B11:%x[0,1]", "B"]
+
+
+def random_sentences(rng, n, vocab="abcdef"):
+    out = []
+    for _ in range(n):
+        length = int(rng.integers(1, 7))
+        out.append(sentence(rng.choice(list(vocab), length), rng.choice(list("XYZ"), length),
+                            labels=["O"] * length))
+    return out
+
+
+def attribute_table(index_ptrs, sentences, templates, order):
+    """(template, reference string, id or None) for every token and template."""
+    ptr, ids = index_ptrs
+    rows, p = [], 0
+    for s in sentences:
+        for i in range(len(s)):
+            found = list(ids[ptr[p]:ptr[p + 1]])
+            for t, tmpl in enumerate(templates.by_order[order]):
+                rows.append((t, crfpp_string(tmpl.text, s.columns, i), found[t] if t < len(found) else None))
+            p += 1
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ids_are_a_bijection_with_crfpp_strings(seed):
+    rng = np.random.default_rng(seed)
+    templates = TemplateSet(parse_template(t) for t in TEMPLATES)
+    train = random_sentences(rng, 30)
+    index, parts = FeatureIndex.build(train, templates)
+    for order in (0, 1):
+        rows = attribute_table(parts[2 * order:2 * order + 2], train, templates, order)
+        by_string = {}
+        for t, text, i in rows:
+            assert i is not None  # every training attribute is in the dictionary
+            assert by_string.setdefault((t, text), i) == i
+        assert len(set(by_string.values())) == len(by_string) == index.n_attributes(order)
+    # unseen data: an attribute is found exactly when its string occurred in training
+    test = random_sentences(rng, 20, vocab="abcdefgh")
+    parts_test = index.encode(test)
+    for order in (0, 1):
+        known = {(t, s): i for t, s, i in attribute_table(parts[2 * order:2 * order + 2], train, templates, order)}
+        ptr, ids = parts_test[2 * order:2 * order + 2]
+        p = 0
+        for s in test:
+            for i in range(len(s)):
+                expected = [known[(t, crfpp_string(tm.text, s.columns, i))]
+                            for t, tm in enumerate(templates.by_order[order])
+                            if (t, crfpp_string(tm.text, s.columns, i)) in known]
+                assert list(ids[ptr[p]:ptr[p + 1]]) == expected
+                p += 1
+
+
+def test_min_count_drops_rare_attributes():
+    templates = TemplateSet([parse_template("U00:%x[0,0]"), parse_template("B")])
+    train = [sentence(list("aab"), list("XXX"), labels=["O"] * 3)]
+    index, (u_ptr, u_ids, b_ptr, b_ids) = FeatureIndex.build(train, templates, min_count=2)
+    assert index.n_attributes(0) == 1 and list(np.diff(u_ptr)) == [1, 1, 0]
+    assert index.n_attributes(1) == 1 and list(np.diff(b_ptr)) == [1, 1, 1]
+
+
+def test_hashed_keys_for_templates_beyond_the_radix():
+    # six macros over a column with many values overflow 62 bits: keys are hashed
+    words = [f"w{i}" for i in range(2000)]
+    templates = TemplateSet([parse_template("U:" + "/".join(f"%x[{r},0]" for r in range(-3, 3)))])
+    train = [sentence(words[:1000], ["X"] * 1000, labels=["O"] * 1000),
+             sentence(words[1000:], ["X"] * 1000, labels=["O"] * 1000)]
+    index, parts = FeatureIndex.build(train, templates)
+    assert index.specs[0][3].tolist() == [0] * 6
+    assert index.n_attributes(0) == 2000  # all distinct, no collision
+    assert list(index.encode(train[:1])[1]) == list(parts[1][:1000])
