@@ -91,8 +91,9 @@ def test_bad_input_exits_2_with_one_line(tmp_path, args, text, message):
     assert message in result.output and "Traceback" not in result.output
 
 
-def test_tag_in_a_pipe_as_a_subprocess(chunker):
-    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "--model", str(chunker)],
+def test_tag_in_a_pipe_as_a_subprocess(chunker, tmp_path):
+    # run outside the source tree so the installed package is the one imported
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "--model", str(chunker)], cwd=tmp_path,
                           input="Confidence NN\nin IN\nthe DT\npound NN\n\n", capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert [len(line.split()) for line in proc.stdout.splitlines()] == [3, 3, 3, 3, 0]
@@ -101,5 +102,5 @@ def test_tag_in_a_pipe_as_a_subprocess(chunker):
 def test_bad_model_as_a_subprocess(tmp_path):
     (tmp_path / "m.sbm").write_bytes(b"\x80\x04garbage")
     proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "--model", str(tmp_path / "m.sbm")],
-                          input="", capture_output=True, text=True)
+                          cwd=tmp_path, input="", capture_output=True, text=True)
     assert proc.returncode == 2 and "pickle" in proc.stderr and "Traceback" not in proc.stderr
