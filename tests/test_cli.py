@@ -1,12 +1,18 @@
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import seqbil
 from seqbil.cli import main
 from seqbil.train import sample_path
+
+# subprocesses import the same seqbil as the tests (installed, or built in place)
+ENV = {**os.environ, "PYTHONPATH": str(Path(seqbil.__file__).resolve().parent.parent)}
 
 
 def run(*args, input=None):
@@ -93,7 +99,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, args, text, message):
 
 def test_tag_in_a_pipe_as_a_subprocess(chunker, tmp_path):
     # run outside the source tree so the installed package is the one imported
-    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "--model", str(chunker)], cwd=tmp_path,
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "--model", str(chunker)], cwd=tmp_path, env=ENV,
                           input="Confidence NN\nin IN\nthe DT\npound NN\n\n", capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert [len(line.split()) for line in proc.stdout.splitlines()] == [3, 3, 3, 3, 0]
@@ -102,5 +108,5 @@ def test_tag_in_a_pipe_as_a_subprocess(chunker, tmp_path):
 def test_bad_model_as_a_subprocess(tmp_path):
     (tmp_path / "m.sbm").write_bytes(b"\x80\x04garbage")
     proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "--model", str(tmp_path / "m.sbm")],
-                          cwd=tmp_path, input="", capture_output=True, text=True)
+                          cwd=tmp_path, env=ENV, input="", capture_output=True, text=True)
     assert proc.returncode == 2 and "pickle" in proc.stderr and "Traceback" not in proc.stderr
