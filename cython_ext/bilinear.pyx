@@ -1,1 +1,326 @@
-def f(): pass
+"""Online learning of the rank-1 bilinear model (Wu & Sun 2015, Algorithm 2).
+
+The dual matrix Theta = sum of C * dPhi over the mistakes is block diagonal, one
+S x (S+1) block per 1st-order attribute. Blocks are stored densely, but only for
+attributes that took part in a mistake (`slot[a]` indexes a growing pool).
+
+Block mode (`bol_block_chunk`): W_a = sigma_a u_a v_a^T is the top singular
+triple of Theta_a, i.e. the gradient of F*(Theta) = sum_a sigma_1(Theta_a)^2 / 2.
+After a mistake each touched block runs R power steps warm-started from its
+previous (u_a, v_a) in the paper's Delta form (eqs. 9-12) normalised by its own
+sigma_a, then takes sigma_a as the Rayleigh quotient of the new pair (supplement).
+A block with no previous pair (sigma_a = 0) starts from the unit vector of the
+column holding its largest entry, which Theta_a cannot annihilate, plus a small
+fixed dense part (so the start is not orthogonal to the top right singular vector
+of an integer-valued block), and runs plain normalised power steps.
+
+Global mode (`bol_global_chunk`): the paper's literal reading, one sigma_1 and one
+(alpha, beta) over all blocks, normalised globally. The norms are kept as two
+scalar scales so no step writes densely (see learners/bol.py).
+
+Parameters for scoring: alpha[a] = sigma_a u_a and beta[a] = v_a (block mode).
+Averaging keeps U += c * delta (Daume 2006), generalised to scaled vectors in
+global mode: U += delta * (sum of past scales).
+"""
+cimport cython
+import numpy as np
+from libc.math cimport sqrt, fabs
+from libc.stdint cimport int32_t, int64_t
+from libc.string cimport memset
+from chain cimport score_unary, score_pair_bilinear, viterbi
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int collect_dphi(const int32_t[::1] labels, const int32_t[::1] pred, int64_t p0, int n, int S,
+                      const int64_t[::1] b_ptr, const int32_t[::1] b_ids, double C,
+                      int32_t[::1] mark, int32_t[::1] touched, double[:, :, ::1] dblk) noexcept nogil:
+    """Gather C * dPhi of a mistaken sequence per touched attribute block.
+
+    touched[:k] lists the attributes, dblk[j] holds the block of touched[j], and
+    mark[a] = j while the update runs (the caller resets it to -1)."""
+    cdef int i, g, p, gp, pp, k = 0, j
+    cdef int64_t q
+    cdef int32_t a
+    for i in range(n):
+        g = labels[p0 + i]
+        p = pred[i]
+        gp = labels[p0 + i - 1] if i > 0 else S
+        pp = pred[i - 1] if i > 0 else S
+        if g == p and gp == pp:
+            continue
+        for q in range(b_ptr[p0 + i], b_ptr[p0 + i + 1]):
+            a = b_ids[q]
+            j = mark[a]
+            if j < 0:
+                j = k
+                mark[a] = k
+                touched[k] = a
+                memset(&dblk[k, 0, 0], 0, S * (S + 1) * sizeof(double))
+                k += 1
+            dblk[j, g, gp] += C
+            dblk[j, p, pp] -= C
+    return k
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void linear_update(const int32_t[::1] labels, const int32_t[::1] pred, int64_t p0, int n, int S,
+                        const int64_t[::1] u_ptr, const int32_t[::1] u_ids, double C, double cc,
+                        double[:, ::1] W0, double[::1] end, double[:, ::1] U0, double[::1] Uend,
+                        bint averaged) noexcept nogil:
+    """Perceptron step on the linear part: 0-order weights (section 4.3) and end scores."""
+    cdef int i, g, p
+    cdef int64_t q
+    cdef int32_t a
+    for i in range(n):
+        g = labels[p0 + i]
+        p = pred[i]
+        if g != p:
+            for q in range(u_ptr[p0 + i], u_ptr[p0 + i + 1]):
+                a = u_ids[q]
+                W0[a, g] += C
+                W0[a, p] -= C
+                if averaged:
+                    U0[a, g] += cc
+                    U0[a, p] -= cc
+    g = labels[p0 + n - 1]
+    p = pred[n - 1]
+    if g != p:
+        end[g] += C
+        end[p] -= C
+        if averaged:
+            Uend[g] += cc
+            Uend[p] -= cc
+
+
+cdef inline double dot(const double* x, const double* y, int n) noexcept nogil:
+    cdef double s = 0.0
+    cdef int i
+    for i in range(n):
+        s += x[i] * y[i]
+    return s
+
+
+cdef inline void matvec(const double* M, const double* x, double* out, int rows, int cols,
+                        double scale, bint accumulate) noexcept nogil:
+    """out (+)= scale * M x for a row-major rows x cols matrix."""
+    cdef int r, c
+    cdef double s
+    for r in range(rows):
+        s = 0.0
+        for c in range(cols):
+            s += M[r * cols + c] * x[c]
+        out[r] = out[r] + scale * s if accumulate else scale * s
+
+
+cdef inline void rmatvec(const double* M, const double* x, double* out, int rows, int cols,
+                         double scale, bint accumulate) noexcept nogil:
+    """out (+)= scale * M^T x for a row-major rows x cols matrix."""
+    cdef int r, c
+    if not accumulate:
+        for c in range(cols):
+            out[c] = 0.0
+    for r in range(rows):
+        if x[r] != 0.0:
+            for c in range(cols):
+                out[c] += scale * M[r * cols + c] * x[r]
+
+
+@cython.cdivision(True)
+cdef double fresh_pair(const double* Th, int S, int R, double* u, double* v) noexcept nogil:
+    """Top singular pair of a block by R normalised power steps from about e_c, c the
+    column of the block's largest entry. Returns sigma (0 for a zero block)."""
+    cdef int r, c, best_c = 0, tau, T = S + 1
+    cdef double best = 0.0, nrm
+    for r in range(S):
+        for c in range(T):
+            if fabs(Th[r * T + c]) > best:
+                best = fabs(Th[r * T + c])
+                best_c = c
+    if best == 0.0:
+        return 0.0
+    for c in range(T):  # e_c plus a small fixed dense part, so that v is not orthogonal to v_1
+        v[c] = 0.01 * (0.5 + ((c + 1) * 0.6180339887498949) % 1.0)
+    v[best_c] = 1.0
+    for tau in range(max(R, 1)):
+        matvec(Th, v, u, S, T, 1.0, False)
+        nrm = sqrt(dot(u, u, S))
+        for r in range(S):
+            u[r] /= nrm
+        rmatvec(Th, u, v, S, T, 1.0, False)
+        nrm = sqrt(dot(v, v, T))
+        for c in range(T):
+            v[c] /= nrm
+    matvec(Th, v, u + S, S, T, 1.0, False)  # u + S: scratch row after u (caller gives 2S)
+    return dot(u, u + S, S)
+
+
+@cython.cdivision(True)
+cdef double delta_pair(const double* Th, const double* D, int S, int R, double sigma,
+                       double* u, double* v, double* da, double* db, double* tmp) noexcept nogil:
+    """R power steps of eqs. (9)-(12) for one block, from (u, v, sigma) of Theta_{t-1};
+    Th = Theta_t and D = C dPhi_t of the block. Overwrites (u, v) with the normalised
+    new pair and returns the new sigma (Rayleigh quotient, supplement), or -1 when
+    the iterate vanished."""
+    cdef int r, c, tau, T = S + 1
+    cdef double na, nb, s
+    for c in range(T):
+        db[c] = 0.0
+    for tau in range(R):
+        matvec(D, v, da, S, T, 1.0 / sigma, False)          # eq. (9)
+        matvec(Th, db, da, S, T, 1.0 / sigma, True)
+        rmatvec(D, u, db, S, T, 1.0 / sigma, False)         # eq. (11)
+        rmatvec(Th, da, db, S, T, 1.0 / sigma, True)
+        for c in range(T):                                  # keep the iterate finite for large R:
+            tmp[c] = v[c] + db[c]                           # rescaling beta-bar is consistent with (9)
+        s = sqrt(dot(tmp, tmp, T))
+        if s > 1e100:
+            for c in range(T):
+                db[c] = tmp[c] / s - v[c]
+    for r in range(S):
+        u[r] += da[r]                                       # eq. (10)
+    for c in range(T):
+        v[c] += db[c]                                       # eq. (12)
+    na = sqrt(dot(u, u, S))
+    nb = sqrt(dot(v, v, T))
+    if na == 0.0 or nb == 0.0:
+        return -1.0
+    for r in range(S):
+        u[r] /= na
+    for c in range(T):
+        v[c] /= nb
+    matvec(Th, v, tmp, S, T, 1.0, False)
+    return dot(u, tmp, S)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def block_update(double[:, ::1] Th, const double[:, ::1] D, double[::1] alpha, double[::1] beta,
+                 double sigma, int R):
+    """One rank-1 refresh of a single block (Theta_t = Th, C dPhi = D), for tests.
+    Updates alpha (= sigma u) and beta (= v) in place and returns the new sigma."""
+    cdef int S = Th.shape[0]
+    work = np.zeros(8 * (S + 1))
+    cdef double[::1] w = work
+    return _refresh(&Th[0, 0], &D[0, 0], S, R, &alpha[0], &beta[0], sigma, &w[0])
+
+
+@cython.cdivision(True)
+cdef double _refresh(const double* Th, const double* D, int S, int R, double* alpha, double* beta,
+                     double sigma, double* work) noexcept nogil:
+    """New (alpha, beta, sigma) of one block; work holds 8 (S + 1) doubles."""
+    cdef int r, c, T = S + 1
+    cdef double* u = work
+    cdef double* v = work + 2 * T
+    cdef double* da = work + 3 * T
+    cdef double* db = work + 4 * T
+    cdef double* tmp = work + 5 * T
+    cdef double* old_u = work + 6 * T
+    cdef double new_sigma = -1.0, flip
+    if sigma > 0.0:
+        for r in range(S):
+            u[r] = alpha[r] / sigma
+            old_u[r] = u[r]
+        for c in range(T):
+            v[c] = beta[c]
+        new_sigma = delta_pair(Th, D, S, R, sigma, u, v, da, db, tmp)
+    if new_sigma <= 0.0:  # no usable previous pair: start afresh
+        for r in range(S):
+            old_u[r] = alpha[r]
+        new_sigma = fresh_pair(Th, S, R, u, v)
+    # keep the orientation of the pair (u, v) and (-u, -v) are the same W_a;
+    # a flip would cancel in the average
+    flip = -1.0 if dot(u, old_u, S) < 0.0 else 1.0
+    for r in range(S):
+        alpha[r] = flip * new_sigma * u[r]
+    for c in range(T):
+        beta[c] = flip * v[c] if new_sigma > 0.0 else 0.0
+    return new_sigma
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_t[::1] labels,
+                    const int64_t[::1] u_ptr, const int32_t[::1] u_ids,
+                    const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
+                    double[:, ::1] W0, double[::1] end, double[:, ::1] U0, double[::1] Uend,
+                    double[:, ::1] alpha, double[:, ::1] beta, double[::1] sigma,
+                    double[:, ::1] Ua, double[:, ::1] Ub,
+                    int64_t[::1] slot, double[:, :, ::1] pool, int64_t n_slots,
+                    int32_t[::1] mark, double C, int R, int64_t counter, bint averaged):
+    """Algorithm 2 in block mode over the sequences in order.
+
+    Returns (mistakes, counter, n_slots, blocks_updated). The caller makes sure the
+    pool has room for every 1st-order attribute occurrence of the chunk."""
+    cdef int S = end.shape[0], T = S + 1
+    cdef Py_ssize_t jj, N = order.shape[0]
+    cdef int maxlen = 1, maxb = 1
+    cdef int64_t p0
+    for jj in range(N):
+        p0 = seq_ptr[order[jj]]
+        maxlen = max(maxlen, <int>(seq_ptr[order[jj] + 1] - p0))
+        maxb = max(maxb, <int>(b_ptr[seq_ptr[order[jj] + 1]] - b_ptr[p0]))
+    cdef double[:, ::1] unary = np.zeros((maxlen, S))
+    cdef double[:, :, ::1] pair = np.zeros((maxlen, S, T))
+    cdef double[:, ::1] delta = np.zeros((maxlen, S))
+    cdef int32_t[:, ::1] back = np.zeros((maxlen, S), dtype=np.int32)
+    cdef int32_t[::1] pred = np.zeros(maxlen, dtype=np.int32)
+    cdef int32_t[::1] touched = np.zeros(maxb, dtype=np.int32)
+    cdef double[:, :, ::1] dblk = np.zeros((maxb, S, T))
+    cdef double[::1] work = np.zeros(8 * T)
+    cdef double[::1] old = np.zeros(2 * T)
+    cdef int64_t mistakes = 0, updated = 0, s
+    cdef int n, i, k, j, r, c
+    cdef int32_t a
+    cdef double cc
+    cdef double* th
+    with nogil:
+        for jj in range(N):
+            p0 = seq_ptr[order[jj]]
+            n = <int>(seq_ptr[order[jj] + 1] - p0)
+            if n > 0:
+                score_unary(u_ids, u_ptr, p0, n, W0, unary)
+                score_pair_bilinear(b_ids, b_ptr, p0, n, alpha, beta, pair)
+                viterbi(unary, pair, end, n, delta, back, pred)
+                for i in range(n):
+                    if pred[i] != labels[p0 + i]:
+                        break
+                else:
+                    i = n
+                if i < n:
+                    mistakes += 1
+                    cc = C * counter
+                    linear_update(labels, pred, p0, n, S, u_ptr, u_ids, C, cc, W0, end, U0, Uend, averaged)
+                    k = collect_dphi(labels, pred, p0, n, S, b_ptr, b_ids, C, mark, touched, dblk)
+                    for j in range(k):
+                        a = touched[j]
+                        mark[a] = -1
+                        s = slot[a]
+                        if s < 0:
+                            s = n_slots
+                            slot[a] = s
+                            n_slots += 1
+                            memset(&pool[s, 0, 0], 0, S * T * sizeof(double))
+                        th = &pool[s, 0, 0]
+                        for r in range(S):
+                            for c in range(T):
+                                th[r * T + c] += dblk[j, r, c]
+                        if averaged:
+                            for r in range(S):
+                                old[r] = alpha[a, r]
+                            for c in range(T):
+                                old[S + c] = beta[a, c]
+                        sigma[a] = _refresh(th, &dblk[j, 0, 0], S, R, &alpha[a, 0], &beta[a, 0], sigma[a],
+                                            &work[0])
+                        if sigma[a] < 0.0:
+                            sigma[a] = 0.0
+                        if averaged:
+                            for r in range(S):
+                                Ua[a, r] += counter * (alpha[a, r] - old[r])
+                            for c in range(T):
+                                Ub[a, c] += counter * (beta[a, c] - old[S + c])
+                        updated += 1
+            counter += 1
+    return mistakes, counter, n_slots, updated

@@ -1,4 +1,5 @@
 """Learners, one per module, behind the interface in base.py."""
+from .bol import Bilinear
 from .sp import Perceptron
 
-LEARNERS = {cls.name: cls for cls in (Perceptron,)}
+LEARNERS = {cls.name: cls for cls in (Perceptron, Bilinear)}
