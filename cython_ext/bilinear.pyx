@@ -7,8 +7,9 @@ attributes that took part in a mistake (`slot[a]` indexes a growing pool).
 Block mode (`bol_block_chunk`): W_a = sigma_a u_a v_a^T is the top singular
 triple of Theta_a, i.e. the gradient of F*(Theta) = sum_a sigma_1(Theta_a)^2 / 2.
 After a mistake each touched block runs R power steps warm-started from its
-previous (u_a, v_a) in the paper's Delta form (eqs. 9-12) normalised by its own
-sigma_a, then takes sigma_a as the Rayleigh quotient of the new pair (supplement).
+previous (u_a, v_a), normalised by its own sigma_a as in eqs. (9)-(12) (see
+warm_pair for how they are evaluated), then takes sigma_a as the Rayleigh
+quotient of the new pair (supplement).
 A block with no previous pair (sigma_a = 0) starts from the unit vector of the
 column holding its largest entry, which Theta_a cannot annihilate, plus a small
 fixed dense part (so the start is not orthogonal to the top right singular vector
@@ -157,31 +158,28 @@ cdef double fresh_pair(const double* Th, int S, int R, double* u, double* v) noe
 
 
 @cython.cdivision(True)
-cdef double delta_pair(const double* Th, const double* D, int S, int R, double sigma,
-                       double* u, double* v, double* da, double* db, double* tmp) noexcept nogil:
-    """R power steps of eqs. (9)-(12) for one block, from (u, v, sigma) of Theta_{t-1};
-    Th = Theta_t and D = C dPhi_t of the block. Overwrites (u, v) with the normalised
-    new pair and returns the new sigma (Rayleigh quotient, supplement), or -1 when
-    the iterate vanished."""
+cdef double warm_pair(const double* Th, int S, int R, double sigma, double* u, double* v,
+                      double* tmp) noexcept nogil:
+    """R power steps on Theta_t (= Th) warm-started from v, each normalised by the
+    block's previous sigma, as in eqs. (9)-(12): when (u, v, sigma) is the exact
+    top triple of Theta_{t-1}, the iterates equal the paper's alpha-bar = u + Delta
+    alpha and beta-bar = v + Delta beta. Computing alpha-bar = Theta_t beta-bar / sigma
+    directly, rather than u plus the increments, keeps this exact power iteration
+    when the previous pair was not converged (the Delta form would carry the old
+    residual along) and avoids the cancellation in u + Delta alpha when sigma shrinks.
+    Overwrites (u, v) with the normalised pair and returns the new sigma (Rayleigh
+    quotient, as the supplement's formula), or -1 when the iterate vanished."""
     cdef int r, c, tau, T = S + 1
-    cdef double na, nb, s
-    for c in range(T):
-        db[c] = 0.0
+    cdef double na, nb
     for tau in range(R):
-        matvec(D, v, da, S, T, 1.0 / sigma, False)          # eq. (9)
-        matvec(Th, db, da, S, T, 1.0 / sigma, True)
-        rmatvec(D, u, db, S, T, 1.0 / sigma, False)         # eq. (11)
-        rmatvec(Th, da, db, S, T, 1.0 / sigma, True)
-        for c in range(T):                                  # keep the iterate finite for large R:
-            tmp[c] = v[c] + db[c]                           # rescaling beta-bar is consistent with (9)
-        s = sqrt(dot(tmp, tmp, T))
-        if s > 1e100:
+        matvec(Th, v, u, S, T, 1.0 / sigma, False)
+        rmatvec(Th, u, v, S, T, 1.0 / sigma, False)
+        nb = sqrt(dot(v, v, T))
+        if nb > 1e50 or (0.0 < nb < 1e-50):  # the scale is immaterial; keep it finite
             for c in range(T):
-                db[c] = tmp[c] / s - v[c]
-    for r in range(S):
-        u[r] += da[r]                                       # eq. (10)
-    for c in range(T):
-        v[c] += db[c]                                       # eq. (12)
+                v[c] /= nb
+    if R == 0:
+        matvec(Th, v, u, S, T, 1.0, False)
     na = sqrt(dot(u, u, S))
     nb = sqrt(dot(v, v, T))
     if na == 0.0 or nb == 0.0:
@@ -197,25 +195,22 @@ cdef double delta_pair(const double* Th, const double* D, int S, int R, double s
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.cdivision(True)
-def block_update(double[:, ::1] Th, const double[:, ::1] D, double[::1] alpha, double[::1] beta,
-                 double sigma, int R):
-    """One rank-1 refresh of a single block (Theta_t = Th, C dPhi = D), for tests.
-    Updates alpha (= sigma u) and beta (= v) in place and returns the new sigma."""
+def block_update(const double[:, ::1] Th, double[::1] alpha, double[::1] beta, double sigma, int R):
+    """One rank-1 refresh of a single block Theta_t = Th, for tests. Updates alpha
+    (= sigma u) and beta (= v) in place and returns the new sigma."""
     cdef int S = Th.shape[0]
     work = np.zeros(8 * (S + 1))
     cdef double[::1] w = work
-    return _refresh(&Th[0, 0], &D[0, 0], S, R, &alpha[0], &beta[0], sigma, &w[0])
+    return _refresh(&Th[0, 0], S, R, &alpha[0], &beta[0], sigma, &w[0])
 
 
 @cython.cdivision(True)
-cdef double _refresh(const double* Th, const double* D, int S, int R, double* alpha, double* beta,
+cdef double _refresh(const double* Th, int S, int R, double* alpha, double* beta,
                      double sigma, double* work) noexcept nogil:
     """New (alpha, beta, sigma) of one block; work holds 8 (S + 1) doubles."""
     cdef int r, c, T = S + 1
     cdef double* u = work
     cdef double* v = work + 2 * T
-    cdef double* da = work + 3 * T
-    cdef double* db = work + 4 * T
     cdef double* tmp = work + 5 * T
     cdef double* old_u = work + 6 * T
     cdef double new_sigma = -1.0, flip
@@ -225,7 +220,7 @@ cdef double _refresh(const double* Th, const double* D, int S, int R, double* al
             old_u[r] = u[r]
         for c in range(T):
             v[c] = beta[c]
-        new_sigma = delta_pair(Th, D, S, R, sigma, u, v, da, db, tmp)
+        new_sigma = warm_pair(Th, S, R, sigma, u, v, tmp)
     if new_sigma <= 0.0:  # no usable previous pair: start afresh
         for r in range(S):
             old_u[r] = alpha[r]
@@ -312,8 +307,7 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
                                 old[r] = alpha[a, r]
                             for c in range(T):
                                 old[S + c] = beta[a, c]
-                        sigma[a] = _refresh(th, &dblk[j, 0, 0], S, R, &alpha[a, 0], &beta[a, 0], sigma[a],
-                                            &work[0])
+                        sigma[a] = _refresh(th, S, R, &alpha[a, 0], &beta[a, 0], sigma[a], &work[0])
                         if sigma[a] < 0.0:
                             sigma[a] = 0.0
                         if averaged:

@@ -40,7 +40,7 @@ def test_large_R_from_the_exact_pair_gives_the_new_top_pair(rng, S):
         D = sparse_update(rng, S)
         theta = prev + D
         alpha, beta = sigma * u, v.copy()
-        new_sigma = block_update(theta.copy(), D, alpha, beta, sigma, 300)
+        new_sigma = block_update(theta, alpha, beta, sigma, 300)
         u1, v1, s1 = top_pair(theta)
         assert new_sigma == pytest.approx(s1, abs=1e-6)
         sign = np.sign(beta @ v1)
@@ -48,6 +48,32 @@ def test_large_R_from_the_exact_pair_gives_the_new_top_pair(rng, S):
         np.testing.assert_allclose(beta, sign * v1, atol=1e-6)
         # the orientation follows the previous pair (no flips that would cancel in averages)
         assert alpha @ u > 0
+
+
+def literal_delta_form(theta_prev, D, u, v, sigma, R):
+    """Eqs. (9)-(12) as printed, with the supplement's Rayleigh quotient for sigma."""
+    theta = theta_prev + D
+    db = np.zeros_like(v)
+    for _ in range(R):
+        da = (D @ v + theta @ db) / sigma
+        db = (D.T @ u + theta.T @ da) / sigma
+    a, b = u + da, v + db
+    a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
+    return a, b, a @ theta @ b
+
+
+@pytest.mark.parametrize("S", [4, 23])
+def test_equals_the_literal_delta_form_from_an_exact_pair(rng, S):
+    for _ in range(10):
+        prev = rng.normal(size=(S, S + 1)) + 3 * np.outer(rng.normal(size=S), rng.normal(size=S + 1))
+        u, v, sigma = top_pair(prev)
+        D = sparse_update(rng, S)
+        a, b, s = literal_delta_form(prev, D, u, v, sigma, 4)
+        alpha, beta = sigma * u, v.copy()
+        new_sigma = block_update(prev + D, alpha, beta, sigma, 4)
+        assert new_sigma == pytest.approx(s, rel=1e-9)
+        np.testing.assert_allclose(alpha, s * a, atol=1e-9)
+        np.testing.assert_allclose(beta, b, atol=1e-9)
 
 
 @pytest.mark.parametrize("S", [4, 23])
@@ -59,7 +85,7 @@ def test_paper_R4_is_close(rng, S):
         u, v, sigma = top_pair(prev)
         D = sparse_update(rng, S)
         alpha, beta = sigma * u, v.copy()
-        block_update(prev + D, D, alpha, beta, sigma, 4)
+        block_update(prev + D, alpha, beta, sigma, 4)
         u1, v1, _ = top_pair(prev + D)
         angles.append(max(angle(alpha, u1), angle(beta, v1)))
         # R=4 is never worse than keeping the previous pair
@@ -77,7 +103,7 @@ def test_fresh_block_starts_from_its_largest_column(rng):
             continue
         checked += 1
         alpha, beta = np.zeros(S), np.zeros(S + 1)
-        sigma = block_update(D.copy(), D, alpha, beta, 0.0, 200)
+        sigma = block_update(D, alpha, beta, 0.0, 200)
         u1, v1, s1 = top_pair(D)
         assert sigma == pytest.approx(s1, rel=1e-6)
         np.testing.assert_allclose(np.outer(alpha, beta), s1 * np.outer(u1, v1), atol=1e-6)
@@ -87,7 +113,7 @@ def test_fresh_block_starts_from_its_largest_column(rng):
 def test_zero_block_stays_zero():
     D = np.zeros((4, 5))
     alpha, beta = np.ones(4), np.ones(5)
-    assert block_update(D.copy(), D, alpha, beta, 0.0, 4) == 0.0
+    assert block_update(D, alpha, beta, 0.0, 4) == 0.0
     assert not alpha.any() and not beta.any()
 
 
@@ -110,17 +136,21 @@ def test_bol_with_zero_order_features_learns_a_toy_corpus(rng, tmp_path, average
     assert again.kind == "bilinear" and again.predict(sentences) == model.predict(sentences)
 
 
-def test_block_mode_keeps_each_block_near_its_exact_rank1_with_large_R(rng):
-    """With large R every touched block holds (nearly) the top singular triple of its
-    Theta_a. Not exactly: the Delta form (eqs. 9-12) assumes the previous pair was
-    exact, and a previous residual persists when sigma_a shrinks."""
+def test_block_mode_keeps_each_block_at_its_exact_rank1_with_large_R(rng):
+    """With large R every touched block holds the top singular triple of its Theta_a."""
     sentences = separable_corpus(rng, 30)
     templates = TemplateSet(parse_template(t) for t in ["B01:%x[0,0]", "B02:%x[-1,0]"])
     data, index = encode(sentences, templates, None, ["B", "I", "O"])
     learner = LEARNERS["bol"](3, 0, index.n_attributes(1), {**defaults(), "averaged": False, "power_steps": 200})
     train_epochs(learner, data, 3)
     pool = learner.blocks
+    checked = 0
     for a in np.flatnonzero(pool.slot >= 0):
         theta = pool.pool[pool.slot[a]]
         u, v, s = top_pair(theta)
-        np.testing.assert_allclose(np.outer(learner.alpha[a], learner.beta[a]), s * np.outer(u, v), atol=1e-3 * s)
+        s2 = np.linalg.svd(theta, compute_uv=False)[1]
+        if s2 > 0.9 * s:  # (near) ties: power iteration converges too slowly to compare
+            continue
+        checked += 1
+        np.testing.assert_allclose(np.outer(learner.alpha[a], learner.beta[a]), s * np.outer(u, v), atol=1e-6)
+    assert checked > 10
