@@ -58,6 +58,7 @@ def main():
 @click.option("--power-steps", "power_steps", type=int, help=HELP["power_steps"])
 @click.option("--min-count", "min_count", type=int, help=HELP["min_count"])
 @click.option("--encoding", help=HELP["encoding"])
+@click.option("--normalize", type=click.Choice(["none", "nfkc"]), help=HELP["normalize"])
 @click.option("--log", "log_path", metavar="FILE", help="Write per-epoch diagnostics as JSON lines.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @fail_cleanly

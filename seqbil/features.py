@@ -7,6 +7,7 @@ token and column) and identifies the attribute by the ids its macros read
 strings are equal, boundary symbols included. Attribute ids are positions in the
 concatenated key tables, template by template.
 """
+import unicodedata
 from itertools import chain, count, repeat
 
 import numpy as np
@@ -14,6 +15,24 @@ import numpy as np
 from ._features import attribute_keys, lookup_csr
 
 _MAX_RADIX = 1 << 62
+NORMALIZERS = ("none", "nfkc")
+
+
+def normalizer(name):
+    """Field values as the templates see them: unchanged, or NFKC-folded (full-width
+    digits and letters become ASCII, so 2000 and ２０００ are one attribute)."""
+    if name == "none":
+        return None
+    if name == "nfkc":
+        cache = {}
+
+        def fold(value):
+            out = cache.get(value)
+            if out is None:
+                out = cache[value] = unicodedata.normalize("NFKC", value)
+            return out
+        return fold
+    raise ValueError(f"unknown normalization {name!r}")
 
 
 class Vocabulary:
@@ -39,7 +58,7 @@ class Vocabulary:
         return cls(seen), np.searchsorted(tickets, raw).astype(np.int32)
 
 
-def field_matrix(sentences, columns, K, token_ids):
+def field_matrix(sentences, columns, K, token_ids, fold=None):
     """(fields, index): fields[i, q] is the id of column columns[i] at padded position
     q, where each sentence is padded with K boundary positions on both sides, and
     index[p] is the padded position of token p. token_ids(c, tokens) gives (ids, V)
@@ -52,7 +71,8 @@ def field_matrix(sentences, columns, K, token_ids):
     index = np.repeat(starts + K - token_starts, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
     fields = np.empty((len(columns), int((lengths + 2 * K).sum())), dtype=np.int32)
     for i, c in enumerate(columns):
-        ids, V = token_ids(c, list(chain.from_iterable(s.columns[c] for s in sentences)))
+        tokens = chain.from_iterable(s.columns[c] for s in sentences)
+        ids, V = token_ids(c, list(map(fold, tokens) if fold else tokens))
         row = fields[i]
         row[index] = ids
         for k in range(1, K + 1):
@@ -62,10 +82,11 @@ def field_matrix(sentences, columns, K, token_ids):
 
 
 class FeatureIndex:
-    def __init__(self, templates, fields, tables):
+    def __init__(self, templates, fields, tables, normalize="none"):
         """templates: TemplateSet; fields: {column: Vocabulary}; tables: per order
-        (sorted keys, int64 pointers per template)."""
+        (sorted keys, int64 pointers per template); normalize: see normalizer()."""
         self.templates, self.fields, self.tables = templates, fields, tables
+        self.normalize, self.fold = normalize, normalizer(normalize)
         self.columns = templates.columns
         self.K = templates.reach
         radix = {c: len(fields[c]) + 2 * self.K + 1 for c in self.columns}  # values, boundaries, unknown
@@ -103,7 +124,7 @@ class FeatureIndex:
             V = len(self.fields[c])
             return self.fields[c].lookup(tokens, V + 2 * self.K), V
 
-        fields, index = field_matrix(sentences, self.columns, self.K, token_ids)
+        fields, index = field_matrix(sentences, self.columns, self.K, token_ids, self.fold)
         parts = []
         for order in (0, 1):
             table, ptr = self.tables[order]
@@ -111,7 +132,7 @@ class FeatureIndex:
         return parts
 
     @classmethod
-    def build(cls, sentences, templates, min_count=1):
+    def build(cls, sentences, templates, min_count=1, normalize="none"):
         """(index, (u_ptr, u_ids, b_ptr, b_ids)) from training sentences; attributes
         seen fewer than min_count times are dropped."""
         vocabularies = {}
@@ -120,8 +141,8 @@ class FeatureIndex:
             vocabularies[c], ids = Vocabulary.build(tokens)
             return ids, len(vocabularies[c])
 
-        fields, index = field_matrix(sentences, templates.columns, templates.reach, token_ids)
-        self = cls(templates, vocabularies, [None, None])
+        fields, index = field_matrix(sentences, templates.columns, templates.reach, token_ids, normalizer(normalize))
+        self = cls(templates, vocabularies, [None, None], normalize)
         parts, tables = [], []
         for order in (0, 1):
             keys = self.keys(fields, index, order)

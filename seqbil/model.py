@@ -75,7 +75,7 @@ class Model:
                 text = arrays[f"field{c}"].tobytes().decode("utf-8")
                 fields[c] = Vocabulary(text.split("\n") if text else [])
             tables = [(arrays[f"table{o}"], arrays[f"table{o}_ptr"]) for o in (0, 1)]
-            index = FeatureIndex(templates, fields, tables)
+            index = FeatureIndex(templates, fields, tables, meta["corpus"].get("normalize", "none"))
             weights = {name: arrays[name] for name in KINDS[meta["kind"]]}
             model = cls(meta["kind"], meta["labels"], index, meta["corpus"], weights, meta.get("training"))
             model._check_shapes()

@@ -25,6 +25,8 @@ PARAMS = [
           "(sentence per line, words separated by spaces; characters tagged B/I/E/S)", ("conll", "sighan")),
     Param("corpus", "label_column", int, -1, "CoNLL field holding the label (negative: from the end)"),
     Param("corpus", "encoding", str, "utf-8", "text encoding of the corpus files"),
+    Param("corpus", "normalize", str, "none", "fold field values before the templates read them: none, or nfkc "
+          "(full-width digits and letters read as ASCII; the output keeps the input as it was)", ("none", "nfkc")),
     Param("corpus", "evaluation", str, "auto", "scores reported: chunk (conlleval), segment (SIGHAN), "
           "accuracy, or auto (segment for sighan, chunk for B-/I- labels, else accuracy)",
           ("auto", "chunk", "segment", "accuracy")),

@@ -96,11 +96,11 @@ def train(settings, train_path, model_path, dev_path=None, template_file=None, c
     else:
         templates.check_columns(1, None, template_file or config or train_path)
     labels = list(fmt.labels) if fmt.name == "sighan" else sorted({y for s in sentences for y in s.labels})
-    data, index = encode(sentences, templates, None, labels, settings["min_count"])
+    data, index = encode(sentences, templates, None, labels, settings["min_count"], settings["normalize"])
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
     dev_sentences = read_corpus(fmt, dev_path, enc) if dev_path else None
     corpus = {"format": fmt.name, "n_fields": fmt.n_fields, "label_column": settings["label_column"],
-              "encoding": enc, "evaluation": evaluation_kind(fmt.name, labels, settings["evaluation"])}
+              "encoding": enc, "normalize": settings["normalize"], "evaluation": evaluation_kind(fmt.name, labels, settings["evaluation"])}
     model = Model("linear", labels, index, corpus, {})
     dev = model.encode(dev_sentences, str(dev_path)) if dev_sentences else None
     echo(f"read {data.n_sequences} sequences, {data.n_positions} tokens, {len(labels)} labels; "

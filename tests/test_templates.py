@@ -127,3 +127,13 @@ def test_hashed_keys_for_templates_beyond_the_radix():
     assert index.specs[0][3].tolist() == [0] * 6
     assert index.n_attributes(0) == 2000  # all distinct, no collision
     assert list(index.encode(train[:1])[1]) == list(parts[1][:1000])
+
+
+def test_nfkc_normalization_merges_full_width_forms():
+    templates = TemplateSet([parse_template("U00:%x[0,0]")])
+    train = [sentence(list("２０００年"), labels=["B", "I", "I", "I", "E"])]
+    index, _ = FeatureIndex.build(train, templates, normalize="nfkc")
+    plain, _ = FeatureIndex.build(train, templates)
+    test = [sentence(list("2000年"), labels=None)]
+    assert list(index.encode(test)[1]) == list(index.encode(train)[1])  # ASCII digits read as full-width ones
+    assert list(plain.encode(test)[1]) == list(plain.encode(train)[1])[-1:]  # only 年 is known
