@@ -318,3 +318,183 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
                         updated += 1
             counter += 1
     return mistakes, counter, n_slots, updated
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def bol_global_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_t[::1] labels,
+                     const int64_t[::1] u_ptr, const int32_t[::1] u_ids,
+                     const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
+                     double[:, ::1] W0, double[::1] end, double[:, ::1] U0, double[::1] Uend,
+                     double[:, ::1] a_raw, double[:, ::1] b_raw, double[::1] state,
+                     double[:, ::1] Ua, double[:, ::1] Ub,
+                     int64_t[::1] slot, double[:, :, ::1] pool, int64_t n_slots,
+                     int32_t[::1] mark, double C, int R, int64_t counter, bint averaged):
+    """Algorithm 2 read literally: one sigma_1 and one unit-norm (alpha, beta) over the
+    whole block-diagonal Theta. alpha = s_a * a_raw and beta = s_b * b_raw, so that the
+    global normalisation is a change of two scalars; every step touches only the
+    blocks in dPhi. state = [sigma, s_a, s_b, |alpha|^2, |beta|^2, G_a, G_b], where G
+    are the running sums of the scales of sigma * alpha and beta used for averaging.
+
+    First update: Theta_0 = 0 has sigma_0 = 0 and eq. (9) would divide by it; the
+    first update divides by C * |dPhi_1|_F instead (the scale of Theta_1).
+    Returns (mistakes, counter, n_slots, blocks_updated)."""
+    cdef int S = end.shape[0], T = S + 1
+    cdef Py_ssize_t jj, N = order.shape[0]
+    cdef int maxlen = 1, maxb = 1
+    cdef int64_t p0
+    for jj in range(N):
+        p0 = seq_ptr[order[jj]]
+        maxlen = max(maxlen, <int>(seq_ptr[order[jj] + 1] - p0))
+        maxb = max(maxb, <int>(b_ptr[seq_ptr[order[jj] + 1]] - b_ptr[p0]))
+    cdef double[:, ::1] unary = np.zeros((maxlen, S))
+    cdef double[:, :, ::1] pair = np.zeros((maxlen, S, T))
+    cdef double[:, ::1] delta = np.zeros((maxlen, S))
+    cdef int32_t[:, ::1] back = np.zeros((maxlen, S), dtype=np.int32)
+    cdef int32_t[::1] pred = np.zeros(maxlen, dtype=np.int32)
+    cdef int32_t[::1] touched = np.zeros(maxb, dtype=np.int32)
+    cdef double[:, :, ::1] dblk = np.zeros((maxb, S, T))
+    cdef double[:, ::1] al = np.zeros((maxb, S))      # alpha, beta of the touched blocks
+    cdef double[:, ::1] be = np.zeros((maxb, T))
+    cdef double[:, ::1] da = np.zeros((maxb, S))      # Delta alpha, Delta beta
+    cdef double[:, ::1] db = np.zeros((maxb, T))
+    cdef double[::1] tmp = np.zeros(T)
+    cdef int64_t mistakes = 0, updated = 0, s
+    cdef int n, i, k, j, r, c
+    cdef int32_t a
+    cdef double cc
+    cdef double* th
+    with nogil:
+        for jj in range(N):
+            p0 = seq_ptr[order[jj]]
+            n = <int>(seq_ptr[order[jj] + 1] - p0)
+            if n > 0:
+                score_unary(u_ids, u_ptr, p0, n, W0, unary)
+                score_pair_bilinear(b_ids, b_ptr, p0, n, a_raw, b_raw, pair, state[0] * state[1] * state[2])
+                viterbi(unary, pair, end, n, delta, back, pred)
+                for i in range(n):
+                    if pred[i] != labels[p0 + i]:
+                        break
+                else:
+                    i = n
+                if i < n:
+                    mistakes += 1
+                    cc = C * counter
+                    linear_update(labels, pred, p0, n, S, u_ptr, u_ids, C, cc, W0, end, U0, Uend, averaged)
+                    k = collect_dphi(labels, pred, p0, n, S, b_ptr, b_ids, C, mark, touched, dblk)
+                    for j in range(k):
+                        a = touched[j]
+                        mark[a] = -1
+                        s = slot[a]
+                        if s < 0:
+                            s = n_slots
+                            slot[a] = s
+                            n_slots += 1
+                            memset(&pool[s, 0, 0], 0, S * T * sizeof(double))
+                        th = &pool[s, 0, 0]
+                        for r in range(S):
+                            al[j, r] = state[1] * a_raw[a, r]
+                            da[j, r] = 0.0
+                            for c in range(T):
+                                th[r * T + c] += dblk[j, r, c]
+                        for c in range(T):
+                            be[j, c] = state[2] * b_raw[a, c]
+                            db[j, c] = 0.0
+                    if k > 0:
+                        updated += global_step(k, touched, dblk, slot, pool, al, be, da, db, tmp, unary,
+                                               a_raw, b_raw, state, Ua, Ub, S, R, averaged)
+            state[5] += state[0] * state[1]
+            state[6] += state[2]
+            counter += 1
+    return mistakes, counter, n_slots, updated
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef int global_step(int k, int32_t[::1] touched, double[:, :, ::1] dblk, int64_t[::1] slot,
+                     double[:, :, ::1] pool, double[:, ::1] al, double[:, ::1] be, double[:, ::1] da,
+                     double[:, ::1] db, double[::1] tmp, double[:, ::1] scratch,
+                     double[:, ::1] a_raw, double[:, ::1] b_raw, double[::1] state,
+                     double[:, ::1] Ua, double[:, ::1] Ub, int S, int R, bint averaged) noexcept nogil:
+    """Eqs. (9)-(12) and the supplement over the k touched blocks; returns k, or 0 if
+    the iterate vanished."""
+    cdef int T = S + 1, j, r, c, tau
+    cdef int32_t a
+    cdef double sig, sig_use, na2, nb2, num, ga, gb, fro = 0.0
+    cdef double* th
+    for j in range(k):
+        for r in range(S):
+            for c in range(T):
+                fro += dblk[j, r, c] * dblk[j, r, c]
+    if fro == 0.0:
+        return 0
+    sig = state[0]
+    sig_use = sig if sig > 0.0 else sqrt(fro)  # first update: see the docstring
+    for tau in range(R):
+        for j in range(k):                       # eq. (9)
+            th = &pool[slot[touched[j]], 0, 0]
+            matvec(&dblk[j, 0, 0], &be[j, 0], &da[j, 0], S, T, 1.0 / sig_use, False)
+            matvec(th, &db[j, 0], &da[j, 0], S, T, 1.0 / sig_use, True)
+        for j in range(k):                       # eq. (11)
+            th = &pool[slot[touched[j]], 0, 0]
+            rmatvec(&dblk[j, 0, 0], &al[j, 0], &db[j, 0], S, T, 1.0 / sig_use, False)
+            rmatvec(th, &da[j, 0], &db[j, 0], S, T, 1.0 / sig_use, True)
+    # supplement: incremental norms and sigma from the touched blocks only
+    na2 = state[3]
+    nb2 = state[4]
+    num = sig * sqrt(state[3] * state[4])
+    for j in range(k):
+        th = &pool[slot[touched[j]], 0, 0]
+        na2 += 2.0 * dot(&al[j, 0], &da[j, 0], S) + dot(&da[j, 0], &da[j, 0], S)
+        nb2 += 2.0 * dot(&be[j, 0], &db[j, 0], T) + dot(&db[j, 0], &db[j, 0], T)
+        matvec(&dblk[j, 0, 0], &be[j, 0], &tmp[0], S, T, 1.0, False)
+        num += dot(&al[j, 0], &tmp[0], S)                       # alpha' C dPhi beta
+        for c in range(T):
+            tmp[c] = be[j, c] + db[j, c]
+        matvec(th, &tmp[0], &scratch[0, 0], S, T, 1.0, False)
+        num += dot(&da[j, 0], &scratch[0, 0], S)                # Delta-alpha' Theta beta-bar
+        matvec(th, &db[j, 0], &scratch[0, 0], S, T, 1.0, False)
+        num += dot(&al[j, 0], &scratch[0, 0], S)                # alpha' Theta Delta-beta
+    if na2 <= 0.0 or nb2 <= 0.0:
+        return 0
+    ga = 1.0 / state[1]
+    gb = 1.0 / state[2]
+    for j in range(k):
+        a = touched[j]
+        for r in range(S):
+            a_raw[a, r] += da[j, r] * ga
+            if averaged:
+                Ua[a, r] += da[j, r] * ga * state[5]
+        for c in range(T):
+            b_raw[a, c] += db[j, c] * gb
+            if averaged:
+                Ub[a, c] += db[j, c] * gb * state[6]
+    state[0] = num / sqrt(na2 * nb2)
+    state[1] /= sqrt(na2)
+    state[2] /= sqrt(nb2)
+    state[3] = 1.0
+    state[4] = 1.0
+    return k
+
+
+def global_update(double[:, :, ::1] theta, const double[:, :, ::1] D, double[:, ::1] a_raw,
+                  double[:, ::1] b_raw, double[::1] state, int R):
+    """One global-mode update on small dense data, for tests: theta[a] and D[a] are the
+    blocks of Theta_{t-1} and C dPhi_t of every attribute a (all counted as touched).
+    Updates theta, a_raw, b_raw and state in place; returns the blocks updated."""
+    cdef int A = theta.shape[0], S = theta.shape[1], T = S + 1, j, r, c
+    touched_arr = np.arange(A, dtype=np.int32)
+    slot_arr = np.arange(A, dtype=np.int64)
+    al, be = np.zeros((A, S)), np.zeros((A, T))
+    for j in range(A):
+        for r in range(S):
+            al[j, r] = state[1] * a_raw[j, r]
+            for c in range(T):
+                theta[j, r, c] += D[j, r, c]
+        for c in range(T):
+            be[j, c] = state[2] * b_raw[j, c]
+    return global_step(A, touched_arr, D.copy(), slot_arr, theta, al, be, np.zeros((A, S)),
+                       np.zeros((A, T)), np.zeros(T), np.zeros((1, S)), a_raw, b_raw, state,
+                       np.zeros((0, 0)), np.zeros((0, 0)), S, R, False)

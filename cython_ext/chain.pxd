@@ -60,8 +60,9 @@ cdef inline void score_pair_linear(const int32_t[::1] ids, const int64_t[::1] pt
 @cython.wraparound(False)
 cdef inline void score_pair_bilinear(const int32_t[::1] ids, const int64_t[::1] ptr, int64_t p0, int n,
                                      const double[:, ::1] alpha, const double[:, ::1] beta,
-                                     double[:, :, ::1] pair) noexcept nogil:
-    """pair[i, y, v] = sum of alpha[a, y] * beta[a, v] over the 1st-order attributes at p0 + i (eq. 1)."""
+                                     double[:, :, ::1] pair, double scale=1.0) noexcept nogil:
+    """pair[i, y, v] = scale * sum of alpha[a, y] * beta[a, v] over the 1st-order attributes
+    at p0 + i (eq. 1)."""
     cdef int i, y, v, S = pair.shape[1]
     cdef int64_t k
     cdef int32_t a
@@ -83,6 +84,13 @@ cdef inline void score_pair_bilinear(const int32_t[::1] ids, const int64_t[::1] 
                 if ay != 0.0:
                     for v in range(S):
                         pair[i, y, v] += ay * beta[a, v]
+    if scale != 1.0:
+        for y in range(S):
+            pair[0, y, S] *= scale
+        for i in range(1, n):
+            for y in range(S):
+                for v in range(S):
+                    pair[i, y, v] *= scale
 
 
 @cython.boundscheck(False)

@@ -4,7 +4,10 @@ Block mode (default): the dual Theta is block diagonal with one S x (S+1) block 
 1st-order attribute, and each block keeps its own rank-1 triple W_a = sigma_a u_a
 v_a^T, refreshed by R power steps on every mistake that touches it (see
 cython_ext/bilinear.pyx). The literal global reading, one sigma_1 over the whole
-block-diagonal Theta, is in bol_global.py.
+block-diagonal Theta (`rank1 = "global"`), keeps alpha = s_a * a_raw and
+beta = s_b * b_raw with scalar scales, starts from the paper's alpha = beta =
+1 / |1|, and shows the degenerate behaviour this reading has (a single block holds
+the top singular pair of a block-diagonal matrix).
 
 0-order attributes and the end scores form a linear part updated as in the paper's
 section 4.3 (w += C dPhi-hat). With averaging, alpha (= sigma u) and beta (= v) are
@@ -12,7 +15,7 @@ averaged individually, lazily.
 """
 import numpy as np
 
-from .._bilinear import bol_block_chunk
+from .._bilinear import bol_block_chunk, bol_global_chunk
 from .base import Learner
 
 
@@ -44,8 +47,16 @@ class Bilinear(Learner):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings)
         S, A1 = self.S, self.A1
         self.R = int(settings["power_steps"])
+        self.mode = settings["rank1"]
         self.W0, self.end = np.zeros((self.A0, S)), np.zeros(S)
-        self.alpha, self.beta, self.sigma = np.zeros((A1, S)), np.zeros((A1, S + 1)), np.zeros(A1)
+        if self.mode == "block":
+            self.alpha, self.beta, self.sigma = np.zeros((A1, S)), np.zeros((A1, S + 1)), np.zeros(A1)
+        else:  # the paper's start: alpha = beta = 1/|1| (unit norm over all attributes)
+            self.alpha, self.beta = np.ones((A1, S)), np.ones((A1, S + 1))
+            # sigma, s_a, s_b, |alpha|^2, |beta|^2, G_a, G_b (see bol_global_chunk); the
+            # running sums G start with the initial parameters, as the counter c = 1 does
+            s_a, s_b = 1 / np.sqrt(max(A1 * S, 1)), 1 / np.sqrt(max(A1 * (S + 1), 1))
+            self.state = np.array([0.0, s_a, s_b, 1.0, 1.0, 0.0, s_b])
         avg = (lambda a: np.zeros(a.shape)) if self.averaged else (lambda a: np.zeros((0,) * a.ndim))
         self.U0, self.Uend, self.Ua, self.Ub = (avg(a) for a in (self.W0, self.end, self.alpha, self.beta))
         self.blocks = BlockPool(A1, S)
@@ -56,24 +67,57 @@ class Bilinear(Learner):
     def train_chunk(self, data, order):
         self.blocks.reserve(occurrences(data, order))
         b = self.blocks
-        mistakes, self.counter, b.used, updated = bol_block_chunk(
-            order, data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids,
-            self.W0, self.end, self.U0, self.Uend, self.alpha, self.beta, self.sigma, self.Ua, self.Ub,
-            b.slot, b.pool, b.used, self.mark, self.C, self.R, self.counter, self.averaged)
+        common = (order, data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids,
+                  self.W0, self.end, self.U0, self.Uend)
+        if self.mode == "block":
+            mistakes, self.counter, b.used, updated = bol_block_chunk(
+                *common, self.alpha, self.beta, self.sigma, self.Ua, self.Ub,
+                b.slot, b.pool, b.used, self.mark, self.C, self.R, self.counter, self.averaged)
+        else:
+            mistakes, self.counter, b.used, updated = bol_global_chunk(
+                *common, self.alpha, self.beta, self.state, self.Ua, self.Ub,
+                b.slot, b.pool, b.used, self.mark, self.C, self.R, self.counter, self.averaged)
+            self._fold_scales()
         self.updated += updated
         return mistakes
 
+    def _fold_scales(self):
+        """Move a global scale into the raw vectors before it under- or overflows; the
+        running sums G for averaging move the other way (G * raw is unchanged)."""
+        for i, raw, G in ((1, self.alpha, 5), (2, self.beta, 6)):
+            scale = self.state[i]
+            if not 1e-50 < scale < 1e50:
+                raw *= scale
+                self.state[G] /= scale
+                self.state[i] = 1.0
+
     def end_pass(self, k):
-        live = self.sigma[self.sigma > 0]
-        stats = {"blocks": int(self.blocks.used), "block_updates": self.updated,
-                 "sigma_mean": float(live.mean()) if len(live) else 0.0,
-                 "sigma_max": float(live.max()) if len(live) else 0.0}
+        if self.mode == "block":
+            live = self.sigma[self.sigma > 0]
+            sig = {"sigma_mean": float(live.mean()) if len(live) else 0.0,
+                   "sigma_max": float(live.max()) if len(live) else 0.0}
+        else:
+            sig = {"sigma_1": float(self.state[0])}
+        stats = {"blocks": int(self.blocks.used), "block_updates": self.updated, **sig}
         self.updated = 0
         return stats
 
     def parameters(self):
-        if not self.averaged:
-            return "bilinear", {"W0": self.W0, "end": self.end, "alpha": self.alpha, "beta": self.beta}
-        c = float(self.counter)
-        return "bilinear", {"W0": self.W0 - self.U0 / c, "end": self.end - self.Uend / c,
-                            "alpha": self.alpha - self.Ua / c, "beta": self.beta - self.Ub / c}
+        """Scoring weights: alpha folds in sigma (sigma_a u_a, or sigma_1 s_a a_raw)."""
+        if self.mode == "block":
+            alpha, beta = self.alpha, self.beta
+            if self.averaged:
+                c = float(self.counter)
+                alpha, beta = alpha - self.Ua / c, beta - self.Ub / c
+        else:
+            sigma, s_a, s_b, _, _, G_a, G_b = self.state
+            if self.averaged:  # means of (sigma s_a a_raw) and (s_b b_raw), initial values included
+                c = float(self.counter)
+                alpha, beta = (G_a * self.alpha - self.Ua) / c, (G_b * self.beta - self.Ub) / c
+            else:
+                alpha, beta = sigma * s_a * self.alpha, s_b * self.beta
+        W0, end = self.W0, self.end
+        if self.averaged:
+            c = float(self.counter)
+            W0, end = W0 - self.U0 / c, end - self.Uend / c
+        return "bilinear", {"W0": W0, "end": end, "alpha": alpha, "beta": beta}
