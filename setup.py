@@ -6,7 +6,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 HERE = Path(__file__).parent
-KERNELS = ["features", "decode", "perceptron", "bilinear"]
+KERNELS = ["features", "decode", "perceptron", "bilinear", "bcd"]
 
 extensions = [
     Extension(

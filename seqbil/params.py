@@ -41,7 +41,7 @@ PARAMS = [
     Param("train", "rank1", str, "block", "bol: rank-1 per attribute block, or the paper's literal global rank-1",
           ("block", "global")),
     Param("train", "power_steps", int, 4, "bol: power-iteration steps per update (R)"),
-    Param("train", "bcd_rounds", int, 4, "bcd: alternations between alpha and beta (R)"),
+    Param("train", "bcd_rounds", int, 2, "bcd: alternations between alpha and beta (R)"),
     Param("train", "bcd_epochs", int, 5, "bcd: epochs of the online SVM solver per half-step"),
 ]
 BY_KEY = {(p.section, p.name): p for p in PARAMS}

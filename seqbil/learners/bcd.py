@@ -1,0 +1,46 @@
+"""`bcd`: blockwise coordinate descent for the bilinear model (Wu & Sun, Algorithm 1).
+
+alpha and beta start at 1/|1| in every attribute block; then R rounds, each running
+`bcd_epochs` passes of the online SVM solver for alpha with beta fixed, then as many
+for beta with alpha fixed (cython_ext/bcd.pyx). No parameter averaging.
+"""
+import numpy as np
+
+from .._bcd import bcd_chunk
+from .base import Learner
+
+
+class CoordinateDescent(Learner):
+    name = "bcd"
+
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings):
+        super().__init__(n_labels, n_attributes0, n_attributes1, settings)
+        S = self.S
+        self.rounds, self.epochs = int(settings["bcd_rounds"]), int(settings["bcd_epochs"])
+        self.W0, self.end = np.zeros((self.A0, S)), np.zeros(S)
+        self.alpha = np.full((self.A1, S), 1 / np.sqrt(S))
+        self.beta = np.full((self.A1, S + 1), 1 / np.sqrt(S + 1))
+        self.mark0 = np.full(self.A0, -1, dtype=np.int32)
+        self.mark1 = np.full(self.A1, -1, dtype=np.int32)
+        self.side = 0
+
+    def passes(self):
+        return 2 * self.rounds * self.epochs
+
+    def pass_name(self, k):
+        r, rest = divmod(k, 2 * self.epochs)
+        side, e = divmod(rest, self.epochs)
+        return f"round {r + 1}/{self.rounds} {'alpha' if side == 0 else 'beta'} epoch {e + 1}/{self.epochs}"
+
+    def start_pass(self, k):
+        self.side = (k // self.epochs) % 2
+
+    def train_chunk(self, data, order):
+        return bcd_chunk(order, data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids,
+                         self.W0, self.end, self.alpha, self.beta, self.mark0, self.mark1, self.side, self.C)
+
+    def end_pass(self, k):
+        return {"side": "alpha" if self.side == 0 else "beta"}
+
+    def parameters(self):
+        return "bilinear", {"W0": self.W0, "end": self.end, "alpha": self.alpha, "beta": self.beta}
