@@ -20,8 +20,9 @@ from chain cimport score_unary, score_pair_bilinear, viterbi
 def bcd_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_t[::1] labels,
               const int64_t[::1] u_ptr, const int32_t[::1] u_ids,
               const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
-              double[:, ::1] W0, double[::1] end, double[:, ::1] alpha, double[:, ::1] beta,
-              int32_t[::1] mark0, int32_t[::1] mark1, int side, double C):
+              double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] alpha,
+              double[:, ::1] beta, int32_t[::1] mark0, int32_t[::1] mark1, int side, double C,
+              bint transitions):
     """One PA-I pass over the sequences in order, learning alpha (side 0) or beta
     (side 1) with the other fixed. Returns the number of mistakes."""
     cdef int S = end.shape[0], T = S + 1, width = S if side == 0 else T
@@ -43,6 +44,7 @@ def bcd_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_
     cdef double[:, ::1] d0 = np.zeros((maxu, S))
     cdef double[:, ::1] d1 = np.zeros((maxb, T))
     cdef double[::1] dend = np.zeros(S)
+    cdef double[:, ::1] dtrans = np.zeros((S, T))
     cdef int64_t mistakes = 0, q
     cdef int n, i, g, p, gp, pp, k0, k1, j, y
     cdef int32_t a
@@ -55,7 +57,7 @@ def bcd_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_
                 continue
             score_unary(u_ids, u_ptr, p0, n, W0, unary)
             score_pair_bilinear(b_ids, b_ptr, p0, n, alpha, beta, pair)
-            guess = viterbi(unary, pair, end, n, delta, back, pred)
+            guess = viterbi(unary, pair, trans, end, n, delta, back, pred)
             for i in range(n):
                 if pred[i] != labels[p0 + i]:
                     break
@@ -65,7 +67,7 @@ def bcd_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_
             gold = end[labels[p0 + n - 1]]
             for i in range(n):
                 gp = labels[p0 + i - 1] if i > 0 else S
-                gold += unary[i, labels[p0 + i]] + pair[i, labels[p0 + i], gp]
+                gold += unary[i, labels[p0 + i]] + pair[i, labels[p0 + i], gp] + trans[labels[p0 + i], gp]
             # dphi = Phi(gold) - Phi(predicted) for the free parameters
             k0 = 0
             k1 = 0
@@ -73,6 +75,7 @@ def bcd_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_
                 dend[y] = 0.0
             dend[labels[p0 + n - 1]] += 1.0
             dend[pred[n - 1]] -= 1.0
+            memset(&dtrans[0, 0], 0, S * T * sizeof(double))
             for i in range(n):
                 g = labels[p0 + i]
                 p = pred[i]
@@ -88,6 +91,9 @@ def bcd_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_
                             k0 += 1
                         d0[mark0[a], g] += 1.0
                         d0[mark0[a], p] -= 1.0
+                if transitions and (g != p or gp != pp):
+                    dtrans[g, gp] += 1.0
+                    dtrans[p, pp] -= 1.0
                 if g != p or gp != pp:
                     for q in range(b_ptr[p0 + i], b_ptr[p0 + i + 1]):
                         a = b_ids[q]
@@ -105,6 +111,8 @@ def bcd_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_
             sq = 0.0
             for y in range(S):
                 sq += dend[y] * dend[y]
+                for j in range(T):
+                    sq += dtrans[y, j] * dtrans[y, j]
             for j in range(k0):
                 for y in range(S):
                     sq += d0[j, y] * d0[j, y]
@@ -114,6 +122,8 @@ def bcd_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_
             tau = 0.0 if sq == 0.0 else min(C, (guess - gold + 1.0) / sq)
             for y in range(S):
                 end[y] += tau * dend[y]
+                for j in range(T):
+                    trans[y, j] += tau * dtrans[y, j]
             for j in range(k0):
                 a = t0[j]
                 mark0[a] = -1

@@ -68,15 +68,24 @@ cdef int collect_dphi(const int32_t[::1] labels, const int32_t[::1] pred, int64_
 @cython.wraparound(False)
 cdef void linear_update(const int32_t[::1] labels, const int32_t[::1] pred, int64_t p0, int n, int S,
                         const int64_t[::1] u_ptr, const int32_t[::1] u_ids, double C, double cc,
-                        double[:, ::1] W0, double[::1] end, double[:, ::1] U0, double[::1] Uend,
-                        bint averaged) noexcept nogil:
-    """Perceptron step on the linear part: 0-order weights (section 4.3) and end scores."""
-    cdef int i, g, p
+                        double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
+                        double[:, ::1] Utrans, double[::1] Uend, bint averaged, bint transitions) noexcept nogil:
+    """Perceptron step on the linear part: 0-order weights (section 4.3), label
+    transitions and end scores."""
+    cdef int i, g, p, gp, pp
     cdef int64_t q
     cdef int32_t a
     for i in range(n):
         g = labels[p0 + i]
         p = pred[i]
+        gp = labels[p0 + i - 1] if i > 0 else S
+        pp = pred[i - 1] if i > 0 else S
+        if transitions and (g != p or gp != pp):
+            trans[g, gp] += C
+            trans[p, pp] -= C
+            if averaged:
+                Utrans[g, gp] += cc
+                Utrans[p, pp] -= cc
         if g != p:
             for q in range(u_ptr[p0 + i], u_ptr[p0 + i + 1]):
                 a = u_ids[q]
@@ -240,11 +249,13 @@ cdef double _refresh(const double* Th, int S, int R, double* alpha, double* beta
 def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_t[::1] labels,
                     const int64_t[::1] u_ptr, const int32_t[::1] u_ids,
                     const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
-                    double[:, ::1] W0, double[::1] end, double[:, ::1] U0, double[::1] Uend,
+                    double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
+                    double[:, ::1] Utrans, double[::1] Uend,
                     double[:, ::1] alpha, double[:, ::1] beta, double[::1] sigma,
                     double[:, ::1] Ua, double[:, ::1] Ub,
                     int64_t[::1] slot, double[:, :, ::1] pool, int64_t n_slots,
-                    int32_t[::1] mark, double C, int R, int64_t counter, bint averaged):
+                    int32_t[::1] mark, double C, int R, int64_t counter, bint averaged,
+                    bint transitions):
     """Algorithm 2 in block mode over the sequences in order.
 
     Returns (mistakes, counter, n_slots, blocks_updated). The caller makes sure the
@@ -278,7 +289,7 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
             if n > 0:
                 score_unary(u_ids, u_ptr, p0, n, W0, unary)
                 score_pair_bilinear(b_ids, b_ptr, p0, n, alpha, beta, pair)
-                viterbi(unary, pair, end, n, delta, back, pred)
+                viterbi(unary, pair, trans, end, n, delta, back, pred)
                 for i in range(n):
                     if pred[i] != labels[p0 + i]:
                         break
@@ -287,7 +298,8 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
                 if i < n:
                     mistakes += 1
                     cc = C * counter
-                    linear_update(labels, pred, p0, n, S, u_ptr, u_ids, C, cc, W0, end, U0, Uend, averaged)
+                    linear_update(labels, pred, p0, n, S, u_ptr, u_ids, C, cc, W0, trans, end, U0, Utrans, Uend,
+                                  averaged, transitions)
                     k = collect_dphi(labels, pred, p0, n, S, b_ptr, b_ids, C, mark, touched, dblk)
                     for j in range(k):
                         a = touched[j]
@@ -326,11 +338,13 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
 def bol_global_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_t[::1] labels,
                      const int64_t[::1] u_ptr, const int32_t[::1] u_ids,
                      const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
-                     double[:, ::1] W0, double[::1] end, double[:, ::1] U0, double[::1] Uend,
+                     double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
+                    double[:, ::1] Utrans, double[::1] Uend,
                      double[:, ::1] a_raw, double[:, ::1] b_raw, double[::1] state,
                      double[:, ::1] Ua, double[:, ::1] Ub,
                      int64_t[::1] slot, double[:, :, ::1] pool, int64_t n_slots,
-                     int32_t[::1] mark, double C, int R, int64_t counter, bint averaged):
+                     int32_t[::1] mark, double C, int R, int64_t counter, bint averaged,
+                    bint transitions):
     """Algorithm 2 read literally: one sigma_1 and one unit-norm (alpha, beta) over the
     whole block-diagonal Theta. alpha = s_a * a_raw and beta = s_b * b_raw, so that the
     global normalisation is a change of two scalars; every step touches only the
@@ -372,7 +386,7 @@ def bol_global_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const
             if n > 0:
                 score_unary(u_ids, u_ptr, p0, n, W0, unary)
                 score_pair_bilinear(b_ids, b_ptr, p0, n, a_raw, b_raw, pair, state[0] * state[1] * state[2])
-                viterbi(unary, pair, end, n, delta, back, pred)
+                viterbi(unary, pair, trans, end, n, delta, back, pred)
                 for i in range(n):
                     if pred[i] != labels[p0 + i]:
                         break
@@ -381,7 +395,8 @@ def bol_global_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const
                 if i < n:
                     mistakes += 1
                     cc = C * counter
-                    linear_update(labels, pred, p0, n, S, u_ptr, u_ids, C, cc, W0, end, U0, Uend, averaged)
+                    linear_update(labels, pred, p0, n, S, u_ptr, u_ids, C, cc, W0, trans, end, U0, Utrans, Uend,
+                                  averaged, transitions)
                     k = collect_dphi(labels, pred, p0, n, S, b_ptr, b_ids, C, mark, touched, dblk)
                     for j in range(k):
                         a = touched[j]

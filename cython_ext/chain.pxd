@@ -6,6 +6,8 @@
 #   pair[i, y, v]   score of labels (y_i = y, y_{i-1} = v) at position i (1st-order
 #                   features); only pair[0, :, S] is used at i = 0 and only
 #                   pair[i, :, :S] at i > 0, so kernels fill just those cells.
+#   trans[y, v]     score of the label transition (y_i = y, y_{i-1} = v) at every
+#                   position: the bare `B` template, always linear (S x (S+1)).
 #   end[y]          score of ending the sequence in label y (stop transition).
 # Positions of a corpus are stored as CSR arrays: the attribute ids active at
 # position p are ids[ptr[p]:ptr[p + 1]].
@@ -96,8 +98,8 @@ cdef inline void score_pair_bilinear(const int32_t[::1] ids, const int64_t[::1] 
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef inline double viterbi(const double[:, ::1] unary, const double[:, :, ::1] pair,
-                           const double[::1] end, int n, double[:, ::1] delta,
-                           int32_t[:, ::1] back, int32_t[::1] out) noexcept nogil:
+                           const double[:, ::1] trans, const double[::1] end, int n,
+                           double[:, ::1] delta, int32_t[:, ::1] back, int32_t[::1] out) noexcept nogil:
     """First-order Viterbi (Viterbi 1967; Rabiner 1989, eq. 32-35) with start and stop scores.
 
     Writes the best label sequence to out[:n] and returns its score. Ties go to the
@@ -109,13 +111,13 @@ cdef inline double viterbi(const double[:, ::1] unary, const double[:, :, ::1] p
     if n == 0:
         return 0.0
     for y in range(S):
-        delta[0, y] = unary[0, y] + pair[0, y, S]
+        delta[0, y] = unary[0, y] + pair[0, y, S] + trans[y, S]
     for i in range(1, n):
         for y in range(S):
             best = -INFINITY
             arg = 0
             for v in range(S):
-                s = delta[i - 1, v] + pair[i, y, v]
+                s = delta[i - 1, v] + pair[i, y, v] + trans[y, v]
                 if s > best:
                     best = s
                     arg = v

@@ -5,15 +5,17 @@ from libc.stdint cimport int32_t, int64_t
 from chain cimport score_unary, score_pair_linear, score_pair_bilinear, viterbi
 
 
-def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[::1] end):
+def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,
+                 const double[::1] end):
     """Best path and score for one sequence of score tables (see chain.pxd for the layout)."""
     cdef int n = unary.shape[0], S = unary.shape[1]
-    if pair.shape[0] != n or pair.shape[1] != S or pair.shape[2] != S + 1 or end.shape[0] != S:
+    if pair.shape[0] != n or pair.shape[1] != S or pair.shape[2] != S + 1 or end.shape[0] != S \
+            or trans.shape[0] != S or trans.shape[1] != S + 1:
         raise ValueError("score tables have inconsistent shapes")
     out = np.zeros(n, dtype=np.int32)
     delta = np.empty((max(n, 1), S))
     back = np.zeros((max(n, 1), S), dtype=np.int32)
-    cdef double best = viterbi(unary, pair, end, n, delta, back, out)
+    cdef double best = viterbi(unary, pair, trans, end, n, delta, back, out)
     return out, best
 
 
@@ -22,7 +24,8 @@ def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const
 def decode_corpus(const int64_t[::1] seq_ptr,
                   const int64_t[::1] u_ptr, const int32_t[::1] u_ids,
                   const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
-                  const double[:, ::1] W0, const double[::1] end, int32_t[::1] out,
+                  const double[:, ::1] W0, const double[:, ::1] trans, const double[::1] end,
+                  int32_t[::1] out,
                   const double[:, :, ::1] W1=None,
                   const double[:, ::1] alpha=None, const double[:, ::1] beta=None):
     """Viterbi-decode every sequence into out (one label id per position).
@@ -53,4 +56,4 @@ def decode_corpus(const int64_t[::1] seq_ptr,
                 score_pair_bilinear(b_ids, b_ptr, p0, n, alpha, beta, pair)
             else:
                 score_pair_linear(b_ids, b_ptr, p0, n, W1, pair)
-            viterbi(unary, pair, end, n, delta, back, out[p0:p0 + n])
+            viterbi(unary, pair, trans, end, n, delta, back, out[p0:p0 + n])

@@ -15,9 +15,9 @@ from chain cimport score_unary, score_pair_linear, viterbi
 def train_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_t[::1] labels,
                 const int64_t[::1] u_ptr, const int32_t[::1] u_ids,
                 const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
-                double[:, ::1] W0, double[:, :, ::1] W1, double[::1] end,
-                double[:, ::1] U0, double[:, :, ::1] U1, double[::1] Uend,
-                double C, int64_t counter, bint averaged):
+                double[:, ::1] W0, double[:, :, ::1] W1, double[:, ::1] trans, double[::1] end,
+                double[:, ::1] U0, double[:, :, ::1] U1, double[:, ::1] Utrans, double[::1] Uend,
+                double C, int64_t counter, bint averaged, bint transitions):
     """One pass of perceptron updates over the sequences listed in order.
 
     Returns (mistakes, counter): the number of wrongly decoded sequences and the
@@ -44,7 +44,7 @@ def train_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int3
             if n > 0:
                 score_unary(u_ids, u_ptr, p0, n, W0, unary)
                 score_pair_linear(b_ids, b_ptr, p0, n, W1, pair)
-                viterbi(unary, pair, end, n, delta, back, pred)
+                viterbi(unary, pair, trans, end, n, delta, back, pred)
                 for i in range(n):
                     if pred[i] != labels[p0 + i]:
                         break
@@ -66,6 +66,12 @@ def train_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int3
                                 if averaged:
                                     U0[a, g] += cc
                                     U0[a, p] -= cc
+                        if transitions and (g != p or gp != pp):
+                            trans[g, gp] += C
+                            trans[p, pp] -= C
+                            if averaged:
+                                Utrans[g, gp] += cc
+                                Utrans[p, pp] -= cc
                         if g != p or gp != pp:
                             for k in range(b_ptr[p0 + i], b_ptr[p0 + i + 1]):
                                 a = b_ids[k]

@@ -3,8 +3,10 @@
 Two model forms share one decoder:
   linear    W0[a, y] (0-order), W1[a, y, v] (1st-order, eq. 2 of Wu & Sun)
   bilinear  W0[a, y] (0-order), alpha[a, y] * beta[a, v] (1st-order, eq. 1)
-Both have end[y], the score of ending a sequence in label y. The previous-label
-index S (= number of labels) is the start symbol.
+Both have trans[y, v], the label-transition weights of the bare `B` template
+(linear in both forms: a rank-1 transition matrix could not express constraints
+such as "I-NP follows B-NP or I-NP"), and end[y], the score of ending a sequence in
+label y. The previous-label index S (= number of labels) is the start symbol.
 """
 import numpy as np
 
@@ -17,7 +19,7 @@ from .errors import ModelFileError
 from .modelfile import read_model, write_model
 from .templates import TemplateSet, parse_template
 
-KINDS = {"linear": ("W0", "W1", "end"), "bilinear": ("W0", "alpha", "beta", "end")}
+KINDS = {"linear": ("W0", "W1", "trans", "end"), "bilinear": ("W0", "alpha", "beta", "trans", "end")}
 
 
 class Model:
@@ -39,8 +41,8 @@ class Model:
         out = np.zeros(data.n_positions, dtype=np.int32)
         w = self.weights
         second = {"W1": w["W1"]} if self.kind == "linear" else {"alpha": w["alpha"], "beta": w["beta"]}
-        decode_corpus(data.seq_ptr, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids, w["W0"], w["end"], out,
-                      **second)
+        decode_corpus(data.seq_ptr, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids, w["W0"], w["trans"], w["end"],
+                      out, **second)
         return out
 
     def predict(self, sentences, source="<input>"):
@@ -90,7 +92,8 @@ class Model:
             if table.dtype != np.int64 or ptr.dtype != np.int64 or len(ptr) != len(self.index.specs[o][0]) \
                     or ptr[0] != 0 or ptr[-1] != len(table) or np.any(np.diff(ptr) < 0):
                 raise ValueError(f"attribute table {o} is inconsistent")
-        expected = {"W0": (A0, S), "end": (S,), "W1": (A1, S, S + 1), "alpha": (A1, S), "beta": (A1, S + 1)}
+        expected = {"W0": (A0, S), "end": (S,), "W1": (A1, S, S + 1), "alpha": (A1, S), "beta": (A1, S + 1),
+                    "trans": (S, S + 1)}
         for name in KINDS[self.kind]:
             if tuple(w[name].shape) != expected[name]:
                 raise ValueError(f"array {name} has shape {tuple(w[name].shape)}, expected {expected[name]}")

@@ -65,7 +65,11 @@ class TemplateSet:
         dup = {t for t in texts if texts.count(t) > 1}
         if dup:
             raise ConfigError("<templates>", 0, f"duplicate template {sorted(dup)[0]!r}")
-        self.by_order = ([t for t in self.templates if t.order == 0], [t for t in self.templates if t.order == 1])
+        # A 1st-order template without macros fires everywhere: it is the label-transition
+        # feature, kept apart as one S x (S+1) matrix (linear in every model).
+        self.transition = any(t.order == 1 and not t.refs for t in self.templates)
+        self.by_order = ([t for t in self.templates if t.order == 0],
+                         [t for t in self.templates if t.order == 1 and t.refs])
         self.columns = sorted({c for t in self.templates for _, c in t.refs})
         self.reach = max([abs(r) for t in self.templates for r, _ in t.refs] or [0])
 

@@ -105,10 +105,11 @@ def train(settings, train_path, model_path, dev_path=None, template_file=None, c
     dev = model.encode(dev_sentences, str(dev_path)) if dev_sentences else None
     echo(f"read {data.n_sequences} sequences, {data.n_positions} tokens, {len(labels)} labels; "
          f"{A0} 0-order and {A1} 1st-order attributes "
-         f"({len(templates.by_order[0])} + {len(templates.by_order[1])} templates) "
+         f"({len(templates.by_order[0])} + {len(templates.by_order[1])} templates"
+         f"{', label transitions' if templates.transition else ''}) "
          f"in {time.perf_counter() - t0:.1f} s")
 
-    learner = LEARNERS[settings["learner"]](len(labels), A0, A1, settings)
+    learner = LEARNERS[settings["learner"]](len(labels), A0, A1, settings, templates.transition)
     rng = np.random.default_rng(settings["seed"])
     history, log = [], open(log_path, "w", encoding="utf-8") if log_path else None
     N = data.n_sequences

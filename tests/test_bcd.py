@@ -12,13 +12,14 @@ from test_perceptron import separable_corpus, train_epochs
 TEMPLATES = ["U00:%x[0,0]", "B01:%x[0,0]", "B02:%x[-1,0]", "B"]
 
 
-def sequence_score(data, j, labels, W0, end, alpha, beta):
+def sequence_score(data, j, labels, W0, trans, end, alpha, beta):
     """Score of a label sequence computed term by term (eq. 1 plus the linear part)."""
     a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
     S = len(end)
     total = end[labels[-1]]
     for i, p in enumerate(range(a, b)):
         prev = labels[i - 1] if i else S
+        total += trans[labels[i], prev]
         total += sum(W0[k, labels[i]] for k in data.u_ids[data.u_ptr[p]:data.u_ptr[p + 1]])
         total += sum(alpha[k, labels[i]] * beta[k, prev] for k in data.b_ids[data.b_ptr[p]:data.b_ptr[p + 1]])
     return total
@@ -30,23 +31,23 @@ def test_one_pa_step_makes_the_margin_exactly_one(rng, side):
     sentences = separable_corpus(rng, 10)
     data, index = encode(sentences, TemplateSet(parse_template(t) for t in TEMPLATES), None, ["B", "I", "O"])
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
-    W0, end = rng.normal(size=(A0, 3)) * 0.1, rng.normal(size=3) * 0.1
+    W0, end, trans = rng.normal(size=(A0, 3)) * 0.1, rng.normal(size=3) * 0.1, rng.normal(size=(3, 4)) * 0.1
     alpha, beta = rng.normal(size=(A1, 3)), rng.normal(size=(A1, 4))
     checked = 0
     for j in range(data.n_sequences):
         out = np.zeros(data.n_positions, dtype=np.int32)
-        decode_corpus(data.seq_ptr, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids, W0, end, out,
+        decode_corpus(data.seq_ptr, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids, W0, trans, end, out,
                       alpha=alpha, beta=beta)
         a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
         guess, gold = list(out[a:b]), list(data.labels[a:b])
         if guess == gold:
             continue
         mistakes = bcd_chunk(np.array([j], dtype=np.int64), data.seq_ptr, data.labels, data.u_ptr, data.u_ids,
-                             data.b_ptr, data.b_ids, W0, end, alpha, beta, np.full(A0, -1, np.int32),
-                             np.full(A1, -1, np.int32), side, 1e9)
+                             data.b_ptr, data.b_ids, W0, trans, end, alpha, beta, np.full(A0, -1, np.int32),
+                             np.full(A1, -1, np.int32), side, 1e9, True)
         assert mistakes == 1
-        margin = sequence_score(data, j, gold, W0, end, alpha, beta) - \
-            sequence_score(data, j, guess, W0, end, alpha, beta)
+        margin = sequence_score(data, j, gold, W0, trans, end, alpha, beta) - \
+            sequence_score(data, j, guess, W0, trans, end, alpha, beta)
         assert margin == pytest.approx(1.0, abs=1e-9)
         checked += 1
     assert checked >= 3

@@ -8,12 +8,12 @@ from seqbil._decode import decode_corpus, viterbi_best
 from seqbil.dataset import Dataset
 
 
-def brute_force(unary, pair, end):
+def brute_force(unary, pair, trans, end):
     n, S = unary.shape
     best = None
     for ys in itertools.product(range(S), repeat=n):
-        s = pair[0, ys[0], S] + end[ys[-1]] + sum(unary[i, ys[i]] for i in range(n)) \
-            + sum(pair[i, ys[i], ys[i - 1]] for i in range(1, n))
+        s = pair[0, ys[0], S] + trans[ys[0], S] + end[ys[-1]] + sum(unary[i, ys[i]] for i in range(n)) \
+            + sum(pair[i, ys[i], ys[i - 1]] + trans[ys[i], ys[i - 1]] for i in range(1, n))
         if best is None or s > best[0]:
             best = (s, ys)
     return best
@@ -23,8 +23,9 @@ def brute_force(unary, pair, end):
 def test_viterbi_equals_brute_force(rng, n, S):
     for _ in range(20):
         unary, pair, end = rng.normal(size=(n, S)), rng.normal(size=(n, S, S + 1)), rng.normal(size=S)
-        path, score = viterbi_best(unary, pair, end)
-        best_score, best_path = brute_force(unary, pair, end)
+        trans = rng.normal(size=(S, S + 1))
+        path, score = viterbi_best(unary, pair, trans, end)
+        best_score, best_path = brute_force(unary, pair, trans, end)
         assert tuple(path) == best_path
         assert score == pytest.approx(best_score)
 
@@ -58,7 +59,7 @@ def tables(data, j, W0, W1):
 def test_decode_corpus_equals_brute_force(rng, form):
     S, A0, A1 = 3, 7, 5
     data = random_dataset(rng, 15, S, A0, A1)
-    W0, end = rng.normal(size=(A0, S)), rng.normal(size=S)
+    W0, end, trans = rng.normal(size=(A0, S)), rng.normal(size=S), rng.normal(size=(S, S + 1))
     if form == "linear":
         W1 = rng.normal(size=(A1, S, S + 1))
         extra = {"W1": W1}
@@ -67,7 +68,7 @@ def test_decode_corpus_equals_brute_force(rng, form):
         W1 = alpha[:, :, None] * beta[:, None, :]
         extra = {"alpha": alpha, "beta": beta}
     out = np.full(data.n_positions, -1, dtype=np.int32)
-    decode_corpus(data.seq_ptr, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids, W0, end, out, **extra)
+    decode_corpus(data.seq_ptr, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids, W0, trans, end, out, **extra)
     for j in range(data.n_sequences):
         unary, pair = tables(data, j, W0, W1)
-        assert tuple(out[data.seq_ptr[j]:data.seq_ptr[j + 1]]) == brute_force(unary, pair, end)[1]
+        assert tuple(out[data.seq_ptr[j]:data.seq_ptr[j + 1]]) == brute_force(unary, pair, trans, end)[1]

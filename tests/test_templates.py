@@ -110,11 +110,17 @@ def test_ids_are_a_bijection_with_crfpp_strings(seed):
 
 
 def test_min_count_drops_rare_attributes():
-    templates = TemplateSet([parse_template("U00:%x[0,0]"), parse_template("B")])
-    train = [sentence(list("aab"), list("XXX"), labels=["O"] * 3)]
+    templates = TemplateSet([parse_template("U00:%x[0,0]"), parse_template("B01:%x[0,1]")])
+    train = [sentence(list("aab"), list("XXY"), labels=["O"] * 3)]
     index, (u_ptr, u_ids, b_ptr, b_ids) = FeatureIndex.build(train, templates, min_count=2)
     assert index.n_attributes(0) == 1 and list(np.diff(u_ptr)) == [1, 1, 0]
-    assert index.n_attributes(1) == 1 and list(np.diff(b_ptr)) == [1, 1, 1]
+    assert index.n_attributes(1) == 1 and list(np.diff(b_ptr)) == [1, 1, 0]
+
+
+def test_bare_b_is_the_transition_feature():
+    templates = TemplateSet([parse_template("U00:%x[0,0]"), parse_template("B")])
+    assert templates.transition and templates.by_order[1] == []
+    assert not TemplateSet([parse_template("B01:%x[0,0]")]).transition
 
 
 def test_hashed_keys_for_templates_beyond_the_radix():

@@ -6,13 +6,17 @@ per-sequence Python loop) and asks for the current parameters to evaluate or sav
 """
 from abc import ABC, abstractmethod
 
+import numpy as np
+
 
 class Learner(ABC):
     name = ""
 
-    def __init__(self, n_labels, n_attributes0, n_attributes1, settings):
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True):
+        """transitions: learn the label-transition matrix (the template set has a bare B)."""
         self.S, self.A0, self.A1 = n_labels, n_attributes0, n_attributes1
-        self.settings = settings
+        self.settings, self.transitions = settings, bool(transitions)
+        self.trans = np.zeros((n_labels, n_labels + 1))
         self.C = float(settings["C"])
         self.averaged = bool(settings["averaged"])
 

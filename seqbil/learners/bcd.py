@@ -13,8 +13,8 @@ from .base import Learner
 class CoordinateDescent(Learner):
     name = "bcd"
 
-    def __init__(self, n_labels, n_attributes0, n_attributes1, settings):
-        super().__init__(n_labels, n_attributes0, n_attributes1, settings)
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True):
+        super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions)
         S = self.S
         self.rounds, self.epochs = int(settings["bcd_rounds"]), int(settings["bcd_epochs"])
         self.W0, self.end = np.zeros((self.A0, S)), np.zeros(S)
@@ -37,10 +37,12 @@ class CoordinateDescent(Learner):
 
     def train_chunk(self, data, order):
         return bcd_chunk(order, data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids,
-                         self.W0, self.end, self.alpha, self.beta, self.mark0, self.mark1, self.side, self.C)
+                         self.W0, self.trans, self.end, self.alpha, self.beta, self.mark0, self.mark1, self.side,
+                         self.C, self.transitions)
 
     def end_pass(self, k):
         return {"side": "alpha" if self.side == 0 else "beta"}
 
     def parameters(self):
-        return "bilinear", {"W0": self.W0, "end": self.end, "alpha": self.alpha, "beta": self.beta}
+        return "bilinear", {"W0": self.W0, "trans": self.trans, "end": self.end, "alpha": self.alpha,
+                            "beta": self.beta}

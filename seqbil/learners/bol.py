@@ -43,8 +43,8 @@ def occurrences(data, order):
 class Bilinear(Learner):
     name = "bol"
 
-    def __init__(self, n_labels, n_attributes0, n_attributes1, settings):
-        super().__init__(n_labels, n_attributes0, n_attributes1, settings)
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True):
+        super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions)
         S, A1 = self.S, self.A1
         self.R = int(settings["power_steps"])
         self.mode = settings["rank1"]
@@ -58,7 +58,8 @@ class Bilinear(Learner):
             s_a, s_b = 1 / np.sqrt(max(A1 * S, 1)), 1 / np.sqrt(max(A1 * (S + 1), 1))
             self.state = np.array([0.0, s_a, s_b, 1.0, 1.0, 0.0, s_b])
         avg = (lambda a: np.zeros(a.shape)) if self.averaged else (lambda a: np.zeros((0,) * a.ndim))
-        self.U0, self.Uend, self.Ua, self.Ub = (avg(a) for a in (self.W0, self.end, self.alpha, self.beta))
+        self.U0, self.Utrans, self.Uend, self.Ua, self.Ub = (avg(a) for a in (self.W0, self.trans, self.end,
+                                                                              self.alpha, self.beta))
         self.blocks = BlockPool(A1, S)
         self.mark = np.full(A1, -1, dtype=np.int32)
         self.counter = 1
@@ -68,15 +69,15 @@ class Bilinear(Learner):
         self.blocks.reserve(occurrences(data, order))
         b = self.blocks
         common = (order, data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids,
-                  self.W0, self.end, self.U0, self.Uend)
+                  self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend)
         if self.mode == "block":
             mistakes, self.counter, b.used, updated = bol_block_chunk(
                 *common, self.alpha, self.beta, self.sigma, self.Ua, self.Ub,
-                b.slot, b.pool, b.used, self.mark, self.C, self.R, self.counter, self.averaged)
+                b.slot, b.pool, b.used, self.mark, self.C, self.R, self.counter, self.averaged, self.transitions)
         else:
             mistakes, self.counter, b.used, updated = bol_global_chunk(
                 *common, self.alpha, self.beta, self.state, self.Ua, self.Ub,
-                b.slot, b.pool, b.used, self.mark, self.C, self.R, self.counter, self.averaged)
+                b.slot, b.pool, b.used, self.mark, self.C, self.R, self.counter, self.averaged, self.transitions)
             self._fold_scales()
         self.updated += updated
         return mistakes
@@ -116,8 +117,8 @@ class Bilinear(Learner):
                 alpha, beta = (G_a * self.alpha - self.Ua) / c, (G_b * self.beta - self.Ub) / c
             else:
                 alpha, beta = sigma * s_a * self.alpha, s_b * self.beta
-        W0, end = self.W0, self.end
+        W0, trans, end = self.W0, self.trans, self.end
         if self.averaged:
             c = float(self.counter)
-            W0, end = W0 - self.U0 / c, end - self.Uend / c
-        return "bilinear", {"W0": W0, "end": end, "alpha": alpha, "beta": beta}
+            W0, trans, end = W0 - self.U0 / c, trans - self.Utrans / c, end - self.Uend / c
+        return "bilinear", {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}

@@ -8,24 +8,27 @@ from .base import Learner
 class Perceptron(Learner):
     name = "sp"
 
-    def __init__(self, n_labels, n_attributes0, n_attributes1, settings):
-        super().__init__(n_labels, n_attributes0, n_attributes1, settings)
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True):
+        super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions)
         S = self.S
         self.W0 = np.zeros((self.A0, S))
         self.W1 = np.zeros((self.A1, S, S + 1))
         self.end = np.zeros(S)
         shape = (lambda a: a.shape) if self.averaged else (lambda a: (0,) * a.ndim)
-        self.U0, self.U1, self.Uend = (np.zeros(shape(a)) for a in (self.W0, self.W1, self.end))
+        self.U0, self.U1, self.Utrans, self.Uend = (np.zeros(shape(a)) for a in (self.W0, self.W1, self.trans,
+                                                                                  self.end))
         self.counter = 1
 
     def train_chunk(self, data, order):
         mistakes, self.counter = train_chunk(
             order, data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids,
-            self.W0, self.W1, self.end, self.U0, self.U1, self.Uend, self.C, self.counter, self.averaged)
+            self.W0, self.W1, self.trans, self.end, self.U0, self.U1, self.Utrans, self.Uend, self.C, self.counter,
+            self.averaged, self.transitions)
         return mistakes
 
     def parameters(self):
         if not self.averaged:
-            return "linear", {"W0": self.W0, "W1": self.W1, "end": self.end}
+            return "linear", {"W0": self.W0, "W1": self.W1, "trans": self.trans, "end": self.end}
         c = float(self.counter)
-        return "linear", {"W0": self.W0 - self.U0 / c, "W1": self.W1 - self.U1 / c, "end": self.end - self.Uend / c}
+        return "linear", {"W0": self.W0 - self.U0 / c, "W1": self.W1 - self.U1 / c,
+                          "trans": self.trans - self.Utrans / c, "end": self.end - self.Uend / c}
