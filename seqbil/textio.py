@@ -1,6 +1,8 @@
 """Line reading that turns every decoding problem into an InputError with file and line."""
+import gzip
 import os
 import sys
+import zlib
 
 from .errors import InputError
 
@@ -16,9 +18,12 @@ def open_binary(source):
     if os.path.isdir(path):
         raise InputError(path, 0, "is a directory, not a file")
     try:
-        return open(path, "rb"), path, True
+        stream = open(path, "rb")
     except OSError as exc:
         raise InputError(path, 0, f"cannot open: {exc.strerror}") from None
+    if stream.peek(2)[:2] == b"\x1f\x8b":  # gzip-compressed corpora are read as they are
+        stream = gzip.GzipFile(fileobj=stream, mode="rb")
+    return stream, path, True
 
 
 def read_lines(source, encoding="utf-8"):
@@ -28,9 +33,9 @@ def read_lines(source, encoding="utf-8"):
     Lines are read one at a time, so a pipe is consumed as its data arrives.
     """
     stream, name, close = open_binary(source)
-    offset = 0
+    offset, number = 0, 0
     try:
-        for number, raw in enumerate(iter(stream.readline, b""), 1):
+        for number, raw in enumerate(_raw_lines(stream, name), 1):
             if number == 1 and raw.startswith(b"\xef\xbb\xbf") and encoding.replace("-", "").lower().startswith("utf8"):
                 raw, offset = raw[3:], 3
             if b"\x00" in raw:
@@ -48,3 +53,10 @@ def read_lines(source, encoding="utf-8"):
     finally:
         if close:
             stream.close()
+
+
+def _raw_lines(stream, name):
+    try:
+        yield from iter(stream.readline, b"")
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise InputError(name, 0, f"corrupt gzip data: {exc}") from None

@@ -89,3 +89,15 @@ def test_any_tag_sequence_segments_all_characters(tags):
     chars = [chr(0x4e00 + i) for i in range(len(tags))]
     words = words_from_tags(chars, tags)
     assert "".join(words) == "".join(chars) and all(words)
+
+
+def test_gzip_files_are_read_transparently(tmp_path):
+    import gzip
+    path = tmp_path / "a.txt.gz"
+    path.write_bytes(gzip.compress("He PRP B-NP\n\nOK UH O\n".encode()))
+    assert [s.labels for s in ConllFormat().read(str(path))] == [["B-NP"], ["O"]]
+    bad = tmp_path / "b.gz"
+    data = gzip.compress("".join(f"w{i} O\n" for i in range(5000)).encode())
+    bad.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match="corrupt gzip"):
+        list(ConllFormat().read(str(bad)))
