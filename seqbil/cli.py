@@ -56,6 +56,7 @@ def main():
 @click.option("--averaged/--no-averaged", default=None, help=HELP["averaged"])
 @click.option("--rank1", type=click.Choice(["block", "global"]), help=HELP["rank1"])
 @click.option("--power-steps", "power_steps", type=int, help=HELP["power_steps"])
+@click.option("--diagnose", is_flag=True, default=None, help=HELP["diagnose"])
 @click.option("--bcd-rounds", "bcd_rounds", type=int, help=HELP["bcd_rounds"])
 @click.option("--bcd-epochs", "bcd_epochs", type=int, help=HELP["bcd_epochs"])
 @click.option("--min-count", "min_count", type=int, help=HELP["min_count"])

@@ -41,6 +41,8 @@ PARAMS = [
     Param("train", "rank1", str, "block", "bol: rank-1 per attribute block, or the paper's literal global rank-1",
           ("block", "global")),
     Param("train", "power_steps", int, 4, "bol: power-iteration steps per update (R)"),
+    Param("train", "diagnose", bool, False, "bol: after each epoch, exact SVD of every Theta block for "
+          "sigma_2/sigma_1 and the dual objective (slow: small data only)"),
     Param("train", "bcd_rounds", int, 2, "bcd: alternations between alpha and beta (R)"),
     Param("train", "bcd_epochs", int, 5, "bcd: epochs of the online SVM solver per half-step"),
 ]

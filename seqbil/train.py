@@ -129,7 +129,7 @@ def train(settings, train_path, model_path, dev_path=None, template_file=None, c
                           "error_rate": mistakes / max(N, 1), "seconds": time.perf_counter() - start}
                 record.update(learner.end_pass(k))
                 line = f"{record['name']}: {mistakes} mistakes ({100 * record['error_rate']:.2f}%), " \
-                       f"{record['seconds']:.2f} s"
+                       f"{record['seconds']:.2f} s" + _diagnostics(record)
                 if dev is not None:
                     model.kind, model.weights = learner.parameters()
                     result = _score(model, dev, dev_sentences)
@@ -154,6 +154,12 @@ def train(settings, train_path, model_path, dev_path=None, template_file=None, c
     model.save(model_path)
     echo(f"model saved to {model_path}")
     return model, history
+
+
+def _diagnostics(record):
+    shown = [("sigma_mean", "mean sigma_a"), ("sigma_max", "max sigma_a"), ("sigma_1", "sigma_1"),
+             ("sigma2_over_sigma1_mean", "mean sigma2/sigma1"), ("dual_objective", "D_t")]
+    return "".join(f", {label} {record[key]:.4g}" for key, label in shown if key in record)
 
 
 def _score(model, data, sentences):

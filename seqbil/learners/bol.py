@@ -64,6 +64,7 @@ class Bilinear(Learner):
         self.mark = np.full(A1, -1, dtype=np.int32)
         self.counter = 1
         self.updated = 0
+        self.mistakes = 0  # so far: the dual's sum of eta_j is C times this
 
     def train_chunk(self, data, order):
         self.blocks.reserve(occurrences(data, order))
@@ -80,6 +81,7 @@ class Bilinear(Learner):
                 b.slot, b.pool, b.used, self.mark, self.C, self.R, self.counter, self.averaged, self.transitions)
             self._fold_scales()
         self.updated += updated
+        self.mistakes += mistakes
         return mistakes
 
     def _fold_scales(self):
@@ -100,8 +102,24 @@ class Bilinear(Learner):
         else:
             sig = {"sigma_1": float(self.state[0])}
         stats = {"blocks": int(self.blocks.used), "block_updates": self.updated, **sig}
+        if self.settings.get("diagnose"):
+            stats.update(self.diagnose())
         self.updated = 0
         return stats
+
+    def diagnose(self):
+        """Exact spectra of the Theta blocks (dense SVD: for small data): sigma_2 / sigma_1
+        per block, and the dual objective D_t = sum of eta_j - F*(Theta_t), with
+        F* = sum_a sigma_1(Theta_a)^2 / 2 (block mode) or sigma_1(Theta)^2 / 2 (global)."""
+        blocks = self.blocks.pool[:self.blocks.used]
+        if not len(blocks):
+            return {}
+        s = np.linalg.svd(blocks, compute_uv=False)
+        top = s[:, 0]
+        ratio = np.divide(s[:, 1], top, out=np.zeros_like(top), where=top > 0)
+        f_star = 0.5 * (top ** 2).sum() if self.mode == "block" else 0.5 * top.max() ** 2
+        return {"sigma2_over_sigma1_mean": float(ratio.mean()), "sigma2_over_sigma1_max": float(ratio.max()),
+                "dual_objective": float(self.C * self.mistakes - f_star)}
 
     def parameters(self):
         """Scoring weights: alpha folds in sigma (sigma_a u_a, or sigma_1 s_a a_raw)."""
