@@ -108,7 +108,7 @@ def tag(model_path, input_path, encoding):
     from .model import Model
 
     model = Model.load(model_path)
-    fmt, out = model.format, click.get_binary_stream("stdout")
+    fmt, out = model.format, sys.stdout.buffer
     encoding = encoding or model.corpus.get("encoding", "utf-8")
     name = input_path or "<stdin>"
     for sentence in fmt.read(input_path, labeled=False, encoding=encoding, keep_empty=True):
