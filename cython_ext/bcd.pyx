@@ -11,7 +11,7 @@ cimport cython
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport score_unary, score_pair_bilinear, viterbi
+from chain cimport check_rows, score_unary, score_pair_bilinear, viterbi
 
 
 @cython.boundscheck(False)
@@ -20,11 +20,13 @@ from chain cimport score_unary, score_pair_bilinear, viterbi
 def bcd_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_t[::1] labels,
               const int64_t[::1] u_ptr, const int32_t[::1] u_ids,
               const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
-              double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] alpha,
-              double[:, ::1] beta, int32_t[::1] mark0, int32_t[::1] mark1, int side, double C,
+              double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, :] alpha,
+              double[:, :] beta, int32_t[::1] mark0, int32_t[::1] mark1, int side, double C,
               bint transitions):
     """One PA-I pass over the sequences in order, learning alpha (side 0) or beta
     (side 1) with the other fixed. Returns the number of mistakes."""
+    check_rows(alpha, "alpha")
+    check_rows(beta, "beta")
     cdef int S = end.shape[0], T = S + 1, width = S if side == 0 else T
     cdef Py_ssize_t jj, N = order.shape[0]
     cdef int maxlen = 1, maxb = 1, maxu = 1

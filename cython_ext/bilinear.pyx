@@ -28,7 +28,7 @@ import numpy as np
 from libc.math cimport sqrt, fabs
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport score_unary, score_pair_bilinear, viterbi
+from chain cimport check_rows, score_unary, score_pair_bilinear, viterbi
 
 
 @cython.boundscheck(False)
@@ -251,8 +251,8 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
                     const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
                     double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
                     double[:, ::1] Utrans, double[::1] Uend,
-                    double[:, ::1] alpha, double[:, ::1] beta, double[::1] sigma,
-                    double[:, ::1] Ua, double[:, ::1] Ub,
+                    double[:, :] alpha, double[:, :] beta, double[::1] sigma,
+                    double[:, :] Ua, double[:, :] Ub,
                     int64_t[::1] slot, double[:, :, ::1] pool, int64_t n_slots,
                     int32_t[::1] mark, double C, int R, int64_t counter, bint averaged,
                     bint transitions):
@@ -260,6 +260,8 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
 
     Returns (mistakes, counter, n_slots, blocks_updated). The caller makes sure the
     pool has room for every 1st-order attribute occurrence of the chunk."""
+    for m, name in ((alpha, "alpha"), (beta, "beta"), (Ua, "Ua"), (Ub, "Ub")):
+        check_rows(m, name)
     cdef int S = end.shape[0], T = S + 1
     cdef Py_ssize_t jj, N = order.shape[0]
     cdef int maxlen = 1, maxb = 1
@@ -340,8 +342,8 @@ def bol_global_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const
                      const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
                      double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
                     double[:, ::1] Utrans, double[::1] Uend,
-                     double[:, ::1] a_raw, double[:, ::1] b_raw, double[::1] state,
-                     double[:, ::1] Ua, double[:, ::1] Ub,
+                     double[:, :] a_raw, double[:, :] b_raw, double[::1] state,
+                     double[:, :] Ua, double[:, :] Ub,
                      int64_t[::1] slot, double[:, :, ::1] pool, int64_t n_slots,
                      int32_t[::1] mark, double C, int R, int64_t counter, bint averaged,
                     bint transitions):
@@ -354,6 +356,8 @@ def bol_global_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const
     First update: Theta_0 = 0 has sigma_0 = 0 and eq. (9) would divide by it; the
     first update divides by C * |dPhi_1|_F instead (the scale of Theta_1).
     Returns (mistakes, counter, n_slots, blocks_updated)."""
+    for m, name in ((a_raw, "a_raw"), (b_raw, "b_raw"), (Ua, "Ua"), (Ub, "Ub")):
+        check_rows(m, name)
     cdef int S = end.shape[0], T = S + 1
     cdef Py_ssize_t jj, N = order.shape[0]
     cdef int maxlen = 1, maxb = 1
@@ -431,8 +435,8 @@ def bol_global_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const
 cdef int global_step(int k, int32_t[::1] touched, double[:, :, ::1] dblk, int64_t[::1] slot,
                      double[:, :, ::1] pool, double[:, ::1] al, double[:, ::1] be, double[:, ::1] da,
                      double[:, ::1] db, double[::1] tmp, double[:, ::1] scratch,
-                     double[:, ::1] a_raw, double[:, ::1] b_raw, double[::1] state,
-                     double[:, ::1] Ua, double[:, ::1] Ub, int S, int R, bint averaged) noexcept nogil:
+                     double[:, :] a_raw, double[:, :] b_raw, double[::1] state,
+                     double[:, :] Ua, double[:, :] Ub, int S, int R, bint averaged) noexcept nogil:
     """Eqs. (9)-(12) and the supplement over the k touched blocks; returns k, or 0 if
     the iterate vanished."""
     cdef int T = S + 1, j, r, c, tau
@@ -494,8 +498,8 @@ cdef int global_step(int k, int32_t[::1] touched, double[:, :, ::1] dblk, int64_
     return k
 
 
-def global_update(double[:, :, ::1] theta, const double[:, :, ::1] D, double[:, ::1] a_raw,
-                  double[:, ::1] b_raw, double[::1] state, int R):
+def global_update(double[:, :, ::1] theta, const double[:, :, ::1] D, double[:, :] a_raw,
+                  double[:, :] b_raw, double[::1] state, int R):
     """One global-mode update on small dense data, for tests: theta[a] and D[a] are the
     blocks of Theta_{t-1} and C dPhi_t of every attribute a (all counted as touched).
     Updates theta, a_raw, b_raw and state in place; returns the blocks updated."""

@@ -16,6 +16,13 @@ from libc.stdint cimport int32_t, int64_t
 from libc.math cimport INFINITY
 
 
+cdef inline int check_rows(const double[:, :] m, str name) except -1:
+    """Kernels walk rows by pointer: their elements must be adjacent."""
+    if m.shape[0] > 0 and m.shape[1] > 1 and m.strides[1] != sizeof(double):
+        raise ValueError(f"{name}: rows must be contiguous")
+    return 0
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef inline void score_unary(const int32_t[::1] ids, const int64_t[::1] ptr, int64_t p0, int n,
@@ -23,76 +30,81 @@ cdef inline void score_unary(const int32_t[::1] ids, const int64_t[::1] ptr, int
     """unary[i, y] = sum of W0[a, y] over the 0-order attributes a at position p0 + i."""
     cdef int i, y, S = unary.shape[1]
     cdef int64_t k
-    cdef int32_t a
+    cdef double* out
+    cdef const double* w
     for i in range(n):
+        out = &unary[i, 0]
         for y in range(S):
-            unary[i, y] = 0.0
+            out[y] = 0.0
         for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
-            a = ids[k]
+            w = &W0[ids[k], 0]
             for y in range(S):
-                unary[i, y] += W0[a, y]
+                out[y] += w[y]
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef inline void score_pair_linear(const int32_t[::1] ids, const int64_t[::1] ptr, int64_t p0, int n,
                                    const double[:, :, ::1] W1, double[:, :, ::1] pair) noexcept nogil:
-    """pair[i, y, v] = sum of W1[a, y, v] over the 1st-order attributes a at p0 + i (eq. 2)."""
-    cdef int i, y, v, S = pair.shape[1]
+    """pair[i, y, v] = sum of W1[a, y, v] over the 1st-order attributes a at p0 + i (eq. 2).
+    Rows are S + 1 wide; at i > 0 the start column S is filled too and never read."""
+    cdef int i, y, j, S = pair.shape[1], T = S + 1
     cdef int64_t k
-    cdef int32_t a
+    cdef double* out
+    cdef const double* w
     for y in range(S):
         pair[0, y, S] = 0.0
     for k in range(ptr[p0], ptr[p0 + 1]):
-        a = ids[k]
         for y in range(S):
-            pair[0, y, S] += W1[a, y, S]
+            pair[0, y, S] += W1[ids[k], y, S]
     for i in range(1, n):
-        for y in range(S):
-            for v in range(S):
-                pair[i, y, v] = 0.0
+        out = &pair[i, 0, 0]
+        for j in range(S * T):
+            out[j] = 0.0
         for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
-            a = ids[k]
-            for y in range(S):
-                for v in range(S):
-                    pair[i, y, v] += W1[a, y, v]
+            w = &W1[ids[k], 0, 0]
+            for j in range(S * T):
+                out[j] += w[j]
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef inline void score_pair_bilinear(const int32_t[::1] ids, const int64_t[::1] ptr, int64_t p0, int n,
-                                     const double[:, ::1] alpha, const double[:, ::1] beta,
+                                     const double[:, :] alpha, const double[:, :] beta,
                                      double[:, :, ::1] pair, double scale=1.0) noexcept nogil:
     """pair[i, y, v] = scale * sum of alpha[a, y] * beta[a, v] over the 1st-order attributes
-    at p0 + i (eq. 1)."""
-    cdef int i, y, v, S = pair.shape[1]
+    at p0 + i (eq. 1). Rows are S + 1 wide, as in score_pair_linear. alpha and beta
+    may be column slices of one array (alpha[a] next to beta[a] in memory: one cache
+    miss per attribute instead of two); their rows must be contiguous."""
+    cdef int i, y, v, S = pair.shape[1], T = S + 1
     cdef int64_t k
-    cdef int32_t a
     cdef double ay
+    cdef double* out
+    cdef const double* al
+    cdef const double* be
     for y in range(S):
         pair[0, y, S] = 0.0
     for k in range(ptr[p0], ptr[p0 + 1]):
-        a = ids[k]
         for y in range(S):
-            pair[0, y, S] += alpha[a, y] * beta[a, S]
+            pair[0, y, S] += alpha[ids[k], y] * beta[ids[k], S]
     for i in range(1, n):
-        for y in range(S):
-            for v in range(S):
-                pair[i, y, v] = 0.0
+        out = &pair[i, 0, 0]
+        for v in range(S * T):
+            out[v] = 0.0
         for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
-            a = ids[k]
+            al = &alpha[ids[k], 0]
+            be = &beta[ids[k], 0]
             for y in range(S):
-                ay = alpha[a, y]
-                if ay != 0.0:
-                    for v in range(S):
-                        pair[i, y, v] += ay * beta[a, v]
+                ay = al[y]
+                for v in range(T):
+                    out[y * T + v] += ay * be[v]
     if scale != 1.0:
         for y in range(S):
             pair[0, y, S] *= scale
         for i in range(1, n):
-            for y in range(S):
-                for v in range(S):
-                    pair[i, y, v] *= scale
+            out = &pair[i, 0, 0]
+            for v in range(S * T):
+                out[v] *= scale
 
 
 @cython.boundscheck(False)

@@ -2,7 +2,7 @@
 cimport cython
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
-from chain cimport score_unary, score_pair_linear, score_pair_bilinear, viterbi
+from chain cimport check_rows, score_unary, score_pair_linear, score_pair_bilinear, viterbi
 
 
 def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,
@@ -27,7 +27,7 @@ def decode_corpus(const int64_t[::1] seq_ptr,
                   const double[:, ::1] W0, const double[:, ::1] trans, const double[::1] end,
                   int32_t[::1] out,
                   const double[:, :, ::1] W1=None,
-                  const double[:, ::1] alpha=None, const double[:, ::1] beta=None):
+                  const double[:, :] alpha=None, const double[:, :] beta=None):
     """Viterbi-decode every sequence into out (one label id per position).
 
     Give W1 for the linear model or alpha and beta for the bilinear one.
@@ -37,6 +37,9 @@ def decode_corpus(const int64_t[::1] seq_ptr,
     cdef bint bilinear = W1 is None
     if bilinear and (alpha is None or beta is None):
         raise ValueError("decode_corpus needs W1, or alpha and beta")
+    if bilinear:
+        check_rows(alpha, "alpha")
+        check_rows(beta, "beta")
     cdef int maxlen = 1
     cdef Py_ssize_t j
     for j in range(N):

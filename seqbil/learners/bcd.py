@@ -18,8 +18,9 @@ class CoordinateDescent(Learner):
         S = self.S
         self.rounds, self.epochs = int(settings["bcd_rounds"]), int(settings["bcd_epochs"])
         self.W0, self.end = np.zeros((self.A0, S)), np.zeros(S)
-        self.alpha = np.full((self.A1, S), 1 / np.sqrt(S))
-        self.beta = np.full((self.A1, S + 1), 1 / np.sqrt(S + 1))
+        self.ab = np.empty((self.A1, 2 * S + 1))  # alpha[a] next to beta[a] in memory
+        self.alpha, self.beta = self.ab[:, :S], self.ab[:, S:]
+        self.alpha[:], self.beta[:] = 1 / np.sqrt(S), 1 / np.sqrt(S + 1)
         self.mark0 = np.full(self.A0, -1, dtype=np.int32)
         self.mark1 = np.full(self.A1, -1, dtype=np.int32)
         self.side = 0

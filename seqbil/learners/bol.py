@@ -49,17 +49,20 @@ class Bilinear(Learner):
         self.R = int(settings["power_steps"])
         self.mode = settings["rank1"]
         self.W0, self.end = np.zeros((self.A0, S)), np.zeros(S)
+        # alpha[a] and beta[a] side by side in memory (see chain.pxd: score_pair_bilinear)
+        self.ab = np.zeros((A1, 2 * S + 1))
+        self.alpha, self.beta = self.ab[:, :S], self.ab[:, S:]
         if self.mode == "block":
-            self.alpha, self.beta, self.sigma = np.zeros((A1, S)), np.zeros((A1, S + 1)), np.zeros(A1)
+            self.sigma = np.zeros(A1)
         else:  # the paper's start: alpha = beta = 1/|1| (unit norm over all attributes)
-            self.alpha, self.beta = np.ones((A1, S)), np.ones((A1, S + 1))
+            self.ab[:] = 1.0
             # sigma, s_a, s_b, |alpha|^2, |beta|^2, G_a, G_b (see bol_global_chunk); the
             # running sums G start with the initial parameters, as the counter c = 1 does
             s_a, s_b = 1 / np.sqrt(max(A1 * S, 1)), 1 / np.sqrt(max(A1 * (S + 1), 1))
             self.state = np.array([0.0, s_a, s_b, 1.0, 1.0, 0.0, s_b])
         avg = (lambda a: np.zeros(a.shape)) if self.averaged else (lambda a: np.zeros((0,) * a.ndim))
-        self.U0, self.Utrans, self.Uend, self.Ua, self.Ub = (avg(a) for a in (self.W0, self.trans, self.end,
-                                                                              self.alpha, self.beta))
+        self.U0, self.Utrans, self.Uend, Uab = (avg(a) for a in (self.W0, self.trans, self.end, self.ab))
+        self.Ua, self.Ub = (Uab[:, :S], Uab[:, S:]) if self.averaged else (Uab, Uab)
         self.blocks = BlockPool(A1, S)
         self.mark = np.full(A1, -1, dtype=np.int32)
         self.counter = 1
