@@ -11,7 +11,7 @@ cimport cython
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport check_rows, score_unary, score_pair_bilinear, viterbi
+from chain cimport differs, chunk_limits, check_rows, score_unary, score_pair_bilinear, viterbi
 
 
 @cython.boundscheck(False)
@@ -29,13 +29,10 @@ def bcd_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_
     check_rows(beta, "beta")
     cdef int S = end.shape[0], T = S + 1, width = S if side == 0 else T
     cdef Py_ssize_t jj, N = order.shape[0]
-    cdef int maxlen = 1, maxb = 1, maxu = 1
+    cdef int maxlen, maxb, maxu
     cdef int64_t p0
-    for jj in range(N):
-        p0 = seq_ptr[order[jj]]
-        maxlen = max(maxlen, <int>(seq_ptr[order[jj] + 1] - p0))
-        maxb = max(maxb, <int>(b_ptr[seq_ptr[order[jj] + 1]] - b_ptr[p0]))
-        maxu = max(maxu, <int>(u_ptr[seq_ptr[order[jj] + 1]] - u_ptr[p0]))
+    chunk_limits(order, seq_ptr, b_ptr, &maxlen, &maxb)
+    chunk_limits(order, seq_ptr, u_ptr, &maxlen, &maxu)
     cdef double[:, ::1] unary = np.zeros((maxlen, S))
     cdef double[:, :, ::1] pair = np.zeros((maxlen, S, T))
     cdef double[:, ::1] delta = np.zeros((maxlen, S))
@@ -60,10 +57,7 @@ def bcd_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_
             score_unary(u_ids, u_ptr, p0, n, W0, unary)
             score_pair_bilinear(b_ids, b_ptr, p0, n, alpha, beta, pair)
             guess = viterbi(unary, pair, trans, end, n, delta, back, pred)
-            for i in range(n):
-                if pred[i] != labels[p0 + i]:
-                    break
-            else:
+            if not differs(labels, p0, pred, n):
                 continue
             mistakes += 1
             gold = end[labels[p0 + n - 1]]

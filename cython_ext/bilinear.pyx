@@ -28,7 +28,7 @@ import numpy as np
 from libc.math cimport sqrt, fabs
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport check_rows, score_unary, score_pair_bilinear, viterbi
+from chain cimport differs, chunk_limits, check_rows, score_unary, score_pair_bilinear, viterbi
 
 
 @cython.boundscheck(False)
@@ -102,6 +102,18 @@ cdef void linear_update(const int32_t[::1] labels, const int32_t[::1] pred, int6
         if averaged:
             Uend[g] += cc
             Uend[p] -= cc
+
+
+cdef inline double* theta_block(int32_t a, int64_t[::1] slot, double[:, :, ::1] pool,
+                                int64_t* n_slots) noexcept nogil:
+    """The Theta block of attribute a, given a zeroed pool slot on first use."""
+    cdef int64_t s = slot[a]
+    if s < 0:
+        s = n_slots[0]
+        slot[a] = s
+        n_slots[0] += 1
+        memset(&pool[s, 0, 0], 0, pool.shape[1] * pool.shape[2] * sizeof(double))
+    return &pool[s, 0, 0]
 
 
 cdef inline double dot(const double* x, const double* y, int n) noexcept nogil:
@@ -264,12 +276,9 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
         check_rows(m, name)
     cdef int S = end.shape[0], T = S + 1
     cdef Py_ssize_t jj, N = order.shape[0]
-    cdef int maxlen = 1, maxb = 1
+    cdef int maxlen, maxb
     cdef int64_t p0
-    for jj in range(N):
-        p0 = seq_ptr[order[jj]]
-        maxlen = max(maxlen, <int>(seq_ptr[order[jj] + 1] - p0))
-        maxb = max(maxb, <int>(b_ptr[seq_ptr[order[jj] + 1]] - b_ptr[p0]))
+    chunk_limits(order, seq_ptr, b_ptr, &maxlen, &maxb)
     cdef double[:, ::1] unary = np.zeros((maxlen, S))
     cdef double[:, :, ::1] pair = np.zeros((maxlen, S, T))
     cdef double[:, ::1] delta = np.zeros((maxlen, S))
@@ -292,12 +301,7 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
                 score_unary(u_ids, u_ptr, p0, n, W0, unary)
                 score_pair_bilinear(b_ids, b_ptr, p0, n, alpha, beta, pair)
                 viterbi(unary, pair, trans, end, n, delta, back, pred)
-                for i in range(n):
-                    if pred[i] != labels[p0 + i]:
-                        break
-                else:
-                    i = n
-                if i < n:
+                if differs(labels, p0, pred, n):
                     mistakes += 1
                     cc = C * counter
                     linear_update(labels, pred, p0, n, S, u_ptr, u_ids, C, cc, W0, trans, end, U0, Utrans, Uend,
@@ -306,13 +310,7 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
                     for j in range(k):
                         a = touched[j]
                         mark[a] = -1
-                        s = slot[a]
-                        if s < 0:
-                            s = n_slots
-                            slot[a] = s
-                            n_slots += 1
-                            memset(&pool[s, 0, 0], 0, S * T * sizeof(double))
-                        th = &pool[s, 0, 0]
+                        th = theta_block(a, slot, pool, &n_slots)
                         for r in range(S):
                             for c in range(T):
                                 th[r * T + c] += dblk[j, r, c]
@@ -360,12 +358,9 @@ def bol_global_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const
         check_rows(m, name)
     cdef int S = end.shape[0], T = S + 1
     cdef Py_ssize_t jj, N = order.shape[0]
-    cdef int maxlen = 1, maxb = 1
+    cdef int maxlen, maxb
     cdef int64_t p0
-    for jj in range(N):
-        p0 = seq_ptr[order[jj]]
-        maxlen = max(maxlen, <int>(seq_ptr[order[jj] + 1] - p0))
-        maxb = max(maxb, <int>(b_ptr[seq_ptr[order[jj] + 1]] - b_ptr[p0]))
+    chunk_limits(order, seq_ptr, b_ptr, &maxlen, &maxb)
     cdef double[:, ::1] unary = np.zeros((maxlen, S))
     cdef double[:, :, ::1] pair = np.zeros((maxlen, S, T))
     cdef double[:, ::1] delta = np.zeros((maxlen, S))
@@ -391,12 +386,7 @@ def bol_global_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const
                 score_unary(u_ids, u_ptr, p0, n, W0, unary)
                 score_pair_bilinear(b_ids, b_ptr, p0, n, a_raw, b_raw, pair, state[0] * state[1] * state[2])
                 viterbi(unary, pair, trans, end, n, delta, back, pred)
-                for i in range(n):
-                    if pred[i] != labels[p0 + i]:
-                        break
-                else:
-                    i = n
-                if i < n:
+                if differs(labels, p0, pred, n):
                     mistakes += 1
                     cc = C * counter
                     linear_update(labels, pred, p0, n, S, u_ptr, u_ids, C, cc, W0, trans, end, U0, Utrans, Uend,
@@ -405,13 +395,7 @@ def bol_global_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const
                     for j in range(k):
                         a = touched[j]
                         mark[a] = -1
-                        s = slot[a]
-                        if s < 0:
-                            s = n_slots
-                            slot[a] = s
-                            n_slots += 1
-                            memset(&pool[s, 0, 0], 0, S * T * sizeof(double))
-                        th = &pool[s, 0, 0]
+                        th = theta_block(a, slot, pool, &n_slots)
                         for r in range(S):
                             al[j, r] = state[1] * a_raw[a, r]
                             da[j, r] = 0.0

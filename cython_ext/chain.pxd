@@ -16,6 +16,29 @@ from libc.stdint cimport int32_t, int64_t
 from libc.math cimport INFINITY
 
 
+cdef inline bint differs(const int32_t[::1] labels, int64_t p0, const int32_t[::1] pred, int n) noexcept nogil:
+    """Whether a decoded sequence differs from the gold one (a mistake)."""
+    cdef int i
+    for i in range(n):
+        if pred[i] != labels[p0 + i]:
+            return True
+    return False
+
+
+cdef inline void chunk_limits(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int64_t[::1] ptr,
+                              int* maxlen, int* maxattr) noexcept nogil:
+    """Longest sequence of the chunk, and most attributes of one sequence (CSR ptr)."""
+    cdef Py_ssize_t j
+    cdef int64_t a, b
+    maxlen[0] = 1
+    maxattr[0] = 1
+    for j in range(order.shape[0]):
+        a = seq_ptr[order[j]]
+        b = seq_ptr[order[j] + 1]
+        maxlen[0] = max(maxlen[0], <int>(b - a))
+        maxattr[0] = max(maxattr[0], <int>(ptr[b] - ptr[a]))
+
+
 cdef inline int check_rows(const double[:, :] m, str name) except -1:
     """Kernels walk rows by pointer: their elements must be adjacent."""
     if m.shape[0] > 0 and m.shape[1] > 1 and m.strides[1] != sizeof(double):

@@ -7,7 +7,7 @@ therefore touches only the weights of the features in dPhi.
 cimport cython
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
-from chain cimport score_unary, score_pair_linear, viterbi
+from chain cimport differs, chunk_limits, score_unary, score_pair_linear, viterbi
 
 
 @cython.boundscheck(False)
@@ -25,9 +25,8 @@ def train_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int3
     """
     cdef int S = end.shape[0]
     cdef Py_ssize_t j, N = order.shape[0]
-    cdef int maxlen = 1
-    for j in range(N):
-        maxlen = max(maxlen, <int>(seq_ptr[order[j] + 1] - seq_ptr[order[j]]))
+    cdef int maxlen, maxb
+    chunk_limits(order, seq_ptr, b_ptr, &maxlen, &maxb)
     cdef double[:, ::1] unary = np.zeros((maxlen, S))
     cdef double[:, :, ::1] pair = np.zeros((maxlen, S, S + 1))
     cdef double[:, ::1] delta = np.zeros((maxlen, S))
@@ -45,12 +44,7 @@ def train_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int3
                 score_unary(u_ids, u_ptr, p0, n, W0, unary)
                 score_pair_linear(b_ids, b_ptr, p0, n, W1, pair)
                 viterbi(unary, pair, trans, end, n, delta, back, pred)
-                for i in range(n):
-                    if pred[i] != labels[p0 + i]:
-                        break
-                else:
-                    i = n
-                if i < n:
+                if differs(labels, p0, pred, n):
                     mistakes += 1
                     cc = C * counter
                     for i in range(n):
