@@ -48,15 +48,22 @@ class Model:
                       out, **second)
         return out
 
+    @property
+    def weights(self):
+        return self._weights
+
+    @weights.setter
+    def weights(self, value):
+        self._weights, self._ab = value, None
+
     def _interleaved(self):
         """alpha and beta with alpha[a] next to beta[a] in memory (one cache line per
-        attribute when decoding), built once per set of weights."""
-        key = (id(self.weights["alpha"]), id(self.weights["beta"]))
-        if getattr(self, "_ab_key", None) != key:
+        attribute when decoding), built once per assignment of the weights."""
+        if self._ab is None:
             S = len(self.labels)
             ab = np.empty((len(self.weights["alpha"]), 2 * S + 1))
             ab[:, :S], ab[:, S:] = self.weights["alpha"], self.weights["beta"]
-            self._ab, self._ab_key = {"alpha": ab[:, :S], "beta": ab[:, S:]}, key
+            self._ab = {"alpha": ab[:, :S], "beta": ab[:, S:]}
         return self._ab
 
     def predict(self, sentences, source="<input>"):

@@ -271,3 +271,18 @@ def test_lazy_averages_equal_explicit_means(rng, mode):
     tol = {"block": 1e-9, "global": 1e-4}[mode]
     for name in ("alpha", "beta", "W0", "end"):  # means over the initial and every later snapshot
         np.testing.assert_allclose(avg[name], sums[name] / (steps + 1), rtol=tol, atol=1e-9)
+
+
+def test_model_decodes_with_the_weights_assigned_last(rng):
+    """Reassigning a model's weights (as training does after every epoch) is seen by decode."""
+    sentences = separable_corpus(rng, 10)
+    labels = ["B", "I", "O"]
+    templates = TemplateSet(parse_template(t) for t in ["B01:%x[0,0]", "B"])
+    data, index = encode(sentences, templates, None, labels)
+    learner = LEARNERS["bol"](3, 0, index.n_attributes(1), {**defaults(), "averaged": False})
+    model = Model("bilinear", labels, index, {"format": "conll", "n_fields": 2, "evaluation": "accuracy"}, {})
+    for _ in range(4):
+        train_epochs(learner, data, 1)
+        model.kind, model.weights = learner.parameters()
+        fresh = Model("bilinear", labels, index, model.corpus, {k: v.copy() for k, v in model.weights.items()})
+        assert list(model.decode(data)) == list(fresh.decode(data))
