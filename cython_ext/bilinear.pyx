@@ -270,8 +270,8 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
                     bint transitions):
     """Algorithm 2 in block mode over the sequences in order.
 
-    Returns (mistakes, counter, n_slots, blocks_updated). The caller makes sure the
-    pool has room for every 1st-order attribute occurrence of the chunk."""
+    Returns (mistakes, counter, n_slots, blocks_updated). The pool has a slot for
+    every attribute."""
     for m, name in ((alpha, "alpha"), (beta, "beta"), (Ua, "Ua"), (Ub, "Ub")):
         check_rows(m, name)
     cdef int S = end.shape[0], T = S + 1

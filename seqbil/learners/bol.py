@@ -20,24 +20,15 @@ from .base import Learner
 
 
 class BlockPool:
-    """Dense storage of the Theta blocks of the attributes touched so far."""
+    """Dense storage of the Theta blocks of the attributes touched so far, in order of
+    first touch. The pool is one zero-filled allocation for all attributes: the
+    operating system maps its pages on first write, so memory grows with the blocks
+    in use and no block is ever copied."""
 
     def __init__(self, n_attributes, S):
         self.slot = np.full(n_attributes, -1, dtype=np.int64)
-        self.pool = np.zeros((0, S, S + 1))
+        self.pool = np.zeros((max(n_attributes, 1), S, S + 1))
         self.used = 0
-
-    def reserve(self, extra):
-        need = self.used + extra
-        if need > len(self.pool):
-            grown = np.zeros((max(need, 2 * len(self.pool), 1024),) + self.pool.shape[1:])
-            grown[:self.used] = self.pool[:self.used]
-            self.pool = grown
-
-
-def occurrences(data, order):
-    """Number of 1st-order attribute occurrences in the sequences of order."""
-    return int((data.b_ptr[data.seq_ptr[order + 1]] - data.b_ptr[data.seq_ptr[order]]).sum())
 
 
 class Bilinear(Learner):
@@ -70,7 +61,6 @@ class Bilinear(Learner):
         self.mistakes = 0  # so far: the dual's sum of eta_j is C times this
 
     def train_chunk(self, data, order):
-        self.blocks.reserve(occurrences(data, order))
         b = self.blocks
         common = (order, data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids,
                   self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend)
