@@ -11,7 +11,7 @@ cimport cython
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport differs, chunk_limits, check_rows, score_unary, score_pair_bilinear, viterbi
+from chain cimport decode_buffers, differs, chunk_limits, check_rows, score_unary, score_pair_bilinear, viterbi
 
 
 @cython.boundscheck(False)
@@ -33,11 +33,11 @@ def bcd_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_
     cdef int64_t p0
     chunk_limits(order, seq_ptr, b_ptr, &maxlen, &maxb)
     chunk_limits(order, seq_ptr, u_ptr, &maxlen, &maxu)
-    cdef double[:, ::1] unary = np.zeros((maxlen, S))
-    cdef double[:, :, ::1] pair = np.zeros((maxlen, S, T))
-    cdef double[:, ::1] delta = np.zeros((maxlen, S))
-    cdef int32_t[:, ::1] back = np.zeros((maxlen, S), dtype=np.int32)
-    cdef int32_t[::1] pred = np.zeros(maxlen, dtype=np.int32)
+    cdef double[:, ::1] unary, delta
+    cdef double[:, :, ::1] pair
+    cdef int32_t[:, ::1] back
+    cdef int32_t[::1] pred
+    unary, pair, delta, back, pred = decode_buffers(maxlen, S)
     cdef int32_t[::1] t0 = np.zeros(maxu, dtype=np.int32)
     cdef int32_t[::1] t1 = np.zeros(maxb, dtype=np.int32)
     cdef double[:, ::1] d0 = np.zeros((maxu, S))

@@ -4,7 +4,7 @@ The dual matrix Theta = sum of C * dPhi over the mistakes is block diagonal, one
 S x (S+1) block per 1st-order attribute. Blocks are stored densely, but only for
 attributes that took part in a mistake (`slot[a]` indexes a growing pool).
 
-Block mode (`bol_block_chunk`): W_a = sigma_a u_a v_a^T is the top singular
+Block mode (`bol_chunk`): W_a = sigma_a u_a v_a^T is the top singular
 triple of Theta_a, i.e. the gradient of F*(Theta) = sum_a sigma_1(Theta_a)^2 / 2.
 After a mistake each touched block runs R power steps warm-started from its
 previous (u_a, v_a), normalised by its own sigma_a as in eqs. (9)-(12) (see
@@ -15,7 +15,7 @@ column holding its largest entry, which Theta_a cannot annihilate, plus a small
 fixed dense part (so the start is not orthogonal to the top right singular vector
 of an integer-valued block), and runs plain normalised power steps.
 
-Global mode (`bol_global_chunk`): the paper's literal reading, one sigma_1 and one
+Global mode (`bol_chunk` with global_mode): the paper's literal reading, one sigma_1 and one
 (alpha, beta) over all blocks, normalised globally. The norms are kept as two
 scalar scales so no step writes densely (see learners/bol.py).
 
@@ -28,7 +28,7 @@ import numpy as np
 from libc.math cimport sqrt, fabs
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport differs, chunk_limits, check_rows, score_unary, score_pair_bilinear, viterbi
+from chain cimport decode_buffers, linear_update, differs, chunk_limits, check_rows, score_unary, score_pair_bilinear, viterbi
 
 
 @cython.boundscheck(False)
@@ -62,46 +62,6 @@ cdef int collect_dphi(const int32_t[::1] labels, const int32_t[::1] pred, int64_
             dblk[j, g, gp] += C
             dblk[j, p, pp] -= C
     return k
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef void linear_update(const int32_t[::1] labels, const int32_t[::1] pred, int64_t p0, int n, int S,
-                        const int64_t[::1] u_ptr, const int32_t[::1] u_ids, double C, double cc,
-                        double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
-                        double[:, ::1] Utrans, double[::1] Uend, bint averaged, bint transitions) noexcept nogil:
-    """Perceptron step on the linear part: 0-order weights (section 4.3), label
-    transitions and end scores."""
-    cdef int i, g, p, gp, pp
-    cdef int64_t q
-    cdef int32_t a
-    for i in range(n):
-        g = labels[p0 + i]
-        p = pred[i]
-        gp = labels[p0 + i - 1] if i > 0 else S
-        pp = pred[i - 1] if i > 0 else S
-        if transitions and (g != p or gp != pp):
-            trans[g, gp] += C
-            trans[p, pp] -= C
-            if averaged:
-                Utrans[g, gp] += cc
-                Utrans[p, pp] -= cc
-        if g != p:
-            for q in range(u_ptr[p0 + i], u_ptr[p0 + i + 1]):
-                a = u_ids[q]
-                W0[a, g] += C
-                W0[a, p] -= C
-                if averaged:
-                    U0[a, g] += cc
-                    U0[a, p] -= cc
-    g = labels[p0 + n - 1]
-    p = pred[n - 1]
-    if g != p:
-        end[g] += C
-        end[p] -= C
-        if averaged:
-            Uend[g] += cc
-            Uend[p] -= cc
 
 
 cdef inline double* theta_block(int32_t a, int64_t[::1] slot, double[:, :, ::1] pool,
@@ -258,20 +218,30 @@ cdef double _refresh(const double* Th, int S, int R, double* alpha, double* beta
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_t[::1] labels,
-                    const int64_t[::1] u_ptr, const int32_t[::1] u_ids,
-                    const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
-                    double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
-                    double[:, ::1] Utrans, double[::1] Uend,
-                    double[:, :] alpha, double[:, :] beta, double[::1] sigma,
-                    double[:, :] Ua, double[:, :] Ub,
-                    int64_t[::1] slot, double[:, :, ::1] pool, int64_t n_slots,
-                    int32_t[::1] mark, double C, int R, int64_t counter, bint averaged,
-                    bint transitions):
-    """Algorithm 2 in block mode over the sequences in order.
+@cython.cdivision(True)
+def bol_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_t[::1] labels,
+              const int64_t[::1] u_ptr, const int32_t[::1] u_ids,
+              const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
+              double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
+              double[:, ::1] Utrans, double[::1] Uend,
+              double[:, :] alpha, double[:, :] beta, double[::1] sigma, double[::1] state,
+              double[:, :] Ua, double[:, :] Ub,
+              int64_t[::1] slot, double[:, :, ::1] pool, int64_t n_slots,
+              int32_t[::1] mark, double C, int R, int64_t counter, bint averaged,
+              bint transitions, bint global_mode):
+    """Algorithm 2 over the sequences in order; returns (mistakes, counter, n_slots,
+    blocks_updated). The pool has a slot for every attribute.
 
-    Returns (mistakes, counter, n_slots, blocks_updated). The pool has a slot for
-    every attribute."""
+    Block mode: alpha[a] = sigma_a u_a, beta[a] = v_a, refreshed block by block.
+
+    Global mode (the paper read literally): one sigma_1 and one unit-norm (alpha, beta)
+    over the whole block-diagonal Theta, with alpha = s_a * alpha_raw and beta =
+    s_b * beta_raw (the arrays given), so that the global normalisation is a change of
+    two scalars and every step touches only the blocks in dPhi. state = [sigma, s_a,
+    s_b, |alpha|^2, |beta|^2, G_a, G_b], G being the running sums of the scales of
+    sigma * alpha and beta used for averaging. First update: Theta_0 = 0 has
+    sigma_0 = 0 and eq. (9) would divide by it; the first update divides by
+    C * |dPhi_1|_F instead (the scale of Theta_1)."""
     for m, name in ((alpha, "alpha"), (beta, "beta"), (Ua, "Ua"), (Ub, "Ub")):
         check_rows(m, name)
     cdef int S = end.shape[0], T = S + 1
@@ -279,17 +249,23 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
     cdef int maxlen, maxb
     cdef int64_t p0
     chunk_limits(order, seq_ptr, b_ptr, &maxlen, &maxb)
-    cdef double[:, ::1] unary = np.zeros((maxlen, S))
-    cdef double[:, :, ::1] pair = np.zeros((maxlen, S, T))
-    cdef double[:, ::1] delta = np.zeros((maxlen, S))
-    cdef int32_t[:, ::1] back = np.zeros((maxlen, S), dtype=np.int32)
-    cdef int32_t[::1] pred = np.zeros(maxlen, dtype=np.int32)
+    cdef double[:, ::1] unary, delta
+    cdef double[:, :, ::1] pair
+    cdef int32_t[:, ::1] back
+    cdef int32_t[::1] pred
+    unary, pair, delta, back, pred = decode_buffers(maxlen, S)
     cdef int32_t[::1] touched = np.zeros(maxb, dtype=np.int32)
     cdef double[:, :, ::1] dblk = np.zeros((maxb, S, T))
     cdef double[::1] work = np.zeros(8 * T)
     cdef double[::1] old = np.zeros(2 * T)
-    cdef int64_t mistakes = 0, updated = 0, s
-    cdef int n, i, k, j, r, c
+    cdef int gb = maxb if global_mode else 1
+    cdef double[:, ::1] al = np.zeros((gb, S))      # global mode: alpha, beta of the touched blocks
+    cdef double[:, ::1] be = np.zeros((gb, T))
+    cdef double[:, ::1] da = np.zeros((gb, S))      # and their Delta alpha, Delta beta
+    cdef double[:, ::1] db = np.zeros((gb, T))
+    cdef double[::1] tmp = np.zeros(T)
+    cdef int64_t mistakes = 0, updated = 0
+    cdef int n, k, j, r, c
     cdef int32_t a
     cdef double cc
     cdef double* th
@@ -299,7 +275,8 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
             n = <int>(seq_ptr[order[jj] + 1] - p0)
             if n > 0:
                 score_unary(u_ids, u_ptr, p0, n, W0, unary)
-                score_pair_bilinear(b_ids, b_ptr, p0, n, alpha, beta, pair)
+                score_pair_bilinear(b_ids, b_ptr, p0, n, alpha, beta, pair,
+                                    state[0] * state[1] * state[2] if global_mode else 1.0)
                 viterbi(unary, pair, trans, end, n, delta, back, pred)
                 if differs(labels, p0, pred, n):
                     mistakes += 1
@@ -314,6 +291,14 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
                         for r in range(S):
                             for c in range(T):
                                 th[r * T + c] += dblk[j, r, c]
+                        if global_mode:
+                            for r in range(S):
+                                al[j, r] = state[1] * alpha[a, r]
+                                da[j, r] = 0.0
+                            for c in range(T):
+                                be[j, c] = state[2] * beta[a, c]
+                                db[j, c] = 0.0
+                            continue
                         if averaged:
                             for r in range(S):
                                 old[r] = alpha[a, r]
@@ -328,87 +313,12 @@ def bol_block_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const 
                             for c in range(T):
                                 Ub[a, c] += counter * (beta[a, c] - old[S + c])
                         updated += 1
-            counter += 1
-    return mistakes, counter, n_slots, updated
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-@cython.cdivision(True)
-def bol_global_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_t[::1] labels,
-                     const int64_t[::1] u_ptr, const int32_t[::1] u_ids,
-                     const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
-                     double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
-                    double[:, ::1] Utrans, double[::1] Uend,
-                     double[:, :] a_raw, double[:, :] b_raw, double[::1] state,
-                     double[:, :] Ua, double[:, :] Ub,
-                     int64_t[::1] slot, double[:, :, ::1] pool, int64_t n_slots,
-                     int32_t[::1] mark, double C, int R, int64_t counter, bint averaged,
-                    bint transitions):
-    """Algorithm 2 read literally: one sigma_1 and one unit-norm (alpha, beta) over the
-    whole block-diagonal Theta. alpha = s_a * a_raw and beta = s_b * b_raw, so that the
-    global normalisation is a change of two scalars; every step touches only the
-    blocks in dPhi. state = [sigma, s_a, s_b, |alpha|^2, |beta|^2, G_a, G_b], where G
-    are the running sums of the scales of sigma * alpha and beta used for averaging.
-
-    First update: Theta_0 = 0 has sigma_0 = 0 and eq. (9) would divide by it; the
-    first update divides by C * |dPhi_1|_F instead (the scale of Theta_1).
-    Returns (mistakes, counter, n_slots, blocks_updated)."""
-    for m, name in ((a_raw, "a_raw"), (b_raw, "b_raw"), (Ua, "Ua"), (Ub, "Ub")):
-        check_rows(m, name)
-    cdef int S = end.shape[0], T = S + 1
-    cdef Py_ssize_t jj, N = order.shape[0]
-    cdef int maxlen, maxb
-    cdef int64_t p0
-    chunk_limits(order, seq_ptr, b_ptr, &maxlen, &maxb)
-    cdef double[:, ::1] unary = np.zeros((maxlen, S))
-    cdef double[:, :, ::1] pair = np.zeros((maxlen, S, T))
-    cdef double[:, ::1] delta = np.zeros((maxlen, S))
-    cdef int32_t[:, ::1] back = np.zeros((maxlen, S), dtype=np.int32)
-    cdef int32_t[::1] pred = np.zeros(maxlen, dtype=np.int32)
-    cdef int32_t[::1] touched = np.zeros(maxb, dtype=np.int32)
-    cdef double[:, :, ::1] dblk = np.zeros((maxb, S, T))
-    cdef double[:, ::1] al = np.zeros((maxb, S))      # alpha, beta of the touched blocks
-    cdef double[:, ::1] be = np.zeros((maxb, T))
-    cdef double[:, ::1] da = np.zeros((maxb, S))      # Delta alpha, Delta beta
-    cdef double[:, ::1] db = np.zeros((maxb, T))
-    cdef double[::1] tmp = np.zeros(T)
-    cdef int64_t mistakes = 0, updated = 0, s
-    cdef int n, i, k, j, r, c
-    cdef int32_t a
-    cdef double cc
-    cdef double* th
-    with nogil:
-        for jj in range(N):
-            p0 = seq_ptr[order[jj]]
-            n = <int>(seq_ptr[order[jj] + 1] - p0)
-            if n > 0:
-                score_unary(u_ids, u_ptr, p0, n, W0, unary)
-                score_pair_bilinear(b_ids, b_ptr, p0, n, a_raw, b_raw, pair, state[0] * state[1] * state[2])
-                viterbi(unary, pair, trans, end, n, delta, back, pred)
-                if differs(labels, p0, pred, n):
-                    mistakes += 1
-                    cc = C * counter
-                    linear_update(labels, pred, p0, n, S, u_ptr, u_ids, C, cc, W0, trans, end, U0, Utrans, Uend,
-                                  averaged, transitions)
-                    k = collect_dphi(labels, pred, p0, n, S, b_ptr, b_ids, C, mark, touched, dblk)
-                    for j in range(k):
-                        a = touched[j]
-                        mark[a] = -1
-                        th = theta_block(a, slot, pool, &n_slots)
-                        for r in range(S):
-                            al[j, r] = state[1] * a_raw[a, r]
-                            da[j, r] = 0.0
-                            for c in range(T):
-                                th[r * T + c] += dblk[j, r, c]
-                        for c in range(T):
-                            be[j, c] = state[2] * b_raw[a, c]
-                            db[j, c] = 0.0
-                    if k > 0:
+                    if global_mode and k > 0:
                         updated += global_step(k, touched, dblk, slot, pool, al, be, da, db, tmp, unary,
-                                               a_raw, b_raw, state, Ua, Ub, S, R, averaged)
-            state[5] += state[0] * state[1]
-            state[6] += state[2]
+                                               alpha, beta, state, Ua, Ub, S, R, averaged)
+            if global_mode:
+                state[5] += state[0] * state[1]
+                state[6] += state[2]
             counter += 1
     return mistakes, counter, n_slots, updated
 

@@ -12,6 +12,7 @@
 # Positions of a corpus are stored as CSR arrays: the attribute ids active at
 # position p are ids[ptr[p]:ptr[p + 1]].
 cimport cython
+import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport INFINITY
 
@@ -37,6 +38,53 @@ cdef inline void chunk_limits(const int64_t[::1] order, const int64_t[::1] seq_p
         b = seq_ptr[order[j] + 1]
         maxlen[0] = max(maxlen[0], <int>(b - a))
         maxattr[0] = max(maxattr[0], <int>(ptr[b] - ptr[a]))
+
+
+cdef inline tuple decode_buffers(int maxlen, int S):
+    """Work arrays of the decoder for sequences of up to maxlen positions:
+    unary, pair, delta, back, pred."""
+    return (np.zeros((maxlen, S)), np.zeros((maxlen, S, S + 1)), np.zeros((maxlen, S)),
+            np.zeros((maxlen, S), dtype=np.int32), np.zeros(maxlen, dtype=np.int32))
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void linear_update(const int32_t[::1] labels, const int32_t[::1] pred, int64_t p0, int n, int S,
+                        const int64_t[::1] u_ptr, const int32_t[::1] u_ids, double C, double cc,
+                        double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
+                        double[:, ::1] Utrans, double[::1] Uend, bint averaged, bint transitions) noexcept nogil:
+    """Perceptron step on the linear part: 0-order weights (section 4.3), label
+    transitions and end scores."""
+    cdef int i, g, p, gp, pp
+    cdef int64_t q
+    cdef int32_t a
+    for i in range(n):
+        g = labels[p0 + i]
+        p = pred[i]
+        gp = labels[p0 + i - 1] if i > 0 else S
+        pp = pred[i - 1] if i > 0 else S
+        if transitions and (g != p or gp != pp):
+            trans[g, gp] += C
+            trans[p, pp] -= C
+            if averaged:
+                Utrans[g, gp] += cc
+                Utrans[p, pp] -= cc
+        if g != p:
+            for q in range(u_ptr[p0 + i], u_ptr[p0 + i + 1]):
+                a = u_ids[q]
+                W0[a, g] += C
+                W0[a, p] -= C
+                if averaged:
+                    U0[a, g] += cc
+                    U0[a, p] -= cc
+    g = labels[p0 + n - 1]
+    p = pred[n - 1]
+    if g != p:
+        end[g] += C
+        end[p] -= C
+        if averaged:
+            Uend[g] += cc
+            Uend[p] -= cc
 
 
 cdef inline int check_rows(const double[:, :] m, str name) except -1:

@@ -7,7 +7,7 @@ therefore touches only the weights of the features in dPhi.
 cimport cython
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
-from chain cimport differs, chunk_limits, score_unary, score_pair_linear, viterbi
+from chain cimport decode_buffers, linear_update, differs, chunk_limits, score_unary, score_pair_linear, viterbi
 
 
 @cython.boundscheck(False)
@@ -27,11 +27,11 @@ def train_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int3
     cdef Py_ssize_t j, N = order.shape[0]
     cdef int maxlen, maxb
     chunk_limits(order, seq_ptr, b_ptr, &maxlen, &maxb)
-    cdef double[:, ::1] unary = np.zeros((maxlen, S))
-    cdef double[:, :, ::1] pair = np.zeros((maxlen, S, S + 1))
-    cdef double[:, ::1] delta = np.zeros((maxlen, S))
-    cdef int32_t[:, ::1] back = np.zeros((maxlen, S), dtype=np.int32)
-    cdef int32_t[::1] pred = np.zeros(maxlen, dtype=np.int32)
+    cdef double[:, ::1] unary, delta
+    cdef double[:, :, ::1] pair
+    cdef int32_t[:, ::1] back
+    cdef int32_t[::1] pred
+    unary, pair, delta, back, pred = decode_buffers(maxlen, S)
     cdef int64_t p0, k, mistakes = 0
     cdef int n, i, g, p, gp, pp
     cdef int32_t a
@@ -47,25 +47,13 @@ def train_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int3
                 if differs(labels, p0, pred, n):
                     mistakes += 1
                     cc = C * counter
+                    linear_update(labels, pred, p0, n, S, u_ptr, u_ids, C, cc, W0, trans, end, U0, Utrans, Uend,
+                                  averaged, transitions)
                     for i in range(n):
                         g = labels[p0 + i]
                         p = pred[i]
                         gp = labels[p0 + i - 1] if i > 0 else S
                         pp = pred[i - 1] if i > 0 else S
-                        if g != p:
-                            for k in range(u_ptr[p0 + i], u_ptr[p0 + i + 1]):
-                                a = u_ids[k]
-                                W0[a, g] += C
-                                W0[a, p] -= C
-                                if averaged:
-                                    U0[a, g] += cc
-                                    U0[a, p] -= cc
-                        if transitions and (g != p or gp != pp):
-                            trans[g, gp] += C
-                            trans[p, pp] -= C
-                            if averaged:
-                                Utrans[g, gp] += cc
-                                Utrans[p, pp] -= cc
                         if g != p or gp != pp:
                             for k in range(b_ptr[p0 + i], b_ptr[p0 + i + 1]):
                                 a = b_ids[k]
@@ -74,13 +62,5 @@ def train_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int3
                                 if averaged:
                                     U1[a, g, gp] += cc
                                     U1[a, p, pp] -= cc
-                    g = labels[p0 + n - 1]
-                    p = pred[n - 1]
-                    if g != p:
-                        end[g] += C
-                        end[p] -= C
-                        if averaged:
-                            Uend[g] += cc
-                            Uend[p] -= cc
             counter += 1
     return mistakes, counter

@@ -15,7 +15,7 @@ averaged individually, lazily.
 """
 import numpy as np
 
-from .._bilinear import bol_block_chunk, bol_global_chunk
+from .._bilinear import bol_chunk
 from .base import Learner
 
 
@@ -43,11 +43,11 @@ class Bilinear(Learner):
         # alpha[a] and beta[a] side by side in memory (see chain.pxd: score_pair_bilinear)
         self.ab = np.zeros((A1, 2 * S + 1))
         self.alpha, self.beta = self.ab[:, :S], self.ab[:, S:]
-        if self.mode == "block":
-            self.sigma = np.zeros(A1)
-        else:  # the paper's start: alpha = beta = 1/|1| (unit norm over all attributes)
+        self.sigma = np.zeros(A1 if self.mode == "block" else 0)
+        self.state = np.zeros(7)
+        if self.mode == "global":  # the paper's start: alpha = beta = 1/|1| (unit norm over all attributes)
             self.ab[:] = 1.0
-            # sigma, s_a, s_b, |alpha|^2, |beta|^2, G_a, G_b (see bol_global_chunk); the
+            # sigma, s_a, s_b, |alpha|^2, |beta|^2, G_a, G_b (see bol_chunk); the
             # running sums G start with the initial parameters, as the counter c = 1 does
             s_a, s_b = 1 / np.sqrt(max(A1 * S, 1)), 1 / np.sqrt(max(A1 * (S + 1), 1))
             self.state = np.array([0.0, s_a, s_b, 1.0, 1.0, 0.0, s_b])
@@ -62,16 +62,12 @@ class Bilinear(Learner):
 
     def train_chunk(self, data, order):
         b = self.blocks
-        common = (order, data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids,
-                  self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend)
-        if self.mode == "block":
-            mistakes, self.counter, b.used, updated = bol_block_chunk(
-                *common, self.alpha, self.beta, self.sigma, self.Ua, self.Ub,
-                b.slot, b.pool, b.used, self.mark, self.C, self.R, self.counter, self.averaged, self.transitions)
-        else:
-            mistakes, self.counter, b.used, updated = bol_global_chunk(
-                *common, self.alpha, self.beta, self.state, self.Ua, self.Ub,
-                b.slot, b.pool, b.used, self.mark, self.C, self.R, self.counter, self.averaged, self.transitions)
+        mistakes, self.counter, b.used, updated = bol_chunk(
+            order, data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids,
+            self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend, self.alpha, self.beta,
+            self.sigma, self.state, self.Ua, self.Ub, b.slot, b.pool, b.used, self.mark, self.C, self.R,
+            self.counter, self.averaged, self.transitions, self.mode == "global")
+        if self.mode == "global":
             self._fold_scales()
         self.updated += updated
         self.mistakes += mistakes
