@@ -63,9 +63,16 @@ def main():
 @click.option("--encoding", help=HELP["encoding"])
 @click.option("--normalize", type=click.Choice(["none", "nfkc"]), help=HELP["normalize"])
 @click.option("--log", "log_path", metavar="FILE", help="Write per-epoch diagnostics as JSON lines.")
+@click.option("--checkpoint-every", "checkpoint_every", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Write a checkpoint every N epochs (and on Ctrl-C), to continue with --resume.")
+@click.option("--checkpoint", "checkpoint_path", metavar="FILE", help="Checkpoint file (default: MODEL.ckpt).")
+@click.option("--resume", "resume_path", metavar="CKPT", help="Continue the run saved in a checkpoint; its "
+              "settings and corpora are used (--epochs may extend it), with the same final model as an "
+              "uninterrupted run.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @fail_cleanly
-def train(config, template_file, train_path, dev_path, model_path, log_path, quiet, **overrides):
+def train(config, template_file, train_path, dev_path, model_path, log_path, checkpoint_every, checkpoint_path,
+          resume_path, quiet, **overrides):
     """Train a model on an annotated corpus.
 
     \b
@@ -74,9 +81,19 @@ def train(config, template_file, train_path, dev_path, model_path, log_path, qui
       seqbil train --config sighan2005 --train pku_training.utf8 --model pku.sbm
       seqbil train          # the bundled CoNLL-2000 sample, to see it work
     """
+    from . import params
     from .train import SAMPLES, find_config, resolve_settings, sample_path, train as run
 
     echo = functools.partial(click.echo, err=True)
+    if resume_path is not None:
+        given = [k for k, v in overrides.items() if v is not None and k != "epochs"]
+        if given or config or template_file or train_path or dev_path:
+            raise click.UsageError("--resume takes the settings and corpora of the checkpoint; "
+                                   "only --epochs, --model, --log and --checkpoint* may be given")
+        run(params.defaults(), None, model_path, log_path=log_path, echo=echo, show_progress=not quiet,
+            checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path, resume=resume_path,
+            resume_epochs=overrides["epochs"])
+        return
     if config is None:
         echo("no --config given: using the bundled conll2000 config")
         config = "conll2000"
@@ -89,7 +106,7 @@ def train(config, template_file, train_path, dev_path, model_path, log_path, qui
         echo(f"no --train given: training on the bundled sample corpus {train_path} "
              f"(dev: {dev_path})")
     run(settings, train_path, model_path, dev_path, template_file, config, log_path, echo=echo,
-        show_progress=not quiet)
+        show_progress=not quiet, checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path)
 
 
 @main.command()

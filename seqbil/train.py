@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import params
+from . import checkpoint, params
 from .corpus import make_format
 from .dataset import encode
 from .errors import ConfigError, InputError
@@ -82,9 +82,23 @@ def graceful_stop():
 
 
 def train(settings, train_path, model_path, dev_path=None, template_file=None, config=None, log_path=None,
-          echo=print, show_progress=True):
-    """Train and save a model; returns (model, history)."""
+          echo=print, show_progress=True, checkpoint_every=0, checkpoint_path=None, resume=None,
+          resume_epochs=None):
+    """Train and save a model; returns (model, history).
+
+    checkpoint_every=N writes a checkpoint (default: model_path + ".ckpt") after every
+    N passes and when the run is interrupted; resume=PATH continues from one, with
+    the settings and corpora recorded in it (resume_epochs may extend the run)."""
     from tqdm import tqdm
+
+    if resume is not None:
+        saved, scalars, arrays, rng_state, history = checkpoint.load(resume)
+        settings = {**saved["settings"], "epochs": resume_epochs or saved["settings"]["epochs"]}
+        train_path, dev_path, template_file, config = saved["train"], saved["dev"], saved["template"], saved["config"]
+        checkpoint_every = checkpoint_every or saved["checkpoint_every"]
+        checkpoint_path = checkpoint_path or resume
+        echo(f"resuming {resume}: {len(history)} passes done")
+    checkpoint_path = checkpoint_path or f"{model_path}.ckpt"
 
     fmt = make_format(settings["format"], None, settings["label_column"])
     enc = settings["encoding"]
@@ -111,11 +125,21 @@ def train(settings, train_path, model_path, dev_path=None, template_file=None, c
 
     learner = LEARNERS[settings["learner"]](len(labels), A0, A1, settings, templates.transition)
     rng = np.random.default_rng(settings["seed"])
-    history, log = [], open(log_path, "w", encoding="utf-8") if log_path else None
+    run = {"settings": settings, "train": str(train_path), "dev": dev_path and str(dev_path),
+           "template": template_file and str(template_file), "config": config and str(config),
+           "checkpoint_every": checkpoint_every, "data": checkpoint.fingerprint(data)}
+    if resume is not None:
+        if saved["data"] != run["data"] or scalars.get("A1") != A1:
+            raise InputError(train_path, 0, f"the training data differs from the data of checkpoint {resume}")
+        learner.restore(arrays, scalars)
+        rng.bit_generator.state = rng_state
+    else:
+        history = []
+    log = open(log_path, "a" if resume else "w", encoding="utf-8") if log_path else None
     N = data.n_sequences
     try:
         with graceful_stop() as stop:
-            for k in range(learner.passes()):
+            for k in range(len(history), learner.passes()):
                 learner.start_pass(k)
                 order = rng.permutation(N).astype(np.int64)
                 start, mistakes = time.perf_counter(), 0
@@ -141,6 +165,10 @@ def train(settings, train_path, model_path, dev_path=None, template_file=None, c
                 if log:
                     log.write(json.dumps(record) + "\n")
                     log.flush()
+                last = k + 1 == learner.passes()
+                if checkpoint_every and ((k + 1) % checkpoint_every == 0 or stop["stop"] or last):
+                    checkpoint.save(checkpoint_path, run, learner, rng, history)
+                    echo(f"checkpoint saved to {checkpoint_path}")
                 if stop["stop"]:
                     echo(f"interrupted: stopping after {record['name']}")
                     break

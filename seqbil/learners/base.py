@@ -39,6 +39,26 @@ class Learner(ABC):
         """Called after pass k; returns a dict of diagnostics for the log."""
         return {}
 
+    def snapshot(self):
+        """(arrays, scalars) from which restore() rebuilds this learner exactly:
+        every array it owns (views of them follow) and every number."""
+        arrays, scalars = {}, {}
+        for name, value in vars(self).items():
+            if isinstance(value, np.ndarray) and value.base is None:
+                arrays[name] = value
+            elif isinstance(value, (bool, int, float, str)):
+                scalars[name] = value
+        return arrays, scalars
+
+    def restore(self, arrays, scalars):
+        for name, value in arrays.items():
+            target = getattr(self, name, None)
+            if not isinstance(target, np.ndarray) or target.shape != value.shape or target.dtype != value.dtype:
+                raise ValueError(f"checkpoint array {name} does not fit this learner")
+            np.copyto(target, value)  # in place, so views (alpha, beta) stay valid
+        for name, value in scalars.items():
+            setattr(self, name, value)
+
     @abstractmethod
     def parameters(self):
         """(kind, weights) for decoding and saving: averaged when averaging is on."""

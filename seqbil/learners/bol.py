@@ -53,6 +53,7 @@ class Bilinear(Learner):
             self.state = np.array([0.0, s_a, s_b, 1.0, 1.0, 0.0, s_b])
         avg = (lambda a: np.zeros(a.shape)) if self.averaged else (lambda a: np.zeros((0,) * a.ndim))
         self.U0, self.Utrans, self.Uend, Uab = (avg(a) for a in (self.W0, self.trans, self.end, self.ab))
+        self.Uab = Uab
         self.Ua, self.Ub = (Uab[:, :S], Uab[:, S:]) if self.averaged else (Uab, Uab)
         self.blocks = BlockPool(A1, S)
         self.mark = np.full(A1, -1, dtype=np.int32)
@@ -82,6 +83,21 @@ class Bilinear(Learner):
                 raw *= scale
                 self.state[G] /= scale
                 self.state[i] = 1.0
+
+    def snapshot(self):
+        arrays, scalars = super().snapshot()
+        b = self.blocks
+        arrays.update({"blocks.slot": b.slot, "blocks.pool": b.pool[:b.used]})
+        scalars["blocks.used"] = b.used
+        return arrays, scalars
+
+    def restore(self, arrays, scalars):
+        arrays, scalars = dict(arrays), dict(scalars)
+        b = self.blocks
+        b.used = scalars.pop("blocks.used")
+        np.copyto(b.slot, arrays.pop("blocks.slot"))
+        b.pool[:b.used] = arrays.pop("blocks.pool")
+        super().restore(arrays, scalars)
 
     def end_pass(self, k):
         if self.mode == "block":

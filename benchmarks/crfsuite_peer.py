@@ -1,0 +1,84 @@
+"""Train and score a python-crfsuite peer on the same corpus and templates as seqbil.
+
+CRFsuite's linear chain has state features (attribute, y_i) and label transitions
+only, so every template is used as a state feature (its CRF++ string) and a bare
+`B` becomes CRFsuite's transition features.
+
+    python benchmarks/crfsuite_peer.py --config sighan2005 --train TRAIN --test TEST \\
+        --algorithm lbfgs --c2 1.0          # "crf2" (L2);  --c1 1.0 --c2 0 for "crf1"
+
+Prints one JSON line: algorithm, training seconds, iterations, test F1 (conlleval for
+chunking, SIGHAN word F1 for segmentation), model size.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from seqbil.corpus import make_format  # noqa: E402
+from seqbil.features import normalizer  # noqa: E402
+from seqbil.scoring import score  # noqa: E402
+from seqbil.train import find_config, read_corpus, resolve_settings  # noqa: E402
+
+
+def attributes(sentence, templates, fold):
+    """CRF++ attribute strings of every token, boundary symbols included."""
+    columns = [[fold(v) if fold else v for v in c] if c is not None else None for c in sentence.columns]
+    n = len(sentence)
+
+    def field(i, r, c):
+        j = i + r
+        return f"_B{j}" if j < 0 else f"_B+{j - n + 1}" if j >= n else columns[c][j]
+    return [[re.sub(r"%x\[(-?\d+),(\d+)\]", lambda m: field(i, int(m[1]), int(m[2])), t) for t in templates]
+            for i in range(n)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--train", required=True)
+    ap.add_argument("--test", required=True)
+    ap.add_argument("--algorithm", default="lbfgs", choices=["lbfgs", "ap", "pa", "l2sgd", "arow"])
+    ap.add_argument("--c1", type=float, default=0.0)
+    ap.add_argument("--c2", type=float, default=1.0)
+    ap.add_argument("--iterations", type=int, default=100)
+    args = ap.parse_args()
+    import pycrfsuite
+
+    settings = resolve_settings(find_config(args.config), {})
+    fmt = make_format(settings["format"], None, settings["label_column"])
+    fold = normalizer(settings["normalize"])
+    templates = [t for t in settings["templates"] if re.search(r"%x\[", t)]
+    train = read_corpus(fmt, args.train, settings["encoding"])
+    test = read_corpus(fmt, args.test, settings["encoding"])
+    trainer = pycrfsuite.Trainer(algorithm=args.algorithm, verbose=False)
+    for s in train:
+        trainer.append(attributes(s, templates, fold), s.labels)
+    params = {"max_iterations": args.iterations}
+    if args.algorithm == "lbfgs":
+        params.update({"c1": args.c1, "c2": args.c2})
+    trainer.set_params(params)
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "crf.model")
+        start = time.perf_counter()
+        trainer.train(model)
+        seconds = time.perf_counter() - start
+        tagger = pycrfsuite.Tagger()
+        tagger.open(model)
+        pred = [tagger.tag(attributes(s, templates, fold)) for s in test]
+        size = os.path.getsize(model)
+    kind = settings["evaluation"] if settings["evaluation"] != "auto" else "chunk"
+    result = score(fmt, kind, [s.labels for s in test], pred, test)
+    print(json.dumps({"algorithm": args.algorithm, "c1": args.c1, "c2": args.c2, "train_seconds": seconds,
+                      "iterations": len(trainer.logparser.iterations), "f1": result["f1"],
+                      "model_mib": size / 2**20}))
+
+
+if __name__ == "__main__":
+    main()
