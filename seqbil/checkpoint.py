@@ -9,8 +9,9 @@ import zlib
 
 import numpy as np
 
-from .errors import ModelFileError
+from .errors import ModelFileError, SeqbilError
 from .modelfile import read_model, write_model
+from .params import PARAMS, check_value
 
 FORMAT = "seqbil-checkpoint"
 
@@ -31,12 +32,41 @@ def save(path, run, learner, rng, history):
 
 
 def load(path):
-    """(run, scalars, arrays, rng_state, history) of a checkpoint."""
+    """(run, scalars, arrays, rng_state, history) of a checkpoint, its fields checked."""
     meta, arrays = read_model(path)
     if meta.get("format") != FORMAT:
         raise ModelFileError(f"{path}: not a training checkpoint (a model file? --resume takes the .ckpt "
                              f"written with --checkpoint-every)")
     try:
-        return meta["run"], meta["scalars"], arrays, meta["rng"], meta["history"]
+        run, scalars, rng_state, history = meta["run"], meta["scalars"], meta["rng"], meta["history"]
+        _check_run(run, path)
+        if not (isinstance(scalars, dict) and isinstance(rng_state, dict) and isinstance(history, list)
+                and all(isinstance(r, dict) for r in history)):
+            raise ValueError("corrupt fields")
     except KeyError as exc:
         raise ModelFileError(f"{path}: checkpoint lacks {exc.args[0]!r}") from None
+    except (ValueError, TypeError, SeqbilError) as exc:
+        raise ModelFileError(f"{path}: corrupt checkpoint ({exc})") from None
+    return run, scalars, arrays, rng_state, history
+
+
+def _check_run(run, path):
+    settings = run["settings"]
+    if not isinstance(settings, dict) or set(settings) != {p.name for p in PARAMS}:
+        raise ValueError("settings")
+    for p in PARAMS:
+        check_value(p, settings[p.name], path)
+    for key in ("train", "dev", "template", "config"):
+        if not (isinstance(run[key], str) or (key != "train" and run[key] is None)):
+            raise ValueError(key)
+    if type(run["checkpoint_every"]) is not int or run["checkpoint_every"] < 0 or type(run["data"]) is not int:
+        raise ValueError("checkpoint_every or data")
+
+
+def restore(learner, rng, path, arrays, scalars, rng_state):
+    """Put a checkpoint's state into a fresh learner and generator."""
+    try:
+        learner.restore(arrays, scalars)
+        rng.bit_generator.state = rng_state
+    except (ValueError, TypeError, KeyError, OverflowError) as exc:
+        raise ModelFileError(f"{path}: corrupt checkpoint ({exc})") from None

@@ -8,14 +8,16 @@ Both have trans[y, v], the label-transition weights of the bare `B` template
 such as "I-NP follows B-NP or I-NP"), and end[y], the score of ending a sequence in
 label y. The previous-label index S (= number of labels) is the start symbol.
 """
+import codecs
+
 import numpy as np
 
 from . import __version__
 from ._decode import decode_corpus
 from .corpus import make_format
 from .dataset import encode
-from .features import FeatureIndex, Vocabulary
-from .errors import ModelFileError
+from .features import NORMALIZERS, FeatureIndex, Vocabulary
+from .errors import ModelFileError, SeqbilError
 from .modelfile import read_model, write_model
 from .templates import TemplateSet, parse_template
 
@@ -90,24 +92,26 @@ class Model:
     def load(cls, path):
         meta, arrays = read_model(path)
         try:
-            if meta.get("format") != "seqbil-model" or meta["kind"] not in KINDS:
-                raise ValueError("not a seqbil model")
+            _check_meta(meta)
             templates = TemplateSet(parse_template(t) for t in meta["templates"])
             fields = {}
             for c in templates.columns:
                 text = arrays[f"field{c}"].tobytes().decode("utf-8")
                 fields[c] = Vocabulary(text.split("\n") if text else [])
             tables = [(arrays[f"table{o}"], arrays[f"table{o}_ptr"]) for o in (0, 1)]
-            index = FeatureIndex(templates, fields, tables, meta["corpus"].get("normalize", "none"))
+            index = FeatureIndex(templates, fields, tables, meta["corpus"]["normalize"])
             weights = {name: arrays[name] for name in KINDS[meta["kind"]]}
             model = cls(meta["kind"], meta["labels"], index, meta["corpus"], weights, meta.get("training"))
             model._check_shapes()
-        except (KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
+        except (KeyError, ValueError, TypeError, UnicodeDecodeError, SeqbilError) as exc:
             raise ModelFileError(f"{path}: inconsistent model contents ({exc})") from None
         return model
 
     def _check_shapes(self):
         S, w = len(self.labels), self.weights
+        if self.format.name == "conll" and any(c >= self.format.n_fields or c == self.format._label_index(
+                self.format.n_fields) for c in self.templates.columns):
+            raise ValueError("the templates read columns the corpus format does not have")
         A0, A1 = self.index.n_attributes(0), self.index.n_attributes(1)
         for o, (table, ptr) in enumerate(self.index.tables):
             if table.dtype != np.int64 or ptr.dtype != np.int64 or len(ptr) != len(self.index.specs[o][0]) \
@@ -123,3 +127,28 @@ class Model:
 
     def size_summary(self):
         return {name: int(np.asarray(a).size) for name, a in self.weights.items()}
+
+
+def _check_meta(meta):
+    """The header fields a model needs, with their types, before anything uses them."""
+    def need(ok, what):
+        if not ok:
+            raise ValueError(what)
+    need(meta.get("format") == "seqbil-model" and meta.get("kind") in KINDS, "not a seqbil model")
+    labels, corpus = meta.get("labels"), meta.get("corpus")
+    need(isinstance(labels, list) and labels and all(isinstance(y, str) and y and not any(ch.isspace() for ch in y)
+                                                     for y in labels) and len(set(labels)) == len(labels), "labels")
+    need(isinstance(meta.get("templates"), list) and all(isinstance(t, str) for t in meta["templates"]), "templates")
+    need(isinstance(corpus, dict) and corpus.get("format") in ("conll", "sighan"), "corpus format")
+    if corpus["format"] == "conll":
+        n, label = corpus.get("n_fields"), corpus.get("label_column", -1)
+        need(type(n) is int and 2 <= n <= 1000 and type(label) is int and -n <= label < n, "corpus columns")
+    need(corpus.get("normalize", "none") in NORMALIZERS, "corpus normalize")
+    corpus.setdefault("normalize", "none")
+    need(isinstance(corpus.get("encoding", "utf-8"), str), "corpus encoding")
+    try:
+        codecs.lookup(corpus.get("encoding", "utf-8"))
+    except LookupError:
+        need(False, "corpus encoding")
+    need(corpus.get("evaluation") in ("chunk", "segment", "accuracy"), "corpus evaluation")
+    need(isinstance(meta.get("training", {}), dict), "training")

@@ -100,8 +100,9 @@ def read_model(path):
                 raise ModelFileError(f"{path}: header checksum mismatch (the file is corrupt)")
             try:
                 header = json.loads(hbytes.decode("utf-8"))
-                specs, total, crc = header["arrays"], int(header["payload_bytes"]), int(header["payload_crc32"])
-                meta = header["meta"]
+                specs, total, crc, meta = header["arrays"], header["payload_bytes"], header["payload_crc32"], header["meta"]
+                if not (_is_int(total) and _is_int(crc) and isinstance(meta, dict) and isinstance(specs, list)):
+                    raise TypeError
             except (ValueError, KeyError, TypeError):
                 raise ModelFileError(f"{path}: corrupt header") from None
             start = _PREFIX.size + hlen + _pad(_PREFIX.size + hlen)
@@ -115,21 +116,31 @@ def read_model(path):
         raise ModelFileError(f"{path}: cannot read: {exc.strerror}") from None
     if len(payload) != total or zlib.crc32(payload) != crc:
         raise ModelFileError(f"{path}: payload checksum mismatch (the file is corrupt)")
-    arrays = {s["name"]: np.frombuffer(payload, dtype=s["dtype"], count=int(np.prod(s["shape"], dtype=np.int64)),
+    arrays = {s["name"]: np.frombuffer(payload, dtype=s["dtype"], count=s["nbytes"] // np.dtype(s["dtype"]).itemsize,
                                        offset=s["offset"]).reshape(s["shape"]) for s in specs}
     return meta, arrays
 
 
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def _check_specs(path, specs, total):
+    """Every array lies inside the payload with a size that matches its dtype and shape."""
+    names = set()
     try:
         for s in specs:
-            dtype, shape, offset, nbytes = s["dtype"], s["shape"], int(s["offset"]), int(s["nbytes"])
-            if dtype not in _DTYPES or not all(isinstance(d, int) and d >= 0 for d in shape):
+            name, dtype, shape, offset, nbytes = s["name"], s["dtype"], s["shape"], s["offset"], s["nbytes"]
+            if not isinstance(name, str) or name in names or dtype not in _DTYPES or not isinstance(shape, list):
                 raise ValueError
-            if int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize != nbytes:
+            if not all(_is_int(d) and 0 <= d <= total for d in shape + [offset, nbytes]):
                 raise ValueError
-            if offset < 0 or offset % 8 or offset + nbytes > total:
+            count = 1
+            for d in shape:
+                count *= d  # Python ints: no overflow
+            if count * np.dtype(dtype).itemsize != nbytes or offset % 8 or offset + nbytes > total:
                 raise ValueError
+            names.add(name)
     except (ValueError, KeyError, TypeError):
         raise ModelFileError(f"{path}: corrupt array table") from None
 

@@ -3,6 +3,7 @@
 A TOML config sets these per section; command-line flags override the config;
 unset options take the defaults below. Unknown keys and wrong types are errors.
 """
+import re
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -68,6 +69,8 @@ def check_value(param, value, source, line=0):
     if param.type in (int, float) and param.name in ("epochs", "C", "min_count", "power_steps", "bcd_rounds",
                                                      "bcd_epochs") and value <= 0:
         raise ConfigError(source, line, f"[{param.section}] {param.name} must be positive, got {value}")
+    if param.name == "seed" and not 0 <= value < 2 ** 63:
+        raise ConfigError(source, line, f"[{param.section}] seed must be a non-negative 64-bit integer, got {value}")
     return value
 
 
@@ -93,7 +96,9 @@ def load_config(path):
     except UnicodeDecodeError as exc:
         raise ConfigError(path, 0, f"invalid UTF-8 at byte offset {exc.start}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(path, getattr(exc, "lineno", 0), f"invalid TOML: {exc}") from None
+        at = re.search(r"\(at line (\d+), column \d+\)$", str(exc))
+        message = str(exc)[:at.start()].strip() if at else str(exc)
+        raise ConfigError(path, int(at[1]) if at else 0, f"invalid TOML: {message}") from None
     settings = {}
     for section, table in data.items():
         if not isinstance(table, dict):

@@ -73,9 +73,11 @@ class TemplateSet:
         self.columns = sorted({c for t in self.templates for _, c in t.refs})
         self.reach = max([abs(r) for t in self.templates for r, _ in t.refs] or [0])
 
-    def check_columns(self, n_fields, label_index, source):
+    def check_columns(self, n_fields, label_index, data, origin):
+        """Every column a template reads exists in `data` and is not its label column."""
         for t in self.templates:
             for _, c in t.refs:
                 if c >= n_fields or c == label_index:
-                    what = "the label column" if c == label_index else f"column {c}, but the data has {n_fields} fields"
-                    raise ConfigError(source, 0, f"template {t.text!r} reads {what}")
+                    what = (f"column {c}, the label column of {n_fields}-field data (are the labels missing?)"
+                            if c == label_index else f"column {c}, but the data has {n_fields} fields")
+                    raise ConfigError(data, 0, f"template {t.text!r} of {origin} reads {what}")

@@ -106,9 +106,9 @@ def train(settings, train_path, model_path, dev_path=None, template_file=None, c
     sentences = read_corpus(fmt, train_path, enc)
     templates = load_templates(settings, template_file, config)
     if fmt.name == "conll":
-        templates.check_columns(fmt.n_fields, fmt._label_index(fmt.n_fields), template_file or config or train_path)
+        templates.check_columns(fmt.n_fields, fmt._label_index(fmt.n_fields), train_path, template_file or config)
     else:
-        templates.check_columns(1, None, template_file or config or train_path)
+        templates.check_columns(1, None, train_path, template_file or config)
     labels = list(fmt.labels) if fmt.name == "sighan" else sorted({y for s in sentences for y in s.labels})
     data, index = encode(sentences, templates, None, labels, settings["min_count"], settings["normalize"])
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
@@ -131,8 +131,7 @@ def train(settings, train_path, model_path, dev_path=None, template_file=None, c
     if resume is not None:
         if saved["data"] != run["data"] or scalars.get("A1") != A1:
             raise InputError(train_path, 0, f"the training data differs from the data of checkpoint {resume}")
-        learner.restore(arrays, scalars)
-        rng.bit_generator.state = rng_state
+        checkpoint.restore(learner, rng, resume, arrays, scalars, rng_state)
     else:
         history = []
     log = open(log_path, "a" if resume else "w", encoding="utf-8") if log_path else None

@@ -88,13 +88,51 @@ def test_segmenter_prints_words(segmenter):
     (["train", "--config", "{bad}"], "[train]\nepoch = 3\n", "bad.txt:2: unknown key [train] epoch"),
     (["tag", "--model", "{bad}"], "not a model", "not a seqbil model file"),
     (["eval", "--gold", "{bad}"], "x", "give --model and --data, or --gold and --pred"),
+    (["train", "--train", "{bad}"], "He PRP\nran VBD\n", "the label column of 2-field data (are the labels missing?)"),
+    (["train", "--train", "{bad}"], b"caf\xe9 NN B-NP\n", "bad.txt:1: invalid utf-8 at byte offset 3 (byte 0xe9); "
+                                                        "give the right --encoding"),
+    (["train", "--train", "{bad}"], b"a NN B-NP\nb\0 NN O\n", "bad.txt:2: NUL byte at byte offset 11"),
+    (["train", "--train", "{dir}"], "", "is a directory, not a file"),
+    (["train", "--config", "{dir}"], "", "is a directory, not a config file"),
+    (["train", "--template", "{bad}"], "U00:%x[0,7]\n", "reads column 7, but the data has 3 fields"),
+    (["train", "--config", "{bad}"], "[train]\nC = 'big'\n", "bad.txt:2: [train] C must be float"),
+    (["train", "--config", "{bad}"], "[train\n", "bad.txt:1: invalid TOML"),
+    (["train", "--seed", "-3"], "", "seed must be a non-negative"),
+    (["tag", "--model", "{dir}"], "", "is a directory, not a model file"),
+    (["tag", "--model", "{model}", "{bad}"], "He PRP B-NP extra\n", "bad.txt:1: expected 2 or 3 fields, found 4"),
+    (["tag", "--model", "{model}", "{bad}"], b"\xff\xfe", "invalid utf-8 at byte offset 0"),
+    (["eval", "--model", "{model}", "--data", "{bad}"], "", "bad.txt: no sentences in file"),
+    (["eval", "--model", "{model}", "--data", "{bad}"], "He PRP B-FOO\n", "none of the labels is known to the model"),
+    (["eval", "--gold", "{model}", "--pred", "{bad}"], "", "chunker.sbm:1: invalid utf-8 at byte offset 0"),
 ])
-def test_bad_input_exits_2_with_one_line(tmp_path, args, text, message):
+def test_bad_input_exits_2_with_one_line(tmp_path, chunker, args, text, message):
     bad = tmp_path / "bad.txt"
-    bad.write_text(text)
-    result = CliRunner().invoke(main, [a.replace("{bad}", str(bad)) for a in args])
+    bad.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    places = {"{bad}": bad, "{dir}": tmp_path, "{model}": chunker}
+    result = CliRunner().invoke(main, [str(places.get(a, a)) for a in args])
     assert result.exit_code == 2, result.output
     assert message in result.output and "Traceback" not in result.output
+    assert result.output.strip().splitlines()[-1].startswith(("seqbil: error: ", "Error: "))
+
+
+def test_encoding_option_reads_other_encodings(chunker, tmp_path):
+    (tmp_path / "latin1.txt").write_bytes("café NN\nnaïve JJ\n".encode("latin-1"))
+    result = run("tag", "--model", chunker, "--encoding", "latin-1", tmp_path / "latin1.txt")
+    assert result.exit_code == 0 and result.output.startswith("caf\xe9 NN ")
+
+
+def test_empty_input_gives_empty_output(chunker, segmenter):
+    for model in (chunker, segmenter):
+        result = run("tag", "--model", model, input="")
+        assert result.exit_code == 0 and result.output == ""
+
+
+def test_unseen_tokens_and_megabyte_lines_are_tagged(chunker, segmenter):
+    line = "".join(chr(0x4e00 + (i * 7919) % 20000) for i in range(400_000))  # 1.2 MB of UTF-8
+    result = run("tag", "--model", segmenter, input=line + "\n")
+    assert result.exit_code == 0 and "".join(result.output.split()) == line
+    result = run("tag", "--model", chunker, input="x" * 2_000_000 + " NN\nzzzqqq XYZ\n")
+    assert result.exit_code == 0 and [len(r.split()) for r in result.output.splitlines()] == [3, 3, 0]
 
 
 def test_tag_in_a_pipe_as_a_subprocess(chunker, tmp_path):

@@ -101,3 +101,67 @@ def test_gzip_files_are_read_transparently(tmp_path):
     bad.write_bytes(data[: len(data) // 2])
     with pytest.raises(InputError, match="corrupt gzip"):
         list(ConllFormat().read(str(bad)))
+
+
+# --- properties of the readers ---------------------------------------------------
+
+FIELD = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")), min_size=1, max_size=6)
+
+
+@st.composite
+def conll_files(draw):
+    """(bytes, sentences as lists of rows) with random separators, line ends and BOM."""
+    width = draw(st.integers(2, 4))
+    sentences = draw(st.lists(st.lists(st.lists(FIELD, min_size=width, max_size=width), min_size=1, max_size=5),
+                              max_size=4))
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    sep = st.sampled_from([" ", "\t", "  ", " \t"])
+    lines = []
+    for s in sentences:
+        lines += [draw(sep).join(row) + draw(st.sampled_from(["", " ", "\t"])) for row in s]
+        lines += [""] * draw(st.integers(1, 2))
+    data = ("\ufeff" if draw(st.booleans()) else "") + end.join(lines)
+    return data.encode("utf-8"), sentences
+
+
+@given(conll_files())
+def test_conll_reader_recovers_any_well_formed_file(tmp_path_factory, case):
+    data, sentences = case
+    path = tmp_path_factory.mktemp("c") / "c.txt"
+    path.write_bytes(data)
+    read = list(ConllFormat().read(str(path)))
+    assert [[list(r) for r in s.rows] for s in read] == sentences
+    assert [s.labels for s in read] == [[row[-1] for row in s] for s in sentences]
+    # what `seqbil tag` writes reads back as the same tokens with the predictions appended
+    out = "".join(ConllFormat().write(s, s.labels) for s in read)
+    if sentences:
+        again = list(ConllFormat().read(_write(path, out)))
+        assert [s.rows for s in again] == [[r + [r[-1]] for r in s.rows] for s in read]
+
+
+def _write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+WORD = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")), min_size=1, max_size=4)
+
+
+@given(st.lists(st.lists(WORD, min_size=1, max_size=6), max_size=5),
+       st.sampled_from([" ", "  ", "\u3000", "\t"]), st.sampled_from(["\n", "\r\n"]))
+def test_sighan_reader_and_writer_round_trip(tmp_path_factory, lines, sep, end):
+    path = tmp_path_factory.mktemp("s") / "s.txt"
+    path.write_bytes(end.join(sep.join(words) for words in lines).encode("utf-8"))
+    read = list(SighanFormat().read(str(path)))
+    assert [SighanFormat().words(s, s.labels) for s in read] == lines
+    assert "".join(SighanFormat().write(s, s.labels) for s in read) == "".join("  ".join(w) + "\n" for w in lines)
+
+
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\0\n"),
+                        max_size=12), max_size=6))
+def test_raw_text_gives_one_sentence_per_line(tmp_path_factory, lines):
+    path = tmp_path_factory.mktemp("r") / "r.txt"
+    path.write_bytes("".join(line + "\n" for line in lines).encode("utf-8"))
+    read = list(SighanFormat().read(str(path), labeled=False, keep_empty=True))
+    assert [s.columns[0] for s in read] == [list("".join(line.rstrip("\r").split())) for line in lines]
+    assert [s.line for s in read] == list(range(1, len(lines) + 1))

@@ -49,9 +49,9 @@ def test_template_file_and_column_check(tmp_path):
     templates = TemplateSet(read_template_file(str(path)))
     assert [t.text for t in templates.templates] == ["U00:%x[0,0]", "U01:%x[0,3]", "B"]
     with pytest.raises(ConfigError, match="column 3"):
-        templates.check_columns(3, 2, "data")
+        templates.check_columns(3, 2, "data", "t")
     with pytest.raises(ConfigError, match="label column"):
-        TemplateSet([parse_template("U:%x[0,2]")]).check_columns(3, 2, "data")
+        TemplateSet([parse_template("U:%x[0,2]")]).check_columns(3, 2, "data", "t")
 
 
 TEMPLATES = ["U00:%x[-2,0]", "U01:%x[0,0]/%x[1,1]", "U02:%x[2,1]", "U03", "B10:%x[-1,0]%x[0,0]",

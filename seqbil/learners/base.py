@@ -50,12 +50,28 @@ class Learner(ABC):
                 scalars[name] = value
         return arrays, scalars
 
+    # scalars that change while training; all others must match the fresh learner
+    progress = {"counter": 1}
+
     def restore(self, arrays, scalars):
+        """Take over a snapshot, after checking that it fits this learner exactly:
+        the same arrays with the same shapes, the same fixed scalars, marks at rest."""
+        fresh_arrays, fresh_scalars = Learner.snapshot(self)
+        if set(arrays) != set(fresh_arrays) or set(scalars) != set(fresh_scalars):
+            raise ValueError("the checkpoint's arrays or numbers do not fit this learner")
+        for name, value in scalars.items():
+            old = fresh_scalars[name]
+            if type(value) is not type(old) or (value != old if name not in self.progress
+                                                else not isinstance(value, int) or value < self.progress[name]):
+                raise ValueError(f"checkpoint value {name} = {value!r} does not fit this learner")
         for name, value in arrays.items():
-            target = getattr(self, name, None)
-            if not isinstance(target, np.ndarray) or target.shape != value.shape or target.dtype != value.dtype:
+            target = fresh_arrays[name]
+            if target.shape != value.shape or target.dtype != value.dtype:
                 raise ValueError(f"checkpoint array {name} does not fit this learner")
-            np.copyto(target, value)  # in place, so views (alpha, beta) stay valid
+            if name.startswith("mark") and np.any(value != -1):  # indices into per-update buffers
+                raise ValueError(f"checkpoint array {name} is not at rest")
+        for name, value in arrays.items():
+            np.copyto(fresh_arrays[name], value)  # in place, so views (alpha, beta) stay valid
         for name, value in scalars.items():
             setattr(self, name, value)
 

@@ -12,6 +12,7 @@ from .base import Learner
 
 class CoordinateDescent(Learner):
     name = "bcd"
+    progress = {"side": 0}
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions)

@@ -91,13 +91,19 @@ class Bilinear(Learner):
         scalars["blocks.used"] = b.used
         return arrays, scalars
 
+    progress = {"counter": 1, "updated": 0, "mistakes": 0}
+
     def restore(self, arrays, scalars):
-        arrays, scalars = dict(arrays), dict(scalars)
-        b = self.blocks
-        b.used = scalars.pop("blocks.used")
-        np.copyto(b.slot, arrays.pop("blocks.slot"))
-        b.pool[:b.used] = arrays.pop("blocks.pool")
+        arrays, scalars, b = dict(arrays), dict(scalars), self.blocks
+        used, slot, pool = scalars.pop("blocks.used", None), arrays.pop("blocks.slot", None), arrays.pop("blocks.pool", None)
+        if type(used) is not int or not 0 <= used <= len(b.pool) or slot is None or pool is None \
+                or slot.shape != b.slot.shape or slot.dtype != b.slot.dtype or pool.shape != (used,) + b.pool.shape[1:] \
+                or pool.dtype != b.pool.dtype or np.any((slot < -1) | (slot >= used)):
+            raise ValueError("the checkpoint's Theta blocks do not fit this learner")
         super().restore(arrays, scalars)
+        b.used = used
+        np.copyto(b.slot, slot)
+        b.pool[:used] = pool
 
     def end_pass(self, k):
         if self.mode == "block":
