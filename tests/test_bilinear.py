@@ -156,6 +156,26 @@ def test_block_mode_keeps_each_block_at_its_exact_rank1_with_large_R(rng):
     assert checked > 10
 
 
+@pytest.mark.parametrize("R", [1, 200])
+def test_diagnose_angles_equal_a_per_block_computation(rng, R):
+    sentences = separable_corpus(rng, 30)
+    templates = TemplateSet(parse_template(t) for t in ["B01:%x[0,0]", "B02:%x[-1,0]"])
+    data, index = encode(sentences, templates, None, ["B", "I", "O"])
+    learner = LEARNERS["bol"](3, 0, index.n_attributes(1), {**defaults(), "averaged": False, "power_steps": R})
+    train_epochs(learner, data, 2)
+    pool, by_block = learner.blocks, []
+    for a in np.flatnonzero(pool.slot >= 0):
+        u, v, s = top_pair(pool.pool[pool.slot[a]])
+        if s > 0:
+            by_block.append(np.degrees(max(angle(learner.alpha[a], u), angle(learner.beta[a], v))))
+    got = learner.diagnose(batch=7)["angle_mean"]  # small batches: the batching must not matter
+    assert got == pytest.approx(np.mean(by_block), abs=1e-6)
+    if R == 200:
+        assert got < 1.0  # converged pairs (near-tied blocks keep it above 0)
+    else:
+        assert got > 0.01
+
+
 # --- global mode ------------------------------------------------------------------
 from scipy.linalg import block_diag  # noqa: E402
 

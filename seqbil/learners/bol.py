@@ -118,19 +118,45 @@ class Bilinear(Learner):
         self.updated = 0
         return stats
 
-    def diagnose(self):
-        """Exact spectra of the Theta blocks (dense SVD: for small data): sigma_2 / sigma_1
-        per block, and the dual objective D_t = sum of eta_j - F*(Theta_t), with
-        F* = sum_a sigma_1(Theta_a)^2 / 2 (block mode) or sigma_1(Theta)^2 / 2 (global)."""
-        blocks = self.blocks.pool[:self.blocks.used]
-        if not len(blocks):
+    def diagnose(self, batch=100_000):
+        """Exact spectra of the Theta blocks (dense SVD: slow on large data), against
+        the learner's state: sigma_2 / sigma_1 per block; the angle in degrees between
+        the R-step pair and the exact top singular pair (u_1, v_1), the larger of the
+        two angles, averaged over blocks (block mode), or of the global pair against
+        the top pair of the whole Theta (global mode); and the dual objective
+        D_t = sum of eta_j - F*(Theta_t), with F* = sum_a sigma_1(Theta_a)^2 / 2 (block
+        mode) or sigma_1(Theta)^2 / 2 (global)."""
+        used = self.blocks.used
+        if not used:
             return {}
-        s = np.linalg.svd(blocks, compute_uv=False)
-        top = s[:, 0]
-        ratio = np.divide(s[:, 1], top, out=np.zeros_like(top), where=top > 0)
-        f_star = 0.5 * (top ** 2).sum() if self.mode == "block" else 0.5 * top.max() ** 2
-        return {"sigma2_over_sigma1_mean": float(ratio.mean()), "sigma2_over_sigma1_max": float(ratio.max()),
-                "dual_objective": float(self.C * self.mistakes - f_star)}
+        attrs = np.flatnonzero(self.blocks.slot >= 0)
+        attrs = attrs[np.argsort(self.blocks.slot[attrs])]  # attrs[i] owns pool slot i
+        top, ratio, angles = np.empty(used), np.empty(used), np.empty(used)
+        best = (-1.0, None, None, -1)
+        for lo in range(0, used, batch):
+            hi = min(lo + batch, used)
+            u, s, vt = np.linalg.svd(self.blocks.pool[lo:hi])
+            top[lo:hi] = s[:, 0]
+            ratio[lo:hi] = np.divide(s[:, 1], s[:, 0], out=np.zeros(hi - lo), where=s[:, 0] > 0)
+            a = attrs[lo:hi]
+            angles[lo:hi] = np.maximum(_angle(self.alpha[a], u[:, :, 0]), _angle(self.beta[a], vt[:, 0, :]))
+            i = int(np.argmax(s[:, 0]))
+            if s[i, 0] > best[0]:
+                best = (s[i, 0], u[i, :, 0], vt[i, 0, :], a[i])
+        live = top > 0
+        out = {"sigma2_over_sigma1_mean": float(ratio[live].mean()) if live.any() else 0.0,
+               "sigma2_over_sigma1_max": float(ratio.max())}
+        if self.mode == "block":
+            out["angle_mean"] = float(angles[live].mean()) if live.any() else 0.0
+            f_star = 0.5 * (top ** 2).sum()
+        else:  # the global pair against the top pair of the block-diagonal Theta (one block)
+            _, u1, v1, a = best
+            cos_a = abs(self.alpha[a] @ u1) / max(np.linalg.norm(self.alpha), 1e-300)
+            cos_b = abs(self.beta[a] @ v1) / max(np.linalg.norm(self.beta), 1e-300)
+            out["angle_mean"] = float(np.degrees(np.arccos(min(1.0, min(cos_a, cos_b)))))
+            f_star = 0.5 * top.max() ** 2
+        out["dual_objective"] = float(self.C * self.mistakes - f_star)
+        return out
 
     def parameters(self):
         """Scoring weights: alpha folds in sigma (sigma_a u_a, or sigma_1 s_a a_raw)."""
@@ -151,3 +177,9 @@ class Bilinear(Learner):
             c = float(self.counter)
             W0, trans, end = W0 - self.U0 / c, trans - self.Utrans / c, end - self.Uend / c
         return "bilinear", {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
+
+
+def _angle(x, y):
+    """Angles in degrees between the rows of x and of y, up to sign."""
+    cos = np.abs(np.einsum("ij,ij->i", x, y)) / np.maximum(np.linalg.norm(x, axis=1) * np.linalg.norm(y, axis=1), 1e-300)
+    return np.degrees(np.arccos(np.minimum(cos, 1.0)))
