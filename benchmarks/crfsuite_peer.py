@@ -8,7 +8,9 @@ only, so every template is used as a state feature (its CRF++ string) and a bare
         --algorithm lbfgs --c2 1.0          # "crf2" (L2);  --c1 1.0 --c2 0 for "crf1"
 
 Prints one JSON line: algorithm, training seconds, iterations, test F1 (conlleval for
-chunking, SIGHAN word F1 for segmentation), model size.
+chunking, SIGHAN word F1 for segmentation), model size. With --log FILE, CRFsuite also
+scores the test corpus after every iteration (as a holdout set: not used for training)
+and the file gets one JSON line per iteration: seconds so far and label error rate.
 """
 import argparse
 import json
@@ -48,6 +50,8 @@ def main():
     ap.add_argument("--c1", type=float, default=0.0)
     ap.add_argument("--c2", type=float, default=1.0)
     ap.add_argument("--iterations", type=int, default=100)
+    ap.add_argument("--fraction", type=float, default=1.0, help="train on the first part of the corpus")
+    ap.add_argument("--log", help="per-iteration label error rate on the test corpus (JSON lines)")
     args = ap.parse_args()
     import pycrfsuite
 
@@ -56,10 +60,14 @@ def main():
     fold = normalizer(settings["normalize"])
     templates = [t for t in settings["templates"] if re.search(r"%x\[", t)]
     train = read_corpus(fmt, args.train, settings["encoding"])
+    train = train[:max(1, round(len(train) * args.fraction))]
     test = read_corpus(fmt, args.test, settings["encoding"])
     trainer = pycrfsuite.Trainer(algorithm=args.algorithm, verbose=False)
     for s in train:
-        trainer.append(attributes(s, templates, fold), s.labels)
+        trainer.append(attributes(s, templates, fold), s.labels, 0)
+    if args.log:  # group 1 is CRFsuite's holdout: scored after each iteration, never trained on
+        for s in test:
+            trainer.append(attributes(s, templates, fold), s.labels, 1)
     params = {"max_iterations": args.iterations}
     if args.algorithm == "lbfgs":
         params.update({"c1": args.c1, "c2": args.c2})
@@ -67,12 +75,20 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "crf.model")
         start = time.perf_counter()
-        trainer.train(model)
+        trainer.train(model, holdout=1 if args.log else -1)
         seconds = time.perf_counter() - start
         tagger = pycrfsuite.Tagger()
         tagger.open(model)
         pred = [tagger.tag(attributes(s, templates, fold)) for s in test]
         size = os.path.getsize(model)
+    if args.log:
+        with open(args.log, "w") as log:
+            elapsed = 0.0
+            for it in trainer.logparser.iterations:
+                elapsed += it.get("time", 0.0)
+                log.write(json.dumps({"pass": it["num"], "seconds": it.get("time", 0.0), "elapsed": elapsed,
+                                      "label_error": 100 * (1 - it.get("item_accuracy_float", float("nan")))})
+                          + "\n")
     kind = settings["evaluation"] if settings["evaluation"] != "auto" else "chunk"
     result = score(fmt, kind, [s.labels for s in test], pred, test)
     print(json.dumps({"algorithm": args.algorithm, "c1": args.c1, "c2": args.c2, "train_seconds": seconds,

@@ -186,6 +186,7 @@ def train(settings, train_path, model_path, dev_path=None, template_file=None, c
 def _diagnostics(record):
     shown = [("sigma_mean", "mean sigma_a"), ("sigma_max", "max sigma_a"), ("sigma_1", "sigma_1"),
              ("sigma2_over_sigma1_mean", "mean sigma2/sigma1"), ("angle_mean", "mean angle to exact pair (deg)"),
+             ("value_ratio_mean", "u'Theta v / sigma_1"),
              ("dual_objective", "D_t")]
     return "".join(f", {label} {record[key]:.4g}" for key, label in shown if key in record)
 

@@ -163,17 +163,24 @@ def test_diagnose_angles_equal_a_per_block_computation(rng, R):
     data, index = encode(sentences, templates, None, ["B", "I", "O"])
     learner = LEARNERS["bol"](3, 0, index.n_attributes(1), {**defaults(), "averaged": False, "power_steps": R})
     train_epochs(learner, data, 2)
-    pool, by_block = learner.blocks, []
+    pool, by_block, values = learner.blocks, [], []
     for a in np.flatnonzero(pool.slot >= 0):
-        u, v, s = top_pair(pool.pool[pool.slot[a]])
+        theta = pool.pool[pool.slot[a]]
+        u, v, s = top_pair(theta)
+        s2 = np.linalg.svd(theta, compute_uv=False)[1]
         if s > 0:
-            by_block.append(np.degrees(max(angle(learner.alpha[a], u), angle(learner.beta[a], v))))
-    got = learner.diagnose(batch=7)["angle_mean"]  # small batches: the batching must not matter
-    assert got == pytest.approx(np.mean(by_block), abs=1e-6)
+            x, y = learner.alpha[a], learner.beta[a]
+            values.append(abs(x @ theta @ y) / np.linalg.norm(x) / np.linalg.norm(y) / s)
+            if s2 <= 0.9 * s:
+                by_block.append(np.degrees(max(angle(x, u), angle(y, v))))
+    got = learner.diagnose(batch=7)  # small batches: the batching must not matter
+    assert got["angle_mean"] == pytest.approx(np.mean(by_block), abs=1e-6)
+    assert got["value_ratio_mean"] == pytest.approx(np.mean(values), abs=1e-9)
+    assert got["gapped_share"] == pytest.approx(len(by_block) / len(values))
     if R == 200:
-        assert got < 1.0  # converged pairs (near-tied blocks keep it above 0)
+        assert got["angle_mean"] < 1e-3 and got["value_ratio_mean"] > 1 - 1e-9
     else:
-        assert got > 0.01
+        assert got["angle_mean"] > 0.01 and got["value_ratio_mean"] < 1 - 1e-6
 
 
 # --- global mode ------------------------------------------------------------------

@@ -118,36 +118,48 @@ class Bilinear(Learner):
         self.updated = 0
         return stats
 
-    def diagnose(self, batch=100_000):
-        """Exact spectra of the Theta blocks (dense SVD: slow on large data), against
-        the learner's state: sigma_2 / sigma_1 per block; the angle in degrees between
-        the R-step pair and the exact top singular pair (u_1, v_1), the larger of the
-        two angles, averaged over blocks (block mode), or of the global pair against
-        the top pair of the whole Theta (global mode); and the dual objective
-        D_t = sum of eta_j - F*(Theta_t), with F* = sum_a sigma_1(Theta_a)^2 / 2 (block
-        mode) or sigma_1(Theta)^2 / 2 (global)."""
+    def diagnose(self, batch=100_000, tie=0.9):
+        """Exact spectra of the Theta blocks (dense SVD: slow on large data) against the
+        learner's state:
+        - sigma_2 / sigma_1 per block (mean and max);
+        - angle_mean: the angle in degrees between the R-step pair and the exact top
+          singular pair (u_1, v_1), the larger of the two, averaged over the blocks
+          whose top pair is well defined (sigma_2 <= tie * sigma_1; their share is
+          gapped_share); in global mode, of the global pair against the top pair of
+          the whole Theta (which lies in one block);
+        - value_ratio_mean: u^T Theta_a v / sigma_1 with the R-step pair normalised,
+          over all blocks (1 when the pair is a top pair, ties included);
+        - the dual objective D_t = sum of eta_j - F*(Theta_t), with F* = sum_a
+          sigma_1(Theta_a)^2 / 2 (block mode) or sigma_1(Theta)^2 / 2 (global)."""
         used = self.blocks.used
         if not used:
             return {}
         attrs = np.flatnonzero(self.blocks.slot >= 0)
         attrs = attrs[np.argsort(self.blocks.slot[attrs])]  # attrs[i] owns pool slot i
-        top, ratio, angles = np.empty(used), np.empty(used), np.empty(used)
+        top, ratio, angles, values = (np.empty(used) for _ in range(4))
         best = (-1.0, None, None, -1)
         for lo in range(0, used, batch):
             hi = min(lo + batch, used)
-            u, s, vt = np.linalg.svd(self.blocks.pool[lo:hi])
+            theta = self.blocks.pool[lo:hi]
+            u, s, vt = np.linalg.svd(theta)
             top[lo:hi] = s[:, 0]
             ratio[lo:hi] = np.divide(s[:, 1], s[:, 0], out=np.zeros(hi - lo), where=s[:, 0] > 0)
             a = attrs[lo:hi]
-            angles[lo:hi] = np.maximum(_angle(self.alpha[a], u[:, :, 0]), _angle(self.beta[a], vt[:, 0, :]))
+            x, y = _unit(self.alpha[a]), _unit(self.beta[a])
+            angles[lo:hi] = np.maximum(_angle(x, u[:, :, 0]), _angle(y, vt[:, 0, :]))
+            values[lo:hi] = np.divide(np.einsum("bi,bij,bj->b", x, theta, y), s[:, 0], out=np.zeros(hi - lo),
+                                      where=s[:, 0] > 0)
             i = int(np.argmax(s[:, 0]))
             if s[i, 0] > best[0]:
                 best = (s[i, 0], u[i, :, 0], vt[i, 0, :], a[i])
         live = top > 0
+        gapped = live & (ratio <= tie)
         out = {"sigma2_over_sigma1_mean": float(ratio[live].mean()) if live.any() else 0.0,
-               "sigma2_over_sigma1_max": float(ratio.max())}
+               "sigma2_over_sigma1_max": float(ratio.max()),
+               "value_ratio_mean": float(np.abs(values[live]).mean()) if live.any() else 0.0,
+               "gapped_share": float(gapped.sum() / max(live.sum(), 1))}
         if self.mode == "block":
-            out["angle_mean"] = float(angles[live].mean()) if live.any() else 0.0
+            out["angle_mean"] = float(angles[gapped].mean()) if gapped.any() else 0.0
             f_star = 0.5 * (top ** 2).sum()
         else:  # the global pair against the top pair of the block-diagonal Theta (one block)
             _, u1, v1, a = best
@@ -179,7 +191,10 @@ class Bilinear(Learner):
         return "bilinear", {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
 
 
+def _unit(x):
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-300)
+
+
 def _angle(x, y):
-    """Angles in degrees between the rows of x and of y, up to sign."""
-    cos = np.abs(np.einsum("ij,ij->i", x, y)) / np.maximum(np.linalg.norm(x, axis=1) * np.linalg.norm(y, axis=1), 1e-300)
-    return np.degrees(np.arccos(np.minimum(cos, 1.0)))
+    """Angles in degrees between the rows of the unit vectors x and y, up to sign."""
+    return np.degrees(np.arccos(np.minimum(np.abs(np.einsum("ij,ij->i", x, y)), 1.0)))

@@ -1,0 +1,123 @@
+# Shared by the experiment scripts (sourced, not run): options, data, run records.
+# A script sets NAME and USAGE, sources this file, then calls parse_options "$@".
+set -euo pipefail
+
+EXP=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$EXP")
+PY=${PYTHON:-python3}
+SEQBIL=("$PY" -m seqbil)
+QUICK=0
+FRESH=0
+DATA=$ROOT/data
+OUT=""
+COMMAND_LINE="$0 $*"
+
+usage() {
+    cat <<EOF
+usage: $0 [--quick] [--data DIR] [--out DIR] [--fresh]
+
+$USAGE
+
+  --quick     the small samples shipped with seqbil and few passes: a smoke test of a
+              few minutes (writes under results/quick/ by default)
+  --data DIR  corpora as data_scripts/ installs them (default: data/; installed there
+              from the official sources, or ../shared/data, when missing)
+  --out DIR   where the results go (default: results/$NAME)
+  --fresh     rerun everything (by default, runs already finished are kept, so an
+              interrupted experiment continues where it stopped)
+EOF
+}
+
+parse_options() {
+    COMMAND_LINE="$0 $*"
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --quick) QUICK=1 ;;
+            --fresh) FRESH=1 ;;
+            --data) DATA=${2:?--data needs a directory}; shift ;;
+            --out) OUT=${2:?--out needs a directory}; shift ;;
+            -h|--help) usage; exit 0 ;;
+            *) echo "$0: unknown option $1 (see --help)" >&2; exit 2 ;;
+        esac
+        shift
+    done
+    if [ -z "$OUT" ]; then
+        if [ "$QUICK" = 1 ]; then OUT=$ROOT/results/quick/$NAME; else OUT=$ROOT/results/$NAME; fi
+    fi
+    [ "$FRESH" = 1 ] && rm -rf "$OUT/runs"
+    mkdir -p "$OUT/runs"
+    "$PY" -c "import seqbil" 2>/dev/null || { echo "$0: seqbil is not importable by $PY (pip install .)" >&2; exit 1; }
+    SAMPLES=$("$PY" -c "from seqbil.train import sample_path; print(sample_path(''))")
+    write_meta
+    echo "$NAME: results go to $OUT"
+}
+
+write_meta() {
+    local cpu
+    cpu=$(grep -m1 "model name" /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || true)
+    {
+        echo "experiment: $NAME"
+        echo "command: $COMMAND_LINE"
+        echo "seqbil: $("$PY" -c 'import seqbil; print(seqbil.__version__)')" \
+             "(git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown))"
+        echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        echo "machine: $(uname -srm), ${cpu:-unknown CPU}, $(nproc 2>/dev/null || echo ?) cores," \
+             "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null)"
+        echo "python: $("$PY" -c 'import sys; print(sys.version.split()[0])'), numpy $("$PY" -c 'import numpy; print(numpy.__version__)')"
+        echo "data: $([ "$QUICK" = 1 ] && echo "bundled samples in $SAMPLES" || echo "$DATA")"
+    } > "$OUT/meta.txt"
+}
+
+# need_data CORPUS_DIR SCRIPT: make sure $DATA/CORPUS_DIR exists, installing it with
+# data_scripts/SCRIPT into the default data/ directory when it does not.
+need_data() {
+    [ -d "$DATA/$1" ] && return 0
+    if [ "$DATA" != "$ROOT/data" ]; then
+        echo "$0: $DATA/$1 not found (install it with data_scripts/$2 --out $DATA)" >&2
+        exit 1
+    fi
+    echo "$NAME: installing $1 with data_scripts/$2"
+    bash "$ROOT/data_scripts/$2" >&2
+}
+
+done_already() { [ -s "$OUT/runs/$1.eval.json" ] || [ -s "$OUT/runs/$1.crf.json" ]; }
+
+# train_eval RUN TEST WORDS TRAIN-ARGS...: train, score on TEST (WORDS: training
+# words for the OOV figures, or ""), keep the log, the scores and the model size.
+train_eval() {
+    local run=$1 test=$2 words=$3
+    shift 3
+    done_already "$run" && return 0
+    local r=$OUT/runs/$run
+    echo "  $run"
+    if ! "${SEQBIL[@]}" train -q --model "$r.sbm" --log "$r.jsonl" "$@" > "$r.out" 2>&1; then
+        cat "$r.out" >&2
+        return 1
+    fi
+    stat -c %s "$r.sbm" > "$r.size"
+    "${SEQBIL[@]}" eval --model "$r.sbm" --data "$test" ${words:+--words "$words"} --json > "$r.eval.json.tmp"
+    mv "$r.eval.json.tmp" "$r.eval.json"
+    rm -f "$r.sbm"  # models are large; the size is kept
+}
+
+have_crfsuite() { "$PY" -c "import pycrfsuite" 2>/dev/null; }
+
+# crf RUN ALGORITHM-ARGS...: python-crfsuite on the same corpus and templates.
+crf() {
+    local run=$1
+    shift
+    done_already "$run" && return 0
+    echo "  $run"
+    "$PY" "$ROOT/benchmarks/crfsuite_peer.py" "$@" > "$OUT/runs/$run.crf.json.tmp"
+    mv "$OUT/runs/$run.crf.json.tmp" "$OUT/runs/$run.crf.json"
+}
+
+no_crf_note() {
+    echo "$NAME: python-crfsuite is not installed: no CRF rows (pip install 'seqbil[bench]')"
+}
+
+fraction() { awk -v p="$1" 'BEGIN { print p / 100 }'; }
+
+report() {
+    "$PY" "$EXP/lib/report.py" "$@"
+}

@@ -1,0 +1,277 @@
+"""Tables and plots of the experiment scripts, from the files their runs leave.
+
+    python report.py table1|curve|convergence|power OUT_DIR [--title TEXT]
+
+OUT_DIR/runs/ holds, for a run NAME: NAME.jsonl (the `seqbil train --log`), NAME.eval.json
+(`seqbil eval --json`), NAME.size (model bytes), or NAME.crf.json and NAME.crf.jsonl
+(benchmarks/crfsuite_peer.py). Run names are fields joined by "__", e.g.
+pku__bol__100. OUT_DIR/meta.txt (version, command line, machine) heads every
+output. Writes CSV and Markdown, and a PNG when matplotlib is installed.
+"""
+import argparse
+import csv
+import json
+import math
+from pathlib import Path
+
+# Wu & Sun (ICML 2013), Table 1: F1 per corpus, and training time on `as` in 10^3 s.
+PAPER_TABLE1 = {
+    "bol": {"pku": 94.6, "msr": 96.5, "cityu": 94.0, "as": 94.3, "time": 2.4},
+    "bcd": {"pku": 94.4, "msr": 96.3, "cityu": 93.9, "as": 94.2, "time": 2.4},
+    "sp": {"pku": 94.3, "msr": 96.7, "cityu": 94.1, "as": 94.2, "time": 1.5},
+    "crf2": {"pku": 93.3, "msr": 96.5, "cityu": 94.2, "as": 94.6, "time": 9.8},
+    "crf1": {"pku": 92.5, "msr": 96.1, "cityu": 93.5, "as": 95.0, "time": 8.3},
+}
+METHOD_ORDER = ["bol", "bol-global", "bcd", "sp", "crf2", "crf1"]
+CORPUS_ORDER = ["pku", "msr", "cityu", "as", "sxu", "sample", "conll2000"]
+
+
+def load_runs(out):
+    """{name: record} with f1, train_seconds, passes, model_mib and the per-pass log."""
+    runs = {}
+    for path in sorted((out / "runs").glob("*.jsonl")):
+        name = path.name[:-len(".jsonl")]
+        crf = name.endswith(".crf")
+        name = name[:-len(".crf")] if crf else name
+        log = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        result = out / "runs" / (f"{name}.crf.json" if crf else f"{name}.eval.json")
+        if not result.exists():
+            continue  # an interrupted run: no score yet
+        scores = json.loads(result.read_text())
+        rec = {"name": name, "log": log, "passes": len(log), "f1": scores["f1"]}
+        if crf:
+            rec["train_seconds"], rec["model_mib"] = scores["train_seconds"], scores["model_mib"]
+        else:
+            rec["train_seconds"] = sum(r["seconds"] for r in log)
+            size = out / "runs" / f"{name}.size"
+            rec["model_mib"] = int(size.read_text()) / 2 ** 20 if size.exists() else math.nan
+        runs[name] = rec
+    for path in sorted((out / "runs").glob("*.crf.json")):  # CRF runs without a per-iteration log
+        name = path.name[:-len(".crf.json")]
+        if name not in runs:
+            scores = json.loads(path.read_text())
+            runs[name] = {"name": name, "log": [], "passes": scores["iterations"], "f1": scores["f1"],
+                          "train_seconds": scores["train_seconds"], "model_mib": scores["model_mib"]}
+    return runs
+
+
+def fields(name):
+    return name.split("__")
+
+
+def meta(out):
+    path = out / "meta.txt"
+    return path.read_text().strip().splitlines() if path.exists() else []
+
+
+def write_csv(out, stem, header, rows):
+    path = out / f"{stem}.csv"
+    with open(path, "w", newline="") as f:
+        for line in meta(out):
+            f.write(f"# {line}\n")
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+def write_md(out, stem, title, body):
+    path = out / f"{stem}.md"
+    lines = [f"# {title}", "", *body, "", "Run details:", "", *[f"    {line}" for line in meta(out)], ""]
+    path.write_text("\n".join(lines))
+    return path
+
+
+def fmt(x, digits=2):
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def seconds(x):
+    return fmt(x, 0 if x >= 100 else 1 if x >= 1 else 2)
+
+
+def ordered(values, order):
+    return sorted(values, key=lambda v: (order.index(v) if v in order else len(order), v))
+
+
+def pyplot():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        return plt
+    except ImportError:
+        return None
+
+
+def save_plot(out, stem, draw):
+    plt = pyplot()
+    if plt is None:
+        print(f"no plot: matplotlib is not installed (pip install 'seqbil[plots]'); CSV and Markdown are in {out}")
+        return None
+    fig = draw(plt)
+    path = out / f"{stem}.png"
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+# --- Table 1 -------------------------------------------------------------------------
+
+def table1(out, title):
+    runs = load_runs(out)
+    corpora = ordered({fields(n)[0] for n in runs}, CORPUS_ORDER)
+    methods = ordered({fields(n)[1] for n in runs}, METHOD_ORDER)
+    rows = [[fields(n)[0], fields(n)[1], r["f1"], r["train_seconds"], r["passes"], r["model_mib"]]
+            for n, r in runs.items()]
+    write_csv(out, "table1", ["corpus", "method", "f1", "train_seconds", "passes", "model_mib"], rows)
+    shown = corpora + [c for c in ("pku", "msr", "cityu", "as") if c not in corpora]
+    head = "| method | " + " | ".join(f"{c} F1 (ours / paper)" for c in shown) + \
+           " | training s (ours: " + ", ".join(corpora) + ") | paper: 10^3 s on as |"
+    body = [head, "|" + "---|" * (len(shown) + 3)]
+    for m in methods + [m for m in PAPER_TABLE1 if m not in methods]:
+        cells = []
+        for c in shown:
+            r = runs.get(f"{c}__{m}")
+            cells.append(f"{fmt(r['f1']) if r else '–'} / {fmt(PAPER_TABLE1.get(m, {}).get(c), 1)}")
+        times = ", ".join(seconds(runs[f"{c}__{m}"]["train_seconds"]) if f"{c}__{m}" in runs else "–"
+                          for c in corpora)
+        body.append(f"| {m} | " + " | ".join(cells) + f" | {times} | {fmt(PAPER_TABLE1.get(m, {}).get('time'), 1)} |")
+    body += ["", "F1 as the SIGHAN 2005 scorer computes it (word spans); '–': no run (no training set "
+             "for that corpus here) or no figure in the paper. Training seconds are the sum of the "
+             "training passes, without reading the corpus or scoring."]
+    return [write_md(out, "table1", title, body)]
+
+
+# --- learning curves (Figures 1 and 3) ------------------------------------------------
+
+def curve(out, title, offset):
+    runs = load_runs(out)
+    rows = sorted(((*fields(n)[:2], int(fields(n)[2]), r["f1"], r["train_seconds"]) for n, r in runs.items()),
+                  key=lambda x: (CORPUS_ORDER.index(x[0]) if x[0] in CORPUS_ORDER else 99, x[0], x[2], x[1]))
+    mean = {}
+    for c, m, p, f1, _ in rows:
+        mean.setdefault((c, p), []).append(f1)
+    table = [[c, m, p, f1, f1 - sum(mean[c, p]) / len(mean[c, p]), s] for c, m, p, f1, s in rows]
+    write_csv(out, "curve", ["corpus", "method", "percent", "f1", "offset_from_mean", "train_seconds"], table)
+    corpora = ordered({r[0] for r in rows}, CORPUS_ORDER)
+    methods = ordered({r[1] for r in rows}, METHOD_ORDER)
+    body = []
+    for c in corpora:
+        pcts = sorted({r[2] for r in rows if r[0] == c})
+        body += [f"## {c}: F1 (offset from the mean of the methods)", "",
+                 "| method | " + " | ".join(f"{p}%" for p in pcts) + " |", "|" + "---|" * (len(pcts) + 1)]
+        for m in methods:
+            got = {r[2]: r for r in table if r[0] == c and r[1] == m}
+            body.append(f"| {m} | " + " | ".join(f"{fmt(got[p][3])} ({got[p][4]:+.2f})" if p in got else "–"
+                                                  for p in pcts) + " |")
+        wins = {m: sum(1 for p in pcts if max((r for r in table if r[0] == c and r[2] == p), key=lambda r: r[3])[1] == m)
+                for m in methods}
+        body += ["", "Best method at how many proportions: " + ", ".join(f"{m} {n}" for m, n in wins.items()), ""]
+
+    def draw(plt):
+        fig, axes = plt.subplots(1, len(corpora), figsize=(4.5 * len(corpora), 3.6), squeeze=False)
+        for ax, c in zip(axes[0], corpora):
+            for m in methods:
+                pts = sorted((r[2], r[4] if offset else r[3]) for r in table if r[0] == c and r[1] == m)
+                ax.plot([p for p, _ in pts], [y for _, y in pts], marker="o", label=m)
+            if offset:
+                ax.axhline(0, color="gray", lw=0.8)
+            ax.set_title(c)
+            ax.set_xlabel("% of the training set")
+            ax.set_ylabel("F1 - mean F1 of the methods" if offset else "F1")
+            ax.legend()
+        return fig
+    return [write_md(out, "curve", title, body), save_plot(out, "curve", draw)]
+
+
+# --- Figure 2: convergence ---------------------------------------------------------------
+
+def convergence(out, title):
+    runs = load_runs(out)
+    rows = []
+    for n, r in runs.items():
+        elapsed = 0.0
+        for rec in r["log"]:
+            if "label_error" in rec:  # CRFsuite holdout
+                err, elapsed = rec["label_error"], rec["elapsed"]
+            else:
+                err, elapsed = 100 - rec["dev"]["accuracy"], elapsed + rec["seconds"]
+            rows.append([fields(n)[1], rec["pass"], elapsed, err])
+    write_csv(out, "convergence", ["method", "iteration", "elapsed_seconds", "label_error_percent"], rows)
+    methods = ordered({r[0] for r in rows}, METHOD_ORDER)
+    body = ["| method | iterations | label error after 1 / 5 / 10 / 20 / last iteration (%) | "
+            "seconds to the last iteration | test F1 |", "|---|---|---|---|---|"]
+    for m in methods:
+        mine = [r for r in rows if r[0] == m]
+        at = {r[1]: r[3] for r in mine}
+        picks = " / ".join(fmt(at.get(k)) for k in (1, 5, 10, 20)) + f" / {fmt(mine[-1][3])}"
+        f1 = next(r["f1"] for n, r in runs.items() if fields(n)[1] == m)
+        body.append(f"| {m} | {len(mine)} | {picks} | {seconds(mine[-1][2])} | {fmt(f1)} |")
+
+    def draw(plt):
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+        for m in methods:
+            mine = [r for r in rows if r[0] == m]
+            axes[0].plot([r[1] for r in mine], [r[3] for r in mine], label=m)
+            axes[1].plot([r[2] for r in mine], [r[3] for r in mine], label=m)
+        for ax, xl in zip(axes, ("iteration", "training seconds (log scale)")):
+            ax.set_xlabel(xl)
+            ax.set_ylabel("label error rate on held-out data (%)")
+            ax.legend()
+        axes[1].set_xscale("log")
+        return fig
+    return [write_md(out, "convergence", title, body), save_plot(out, "convergence", draw)]
+
+
+# --- power iteration ---------------------------------------------------------------------
+
+def power(out, title):
+    runs = load_runs(out)
+    rows = []
+    for n, r in runs.items():
+        mode, R = fields(n)[1], int(fields(n)[2])
+        diag = [rec for rec in r["log"] if "angle_mean" in rec]
+        mean = (lambda key: sum(d[key] for d in diag) / len(diag)) if diag else (lambda key: math.nan)
+        last = diag[-1] if diag else {}
+        rows.append([mode, R, r["f1"], r["train_seconds"], r["train_seconds"] / max(r["passes"], 1),
+                     mean("angle_mean"), last.get("angle_mean", math.nan), mean("value_ratio_mean"),
+                     last.get("gapped_share", math.nan)])
+    rows.sort()
+    write_csv(out, "power_iteration", ["mode", "R", "dev_f1", "train_seconds", "seconds_per_pass",
+                                       "angle_mean_over_passes_deg", "angle_last_pass_deg",
+                                       "value_ratio_mean_over_passes", "gapped_share_last_pass"], rows)
+    body = ["| mode | R | dev F1 | training s | s / pass | angle to the exact pair (deg): mean over passes "
+            "| after the last pass | u'Θv / σ1 | blocks with a gap |", "|---|---|---|---|---|---|---|---|---|"]
+    body += [f"| {m} | {R} | {fmt(f)} | {seconds(t)} | {fmt(sp)} | {fmt(a, 3)} | {fmt(al, 3)} | {fmt(v, 5)} "
+             f"| {fmt(100 * g, 0)}% |" for m, R, f, t, sp, a, al, v, g in rows]
+    body += ["", "Measured after every pass with a dense SVD of every Theta block (`seqbil train --diagnose`). "
+             "Angle: the larger of the angles of alpha_a and beta_a to the exact top singular vectors of "
+             "Theta_a, averaged over the blocks with a gap (sigma_2 <= 0.9 sigma_1, where the top pair is "
+             "well defined; their share after the last pass in the last column); in global mode, of the "
+             "global alpha and beta to the top pair of the whole block-diagonal Theta. u'Θv / σ1: the "
+             "singular value the R-step pair achieves, as a share of the exact one, averaged over all blocks "
+             "(1 for an exact top pair, ties included)."]
+    return [write_md(out, "power_iteration", title, body)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=["table1", "curve", "offset-curve", "convergence", "power"])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--title", default="")
+    args = ap.parse_args()
+    if args.what == "table1":
+        written = table1(args.out, args.title)
+    elif args.what in ("curve", "offset-curve"):
+        written = curve(args.out, args.title, args.what == "offset-curve")
+    elif args.what == "convergence":
+        written = convergence(args.out, args.title)
+    else:
+        written = power(args.out, args.title)
+    for path in [p for p in written if p] + sorted(args.out.glob("*.csv")):
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

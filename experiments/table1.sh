@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Table 1 of Wu & Sun: word segmentation F1 and training time of bol (block and the
+# paper's literal global mode), bcd and sp, plus CRFs (python-crfsuite) when the
+# optional `bench` extra is installed, next to the paper's figures.
+NAME=table1
+USAGE="Trains bol (block and global), bcd and sp (T=20, C=1, R=4, configs/sighan2005.toml) on
+every SIGHAN 2005 corpus whose training set is present and on SIGHAN 2008 SXU; adds
+crf2 (L-BFGS, L2) and crf1 (L1) rows with python-crfsuite; writes table1.md and table1.csv."
+source "$(dirname "$0")/common.sh"
+parse_options "$@"
+
+corpora=()
+if [ "$QUICK" = 1 ]; then
+    EPOCHS=(--epochs 3 --bcd-epochs 1); CRF_ITER=10
+    corpora+=("sample|$SAMPLES/pku_train.utf8|$SAMPLES/pku_test.utf8|$SAMPLES/pku_train.utf8")
+else
+    EPOCHS=(); CRF_ITER=150
+    need_data sighan2005 get_sighan2005.sh
+    for c in pku msr cityu as; do
+        d=$DATA/sighan2005
+        train=$d/${c}_training.utf8
+        [ -f "$train" ] || train=$d/${c}_training.approx.utf8
+        if [ ! -f "$train" ]; then
+            echo "$NAME: $c: no training set in $d (only its word list): skipped"
+            continue
+        fi
+        corpora+=("$c|$train|$d/${c}_test_gold.utf8|$d/${c}_training_words.utf8")
+    done
+    if [ -d "$DATA/sighan2008-sxu" ]; then
+        corpora+=("sxu|$DATA/sighan2008-sxu/train.txt|$DATA/sighan2008-sxu/test.txt|$DATA/sighan2008-sxu/train.txt")
+    fi
+fi
+
+for spec in "${corpora[@]}"; do
+    IFS='|' read -r c train test words <<< "$spec"
+    echo "$NAME: $c ($train)"
+    common=(--config sighan2005 --train "$train" "${EPOCHS[@]}")
+    train_eval "${c}__bol" "$test" "$words" "${common[@]}" --learner bol --rank1 block
+    train_eval "${c}__bol-global" "$test" "$words" "${common[@]}" --learner bol --rank1 global
+    train_eval "${c}__bcd" "$test" "$words" "${common[@]}" --learner bcd
+    train_eval "${c}__sp" "$test" "$words" "${common[@]}" --learner sp
+    if have_crfsuite; then
+        peer=(--config sighan2005 --train "$train" --test "$test" --iterations "$CRF_ITER")
+        crf "${c}__crf2" "${peer[@]}" --algorithm lbfgs --c1 0 --c2 1
+        crf "${c}__crf1" "${peer[@]}" --algorithm lbfgs --c1 1 --c2 0
+    fi
+done
+have_crfsuite || no_crf_note
+report table1 "$OUT" --title "Table 1: word segmentation, seqbil against Wu & Sun (2013)"
