@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from seqbil.corpus import make_format  # noqa: E402
 from seqbil.features import normalizer  # noqa: E402
 from seqbil.scoring import score  # noqa: E402
+from seqbil.templates import read_template_file  # noqa: E402
 from seqbil.train import find_config, read_corpus, resolve_settings  # noqa: E402
 
 
@@ -44,6 +45,7 @@ def attributes(sentence, templates, fold):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", required=True)
+    ap.add_argument("--template", help="CRF++ template file instead of the config's templates")
     ap.add_argument("--train", required=True)
     ap.add_argument("--test", required=True)
     ap.add_argument("--algorithm", default="lbfgs", choices=["lbfgs", "ap", "pa", "l2sgd", "arow"])
@@ -58,7 +60,8 @@ def main():
     settings = resolve_settings(find_config(args.config), {})
     fmt = make_format(settings["format"], None, settings["label_column"])
     fold = normalizer(settings["normalize"])
-    templates = [t for t in settings["templates"] if re.search(r"%x\[", t)]
+    texts = [t.text for t in read_template_file(args.template)] if args.template else settings["templates"]
+    templates = [t for t in texts if re.search(r"%x\[", t)]
     train = read_corpus(fmt, args.train, settings["encoding"])
     train = train[:max(1, round(len(train) * args.fraction))]
     test = read_corpus(fmt, args.test, settings["encoding"])

@@ -46,4 +46,4 @@ for spec in "${corpora[@]}"; do
     fi
 done
 have_crfsuite || no_crf_note
-report table1 "$OUT" --title "Table 1: word segmentation, seqbil against Wu & Sun (2013)"
+report table1 "$OUT" --title "Table 1: word segmentation, seqbil against Wu & Sun (2015)"

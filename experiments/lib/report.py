@@ -14,7 +14,7 @@ import json
 import math
 from pathlib import Path
 
-# Wu & Sun (ICML 2013), Table 1: F1 per corpus, and training time on `as` in 10^3 s.
+# Wu & Sun (ICML 2015), Table 1: F1 per corpus, and training time on `as` in 10^3 s.
 PAPER_TABLE1 = {
     "bol": {"pku": 94.6, "msr": 96.5, "cityu": 94.0, "as": 94.3, "time": 2.4},
     "bcd": {"pku": 94.4, "msr": 96.3, "cityu": 93.9, "as": 94.2, "time": 2.4},
