@@ -165,9 +165,16 @@ def curve(out, title, offset):
             got = {r[2]: r for r in table if r[0] == c and r[1] == m}
             body.append(f"| {m} | " + " | ".join(f"{fmt(got[p][3])} ({got[p][4]:+.2f})" if p in got else "–"
                                                   for p in pcts) + " |")
-        wins = {m: sum(1 for p in pcts if max((r for r in table if r[0] == c and r[2] == p), key=lambda r: r[3])[1] == m)
-                for m in methods}
-        body += ["", "Best method at how many proportions: " + ", ".join(f"{m} {n}" for m, n in wins.items()), ""]
+        wins, ties = dict.fromkeys(methods, 0), 0
+        for p in pcts:
+            at = [r for r in table if r[0] == c and r[2] == p]
+            best = [r[1] for r in at if r[3] == max(x[3] for x in at)]
+            if len(best) == 1:
+                wins[best[0]] += 1
+            else:
+                ties += 1
+        body += ["", "Best method at how many proportions: " + ", ".join(f"{m} {n}" for m, n in wins.items())
+                 + (f" (ties: {ties})" if ties else ""), ""]
 
     def draw(plt):
         fig, axes = plt.subplots(1, len(corpora), figsize=(4.5 * len(corpora), 3.6), squeeze=False)
