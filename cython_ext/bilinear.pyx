@@ -28,7 +28,7 @@ import numpy as np
 from libc.math cimport sqrt, fabs
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport decode_buffers, linear_update, differs, chunk_limits, check_rows, score_unary, score_pair_bilinear, viterbi
+from chain cimport SEQBIL_PREFETCH, decode_buffers, linear_update, differs, chunk_limits, check_rows, score_unary, score_pair_bilinear, viterbi
 
 
 @cython.boundscheck(False)
@@ -62,6 +62,23 @@ cdef int collect_dphi(const int32_t[::1] labels, const int32_t[::1] pred, int64_
             dblk[j, g, gp] += C
             dblk[j, p, pp] -= C
     return k
+
+
+cdef inline void prefetch_blocks(int k, const int32_t[::1] touched, const int64_t[::1] slot,
+                                 double[:, :, ::1] pool) noexcept nogil:
+    """Ask the cache for the Theta blocks of the k touched attributes (their slots
+    first), which lie at random places in the pool: the refresh loop then finds them."""
+    cdef int j, off, nbytes = pool.shape[1] * pool.shape[2] * sizeof(double)
+    cdef int64_t s
+    for j in range(k):
+        SEQBIL_PREFETCH(&slot[touched[j]])
+    for j in range(k):
+        s = slot[touched[j]]
+        if s >= 0:
+            off = 0
+            while off < nbytes:
+                SEQBIL_PREFETCH(<char*> &pool[s, 0, 0] + off)
+                off += 64
 
 
 cdef inline double* theta_block(int32_t a, int64_t[::1] slot, double[:, :, ::1] pool,
@@ -284,6 +301,7 @@ def bol_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_
                     linear_update(labels, pred, p0, n, S, u_ptr, u_ids, C, cc, W0, trans, end, U0, Utrans, Uend,
                                   averaged, transitions)
                     k = collect_dphi(labels, pred, p0, n, S, b_ptr, b_ids, C, mark, touched, dblk)
+                    prefetch_blocks(k, touched, slot, pool)
                     for j in range(k):
                         a = touched[j]
                         mark[a] = -1
