@@ -25,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "configs" / "crfpp_chunking.template"
+# subprocesses import the installed seqbil, or else the source tree's (built in place)
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))
 
 
 def find_data(arg):
