@@ -80,6 +80,34 @@ need_data() {
     bash "$ROOT/data_scripts/$2" >&2
 }
 
+# sighan_corpora: one line "name|train|test gold|training words" per SIGHAN corpus that
+# has a training set (pku, msr, cityu, as, then SIGHAN 2008 SXU); says which are skipped.
+# Call need_data sighan2005 first.
+sighan_corpora() {
+    local d=$DATA/sighan2005 c train
+    for c in pku msr cityu as; do
+        train=$d/${c}_training.utf8
+        [ -f "$train" ] || train=$d/${c}_training.approx.utf8  # the local stand-in for pku
+        if [ -f "$train" ]; then
+            echo "$c|$train|$d/${c}_test_gold.utf8|$d/${c}_training_words.utf8"
+        else
+            echo "$NAME: $c: no training set in $d (only its word list): skipped" >&2
+        fi
+    done
+    local x=$DATA/sighan2008-sxu
+    if [ -d "$x" ]; then echo "sxu|$x/train.txt|$x/test.txt|$x/train.txt"; fi
+}
+
+# pku_corpus: sets PKU_TRAIN and PKU_TEST (gold) from the installed SIGHAN 2005 data.
+pku_corpus() {
+    need_data sighan2005 get_sighan2005.sh
+    IFS='|' read -r _ PKU_TRAIN PKU_TEST _ < <(sighan_corpora 2>/dev/null | grep "^pku|" || true)
+    if [ -z "${PKU_TRAIN:-}" ]; then
+        echo "$0: no pku training set in $DATA/sighan2005" >&2
+        exit 1
+    fi
+}
+
 done_already() { [ -s "$OUT/runs/$1.eval.json" ] || [ -s "$OUT/runs/$1.crf.json" ]; }
 
 # train_eval RUN TEST WORDS TRAIN-ARGS...: train, score on TEST (WORDS: training

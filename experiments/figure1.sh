@@ -16,16 +16,11 @@ if [ "$QUICK" = 1 ]; then
 else
     PCTS=(10 20 30 40 50 60 70 80 90 100); EPOCHS=()
     need_data sighan2005 get_sighan2005.sh
-    for c in pku msr cityu as; do
-        train=$DATA/sighan2005/${c}_training.utf8
-        [ -f "$train" ] || train=$DATA/sighan2005/${c}_training.approx.utf8
-        [ -f "$train" ] && corpora+=("$c|$train|$DATA/sighan2005/${c}_test_gold.utf8")
-    done
-    [ -d "$DATA/sighan2008-sxu" ] && corpora+=("sxu|$DATA/sighan2008-sxu/train.txt|$DATA/sighan2008-sxu/test.txt")
+    mapfile -t corpora < <(sighan_corpora)
 fi
 
 for spec in "${corpora[@]}"; do
-    IFS='|' read -r c train test <<< "$spec"
+    IFS='|' read -r c train test _ <<< "$spec"
     for pct in "${PCTS[@]}"; do
         part=$OUT/runs/$c.$pct.train
         echo "$NAME: $c, $pct% of $train"

@@ -14,10 +14,8 @@ if [ "$QUICK" = 1 ]; then
     train=$SAMPLES/pku_train.utf8; test=$SAMPLES/pku_test.utf8
 else
     EPOCHS=(); CRF_ITER=150
-    need_data sighan2005 get_sighan2005.sh
-    train=$DATA/sighan2005/pku_training.utf8
-    [ -f "$train" ] || train=$DATA/sighan2005/pku_training.approx.utf8
-    test=$DATA/sighan2005/pku_test_gold.utf8
+    pku_corpus
+    train=$PKU_TRAIN; test=$PKU_TEST
 fi
 
 echo "$NAME: pku ($train)"

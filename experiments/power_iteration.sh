@@ -14,9 +14,8 @@ if [ "$QUICK" = 1 ]; then
     source_train=$SAMPLES/pku_train.utf8
 else
     RS=(1 2 4 8); EPOCHS=()
-    need_data sighan2005 get_sighan2005.sh
-    source_train=$DATA/sighan2005/pku_training.utf8
-    [ -f "$source_train" ] || source_train=$DATA/sighan2005/pku_training.approx.utf8
+    pku_corpus
+    source_train=$PKU_TRAIN
 fi
 train=$OUT/runs/pku.train90; dev=$OUT/runs/pku.dev10
 "$PY" "$EXP/lib/subset.py" --format sighan --fraction 0.9 --seed 1 "$source_train" "$train" "$dev"

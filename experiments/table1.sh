@@ -16,19 +16,7 @@ if [ "$QUICK" = 1 ]; then
 else
     EPOCHS=(); CRF_ITER=150
     need_data sighan2005 get_sighan2005.sh
-    for c in pku msr cityu as; do
-        d=$DATA/sighan2005
-        train=$d/${c}_training.utf8
-        [ -f "$train" ] || train=$d/${c}_training.approx.utf8
-        if [ ! -f "$train" ]; then
-            echo "$NAME: $c: no training set in $d (only its word list): skipped"
-            continue
-        fi
-        corpora+=("$c|$train|$d/${c}_test_gold.utf8|$d/${c}_training_words.utf8")
-    done
-    if [ -d "$DATA/sighan2008-sxu" ]; then
-        corpora+=("sxu|$DATA/sighan2008-sxu/train.txt|$DATA/sighan2008-sxu/test.txt|$DATA/sighan2008-sxu/train.txt")
-    fi
+    mapfile -t corpora < <(sighan_corpora)
 fi
 
 for spec in "${corpora[@]}"; do
