@@ -186,8 +186,9 @@ def curve(out, title, offset):
                 ax.axhline(0, color="gray", lw=0.8)
             ax.set_title(c)
             ax.set_xlabel("% of the training set")
-            ax.set_ylabel("F1 - mean F1 of the methods" if offset else "F1")
             ax.legend()
+        axes[0][0].set_ylabel("F1 - mean F1 of the methods" if offset else "F1")
+        fig.tight_layout()
         return fig
     return [write_md(out, "curve", title, body), save_plot(out, "curve", draw)]
 
@@ -227,6 +228,7 @@ def convergence(out, title):
             ax.set_ylabel("label error rate on held-out data (%)")
             ax.legend()
         axes[1].set_xscale("log")
+        fig.tight_layout()
         return fig
     return [write_md(out, "convergence", title, body), save_plot(out, "convergence", draw)]
 
