@@ -162,4 +162,7 @@ def evaluate(model_path, data_path, gold_path, pred_path, format_name, words_pat
         result = evaluate_files(gold_path, pred_path, format_name, words_path, model_path)
     else:
         raise click.UsageError("give --model and --data, or --gold and --pred")
+    if result.get("labels_unknown_to_model"):
+        click.echo(f"seqbil: warning: {data_path}: gold labels the model does not know (scored as errors): "
+                   f"{', '.join(result['labels_unknown_to_model'])}", err=True)
     click.echo(json.dumps(result, indent=2) if as_json else format_report(result, result["kind"]))

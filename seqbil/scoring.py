@@ -54,7 +54,11 @@ def evaluate_model(model_path, data_path, words_path=None):
                          f"(model labels: {', '.join(model.labels)})")
     pred = model.predict(sentences, str(data_path))
     vocabulary = read_vocabulary(words_path) if words_path else None
-    return score(model.format, model.corpus["evaluation"], gold, pred, sentences, vocabulary)
+    result = score(model.format, model.corpus["evaluation"], gold, pred, sentences, vocabulary)
+    unknown = sorted({y for g in gold for y in g} - known)
+    if unknown:  # the model can never predict them: every such token counts as an error
+        result["labels_unknown_to_model"] = unknown
+    return result
 
 
 def evaluate_files(gold_path, pred_path, format_name=None, words_path=None, model_path=None):

@@ -148,3 +148,13 @@ def test_bad_model_as_a_subprocess(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "--model", str(tmp_path / "m.sbm")],
                           cwd=tmp_path, env=ENV, input="", capture_output=True, text=True)
     assert proc.returncode == 2 and "pickle" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_eval_warns_about_gold_labels_the_model_lacks(chunker, tmp_path):
+    data = tmp_path / "data.txt"
+    data.write_text("He PRP B-NP\nran VBD B-XYZ\n\n")
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "eval", "--model", str(chunker), "--data", str(data),
+                           "--json"], cwd=tmp_path, env=ENV, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "gold labels the model does not know (scored as errors): B-XYZ" in proc.stderr
+    assert json.loads(proc.stdout)["labels_unknown_to_model"] == ["B-XYZ"]
