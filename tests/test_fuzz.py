@@ -28,12 +28,15 @@ SPECIAL = [b"\0", b"\n", b"\r\n", b"\r", b"\t", b" ", b"\xff", b"\xef\xbb\xbf", 
            b"%x[", b"]", b"=", b"[", b"\"", b"\x85", b"\xc0"]
 
 
+TEXT = list(" \t\n\r\u3000\u00a0\u2028ab1-_%x[],=\"'#BIESO中国的\U0001F600")
+
+
 def mutate(rng, data):
     """One to four random edits: bit flips, truncation, insertion, deletion, duplication,
-    special bytes, or a random-bytes file."""
+    special bytes, text, or a random-bytes file."""
     data = bytearray(data)
     for _ in range(rng.integers(1, 5)):
-        op, n = rng.integers(7), len(data)
+        op, n = rng.integers(8), len(data)
         at = int(rng.integers(n + 1))
         if op == 0 and n:
             data[min(at, n - 1)] ^= 1 << int(rng.integers(8))
@@ -47,8 +50,10 @@ def mutate(rng, data):
             data[at:at] = data[at:at + int(rng.integers(1, 256))]
         elif op == 5:
             data[at:at] = SPECIAL[rng.integers(len(SPECIAL))]
-        else:
+        elif op == 6:
             data = bytearray(rng.bytes(int(rng.integers(0, 512))))
+        else:  # valid UTF-8 text: reaches the parsers behind the decoder
+            data[at:at] = "".join(rng.choice(TEXT, int(rng.integers(1, 12)))).encode("utf-8")
     return bytes(data)
 
 
