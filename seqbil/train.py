@@ -129,7 +129,7 @@ def train(settings, train_path, model_path, dev_path=None, template_file=None, c
            "template": template_file and str(template_file), "config": config and str(config),
            "checkpoint_every": checkpoint_every, "data": checkpoint.fingerprint(data)}
     if resume is not None:
-        if saved["data"] != run["data"] or scalars.get("A1") != A1:
+        if saved["data"] != run["data"]:
             raise InputError(train_path, 0, f"the training data differs from the data of checkpoint {resume}")
         checkpoint.restore(learner, rng, resume, arrays, scalars, rng_state)
     else:

@@ -11,6 +11,9 @@ import numpy as np
 
 class Learner(ABC):
     name = ""
+    # scalars that change while training, with their least value; restore() requires
+    # every other scalar to equal the fresh learner's
+    progress = {"counter": 1}
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True):
         """transitions: learn the label-transition matrix (the template set has a bare B)."""
@@ -50,9 +53,6 @@ class Learner(ABC):
                 scalars[name] = value
         return arrays, scalars
 
-    # scalars that change while training; all others must match the fresh learner
-    progress = {"counter": 1}
-
     def restore(self, arrays, scalars):
         """Take over a snapshot, after checking that it fits this learner exactly:
         the same arrays with the same shapes, the same fixed scalars, marks at rest."""
@@ -60,9 +60,9 @@ class Learner(ABC):
         if set(arrays) != set(fresh_arrays) or set(scalars) != set(fresh_scalars):
             raise ValueError("the checkpoint's arrays or numbers do not fit this learner")
         for name, value in scalars.items():
-            old = fresh_scalars[name]
-            if type(value) is not type(old) or (value != old if name not in self.progress
-                                                else not isinstance(value, int) or value < self.progress[name]):
+            fits = (type(value) is int and value >= self.progress[name]) if name in self.progress \
+                else (type(value) is type(fresh_scalars[name]) and value == fresh_scalars[name])
+            if not fits:
                 raise ValueError(f"checkpoint value {name} = {value!r} does not fit this learner")
         for name, value in arrays.items():
             target = fresh_arrays[name]

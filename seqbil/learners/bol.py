@@ -33,6 +33,7 @@ class BlockPool:
 
 class Bilinear(Learner):
     name = "bol"
+    progress = {"counter": 1, "updated": 0, "mistakes": 0}
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions)
@@ -91,14 +92,13 @@ class Bilinear(Learner):
         scalars["blocks.used"] = b.used
         return arrays, scalars
 
-    progress = {"counter": 1, "updated": 0, "mistakes": 0}
-
     def restore(self, arrays, scalars):
         arrays, scalars, b = dict(arrays), dict(scalars), self.blocks
         used, slot, pool = scalars.pop("blocks.used", None), arrays.pop("blocks.slot", None), arrays.pop("blocks.pool", None)
-        if type(used) is not int or not 0 <= used <= len(b.pool) or slot is None or pool is None \
-                or slot.shape != b.slot.shape or slot.dtype != b.slot.dtype or pool.shape != (used,) + b.pool.shape[1:] \
-                or pool.dtype != b.pool.dtype or np.any((slot < -1) | (slot >= used)):
+        fits = type(used) is int and 0 <= used <= len(b.pool) and slot is not None and pool is not None
+        fits = fits and (slot.shape, slot.dtype, pool.shape, pool.dtype) == \
+            (b.slot.shape, b.slot.dtype, (used,) + b.pool.shape[1:], b.pool.dtype)
+        if not fits or np.any((slot < -1) | (slot >= used)):  # slots index the pool in the kernels
             raise ValueError("the checkpoint's Theta blocks do not fit this learner")
         super().restore(arrays, scalars)
         b.used = used
