@@ -15,9 +15,10 @@ import numpy as np
 
 
 def sentences(path, fmt):
-    opener = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
-    with opener(path, "rb") as f:
+    with open(path, "rb") as f:
         text = f.read()
+    if text[:2] == b"\x1f\x8b":
+        text = gzip.decompress(text)
     if fmt == "sighan":
         return [line + b"\n" for line in text.splitlines() if line.strip()]
     blocks, block = [], []
