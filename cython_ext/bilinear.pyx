@@ -65,13 +65,15 @@ cdef int collect_dphi(const int32_t[::1] labels, const int32_t[::1] pred, int64_
 
 
 cdef inline void prefetch_blocks(int k, const int32_t[::1] touched, const int64_t[::1] slot,
-                                 double[:, :, ::1] pool) noexcept nogil:
-    """Ask the cache for the Theta blocks of the k touched attributes (their slots
-    first), which lie at random places in the pool: the refresh loop then finds them."""
+                                 double[:, :, ::1] pool, const double[::1] sigma) noexcept nogil:
+    """Ask the cache for the Theta blocks of the k touched attributes (their slots and
+    sigmas first), which lie at random places: the refresh loop then finds them."""
     cdef int j, off, nbytes = pool.shape[1] * pool.shape[2] * sizeof(double)
     cdef int64_t s
     for j in range(k):
         SEQBIL_PREFETCH(&slot[touched[j]])
+        if sigma.shape[0] > 0:
+            SEQBIL_PREFETCH(&sigma[touched[j]])
     for j in range(k):
         s = slot[touched[j]]
         if s >= 0:
@@ -301,7 +303,7 @@ def bol_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_
                     linear_update(labels, pred, p0, n, S, u_ptr, u_ids, C, cc, W0, trans, end, U0, Utrans, Uend,
                                   averaged, transitions)
                     k = collect_dphi(labels, pred, p0, n, S, b_ptr, b_ids, C, mark, touched, dblk)
-                    prefetch_blocks(k, touched, slot, pool)
+                    prefetch_blocks(k, touched, slot, pool, sigma)
                     for j in range(k):
                         a = touched[j]
                         mark[a] = -1

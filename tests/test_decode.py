@@ -55,16 +55,18 @@ def tables(data, j, W0, W1):
     return unary, pair
 
 
+@pytest.mark.parametrize("S", [3, 4])  # 4 labels (BIES) take a fixed-size scoring path
 @pytest.mark.parametrize("form", ["linear", "bilinear"])
-def test_decode_corpus_equals_brute_force(rng, form):
-    S, A0, A1 = 3, 7, 5
+def test_decode_corpus_equals_brute_force(rng, form, S):
+    A0, A1 = 7, 5
     data = random_dataset(rng, 15, S, A0, A1)
     W0, end, trans = rng.normal(size=(A0, S)), rng.normal(size=S), rng.normal(size=(S, S + 1))
     if form == "linear":
         W1 = rng.normal(size=(A1, S, S + 1))
         extra = {"W1": W1}
     else:
-        alpha, beta = rng.normal(size=(A1, S)), rng.normal(size=(A1, S + 1))
+        ab = rng.normal(size=(A1, 2 * S + 1))  # alpha[a] next to beta[a], as the learner keeps them
+        alpha, beta = ab[:, :S], ab[:, S:]
         W1 = alpha[:, :, None] * beta[:, None, :]
         extra = {"alpha": alpha, "beta": beta}
     out = np.full(data.n_positions, -1, dtype=np.int32)
