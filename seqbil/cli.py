@@ -41,8 +41,8 @@ def main():
 
 
 @main.command()
-@click.option("--config", "config", metavar="FILE", help="TOML config; a bundled one by name: conll2000, sighan2005 "
-              "(default: conll2000).")
+@click.option("--config", "config", metavar="FILE", help="TOML config; a bundled one by name: conll2000, sighan2005, "
+              "sighan2005_0order (default: conll2000).")
 @click.option("--template", "template_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="CRF++ template file; overrides the config's templates.")
 @click.option("--train", "train_path", metavar="FILE", help="Training corpus (default: the bundled sample).")

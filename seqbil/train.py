@@ -27,7 +27,7 @@ def sample_path(name):
 
 
 def find_config(name):
-    """A config path, or the name of a bundled config (conll2000, sighan2005)."""
+    """A config path, or the name of a bundled config (conll2000, sighan2005, sighan2005_0order)."""
     path = Path(name)
     if path.exists() or path.suffix:
         return path

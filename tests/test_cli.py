@@ -158,3 +158,19 @@ def test_eval_warns_about_gold_labels_the_model_lacks(chunker, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "gold labels the model does not know (scored as errors): B-XYZ" in proc.stderr
     assert json.loads(proc.stdout)["labels_unknown_to_model"] == ["B-XYZ"]
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (Path(__file__).parent.parent / "configs").glob("*.toml")))
+def test_every_bundled_config_trains_by_name(tmp_path, name):
+    """Each config in configs/ is found by name and trains a model that scores its sample."""
+    from seqbil.model import Model
+    model = tmp_path / "m.sbm"
+    result = run("train", "--config", name, "--epochs", 2, "--model", model, "-q")
+    assert result.exit_code == 0, result.output
+    loaded = Model.load(model)
+    test = "pku_test.utf8" if loaded.format.name == "sighan" else "conll2000_test.txt"
+    result = run("eval", "--model", model, "--data", sample_path(test), "--json")
+    assert result.exit_code == 0, result.output
+    assert 50 < json.loads(result.output)["f1"] <= 100
+    if loaded.templates.by_order[0]:  # the 0-order part learned something
+        assert loaded.weights["W0"].any()
