@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Table 1 of Wu & Sun: word segmentation F1 and training time of bol (block and the
-# paper's literal global mode), bcd and sp, plus CRFs (python-crfsuite) when the
+# paper's literal global mode), bcd and sp, bol and sp with the 0-order extension, plus CRFs (python-crfsuite) when the
 # optional `bench` extra is installed, next to the paper's figures.
 NAME=table1
-USAGE="Trains bol (block and global), bcd and sp (T=20, C=1, R=4, configs/sighan2005.toml) on
-every SIGHAN 2005 corpus whose training set is present and on SIGHAN 2008 SXU; adds
+USAGE="Trains bol (block and global), bcd and sp (T=20, C=1, R=4, configs/sighan2005.toml), and
+bol and sp with 0-order features too (configs/sighan2005_0order.toml), on every SIGHAN 2005
+corpus whose training set is present and on SIGHAN 2008 SXU; adds
 crf2 (L-BFGS, L2) and crf1 (L1) rows with python-crfsuite; writes table1.md and table1.csv."
 source "$(dirname "$0")/common.sh"
 parse_options "$@"
@@ -27,6 +28,9 @@ for spec in "${corpora[@]}"; do
     train_eval "${c}__bol-global" "$test" "$words" "${common[@]}" --learner bol --rank1 global
     train_eval "${c}__bcd" "$test" "$words" "${common[@]}" --learner bcd
     train_eval "${c}__sp" "$test" "$words" "${common[@]}" --learner sp
+    ext=(--config sighan2005_0order --train "$train" "${EPOCHS[@]}")  # the 0-order extension
+    train_eval "${c}__bol+0" "$test" "$words" "${ext[@]}" --learner bol
+    train_eval "${c}__sp+0" "$test" "$words" "${ext[@]}" --learner sp
     if have_crfsuite; then
         peer=(--config sighan2005 --train "$train" --test "$test" --iterations "$CRF_ITER")
         crf "${c}__crf2" "${peer[@]}" --algorithm lbfgs --c1 0 --c2 1

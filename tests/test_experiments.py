@@ -22,7 +22,7 @@ def rows(path):
 
 
 @pytest.mark.parametrize("script, stem, n_rows", [
-    ("table1.sh", "table1", 4 + 2 * CRF),
+    ("table1.sh", "table1", 6 + 2 * CRF),
     ("figure1.sh", "curve", 3 * 2),
     ("figure2.sh", "convergence", 2 * 3 + 2 * 5 * CRF),
     ("figure3.sh", "curve", 3 * 2),
