@@ -25,13 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from seqbil.corpus import make_format  # noqa: E402
-from seqbil.features import normalizer  # noqa: E402
-from seqbil.scoring import score  # noqa: E402
-from seqbil.templates import read_template_file  # noqa: E402
-from seqbil.train import find_config, read_corpus, resolve_settings  # noqa: E402
+from peer_corpus import PeerCorpus, add_arguments
 
 
 def write_columns(path, sentences, fold, labeled):
@@ -63,10 +57,7 @@ def read_labels(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", required=True)
-    ap.add_argument("--template", help="CRF++ template file instead of the config's templates")
-    ap.add_argument("--train", required=True)
-    ap.add_argument("--test", required=True)
+    add_arguments(ap)
     ap.add_argument("--algorithm", default="CRF-L2", choices=["CRF-L2", "CRF-L1", "MIRA"])
     ap.add_argument("-c", "--c", type=float, default=1.0, help="CRF++'s -c (default 1.0, its own default)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
@@ -76,12 +67,8 @@ def main():
         if shutil.which(tool) is None:
             sys.exit(f"crfpp_peer: {tool} is not on the PATH (install CRF++, or `pip install crfpy`)")
 
-    settings = resolve_settings(find_config(args.config), {})
-    fmt = make_format(settings["format"], None, settings["label_column"])
-    fold = normalizer(settings["normalize"])
-    texts = [t.text for t in read_template_file(args.template)] if args.template else settings["templates"]
-    train = read_corpus(fmt, args.train, settings["encoding"])
-    test = read_corpus(fmt, args.test, settings["encoding"])
+    corpus = PeerCorpus(args)
+    fold, texts, train, test = corpus.fold, corpus.texts, corpus.train, corpus.test
     with tempfile.TemporaryDirectory() as tmp:
         paths = {name: os.path.join(tmp, name) for name in ("template", "train", "test", "model", "out")}
         Path(paths["template"]).write_text("\n".join(texts) + "\n", encoding="utf-8")
@@ -98,8 +85,7 @@ def main():
         size = os.path.getsize(paths["model"])
     if len(pred) != len(test) or any(len(p) != len(s) for p, s in zip(pred, test)):
         sys.exit("crfpp_peer: crf_test's output does not line up with the test corpus")
-    kind = settings["evaluation"] if settings["evaluation"] != "auto" else "chunk"
-    result = score(fmt, kind, [s.labels for s in test], pred, test)
+    result = corpus.score(pred)
     print(json.dumps({"algorithm": args.algorithm, "c": args.c, "train_seconds": seconds,
                       "iterations": len(re.findall(r"^iter=", learn.stdout, re.M)), "f1": result["f1"],
                       "model_mib": size / 2**20}))

@@ -16,18 +16,10 @@ import argparse
 import json
 import os
 import re
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from seqbil.corpus import make_format  # noqa: E402
-from seqbil.features import normalizer  # noqa: E402
-from seqbil.scoring import score  # noqa: E402
-from seqbil.templates import read_template_file  # noqa: E402
-from seqbil.train import find_config, read_corpus, resolve_settings  # noqa: E402
+from peer_corpus import PeerCorpus, add_arguments
 
 
 def attributes(sentence, templates, fold):
@@ -44,10 +36,7 @@ def attributes(sentence, templates, fold):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", required=True)
-    ap.add_argument("--template", help="CRF++ template file instead of the config's templates")
-    ap.add_argument("--train", required=True)
-    ap.add_argument("--test", required=True)
+    add_arguments(ap)
     ap.add_argument("--algorithm", default="lbfgs", choices=["lbfgs", "ap", "pa", "l2sgd", "arow"])
     ap.add_argument("--c1", type=float, default=0.0)
     ap.add_argument("--c2", type=float, default=1.0)
@@ -57,14 +46,10 @@ def main():
     args = ap.parse_args()
     import pycrfsuite
 
-    settings = resolve_settings(find_config(args.config), {})
-    fmt = make_format(settings["format"], None, settings["label_column"])
-    fold = normalizer(settings["normalize"])
-    texts = [t.text for t in read_template_file(args.template)] if args.template else settings["templates"]
-    templates = [t for t in texts if re.search(r"%x\[", t)]
-    train = read_corpus(fmt, args.train, settings["encoding"])
-    train = train[:max(1, round(len(train) * args.fraction))]
-    test = read_corpus(fmt, args.test, settings["encoding"])
+    corpus = PeerCorpus(args)
+    fold, test = corpus.fold, corpus.test
+    templates = [t for t in corpus.texts if re.search(r"%x\[", t)]
+    train = corpus.train[:max(1, round(len(corpus.train) * args.fraction))]
     trainer = pycrfsuite.Trainer(algorithm=args.algorithm, verbose=False)
     for s in train:
         trainer.append(attributes(s, templates, fold), s.labels, 0)
@@ -92,8 +77,7 @@ def main():
                 log.write(json.dumps({"pass": it["num"], "seconds": it.get("time", 0.0), "elapsed": elapsed,
                                       "label_error": 100 * (1 - it.get("item_accuracy_float", float("nan")))})
                           + "\n")
-    kind = settings["evaluation"] if settings["evaluation"] != "auto" else "chunk"
-    result = score(fmt, kind, [s.labels for s in test], pred, test)
+    result = corpus.score(pred)
     print(json.dumps({"algorithm": args.algorithm, "c1": args.c1, "c2": args.c2, "train_seconds": seconds,
                       "iterations": len(trainer.logparser.iterations), "f1": result["f1"],
                       "model_mib": size / 2**20}))
