@@ -129,7 +129,7 @@ cdef inline void rmatvec(const double* M, const double* x, double* out, int rows
 
 
 @cython.cdivision(True)
-cdef double fresh_pair(const double* Th, int S, int R, double* u, double* v) noexcept nogil:
+cdef inline double fresh_pair(const double* Th, int S, int R, double* u, double* v) noexcept nogil:
     """Top singular pair of a block by R normalised power steps from about e_c, c the
     column of the block's largest entry. Returns sigma (0 for a zero block)."""
     cdef int r, c, best_c = 0, tau, T = S + 1
@@ -158,7 +158,7 @@ cdef double fresh_pair(const double* Th, int S, int R, double* u, double* v) noe
 
 
 @cython.cdivision(True)
-cdef double warm_pair(const double* Th, int S, int R, double sigma, double* u, double* v,
+cdef inline double warm_pair(const double* Th, int S, int R, double sigma, double* u, double* v,
                       double* tmp) noexcept nogil:
     """R power steps on Theta_t (= Th) warm-started from v, each normalised by the
     block's previous sigma, as in eqs. (9)-(12): when (u, v, sigma) is the exact
@@ -220,11 +220,14 @@ cdef double _refresh(const double* Th, int S, int R, double* alpha, double* beta
             old_u[r] = u[r]
         for c in range(T):
             v[c] = beta[c]
-        new_sigma = warm_pair(Th, S, R, sigma, u, v, tmp)
+        if S == 4:  # BIES: a literal size lets the compiler unroll the 4 x 5 products
+            new_sigma = warm_pair(Th, 4, R, sigma, u, v, tmp)
+        else:
+            new_sigma = warm_pair(Th, S, R, sigma, u, v, tmp)
     if new_sigma <= 0.0:  # no usable previous pair: start afresh
         for r in range(S):
             old_u[r] = alpha[r]
-        new_sigma = fresh_pair(Th, S, R, u, v)
+        new_sigma = fresh_pair(Th, 4, R, u, v) if S == 4 else fresh_pair(Th, S, R, u, v)
     # keep the orientation of the pair (u, v) and (-u, -v) are the same W_a;
     # a flip would cancel in the average
     flip = -1.0 if dot(u, old_u, S) < 0.0 else 1.0
