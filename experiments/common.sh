@@ -130,6 +130,18 @@ train_eval() {
 
 have_crfsuite() { "$PY" -c "import pycrfsuite" 2>/dev/null; }
 
+have_crfpp() { command -v crf_learn > /dev/null && command -v crf_test > /dev/null; }
+
+# crfpp RUN PEER-ARGS...: CRF++ on the same corpus and templates.
+crfpp() {
+    local run=$1
+    shift
+    done_already "$run" && return 0
+    echo "  $run"
+    "$PY" "$ROOT/benchmarks/crfpp_peer.py" "$@" > "$OUT/runs/$run.crf.json.tmp"
+    mv "$OUT/runs/$run.crf.json.tmp" "$OUT/runs/$run.crf.json"
+}
+
 # crf RUN ALGORITHM-ARGS...: python-crfsuite on the same corpus and templates.
 crf() {
     local run=$1

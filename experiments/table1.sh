@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Table 1 of Wu & Sun: word segmentation F1 and training time of bol (block and the
-# paper's literal global mode), bcd and sp, bol and sp with the 0-order extension, plus CRFs (python-crfsuite) when the
-# optional `bench` extra is installed, next to the paper's figures.
+# paper's literal global mode), bcd and sp, bol and sp with the 0-order extension, plus CRFs
+# (python-crfsuite, with the optional `bench` extra; CRF++, the paper's CRF tool, when
+# crf_learn is on the PATH), next to the paper's figures.
 NAME=table1
 USAGE="Trains bol (block and global), bcd and sp (T=20, C=1, R=4, configs/sighan2005.toml), and
 bol and sp with 0-order features too (configs/sighan2005_0order.toml), on every SIGHAN 2005
 corpus whose training set is present and on SIGHAN 2008 SXU; adds
-crf2 (L-BFGS, L2) and crf1 (L1) rows with python-crfsuite; writes table1.md and table1.csv."
+crf2 (L-BFGS, L2) and crf1 (L1) rows with python-crfsuite, and crfpp-l2 / crfpp-l1 rows with
+CRF++ when crf_learn and crf_test are on the PATH; writes table1.md and table1.csv."
 source "$(dirname "$0")/common.sh"
 parse_options "$@"
 
@@ -35,6 +37,12 @@ for spec in "${corpora[@]}"; do
         peer=(--config sighan2005 --train "$train" --test "$test" --iterations "$CRF_ITER")
         crf "${c}__crf2" "${peer[@]}" --algorithm lbfgs --c1 0 --c2 1
         crf "${c}__crf1" "${peer[@]}" --algorithm lbfgs --c1 1 --c2 0
+    fi
+    if have_crfpp; then  # CRF++ to convergence (its defaults), B templates conjoined with label pairs
+        peer=(--config sighan2005 --train "$train" --test "$test")
+        [ "$QUICK" = 1 ] && peer+=(--max-iterations "$CRF_ITER")
+        crfpp "${c}__crfpp-l2" "${peer[@]}" --algorithm CRF-L2
+        crfpp "${c}__crfpp-l1" "${peer[@]}" --algorithm CRF-L1
     fi
 done
 have_crfsuite || no_crf_note
