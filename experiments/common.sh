@@ -132,25 +132,18 @@ have_crfsuite() { "$PY" -c "import pycrfsuite" 2>/dev/null; }
 
 have_crfpp() { command -v crf_learn > /dev/null && command -v crf_test > /dev/null; }
 
-# crfpp RUN PEER-ARGS...: CRF++ on the same corpus and templates.
-crfpp() {
-    local run=$1
-    shift
+# peer SCRIPT RUN PEER-ARGS...: benchmarks/SCRIPT (a CRF peer) on the same corpus and
+# templates; it prints the JSON kept as RUN.crf.json.
+peer() {
+    local script=$1 run=$2
+    shift 2
     done_already "$run" && return 0
     echo "  $run"
-    "$PY" "$ROOT/benchmarks/crfpp_peer.py" "$@" > "$OUT/runs/$run.crf.json.tmp"
+    "$PY" "$ROOT/benchmarks/$script" "$@" > "$OUT/runs/$run.crf.json.tmp"
     mv "$OUT/runs/$run.crf.json.tmp" "$OUT/runs/$run.crf.json"
 }
-
-# crf RUN ALGORITHM-ARGS...: python-crfsuite on the same corpus and templates.
-crf() {
-    local run=$1
-    shift
-    done_already "$run" && return 0
-    echo "  $run"
-    "$PY" "$ROOT/benchmarks/crfsuite_peer.py" "$@" > "$OUT/runs/$run.crf.json.tmp"
-    mv "$OUT/runs/$run.crf.json.tmp" "$OUT/runs/$run.crf.json"
-}
+crf() { peer crfsuite_peer.py "$@"; }   # python-crfsuite
+crfpp() { peer crfpp_peer.py "$@"; }    # CRF++
 
 no_crf_note() {
     echo "$NAME: python-crfsuite is not installed: no CRF rows (pip install 'seqbil[bench]')"

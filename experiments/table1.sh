@@ -34,15 +34,15 @@ for spec in "${corpora[@]}"; do
     train_eval "${c}__bol+0" "$test" "$words" "${ext[@]}" --learner bol
     train_eval "${c}__sp+0" "$test" "$words" "${ext[@]}" --learner sp
     if have_crfsuite; then
-        peer=(--config sighan2005 --train "$train" --test "$test" --iterations "$CRF_ITER")
-        crf "${c}__crf2" "${peer[@]}" --algorithm lbfgs --c1 0 --c2 1
-        crf "${c}__crf1" "${peer[@]}" --algorithm lbfgs --c1 1 --c2 0
+        peer_args=(--config sighan2005 --train "$train" --test "$test" --iterations "$CRF_ITER")
+        crf "${c}__crf2" "${peer_args[@]}" --algorithm lbfgs --c1 0 --c2 1
+        crf "${c}__crf1" "${peer_args[@]}" --algorithm lbfgs --c1 1 --c2 0
     fi
     if have_crfpp; then  # CRF++ to convergence (its defaults), B templates conjoined with label pairs
-        peer=(--config sighan2005 --train "$train" --test "$test")
-        [ "$QUICK" = 1 ] && peer+=(--max-iterations "$CRF_ITER")
-        crfpp "${c}__crfpp-l2" "${peer[@]}" --algorithm CRF-L2
-        crfpp "${c}__crfpp-l1" "${peer[@]}" --algorithm CRF-L1
+        peer_args=(--config sighan2005 --train "$train" --test "$test")
+        [ "$QUICK" = 1 ] && peer_args+=(--max-iterations "$CRF_ITER")
+        crfpp "${c}__crfpp-l2" "${peer_args[@]}" --algorithm CRF-L2
+        crfpp "${c}__crfpp-l1" "${peer_args[@]}" --algorithm CRF-L1
     fi
 done
 have_crfsuite || no_crf_note
