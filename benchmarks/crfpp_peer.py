@@ -42,17 +42,9 @@ def write_columns(path, sentences, fold, labeled):
 
 def read_labels(path):
     """The last column of crf_test's output, per sentence."""
-    out, cur = [], []
-    for line in open(path, encoding="utf-8"):
-        line = line.rstrip("\n")
-        if line:
-            cur.append(line.split()[-1])
-        elif cur:
-            out.append(cur)
-            cur = []
-    if cur:
-        out.append(cur)
-    return out
+    with open(path, encoding="utf-8") as f:
+        blocks = f.read().split("\n\n")
+    return [[line.split()[-1] for line in b.splitlines() if line.strip()] for b in blocks if b.strip()]
 
 
 def main():
