@@ -1,16 +1,19 @@
-"""Build seqbil: the Python package plus the Cython kernels in cython_ext/."""
+"""Build seqbil: the Python package plus the Cython kernels in cython_ext/.
+
+Every cython_ext/NAME.pyx becomes the module seqbil._kernels.NAME, so a new
+learner's kernel needs no change here."""
 from pathlib import Path
 
 import numpy
 from Cython.Build import cythonize
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 
 HERE = Path(__file__).parent
-KERNELS = ["features", "decode", "perceptron", "bilinear", "bcd"]
+KERNELS = sorted(p.stem for p in (HERE / "cython_ext").glob("*.pyx"))
 
 extensions = [
     Extension(
-        f"seqbil._{name}",
+        f"seqbil._kernels.{name}",
         [f"cython_ext/{name}.pyx"],
         include_dirs=[numpy.get_include(), "cython_ext"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
@@ -34,7 +37,7 @@ setup(
     long_description=(HERE / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
-    packages=["seqbil", "seqbil.learners", "seqbil.samples", "seqbil.configs"],
+    packages=find_packages(include=["seqbil", "seqbil.*"]) + ["seqbil.configs"],
     # The top-level configs/ directory ships inside the package as seqbil.configs.
     package_dir={"seqbil.configs": "configs"},
     package_data={"seqbil.samples": ["*.txt", "*.utf8"], "seqbil.configs": ["*.toml", "*.template"]},

@@ -100,7 +100,7 @@ def crfpp_attributes(sent, templates):
 
 def peer_crfsuite(train, test, epochs, work):
     import pycrfsuite
-    from seqbil.evaluate import chunk_scores
+    from seqbil.evaluation.chunks import chunk_scores
 
     templates = [t for t in TEMPLATE.read_text().splitlines() if t.startswith("U")]
     trainer = pycrfsuite.Trainer(algorithm="ap", verbose=False)

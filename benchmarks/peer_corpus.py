@@ -1,15 +1,10 @@
 """What the peer scripts share: the corpus options, the corpora and templates read as
 seqbil reads them, and the test score."""
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from seqbil.corpus import make_format  # noqa: E402
-from seqbil.features import normalizer  # noqa: E402
-from seqbil.scoring import score  # noqa: E402
-from seqbil.templates import read_template_file  # noqa: E402
-from seqbil.train import find_config, read_corpus, resolve_settings  # noqa: E402
+from seqbil.evaluation import choose_metric, score
+from seqbil.features.index import normalizer
+from seqbil.features.templates import read_template_file
+from seqbil.formats import make_format, read_corpus
+from seqbil.params import find_config, resolve
 
 
 def add_arguments(ap):
@@ -23,7 +18,7 @@ class PeerCorpus:
     """settings, fmt, fold (the config's normaliser, or None), template texts, train, test."""
 
     def __init__(self, args):
-        self.settings = resolve_settings(find_config(args.config), {})
+        self.settings, _ = resolve(find_config(args.config))
         self.fmt = make_format(self.settings["format"], None, self.settings["label_column"])
         self.fold = normalizer(self.settings["normalize"])
         self.texts = [t.text for t in read_template_file(args.template)] if args.template \
@@ -33,5 +28,7 @@ class PeerCorpus:
 
     def score(self, pred):
         """Test F1 and the rest: conlleval for chunking, the SIGHAN scorer for segmentation."""
-        kind = self.settings["evaluation"] if self.settings["evaluation"] != "auto" else "chunk"
-        return score(self.fmt, kind, [s.labels for s in self.test], pred, self.test)
+        gold = [s.labels for s in self.test]
+        metric, _ = choose_metric({y for g in gold for y in g}, self.fmt.name, self.settings["metric"])
+        return score(metric, gold, pred, scheme=self.settings["scheme"],
+                     chars=[s.columns[0] for s in self.test] if metric == "segment" else None)

@@ -47,7 +47,7 @@ parse_options() {
     [ "$FRESH" = 1 ] && rm -rf "$OUT/runs"
     mkdir -p "$OUT/runs"
     "$PY" -c "import seqbil" 2>/dev/null || { echo "$0: seqbil is not importable by $PY (pip install .)" >&2; exit 1; }
-    SAMPLES=$("$PY" -c "from seqbil.train import sample_path; print(sample_path(''))")
+    SAMPLES=$("$PY" -c "from seqbil.samples import sample_path; print(sample_path(''))")
     write_meta
     echo "$NAME: results go to $OUT"
 }

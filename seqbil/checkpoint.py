@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import ModelFileError, SeqbilError
 from .modelfile import read_model, write_model
-from .params import PARAMS, check_value
+from . import params
 
 FORMAT = "seqbil-checkpoint"
 
@@ -52,10 +52,12 @@ def load(path):
 
 def _check_run(run, path):
     settings = run["settings"]
-    if not isinstance(settings, dict) or set(settings) != {p.name for p in PARAMS}:
+    if not isinstance(settings, dict) or set(settings) != {p.name for p in params.table()}:
         raise ValueError("settings")
-    for p in PARAMS:
-        check_value(p, settings[p.name], path)
+    for p in params.table():
+        params.check_value(p, settings[p.name], path)
+    if not isinstance(run.get("sources", {}), dict):
+        raise ValueError("sources")
     for key in ("train", "dev", "template", "config"):
         if not (isinstance(run[key], str) or (key != "train" and run[key] is None)):
             raise ValueError(key)

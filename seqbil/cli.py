@@ -1,15 +1,16 @@
-"""Command-line front end: `seqbil train`, `seqbil tag`, `seqbil eval`."""
+"""Command-line front end: argument parsing and printing over the API (api.py).
+
+The options of `seqbil train` that set training parameters are generated from the
+parameter table (params.py), so the flags, the TOML keys and the docs agree.
+"""
 import functools
 import json
 import sys
 
 import click
 
-from . import __version__
+from . import __version__, params
 from .errors import SeqbilError
-from .params import PARAMS
-
-HELP = {p.name: p.help for p in PARAMS}
 
 
 def fail_cleanly(command):
@@ -30,7 +31,32 @@ def fail_cleanly(command):
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def echo_err(message):
+    click.echo(message, err=True)
+
+
+def param_options(command):
+    """One click option per parameter of the table (defaults come from the config
+    or the table, so every flag defaults to None = not given)."""
+    for p in reversed(params.table()):
+        if p.flag == "-":
+            continue
+        default = " ".join(p.default) if isinstance(p.default, list) else p.default
+        default = str(default).lower() if isinstance(default, bool) else default
+        users = f" Learners: {', '.join(p.learners)}." if p.learners else ""
+        text = f"{p.help}. [config: [{p.section}] {p.name}; default: {default}]{users}"
+        if p.type is bool:
+            decls = [f"{p.cli_flag}/--no-{p.cli_flag[2:]}", p.name]
+            option = click.option(*decls, default=None, help=text)
+        else:
+            kind = click.Choice(p.choices) if p.choices else p.type
+            option = click.option(p.cli_flag, p.name, type=kind, default=None, help=text,
+                                  metavar=None if p.choices else p.type.__name__.upper())
+        command = option(command)
+    return command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="seqbil")
 def main():
     """seqbil: sequence labelling with rank-1 bilinear models learned online.
@@ -41,39 +67,30 @@ def main():
 
 
 @main.command()
-@click.option("--config", "config", metavar="FILE", help="TOML config; a bundled one by name: conll2000, sighan2005, "
-              "sighan2005_0order (default: conll2000).")
+@click.option("--config", "config", metavar="FILE|NAME", help="TOML config, or a bundled one by name: "
+              f"{', '.join(params.bundled_names())}. [default: conll2000]")
 @click.option("--template", "template_file", type=click.Path(dir_okay=False), metavar="FILE",
-              help="CRF++ template file; overrides the config's templates.")
-@click.option("--train", "train_path", metavar="FILE", help="Training corpus (default: the bundled sample).")
+              help="CRF++ template file; replaces the config's templates.")
+@click.option("--train", "train_path", metavar="FILE", help="Training corpus. [default: the bundled sample]")
 @click.option("--dev", "dev_path", metavar="FILE", help="Held-out corpus scored after every epoch.")
 @click.option("--model", "model_path", default="model.sbm", show_default=True, metavar="FILE",
               help="Where to write the model.")
-@click.option("--learner", type=click.Choice(["sp", "bol", "bcd"]), help=HELP["learner"])
-@click.option("--epochs", type=int, help=HELP["epochs"])
-@click.option("-C", "C", type=float, help=HELP["C"])
-@click.option("--seed", type=int, help=HELP["seed"])
-@click.option("--averaged/--no-averaged", default=None, help=HELP["averaged"])
-@click.option("--rank1", type=click.Choice(["block", "global"]), help=HELP["rank1"])
-@click.option("--power-steps", "power_steps", type=int, help=HELP["power_steps"])
-@click.option("--diagnose", is_flag=True, default=None, help=HELP["diagnose"])
-@click.option("--bcd-rounds", "bcd_rounds", type=int, help=HELP["bcd_rounds"])
-@click.option("--bcd-epochs", "bcd_epochs", type=int, help=HELP["bcd_epochs"])
-@click.option("--min-count", "min_count", type=int, help=HELP["min_count"])
-@click.option("--encoding", help=HELP["encoding"])
-@click.option("--normalize", type=click.Choice(["none", "nfkc"]), help=HELP["normalize"])
 @click.option("--log", "log_path", metavar="FILE", help="Write per-epoch diagnostics as JSON lines.")
 @click.option("--checkpoint-every", "checkpoint_every", type=click.IntRange(min=0), default=0, metavar="N",
-              help="Write a checkpoint every N epochs (and on Ctrl-C), to continue with --resume.")
-@click.option("--checkpoint", "checkpoint_path", metavar="FILE", help="Checkpoint file (default: MODEL.ckpt).")
+              show_default=True, help="Write a checkpoint every N epochs (and on Ctrl-C), to continue with --resume.")
+@click.option("--checkpoint", "checkpoint_path", metavar="FILE", help="Checkpoint file. [default: MODEL.ckpt]")
 @click.option("--resume", "resume_path", metavar="CKPT", help="Continue the run saved in a checkpoint; its "
               "settings and corpora are used (--epochs may extend it), with the same final model as an "
               "uninterrupted run.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@param_options
 @fail_cleanly
 def train(config, template_file, train_path, dev_path, model_path, log_path, checkpoint_every, checkpoint_path,
           resume_path, quiet, **overrides):
     """Train a model on an annotated corpus.
+
+    Parameters come from the parameter table (`seqbil params` lists them): the
+    config sets them, the flags below override the config.
 
     \b
     Examples:
@@ -81,38 +98,25 @@ def train(config, template_file, train_path, dev_path, model_path, log_path, che
       seqbil train --config sighan2005 --train pku_training.utf8 --model pku.sbm
       seqbil train          # the bundled CoNLL-2000 sample, to see it work
     """
-    from . import params
-    from .train import SAMPLES, find_config, resolve_settings, sample_path, train as run
+    from . import api
 
-    echo = functools.partial(click.echo, err=True)
     if resume_path is not None:
         given = [k for k, v in overrides.items() if v is not None and k != "epochs"]
         if given or config or template_file or train_path or dev_path:
             raise click.UsageError("--resume takes the settings and corpora of the checkpoint; "
                                    "only --epochs, --model, --log and --checkpoint* may be given")
-        run(params.defaults(), None, model_path, log_path=log_path, echo=echo, show_progress=not quiet,
-            checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path, resume=resume_path,
-            resume_epochs=overrides["epochs"])
+        api.resume(resume_path, model_path, epochs=overrides["epochs"], log=log_path, echo=echo_err,
+                   progress=not quiet)
         return
-    if config is None:
-        echo("no --config given: using the bundled conll2000 config")
-        config = "conll2000"
-    config = find_config(config)
-    settings = resolve_settings(config, overrides)
-    if train_path is None:
-        train_name, dev_name = SAMPLES[settings["format"]]
-        train_path = sample_path(train_name)
-        dev_path = dev_path or sample_path(dev_name)
-        echo(f"no --train given: training on the bundled sample corpus {train_path} "
-             f"(dev: {dev_path})")
-    run(settings, train_path, model_path, dev_path, template_file, config, log_path, echo=echo,
-        show_progress=not quiet, checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path)
+    api.train(train_path, dev_path, config=config, template=template_file, model=model_path, log=log_path,
+              echo=echo_err, progress=not quiet, checkpoint_every=checkpoint_every, checkpoint=checkpoint_path,
+              **overrides)
 
 
 @main.command()
-@click.option("--model", "model_path", required=True, metavar="FILE", help="Model file written by `seqbil train`.")
+@click.option("--model", "-m", "model_path", required=True, metavar="FILE", help="Model file written by `seqbil train`.")
 @click.argument("input_path", required=False, metavar="[INPUT]")
-@click.option("--encoding", default=None, help="Input encoding (default: the model's).")
+@click.option("--encoding", default=None, help="Input encoding. [default: the model's]")
 @fail_cleanly
 def tag(model_path, input_path, encoding):
     """Tag INPUT (default: standard input) and write to standard output.
@@ -135,34 +139,69 @@ def tag(model_path, input_path, encoding):
 
 
 @main.command(name="eval")
-@click.option("--model", "model_path", metavar="FILE", help="Model to tag --data with.")
+@click.option("--model", "-m", "model_path", metavar="FILE", help="Model to tag --data with.")
 @click.option("--data", "data_path", metavar="FILE", help="Annotated corpus to tag and score.")
 @click.option("--gold", "gold_path", metavar="FILE", help="Annotated corpus (with --pred).")
-@click.option("--pred", "pred_path", metavar="FILE", help="Predictions: `seqbil tag` output for --gold.")
+@click.option("--pred", "pred_path", metavar="FILE", help="Predictions for --gold: `seqbil tag` output, or any "
+              "file of the same layout with the predicted label last.")
+@click.option("--metric", type=click.Choice(["chunk", "segment", "accuracy"]),
+              help="What to score. [default: the model's task, else chosen from the gold labels]")
+@click.option("--scheme", type=click.Choice(["iob1", "iob2", "iobes", "bilou"]),
+              help="Chunk tag scheme. [default: the model's, else detected from the labels]")
 @click.option("--format", "format_name", type=click.Choice(["conll", "sighan"]),
-              help="Format of --gold/--pred (default: the model's, else conll).")
+              help="Format of --gold/--pred. [default: the model's, else conll]")
 @click.option("--words", "words_path", metavar="FILE",
               help="Training words (a word list or the segmented training file) for OOV/IV recall.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 @fail_cleanly
-def evaluate(model_path, data_path, gold_path, pred_path, format_name, words_path, as_json):
+def evaluate(model_path, data_path, gold_path, pred_path, metric, scheme, format_name, words_path, as_json):
     """Score a model on annotated data, or predictions against gold.
 
     \b
-    Chunking: precision, recall and F1 overall and per chunk type, as conlleval.
-    Segmentation: word precision, recall, F1, OOV rate and OOV/IV recall, as the
-    SIGHAN 2005 scorer. Always: token accuracy.
+    chunk:    precision, recall and F1 overall and per chunk type, as conlleval
+              (IOB1, IOB2; IOBES and BILOU with S/U one-token chunks and E/L ends)
+    segment:  word precision, recall, F1, OOV rate and OOV/IV recall, as the
+              SIGHAN bakeoff scorer
+    accuracy: token accuracy with a per-label table
+    The metric used, and why, is printed on stderr.
     """
-    from .evaluate import format_report
-    from .scoring import evaluate_files, evaluate_model
+    from . import api
+    from .evaluation import format_report
 
     if model_path and data_path and not (gold_path or pred_path):
-        result = evaluate_model(model_path, data_path, words_path)
+        result = api.evaluate(model_path, data_path, words=words_path, metric=metric)
+        if scheme:
+            raise click.UsageError("--scheme goes with --gold/--pred; a model scores with its own scheme")
     elif gold_path and pred_path and not data_path:
-        result = evaluate_files(gold_path, pred_path, format_name, words_path, model_path)
+        result = api.evaluate_files(gold_path, pred_path, format=format_name, metric=metric, scheme=scheme,
+                                    words=words_path, model=model_path)
     else:
         raise click.UsageError("give --model and --data, or --gold and --pred")
+    echo_err(f"seqbil: metric: {result['metric']}"
+             + (f" ({result['scheme']})" if result.get("scheme") else "") + f", {result['metric_source']}")
     if result.get("labels_unknown_to_model"):
-        click.echo(f"seqbil: warning: {data_path}: gold labels the model does not know (scored as errors): "
-                   f"{', '.join(result['labels_unknown_to_model'])}", err=True)
-    click.echo(json.dumps(result, indent=2) if as_json else format_report(result, result["kind"]))
+        echo_err(f"seqbil: warning: {data_path}: gold labels the model does not know (scored as errors): "
+                 f"{', '.join(result['labels_unknown_to_model'])}")
+    click.echo(json.dumps(result, indent=2) if as_json else format_report(result), nl=False)
+
+
+@main.command()
+@click.argument("model_path", metavar="MODEL")
+@click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
+@fail_cleanly
+def inspect(model_path, as_json):
+    """Show what a model is and how it was made: learner, every parameter, the
+    templates, labels and task, the training data (with sha256), epochs run,
+    best dev score, feature counts and the file's size and format version."""
+    from .info import describe, model_info
+    from .model import Model
+
+    info = model_info(Model.load(model_path), model_path)
+    click.echo(json.dumps(info, indent=2, ensure_ascii=False) if as_json else describe(info), nl=not as_json)
+
+
+@main.command(name="params")
+@click.option("--markdown", is_flag=True, help="As a Markdown table (the README's).")
+def list_params(markdown):
+    """List every training parameter: TOML key, flag, type, default, learners, meaning."""
+    click.echo(params.describe("markdown" if markdown else "text"), nl=False)

@@ -13,13 +13,13 @@ import codecs
 import numpy as np
 
 from . import __version__
-from ._decode import decode_corpus
-from .corpus import make_format
-from .dataset import encode
-from .features import NORMALIZERS, FeatureIndex, Vocabulary
+from ._kernels.decode import decode_corpus
+from .formats import Sentence, make_format
+from .features.dataset import encode
+from .features.index import NORMALIZERS, FeatureIndex, Vocabulary
 from .errors import ModelFileError, SeqbilError
 from .modelfile import read_model, write_model
-from .templates import TemplateSet, parse_template
+from .features.templates import TemplateSet, parse_template
 
 KINDS = {"linear": ("W0", "W1", "trans", "end"), "bilinear": ("W0", "alpha", "beta", "trans", "end")}
 
@@ -28,7 +28,7 @@ class Model:
     def __init__(self, kind, labels, index, corpus, weights, training=None):
         self.kind, self.labels = kind, list(labels)
         self.index, self.templates = index, index.templates
-        self.corpus = dict(corpus)  # format, n_fields, label_column, encoding, evaluation
+        self.corpus = dict(corpus)  # format, n_fields, label_column, encoding, normalize, metric, scheme
         self.weights = weights
         self.training = dict(training or {})
         self.format = make_format(self.corpus["format"], self.corpus.get("n_fields"),
@@ -69,17 +69,57 @@ class Model:
         return self._ab
 
     def predict(self, sentences, source="<input>"):
-        """Label strings of each sentence."""
+        """Label strings of each formats.Sentence."""
         data = self.encode(sentences, source)
         ids = self.decode(data)
         labels = np.array(self.labels, dtype=object)
         return [list(labels[ids[data.seq_ptr[j]:data.seq_ptr[j + 1]]]) for j in range(data.n_sequences)]
+
+    # --- the Python API ---------------------------------------------------------
+    def tag(self, sentence):
+        """Labels of one sentence: a list of tokens, each a string or a list of the
+        attribute column strings (without the label); for a segmentation model also
+        a string of characters. Returns a list of label strings."""
+        return self.tag_many([sentence])[0]
+
+    def tag_many(self, sentences):
+        """Labels of many sentences (as for tag), decoded in one batch."""
+        sents = [self._sentence(s, i) for i, s in enumerate(sentences, 1)]
+        nonempty = [s for s in sents if len(s)]
+        tags = iter(self.predict(nonempty) if nonempty else [])
+        return [next(tags) if len(s) else [] for s in sents]
+
+    def segment(self, text):
+        """Words of a text (segmentation models): segment("扬帆远东") -> ["扬帆", "远东"]."""
+        if self.format.name != "sighan":
+            raise SeqbilError("segment() needs a segmentation model (corpus format sighan)")
+        chars = [c for c in text if not c.isspace()]
+        return self.format.words(Sentence([chars], None, 0), self.tag(chars)) if chars else []
+
+    def _sentence(self, tokens, number):
+        if self.format.name == "sighan":
+            chars = [c for c in tokens if not c.isspace()] if isinstance(tokens, str) else list(tokens)
+            if not all(isinstance(c, str) and len(c) == 1 for c in chars):
+                raise SeqbilError(f"sentence {number}: a segmentation model tags characters")
+            return Sentence([chars], None, number)
+        if isinstance(tokens, str):
+            raise SeqbilError(f"sentence {number}: give a list of tokens, not a string")
+        width = self.format.n_fields - 1
+        rows = [[t] if isinstance(t, str) else list(t) for t in tokens]
+        for i, row in enumerate(rows, 1):
+            if len(row) != width or not all(isinstance(x, str) for x in row):
+                raise SeqbilError(f"sentence {number}, token {i}: the model reads {width} column"
+                                  f"{'s' if width > 1 else ''} of strings per token, got {row!r}")
+        columns = [list(c) for c in zip(*rows)] if rows else [[] for _ in range(width)]
+        columns.insert(self.format._label_index(self.format.n_fields), None)
+        return Sentence(columns, None, number, rows)
 
     # --- files ----------------------------------------------------------------
     def save(self, path):
         meta = {"format": "seqbil-model", "seqbil_version": __version__, "kind": self.kind,
                 "labels": self.labels, "templates": [t.text for t in self.templates.templates],
                 "corpus": self.corpus, "training": self.training}
+        self.path = str(path)
         arrays = {name: np.asarray(self.weights[name], dtype=np.float64) for name in KINDS[self.kind]}
         for c in self.index.columns:
             text = "\n".join(self.index.fields[c].strings)
@@ -125,9 +165,6 @@ class Model:
         if S == 0:
             raise ValueError("empty label set")
 
-    def size_summary(self):
-        return {name: int(np.asarray(a).size) for name, a in self.weights.items()}
-
 
 def _check_meta(meta):
     """The header fields a model needs, with their types, before anything uses them."""
@@ -150,5 +187,8 @@ def _check_meta(meta):
         codecs.lookup(corpus.get("encoding", "utf-8"))
     except LookupError:
         need(False, "corpus encoding")
-    need(corpus.get("evaluation") in ("chunk", "segment", "accuracy"), "corpus evaluation")
+    if "metric" not in corpus and "evaluation" in corpus:  # files of seqbil 0.1.0
+        corpus["metric"], corpus["scheme"] = corpus.pop("evaluation"), "auto"
+    need(corpus.get("metric") in ("chunk", "segment", "accuracy"), "corpus metric")
+    need(corpus.get("scheme", "auto") in ("auto", "iob1", "iob2", "iobes", "bilou"), "corpus scheme")
     need(isinstance(meta.get("training", {}), dict), "training")

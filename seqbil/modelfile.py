@@ -121,6 +121,15 @@ def read_model(path):
     return meta, arrays
 
 
+def file_version(path):
+    """The format version written in a model file's prefix."""
+    with open(path, "rb") as f:
+        prefix = f.read(_PREFIX.size)
+    if len(prefix) < _PREFIX.size or not prefix.startswith(MAGIC):
+        raise ModelFileError(f"{path}: not a seqbil model file ({_guess(prefix)})")
+    return _PREFIX.unpack(prefix)[1]
+
+
 def _is_int(x):
     return isinstance(x, int) and not isinstance(x, bool)
 

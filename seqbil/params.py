@@ -1,77 +1,127 @@
-"""The parameter table: every option of a training run, its type, default and help.
+"""The parameter table: every option of a training run, with its type, default, help
+text and the learners that use it (CRFsuite's params.c is the model).
 
-A TOML config sets these per section; command-line flags override the config;
-unset options take the defaults below. Unknown keys and wrong types are errors.
+The core options are listed here; each learner adds its own in its module
+(`Learner.options`). The table drives the TOML keys, the `seqbil train` flags, the
+`seqbil params` listing (and so the README's option table) and the settings stored
+in a model. A config file sets options per section; command-line flags override the
+config; unset options take the defaults. Unknown keys and wrong types are errors.
 """
 import re
 import tomllib
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 
 from .errors import ConfigError
+
+SECTIONS = ("corpus", "features", "train")
 
 
 @dataclass(frozen=True)
 class Param:
-    section: str
     name: str
     type: type
     default: object
     help: str
+    section: str = "train"
     choices: tuple = ()
+    minimum: float | None = None  # least allowed value (ints and floats)
+    positive: bool = False        # must be > 0
+    learners: tuple = ()          # the learners that read it; () for all
+    flag: str = ""                # command-line flag when not --name-with-dashes; "-" for none
+
+    @property
+    def cli_flag(self):
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    def used_by(self, learner):
+        return not self.learners or learner in self.learners
 
 
-PARAMS = [
-    Param("corpus", "format", str, "conll", "corpus format: conll (token per line, columns) or sighan "
-          "(sentence per line, words separated by spaces; characters tagged B/I/E/S)", ("conll", "sighan")),
-    Param("corpus", "label_column", int, -1, "CoNLL field holding the label (negative: from the end)"),
-    Param("corpus", "encoding", str, "utf-8", "text encoding of the corpus files"),
-    Param("corpus", "normalize", str, "none", "fold field values before the templates read them: none, or nfkc "
-          "(full-width digits and letters read as ASCII; the output keeps the input as it was)", ("none", "nfkc")),
-    Param("corpus", "evaluation", str, "auto", "scores reported: chunk (conlleval), segment (SIGHAN), "
-          "accuracy, or auto (segment for sighan, chunk for B-/I- labels, else accuracy)",
-          ("auto", "chunk", "segment", "accuracy")),
-    Param("features", "templates", list, [], "feature templates in CRF++ syntax: U... 0-order, B... 1st-order"),
-    Param("features", "min_count", int, 1, "drop attributes seen fewer times in the training data"),
-    Param("train", "learner", str, "sp", "sp: structured perceptron on the linear model; bol: online bilinear "
-          "learner (Wu & Sun, Algorithm 2); bcd: blockwise coordinate descent (Algorithm 1)", ("sp", "bol", "bcd")),
-    Param("train", "epochs", int, 20, "passes over the training data (T)"),
-    Param("train", "C", float, 1.0, "learning rate / dual step size C"),
-    Param("train", "averaged", bool, True, "average the parameters over all updates"),
-    Param("train", "seed", int, 1, "seed of the per-epoch shuffling"),
-    Param("train", "rank1", str, "block", "bol: rank-1 per attribute block, or the paper's literal global rank-1",
-          ("block", "global")),
-    Param("train", "power_steps", int, 4, "bol: power-iteration steps per update (R)"),
-    Param("train", "diagnose", bool, False, "bol: after each epoch, exact SVD of every Theta block for "
-          "sigma_2/sigma_1, the angle of the R-step pairs to the exact ones and the dual objective "
-          "(about 1 s per million blocks)"),
-    Param("train", "bcd_rounds", int, 2, "bcd: alternations between alpha and beta (R)"),
-    Param("train", "bcd_epochs", int, 5, "bcd: epochs of the online SVM solver per half-step"),
+CORE = [
+    Param("format", str, "conll", "corpus format: conll (token per line, columns) or sighan (sentence per "
+          "line, words separated by spaces; characters tagged B/I/E/S)", "corpus", ("conll", "sighan")),
+    Param("label_column", int, -1, "CoNLL field holding the label (negative: from the end)", "corpus"),
+    Param("encoding", str, "utf-8", "text encoding of the corpus files", "corpus"),
+    Param("normalize", str, "none", "fold field values before the templates read them: none, or nfkc "
+          "(full-width digits and letters read as ASCII; the output keeps the input as it was)", "corpus",
+          ("none", "nfkc")),
+    Param("metric", str, "auto", "dev and eval scores: chunk (conlleval chunk F1), segment (SIGHAN word F1), "
+          "accuracy (per token), or auto (segment for sighan files, chunk when the labels are chunk tags, "
+          "else accuracy)", "corpus", ("auto", "chunk", "segment", "accuracy")),
+    Param("scheme", str, "auto", "chunk tag scheme: iob1, iob2, iobes, bilou, or auto (from the labels)",
+          "corpus", ("auto", "iob1", "iob2", "iobes", "bilou")),
+    Param("templates", list, [], "feature templates in CRF++ syntax: U... 0-order, B... 1st-order, a bare B "
+          "the label transitions (on the command line: --template FILE)", "features", flag="-"),
+    Param("min_count", int, 1, "drop attributes seen fewer times in the training data", "features",
+          positive=True),
+    Param("learner", str, "sp", ""),  # help and choices come from the learner registry
+    Param("epochs", int, 20, "passes over the training data (T)", positive=True),
+    Param("C", float, 1.0, "learning rate / dual step size C", positive=True, flag="-C"),
+    Param("averaged", bool, True, "average the parameters over all updates (learners that average)"),
+    Param("seed", int, 1, "seed of the per-epoch shuffling", minimum=0),
 ]
-BY_KEY = {(p.section, p.name): p for p in PARAMS}
+
+
+@lru_cache(maxsize=None)
+def _table():
+    from .learners import LEARNERS
+    averaging = tuple(name for name, cls in LEARNERS.items() if cls.averages)
+    out = []
+    for p in CORE:
+        if p.name == "learner":
+            text = "training algorithm: " + "; ".join(f"{n}, {cls.summary}" for n, cls in LEARNERS.items())
+            p = Param(p.name, p.type, p.default, text, p.section, tuple(LEARNERS))
+        elif p.name == "averaged":
+            p = Param(p.name, p.type, p.default, p.help, p.section, learners=averaging)
+        out.append(p)
+    names = {p.name for p in out}
+    for name, cls in LEARNERS.items():
+        for p in cls.options:
+            if p.name in names:
+                raise RuntimeError(f"learner {name}: option {p.name} is defined twice")
+            names.add(p.name)
+            out.append(Param(p.name, p.type, p.default, p.help, p.section, p.choices, p.minimum, p.positive,
+                             (name,), p.flag))
+    return tuple(out)
+
+
+def table():
+    """Every parameter: the core ones, then each registered learner's."""
+    return list(_table())
+
+
+def by_name():
+    return {p.name: p for p in _table()}
 
 
 def defaults():
-    return {p.name: (list(p.default) if isinstance(p.default, list) else p.default) for p in PARAMS}
+    return {p.name: (list(p.default) if isinstance(p.default, list) else p.default) for p in _table()}
 
 
 def check_value(param, value, source, line=0):
+    """The value, converted (int to float) and checked against the table entry."""
+    where = f"[{param.section}] {param.name}"
     ok = isinstance(value, param.type) and not (param.type is int and isinstance(value, bool))
     if param.type is float and isinstance(value, int) and not isinstance(value, bool):
         value, ok = float(value), True
     if param.type is list and ok and not all(isinstance(v, str) for v in value):
         ok = False
     if not ok:
-        raise ConfigError(source, line, f"[{param.section}] {param.name} must be {param.type.__name__}, "
-                          f"got {type(value).__name__} {value!r}")
+        raise ConfigError(source, line, f"{where} must be {param.type.__name__}, got {type(value).__name__} "
+                          f"{value!r}")
     if param.choices and value not in param.choices:
-        raise ConfigError(source, line, f"[{param.section}] {param.name} = {value!r}: choose one of "
-                          f"{', '.join(param.choices)}")
-    if param.type in (int, float) and param.name in ("epochs", "C", "min_count", "power_steps", "bcd_rounds",
-                                                     "bcd_epochs") and value <= 0:
-        raise ConfigError(source, line, f"[{param.section}] {param.name} must be positive, got {value}")
-    if param.name == "seed" and not 0 <= value < 2 ** 63:
-        raise ConfigError(source, line, f"[{param.section}] seed must be a non-negative 64-bit integer, got {value}")
+        raise ConfigError(source, line, f"{where} = {value!r}: choose one of {', '.join(param.choices)}")
+    if param.type is float and value != value:
+        raise ConfigError(source, line, f"{where} must be a number, got nan")
+    if param.positive and value <= 0:
+        raise ConfigError(source, line, f"{where} must be positive, got {value}")
+    if param.minimum is not None and value < param.minimum:
+        raise ConfigError(source, line, f"{where} must be at least {param.minimum}, got {value}")
+    if param.type is int and abs(value) >= 2 ** 63:
+        raise ConfigError(source, line, f"{where} must fit in 64 bits, got {value}")
     return value
 
 
@@ -83,7 +133,7 @@ def _line_of(text, key):
 
 
 def load_config(path):
-    """Settings of a TOML config file, checked against the parameter table."""
+    """Settings of a TOML config file, checked against the parameter table: {name: value}."""
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -100,15 +150,16 @@ def load_config(path):
         at = re.search(r"\(at line (\d+), column \d+\)$", str(exc))
         message = str(exc)[:at.start()].strip() if at else str(exc)
         raise ConfigError(path, int(at[1]) if at else 0, f"invalid TOML: {message}") from None
+    params = {(p.section, p.name): p for p in _table()}
     settings = {}
-    for section, table in data.items():
-        if not isinstance(table, dict):
+    for section, values in data.items():
+        if not isinstance(values, dict) or section not in SECTIONS:
             raise ConfigError(path, _line_of(text, section), f"unknown top-level key {section!r} "
-                              f"(expected sections [corpus], [features], [train])")
-        for key, value in table.items():
-            param = BY_KEY.get((section, key))
+                              f"(expected sections {', '.join(f'[{s}]' for s in SECTIONS)})")
+        for key, value in values.items():
+            param = params.get((section, key))
             if param is None:
-                known = ", ".join(p.name for p in PARAMS if p.section == section) or "none: unknown section"
+                known = ", ".join(p.name for p in _table() if p.section == section)
                 raise ConfigError(path, _line_of(text, key), f"unknown key [{section}] {key} (known: {known})")
             settings[key] = check_value(param, value, path, _line_of(text, key))
     return settings
@@ -121,3 +172,65 @@ def bundled_config(name):
         return resources.files("seqbil.configs") / name
     except ModuleNotFoundError:
         return resources.files("seqbil").parent / "configs" / name
+
+
+def bundled_names():
+    """Names of the bundled configs."""
+    folder = bundled_config("")
+    try:
+        return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
+    except OSError:
+        return []
+
+
+def find_config(name):
+    """A config path, or the name of a bundled config (e.g. conll2000, sighan2005)."""
+    path = Path(name)
+    if path.exists() or path.suffix or "/" in str(name):
+        if not path.exists():
+            raise ConfigError(path, 0, "no such config file")
+        return path
+    bundled = bundled_config(f"{name}.toml")
+    if bundled.is_file():
+        return Path(str(bundled))
+    raise ConfigError(name, 0, f"no such config file, and no bundled config of that name "
+                      f"(bundled: {', '.join(bundled_names())})")
+
+
+def resolve(config=None, overrides=None):
+    """(settings, sources): the defaults, then the config file, then the overrides
+    (None values are not given); sources[name] says where each value came from."""
+    settings, sources = defaults(), {}
+    if config is not None:
+        for key, value in load_config(config).items():
+            settings[key], sources[key] = value, str(config)
+    params = by_name()
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key not in params:
+            raise ConfigError("arguments", 0, f"unknown parameter {key!r} (see seqbil params)")
+        settings[key] = check_value(params[key], value, "arguments")
+        sources[key] = "arguments"
+    return settings, sources
+
+
+def describe(fmt="text"):
+    """The parameter table for people: text (seqbil params) or a Markdown table (README)."""
+    rows = []
+    for p in _table():
+        default = " ".join(p.default) if isinstance(p.default, list) else p.default
+        default = str(default).lower() if isinstance(default, bool) else default
+        flag = "" if p.flag == "-" else p.cli_flag
+        users = ", ".join(p.learners) if p.learners else "all"
+        rows.append((f"[{p.section}] {p.name}", flag, p.type.__name__, str(default) if default != "" else "(none)",
+                     users, p.help))
+    if fmt == "markdown":
+        head = "| TOML key | flag | type | default | learners | meaning |\n| --- | --- | --- | --- | --- | --- |\n"
+        return head + "".join("| " + " | ".join(f"`{c}`" if i in (0, 1) and c else c.replace("|", "\\|")
+                                                for i, c in enumerate(r)) + " |\n" for r in rows)
+    out = []
+    for key, flag, typ, default, users, text in rows:
+        out.append(f"{key}  ({typ}, default {default}{', ' + flag if flag else ''}; learners: {users})\n"
+                   f"    {text}\n")
+    return "".join(out)

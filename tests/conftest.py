@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from seqbil.corpus import Sentence
-from seqbil.train import sample_path
+from seqbil.formats import Sentence
+from seqbil.samples import sample_path
 
 
 @pytest.fixture

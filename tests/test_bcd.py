@@ -1,12 +1,12 @@
 import numpy as np
 import pytest
 
-from seqbil._bcd import bcd_chunk
-from seqbil._decode import decode_corpus
-from seqbil.dataset import encode
+from seqbil._kernels.bcd import bcd_chunk
+from seqbil._kernels.decode import decode_corpus
+from seqbil.features.dataset import encode
 from seqbil.learners import LEARNERS
 from seqbil.params import defaults
-from seqbil.templates import TemplateSet, parse_template
+from seqbil.features.templates import TemplateSet, parse_template
 from test_perceptron import separable_corpus, train_epochs
 
 TEMPLATES = ["U00:%x[0,0]", "B01:%x[0,0]", "B02:%x[-1,0]", "B"]

@@ -2,12 +2,12 @@
 import numpy as np
 import pytest
 
-from seqbil._bilinear import block_update
-from seqbil.dataset import encode
+from seqbil._kernels.bol import block_update
+from seqbil.features.dataset import encode
 from seqbil.learners import LEARNERS
 from seqbil.model import Model
 from seqbil.params import defaults
-from seqbil.templates import TemplateSet, parse_template
+from seqbil.features.templates import TemplateSet, parse_template
 from test_perceptron import separable_corpus, train_epochs
 
 
@@ -186,7 +186,7 @@ def test_diagnose_angles_equal_a_per_block_computation(rng, R):
 # --- global mode ------------------------------------------------------------------
 from scipy.linalg import block_diag  # noqa: E402
 
-from seqbil._bilinear import global_update  # noqa: E402
+from seqbil._kernels.bol import global_update  # noqa: E402
 
 
 def dense_global_step(theta_prev, D, alpha, beta, sigma, R):

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 import seqbil
 from seqbil.cli import main
-from seqbil.train import sample_path
+from seqbil.samples import sample_path
 
 # subprocesses import the same seqbil as the tests (installed, or built in place)
 ENV = {**os.environ, "PYTHONPATH": str(Path(seqbil.__file__).resolve().parent.parent)}
@@ -24,7 +24,7 @@ def chunker(tmp_path_factory):
     path = tmp_path_factory.mktemp("cli") / "chunker.sbm"
     result = run("train", "--epochs", 3, "--model", path, "-q")
     assert result.exit_code == 0, result.output
-    assert "no --train given" in result.output and "bundled sample" in result.output
+    assert "no training corpus given" in result.output and "bundled sample" in result.output
     return path
 
 
@@ -58,11 +58,11 @@ def test_tag_appends_predictions(chunker):
 
 def test_eval_data_and_gold_pred_agree(chunker, tmp_path):
     test = sample_path("conll2000_test.txt")
-    by_model = json.loads(run("eval", "--model", chunker, "--data", test, "--json").output)
-    tagged = run("tag", "--model", chunker, test).output
+    by_model = json.loads(run("eval", "--model", chunker, "--data", test, "--json").stdout)
+    tagged = run("tag", "--model", chunker, test).stdout
     (tmp_path / "pred.txt").write_text(tagged)
-    by_files = json.loads(run("eval", "--gold", test, "--pred", tmp_path / "pred.txt", "--json").output)
-    assert by_model["kind"] == by_files["kind"] == "chunk"
+    by_files = json.loads(run("eval", "--gold", test, "--pred", tmp_path / "pred.txt", "--json").stdout)
+    assert by_model["metric"] == by_files["metric"] == "chunk"
     for key in ("precision", "recall", "f1", "accuracy"):
         assert by_model[key] == by_files[key]
     assert 50 < by_model["f1"] <= 100
@@ -76,8 +76,8 @@ def test_segmenter_prints_words(segmenter):
     assert "".join(lines[0].split()) == "扬帆远东做与中国合作的先行"
     assert len(lines[0].split()) >= 3 and lines[1] == "" and lines[2] == "中国"
     scores = json.loads(run("eval", "--model", segmenter, "--data", sample_path("pku_test.utf8"),
-                            "--words", sample_path("pku_train.utf8"), "--json").output)
-    assert scores["kind"] == "segment" and 0 < scores["oov_rate"] < 100 and scores["f1"] > 50
+                            "--words", sample_path("pku_train.utf8"), "--json").stdout)
+    assert scores["metric"] == "segment" and 0 < scores["oov_rate"] < 100 and scores["f1"] > 50
 
 
 @pytest.mark.parametrize("args, text, message", [
@@ -97,7 +97,7 @@ def test_segmenter_prints_words(segmenter):
     (["train", "--template", "{bad}"], "U00:%x[0,7]\n", "reads column 7, but the data has 3 fields"),
     (["train", "--config", "{bad}"], "[train]\nC = 'big'\n", "bad.txt:2: [train] C must be float"),
     (["train", "--config", "{bad}"], "[train\n", "bad.txt:1: invalid TOML"),
-    (["train", "--seed", "-3"], "", "seed must be a non-negative"),
+    (["train", "--seed", "-3"], "", "seed must be at least 0"),
     (["tag", "--model", "{dir}"], "", "is a directory, not a model file"),
     (["tag", "--model", "{model}", "{bad}"], "He PRP B-NP extra\n", "bad.txt:1: expected 2 or 3 fields, found 4"),
     (["tag", "--model", "{model}", "{bad}"], b"\xff\xfe", "invalid utf-8 at byte offset 0"),
@@ -171,6 +171,6 @@ def test_every_bundled_config_trains_by_name(tmp_path, name):
     test = "pku_test.utf8" if loaded.format.name == "sighan" else "conll2000_test.txt"
     result = run("eval", "--model", model, "--data", sample_path(test), "--json")
     assert result.exit_code == 0, result.output
-    assert 50 < json.loads(result.output)["f1"] <= 100
+    assert 50 < json.loads(result.stdout)["f1"] <= 100
     if loaded.templates.by_order[0]:  # the 0-order part learned something
         assert loaded.weights["W0"].any()

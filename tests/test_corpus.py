@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from seqbil.corpus import ConllFormat, SighanFormat, bies_tags, words_from_tags
+from seqbil.formats import ConllFormat, SighanFormat, bies_tags, words_from_tags
 from seqbil.errors import InputError
 
 

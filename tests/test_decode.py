@@ -4,8 +4,8 @@ import itertools
 import numpy as np
 import pytest
 
-from seqbil._decode import decode_corpus, viterbi_best
-from seqbil.dataset import Dataset
+from seqbil._kernels.decode import decode_corpus, viterbi_best
+from seqbil.features.dataset import Dataset
 
 
 def brute_force(unary, pair, trans, end):

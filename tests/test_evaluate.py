@@ -1,10 +1,12 @@
-"""Tests for seqbil.evaluate.  Expected values are worked out by hand in the comments."""
+"""Tests for seqbil.evaluation.  Expected values are worked out by hand in the comments."""
 import random
 
 import pytest
 
-from seqbil.evaluate import (chunk_scores, chunks, format_report, iobes_to_iob2,
-                             segment_scores, token_accuracy)
+from seqbil.evaluation import format_report
+from seqbil.evaluation.accuracy import token_accuracy
+from seqbil.evaluation.chunks import chunk_scores, chunks, iobes_to_iob2
+from seqbil.evaluation.segmentation import segment_scores
 
 
 # --------------------------------------------------------------------------- chunks()

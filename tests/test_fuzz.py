@@ -16,12 +16,12 @@ import pytest
 from click.testing import CliRunner
 
 from seqbil.cli import main
-from seqbil.corpus import ConllFormat, SighanFormat
+from seqbil.formats import ConllFormat, SighanFormat
 from seqbil.errors import SeqbilError
 from seqbil.model import Model
 from seqbil.params import load_config
-from seqbil.templates import TemplateSet, read_template_file
-from seqbil.train import sample_path
+from seqbil.features.templates import TemplateSet, read_template_file
+from seqbil.samples import sample_path
 
 CASES = int(os.environ.get("SEQBIL_FUZZ_CASES", 150))
 SPECIAL = [b"\0", b"\n", b"\r\n", b"\r", b"\t", b" ", b"\xff", b"\xef\xbb\xbf", b"\x1f\x8b", b"\xe3\x80\x80",

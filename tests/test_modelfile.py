@@ -6,21 +6,20 @@ import pytest
 from seqbil.errors import ModelFileError
 from seqbil.model import Model
 from seqbil.modelfile import read_model, write_model
-from seqbil.train import read_corpus, resolve_settings, find_config, train
+import seqbil
+from seqbil.formats import read_corpus
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, ):
-    from seqbil.train import sample_path
+    from seqbil.samples import sample_path
     path = tmp_path_factory.mktemp("m") / "m.sbm"
-    settings = resolve_settings(find_config("conll2000"), {"epochs": 2})
-    model, _ = train(settings, sample_path("conll2000_train.txt"), str(path), echo=lambda *a: None,
-                     show_progress=False)
+    model = seqbil.train(sample_path("conll2000_train.txt"), config="conll2000", epochs=2, model=str(path))
     return model, path
 
 
 def test_save_load_predicts_identically(trained):
-    from seqbil.train import sample_path
+    from seqbil.samples import sample_path
     model, path = trained
     sentences = read_corpus(model.format, sample_path("conll2000_test.txt"), "utf-8")
     loaded = Model.load(path)

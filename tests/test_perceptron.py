@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 
 from conftest import sentence
-from seqbil.dataset import encode
+from seqbil.features.dataset import encode
 from seqbil.learners import LEARNERS
 from seqbil.params import defaults
-from seqbil.templates import TemplateSet, parse_template
+from seqbil.features.templates import TemplateSet, parse_template
 
 
 def separable_corpus(rng, n=60):

@@ -10,10 +10,10 @@ import pytest
 
 from seqbil.errors import ModelFileError
 from seqbil.model import Model
-from seqbil.train import find_config, resolve_settings, sample_path, train
+import seqbil
+from seqbil.samples import sample_path
 from test_cli import ENV
 
-QUIET = {"echo": lambda *a: None, "show_progress": False}
 
 
 def interrupt_after(passes):
@@ -32,37 +32,34 @@ def interrupt_after(passes):
     ("sp", {}), ("bol", {}), ("bol", {"rank1": "global", "averaged": True}), ("bcd", {"bcd_rounds": 1}),
 ])
 def test_interrupted_and_resumed_run_gives_the_same_model_bytes(tmp_path, learner, extra):
-    settings = resolve_settings(find_config("sighan2005"), {"learner": learner, "epochs": 4, **extra})
-    data = sample_path("pku_train.utf8")
+    options = {"config": "sighan2005", "learner": learner, "epochs": 4, **extra}
+    data = str(sample_path("pku_train.utf8"))
     whole = tmp_path / "whole.sbm"
-    train(settings, data, str(whole), **QUIET)
+    seqbil.train(data, model=str(whole), **options)
     part, ckpt = tmp_path / "part.sbm", tmp_path / "part.ckpt"
-    train(settings, data, str(part), checkpoint_every=100, checkpoint_path=str(ckpt),
-          echo=interrupt_after(2), show_progress=False)
-    assert Model.load(part).training["passes_done"] == 2
-    train(settings, None, str(part), resume=str(ckpt), **QUIET)
+    seqbil.train(data, model=str(part), checkpoint_every=100, checkpoint=str(ckpt), echo=interrupt_after(2),
+                 **options)
+    assert Model.load(part).training["passes_run"] == 2
+    seqbil.resume(str(ckpt), str(part))
     assert part.read_bytes() == whole.read_bytes()
 
 
 def test_resume_can_extend_the_epochs(tmp_path):
-    settings = resolve_settings(find_config("sighan2005"), {"learner": "sp", "epochs": 3})
-    data = sample_path("pku_train.utf8")
-    train(settings, data, str(tmp_path / "whole.sbm"), **QUIET)
-    train({**settings, "epochs": 2}, data, str(tmp_path / "part.sbm"), checkpoint_every=1, **QUIET)
-    train(settings, None, str(tmp_path / "part.sbm"), resume=str(tmp_path / "part.sbm.ckpt"), resume_epochs=3,
-          **QUIET)
+    data = str(sample_path("pku_train.utf8"))
+    seqbil.train(data, config="sighan2005", learner="sp", epochs=3, model=str(tmp_path / "whole.sbm"))
+    seqbil.train(data, config="sighan2005", learner="sp", epochs=2, model=str(tmp_path / "part.sbm"),
+                 checkpoint_every=1)
+    seqbil.resume(str(tmp_path / "part.sbm.ckpt"), str(tmp_path / "part.sbm"), epochs=3)
     assert (tmp_path / "part.sbm").read_bytes() == (tmp_path / "whole.sbm").read_bytes()
 
 
 def test_resume_refuses_other_data(tmp_path):
-    settings = resolve_settings(find_config("sighan2005"), {"epochs": 1})
     src = tmp_path / "train.utf8"
     src.write_text(sample_path("pku_train.utf8").read_text(encoding="utf-8"), encoding="utf-8")
-    train(settings, str(src), str(tmp_path / "m.sbm"), checkpoint_every=1, **QUIET)
+    seqbil.train(str(src), config="sighan2005", epochs=1, model=str(tmp_path / "m.sbm"), checkpoint_every=1)
     src.write_text("中国  人民\n", encoding="utf-8")
-    with pytest.raises(Exception, match="differs from the data of checkpoint"):
-        train(settings, None, str(tmp_path / "m.sbm"), resume=str(tmp_path / "m.sbm.ckpt"), resume_epochs=2,
-              **QUIET)
+    with pytest.raises(seqbil.SeqbilError, match="differs from the data of checkpoint"):
+        seqbil.resume(str(tmp_path / "m.sbm.ckpt"), str(tmp_path / "m.sbm"), epochs=2)
 
 
 def start_training(tmp_path, model, epochs=200, extra=()):
@@ -94,7 +91,7 @@ def test_signal_saves_the_last_epoch_and_says_where(tmp_path, sig):
     assert proc.returncode == 0, err
     assert "interrupted: stopping after epoch" in err and f"model saved to {model}" in err
     assert f"checkpoint saved to {model}.ckpt" in err
-    assert Model.load(model).training["passes_done"] >= 2
+    assert Model.load(model).training["passes_run"] >= 2
 
 
 def test_kill_9_never_leaves_a_broken_model(tmp_path):

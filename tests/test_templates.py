@@ -6,8 +6,8 @@ import pytest
 
 from conftest import sentence
 from seqbil.errors import ConfigError
-from seqbil.features import FeatureIndex
-from seqbil.templates import TemplateSet, parse_template, read_template_file
+from seqbil.features.index import FeatureIndex
+from seqbil.features.templates import TemplateSet, parse_template, read_template_file
 
 
 def crfpp_string(text, columns, i):

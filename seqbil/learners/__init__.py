@@ -1,6 +1,16 @@
-"""Learners, one per module, behind the interface in base.py."""
-from .bcd import CoordinateDescent
-from .bol import Bilinear
-from .sp import Perceptron
+"""Learners, one per module, behind the interface in base.py.
 
-LEARNERS = {cls.name: cls for cls in (Perceptron, Bilinear, CoordinateDescent)}
+A learner is registered by naming its module in MODULES; the module defines a
+Learner subclass decorated with @register. The CLI choices, the parameter table,
+`seqbil params` and `seqbil inspect` all read LEARNERS.
+"""
+from importlib import import_module
+
+from .base import REGISTRY as LEARNERS, Learner, register
+
+MODULES = ("sp", "bol", "bcd")
+
+for _module in MODULES:
+    import_module(f".{_module}", __name__)
+
+__all__ = ["LEARNERS", "Learner", "register"]

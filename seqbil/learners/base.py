@@ -8,9 +8,23 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+REGISTRY = {}
+
+
+def register(cls):
+    """Class decorator: make a learner available under cls.name."""
+    if not cls.name or cls.name in REGISTRY:
+        raise RuntimeError(f"learner name {cls.name!r} is empty or taken")
+    REGISTRY[cls.name] = cls
+    return cls
+
 
 class Learner(ABC):
     name = ""
+    summary = ""         # one line for --help and the docs
+    options = ()         # params.Param entries only this learner reads
+    averages = True      # honours the `averaged` option
+    bilinear = False     # factors the 1st-order weights: without 1st-order templates it is sp
     # scalars that change while training, with their least value; restore() requires
     # every other scalar to equal the fresh learner's
     progress = {"counter": 1}

@@ -6,12 +6,21 @@ for beta with alpha fixed (cython_ext/bcd.pyx). No parameter averaging.
 """
 import numpy as np
 
-from .._bcd import bcd_chunk
-from .base import Learner
+from .._kernels.bcd import bcd_chunk
+from ..params import Param
+from .base import Learner, register
 
 
+@register
 class CoordinateDescent(Learner):
     name = "bcd"
+    summary = "blockwise coordinate descent for the bilinear model (Wu & Sun 2015, Algorithm 1), no averaging"
+    bilinear = True
+    averages = False
+    options = (
+        Param("bcd_rounds", int, 2, "alternations between alpha and beta (R)", positive=True),
+        Param("bcd_epochs", int, 5, "epochs of the online SVM solver per half-step", positive=True),
+    )
     progress = {"side": 0}
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True):

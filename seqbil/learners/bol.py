@@ -15,8 +15,9 @@ averaged individually, lazily.
 """
 import numpy as np
 
-from .._bilinear import bol_chunk
-from .base import Learner
+from .._kernels.bol import bol_chunk
+from ..params import Param
+from .base import Learner, register
 
 
 class BlockPool:
@@ -31,8 +32,19 @@ class BlockPool:
         self.used = 0
 
 
+@register
 class Bilinear(Learner):
     name = "bol"
+    summary = "online bilinear learner (Wu & Sun 2015, Algorithm 2), power-iteration updates"
+    bilinear = True
+    options = (
+        Param("rank1", str, "block", "rank-1 per attribute block, or the paper's literal global rank-1",
+              choices=("block", "global")),
+        Param("power_steps", int, 4, "power-iteration steps per update (R)", minimum=0),
+        Param("diagnose", bool, False, "after each epoch, exact SVD of every Theta block for sigma_2/sigma_1, "
+              "the angle of the R-step pairs to the exact ones and the dual objective (about 1 s per million "
+              "blocks)"),
+    )
     progress = {"counter": 1, "updated": 0, "mistakes": 0}
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True):

@@ -1,12 +1,14 @@
 """Structured perceptron (Collins 2002) on the linear first-order model (eq. 2)."""
 import numpy as np
 
-from .._perceptron import train_chunk
-from .base import Learner
+from .._kernels.sp import train_chunk
+from .base import Learner, register
 
 
+@register
 class Perceptron(Learner):
     name = "sp"
+    summary = "structured perceptron (Collins 2002) on the linear model, lazy averaging"
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions)

@@ -12,7 +12,7 @@ from itertools import chain, count, repeat
 
 import numpy as np
 
-from ._features import attribute_keys, lookup_csr
+from .._kernels.features import attribute_keys, lookup_csr
 
 _MAX_RADIX = 1 << 62
 NORMALIZERS = ("none", "nfkc")

@@ -4,7 +4,7 @@ import os
 import sys
 import zlib
 
-from .errors import InputError
+from ..errors import InputError
 
 
 def open_binary(source):

@@ -25,22 +25,14 @@ Chunking (``chunks``, ``chunk_scores``) reproduces ``conlleval`` (Erik Tjong Kim
   ``chunk_scores``).  For tags built from ``B I E O`` this equals intersecting the
   ``(type, start, end)`` sets of ``chunks``; for exotic inputs (e.g. ``[-NP`` right after ``E-NP``
   starts a chunk without ending the previous one) only the state machine gives conlleval's numbers.
-
-Segmentation (``segment_scores``) follows the SIGHAN bakeoff ``score`` script (Sproat & Emerson,
-icwb2-data/scripts/score): recall = correct / gold words, precision = correct / predicted words,
-F = 2PR/(P+R); OOV words are gold word *tokens* not in the training word list; OOV rate = OOV
-gold tokens / all gold tokens; OOV (IV) recall = correct OOV (IV) gold tokens / OOV (IV) gold
-tokens.  A word counts as correct when its character span is identical in gold and prediction.
-The official script instead aligns one-word-per-line files with GNU ``diff -y``; this agrees
-except in rare cases (a repeated word matched at a shifted offset, or ``diff``'s non-minimal
-alignment of very long lines), a difference of at most a few words per 100,000.
 """
 from __future__ import annotations
 
-from typing import Collection, Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
-__all__ = ["chunks", "chunk_scores", "segment_scores", "token_accuracy", "format_report",
-           "iobes_to_iob2"]
+from .common import f1 as _f1, paired as _paired, pct as _pct
+
+__all__ = ["chunks", "chunk_scores", "iobes_to_iob2"]
 
 
 # ----------------------------------------------------------------------------- conlleval core
@@ -73,23 +65,10 @@ def _starts(prev: str, tag: str, prev_type: str, typ: str) -> bool:
     return tag in ("[", "]")
 
 
-def _pct(num: float, den: float) -> float:
-    return 100.0 * num / den if den > 0 else 0.0
 
 
-def _f1(p: float, r: float) -> float:
-    return 2 * p * r / (p + r) if p + r > 0 else 0.0
 
 
-def _paired(gold: Iterable[Sequence], pred: Iterable[Sequence], what: str):
-    """Materialise both corpora and check sentence counts and per-sentence lengths."""
-    gold, pred = [list(s) for s in gold], [list(s) for s in pred]
-    if len(gold) != len(pred):
-        raise ValueError(f"gold has {len(gold)} sentences but prediction has {len(pred)}")
-    for i, (g, p) in enumerate(zip(gold, pred), 1):
-        if len(g) != len(p):
-            raise ValueError(f"sentence {i}: gold has {len(g)} {what} but prediction has {len(p)}")
-    return gold, pred
 
 
 # ----------------------------------------------------------------------------- chunking
@@ -194,99 +173,12 @@ def iobes_to_iob2(tags: Sequence[str]) -> list[str]:
     return out
 
 
-def token_accuracy(gold: Iterable[Sequence], pred: Iterable[Sequence]) -> float:
-    """Percentage of positions whose predicted label equals the gold label (plain equality)."""
-    gold, pred = _paired(gold, pred, "labels")
-    total = sum(len(s) for s in gold)
-    right = sum(g == p for gs, ps in zip(gold, pred) for g, p in zip(gs, ps))
-    return _pct(right, total)
-
-
-# ----------------------------------------------------------------------------- segmentation
-
-def _spans(words: Sequence[str]) -> list[tuple[int, int]]:
-    spans, pos = [], 0
-    for w in words:
-        spans.append((pos, pos + len(w)))
-        pos += len(w)
-    return spans
-
-
-def segment_scores(gold: Iterable[Sequence[str]], pred: Iterable[Sequence[str]],
-                   vocabulary: Optional[Collection[str]] = None) -> dict:
-    """SIGHAN 2005 bakeoff scorer's numbers. gold/pred: sentences as lists of words. vocabulary: the training word list (for OOV).
-
-    Returns ``{"words_gold", "words_pred", "correct", "precision", "recall", "f1"}`` (percent) and,
-    when ``vocabulary`` is given, also ``"oov_rate", "oov_recall", "iv_recall"`` (percent, 0.0
-    when undefined) with the underlying counts ``"oov_gold", "oov_correct", "iv_gold",
-    "iv_correct"``.  Raises ``ValueError`` when sentence counts differ, when a gold and predicted
-    sentence are not the same characters, or for an empty word.
-    """
-    gold, pred = [list(s) for s in gold], [list(s) for s in pred]
-    if len(gold) != len(pred):
-        raise ValueError(f"gold has {len(gold)} sentences but prediction has {len(pred)}")
-    vocab = None if vocabulary is None else set(vocabulary)
-    n_gold = n_pred = right = oov = oov_right = iv_right = 0
-    for i, (g, p) in enumerate(zip(gold, pred), 1):
-        if "".join(g) != "".join(p):
-            raise ValueError(f"sentence {i}: gold and predicted words are not the same characters")
-        if "" in g or "" in p:
-            raise ValueError(f"sentence {i}: empty word")
-        pred_spans = set(_spans(p))
-        n_gold += len(g)
-        n_pred += len(p)
-        for w, span in zip(g, _spans(g)):
-            hit = span in pred_spans
-            right += hit
-            if vocab is not None:
-                if w in vocab:
-                    iv_right += hit
-                else:
-                    oov += 1
-                    oov_right += hit
-    precision, recall = _pct(right, n_pred), _pct(right, n_gold)
-    res = {"words_gold": n_gold, "words_pred": n_pred, "correct": right,
-           "precision": precision, "recall": recall, "f1": _f1(precision, recall)}
-    if vocab is not None:
-        res.update(oov_rate=_pct(oov, n_gold), oov_recall=_pct(oov_right, oov),
-                   iv_recall=_pct(iv_right, n_gold - oov), oov_gold=oov, oov_correct=oov_right,
-                   iv_gold=n_gold - oov, iv_correct=iv_right)
-    return res
-
-
-# ----------------------------------------------------------------------------- reports
-
-def format_report(scores: dict, kind: str) -> str:
-    """Human-readable table of ``chunk_scores`` (kind ``"chunk"``) or ``segment_scores`` (``"segment"``) output.
-
-    ``"chunk"`` prints conlleval's own layout (same ``printf`` formats, so the text matches the
-    script's output line for line, except that conlleval prints the line of the empty type ``''``
-    twice when it occurs in both gold and prediction); ``"segment"`` prints the SIGHAN ``score`` summary lines, with
-    rates as fractions to three decimals like the script (``--`` when a rate is undefined).
-    """
-    if kind == "chunk":
-        s = scores
-        lines = [f"processed {s['tokens']} tokens with {s['phrases_gold']} phrases; "
-                 f"found: {s['phrases_pred']} phrases; correct: {s['correct']}."]
-        if s["tokens"] > 0:
-            lines.append("accuracy: %6.2f%%; precision: %6.2f%%; recall: %6.2f%%; FB1: %6.2f"
-                         % (s["accuracy"], s["precision"], s["recall"], s["f1"]))
-        for t, v in sorted(s["per_type"].items()):
-            lines.append("%17s: precision: %6.2f%%; recall: %6.2f%%; FB1: %6.2f  %d"
-                         % (t, v["precision"], v["recall"], v["f1"], v["pred"]))
-        return "\n".join(lines) + "\n"
-    if kind == "segment":
-        s = scores
-        lines = [f"=== TOTAL TRUE WORD COUNT:\t{s['words_gold']}",
-                 f"=== TOTAL TEST WORD COUNT:\t{s['words_pred']}",
-                 "=== TOTAL TRUE WORDS RECALL:\t%.3f" % (s["recall"] / 100),
-                 "=== TOTAL TEST WORDS PRECISION:\t%.3f" % (s["precision"] / 100),
-                 "=== F MEASURE:\t%.3f" % (s["f1"] / 100)]
-        if "oov_rate" in s:
-            def rate(key: str, count: str) -> str:
-                return "%.3f" % (s[key] / 100) if s.get(count, 1) > 0 else "--"
-            lines += ["=== OOV Rate:\t%.3f" % (s["oov_rate"] / 100),
-                      "=== OOV Recall Rate:\t" + rate("oov_recall", "oov_gold"),
-                      "=== IV Recall Rate:\t" + rate("iv_recall", "iv_gold")]
-        return "\n".join(lines) + "\n"
-    raise ValueError(f"kind must be 'chunk' or 'segment', not {kind!r}")
+def detect_scheme(labels) -> str:
+    """The chunk tag scheme of a label set: bilou (U- or L- prefixes), iobes (S- or
+    E-), else iob2 (B-/I-; conlleval reads IOB1 and IOB2 alike)."""
+    prefixes = {y.partition("-")[0] for y in labels if "-" in y}
+    if prefixes & {"U", "L"}:
+        return "bilou"
+    if prefixes & {"S", "E"}:
+        return "iobes"
+    return "iob2"

@@ -10,8 +10,8 @@ with y_i), ``B`` templates are 1st-order (conjoined with (y_i, y_{i-1})); a bare
 import re
 from dataclasses import dataclass
 
-from .errors import ConfigError
-from .textio import read_lines
+from ..errors import ConfigError
+from ..formats.textio import read_lines
 
 _MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]")
 

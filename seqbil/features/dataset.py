@@ -1,10 +1,10 @@
 """Corpora encoded once into integer arrays (CSR by position), so that training
 epochs never touch a string again."""
 from dataclasses import dataclass
+
 import numpy as np
 
-from .features import FeatureIndex
-
+from .index import FeatureIndex
 
 
 @dataclass
@@ -23,24 +23,6 @@ class Dataset:
     @property
     def n_positions(self):
         return int(self.seq_ptr[-1])
-
-    def subset(self, indices):
-        """The sequences at the given indices, as a new Dataset."""
-        indices = np.asarray(indices, dtype=np.int64)
-        lengths = np.diff(self.seq_ptr)[indices]
-        seq_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        pos = np.concatenate([np.arange(self.seq_ptr[j], self.seq_ptr[j + 1]) for j in indices]) \
-            if len(indices) else np.zeros(0, np.int64)
-        u_ptr, u_ids = _csr_take(self.u_ptr, self.u_ids, pos)
-        b_ptr, b_ids = _csr_take(self.b_ptr, self.b_ids, pos)
-        return Dataset(seq_ptr, self.labels[pos], u_ptr, u_ids, b_ptr, b_ids)
-
-
-def _csr_take(ptr, ids, rows):
-    counts = ptr[rows + 1] - ptr[rows]
-    new_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    take = np.concatenate([np.arange(ptr[r], ptr[r + 1]) for r in rows]) if len(rows) else np.zeros(0, np.int64)
-    return new_ptr, ids[take].astype(np.int32)
 
 
 def encode_labels(sentences, labels):

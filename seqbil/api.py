@@ -1,0 +1,187 @@
+"""The Python API; the command line is a thin layer over it.
+
+    import seqbil
+    model = seqbil.train(train="train.txt", config="conll2000", epochs=3)
+    model.tag([["He", "PRP"], ["reckons", "VBZ"]])       # -> ["B-NP", "B-VP"]
+    model.save("chunker.sbm")
+    model = seqbil.load("chunker.sbm")
+    seqbil.evaluate(model, "test.txt")["f1"]
+"""
+import sys
+
+from . import params
+from .errors import InputError, SeqbilError
+from .evaluation import choose_metric, read_vocabulary, score
+from .formats import ConllFormat, Sentence, bies_tags, make_format, read_corpus
+from .model import Model
+from .samples import SAMPLES, sample_path
+
+DEFAULT_CONFIG = "conll2000"
+
+
+def _quiet(*args, **kwargs):
+    pass
+
+
+def _stderr(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def train(train=None, dev=None, *, config=None, template=None, model=None, log=None, verbose=False, progress=False,
+          checkpoint_every=0, checkpoint=None, echo=None, **options):
+    """Train a model and return it (saved too when `model` names a file).
+
+    train, dev: corpus paths, or sentences in memory: for CoNLL-style configs a list
+        of sentences, each a list of rows of column strings with the label in the
+        label column (["He", "PRP", "B-NP"]); for segmentation configs, each a
+        segmented sentence (a string of space-separated words, or a list of words).
+        Without train, the bundled sample of the config's format (dev: its held-out
+        sample) is used.
+    config: a bundled config name (conll2000, sighan2005, ...) or a TOML file;
+        default conll2000.
+    template: a CRF++ template file, replacing the config's templates.
+    options: any name of the parameter table (`seqbil params`), e.g. epochs=3,
+        learner="bol"; they override the config.
+    verbose: print the run's messages on stderr; progress: show progress bars.
+    """
+    echo = echo or (_stderr if verbose else _quiet)
+    if config is None:
+        echo(f"no config given: using the bundled {DEFAULT_CONFIG} config")
+        config = DEFAULT_CONFIG
+    config = params.find_config(config)
+    settings, sources = params.resolve(config, options)
+    if train is None:
+        train_name, dev_name = SAMPLES[settings["format"]]
+        train = str(sample_path(train_name))
+        if dev is None:
+            dev = str(sample_path(dev_name))
+        echo(f"no training corpus given: training on the bundled sample corpus {train} (dev: {dev})")
+    fmt = make_format(settings["format"], None, settings["label_column"])
+    train, dev = (_in_memory(fmt, d, name) if isinstance(d, (list, tuple)) else d
+                  for d, name in ((train, "train"), (dev, "dev")))
+    from .training import train as run
+    result, _ = run(settings, train, model, dev=dev, template_file=template, config=config, sources=sources,
+                    log_path=log, echo=echo, show_progress=progress, checkpoint_every=checkpoint_every,
+                    checkpoint_path=checkpoint)
+    return result
+
+
+def resume(checkpoint, model=None, *, epochs=None, log=None, verbose=False, progress=False, echo=None):
+    """Continue a run from a checkpoint; the same model as an uninterrupted run."""
+    from .training import train as run
+    echo = echo or (_stderr if verbose else _quiet)
+    result, _ = run(params.defaults(), None, model, log_path=log, echo=echo, show_progress=progress,
+                    resume=checkpoint, resume_epochs=epochs)
+    return result
+
+
+def load(path):
+    """A model saved by train() or `seqbil train`."""
+    return Model.load(path)
+
+
+def _in_memory(fmt, sentences, name):
+    """formats.Sentence objects of annotated sentences given as Python lists."""
+    out = []
+    for number, s in enumerate(sentences, 1):
+        where = f"<{name} sentence {number}>"
+        if fmt.name == "sighan":
+            words = s.split() if isinstance(s, str) else list(s)
+            if not all(isinstance(w, str) and w for w in words):
+                raise InputError(where, 0, "a segmented sentence is a string of words or a list of words")
+            if words:
+                out.append(Sentence([list("".join(words))], bies_tags(words), number))
+            continue
+        rows = [list(r) for r in s]
+        if not rows:
+            continue
+        width = len(rows[0])
+        if width < 2 or any(len(r) != width or not all(isinstance(x, str) and x for x in r) for r in rows):
+            raise InputError(where, 0, "every token is a list of the same number (>= 2) of non-empty strings, "
+                             "the label among them")
+        if fmt.n_fields is None:
+            fmt.n_fields = width
+        elif width != fmt.n_fields:
+            raise InputError(where, 0, f"{width} columns, but the first sentence has {fmt.n_fields}")
+        out.append(fmt._sentence(rows, number, width, where))
+    if not out:
+        raise InputError(f"<{name}>", 0, "no sentences")
+    return out
+
+
+def evaluate(model, data, *, words=None, metric=None):
+    """Tag an annotated corpus (a path) with a model (or a model path) and score it.
+
+    metric: chunk, segment or accuracy; by default the one stored in the model.
+    words: the training word list, for the OOV figures of segmentation."""
+    model = model if isinstance(model, Model) else Model.load(model)
+    sentences = read_corpus(model.format, data, model.corpus.get("encoding", "utf-8"))
+    missing = next((s for s in sentences if s.labels is None), None)
+    if missing is not None:
+        raise InputError(data, missing.line, "no label field: evaluation needs annotated data")
+    gold = [s.labels for s in sentences]
+    known = set(model.labels)
+    if not any(y in known for g in gold for y in g):
+        raise InputError(data, sentences[0].line, f"none of the labels is known to the model "
+                         f"(model labels: {', '.join(model.labels)})")
+    metric = metric or model.corpus["metric"]
+    _check_metric(metric, {y for g in gold for y in g}, model.format.name, data)
+    pred = model.predict(sentences, str(data))
+    result = score(metric, gold, pred, scheme=model.corpus.get("scheme", "auto"),
+                   chars=[s.columns[0] for s in sentences] if metric == "segment" else None,
+                   vocabulary=read_vocabulary(words) if words else None)
+    result["metric_source"] = "as set" if metric != model.corpus["metric"] else "the model's task"
+    unknown = sorted({y for g in gold for y in g} - known)
+    if unknown:  # the model can never predict them: every such token counts as an error
+        result["labels_unknown_to_model"] = unknown
+    return result
+
+
+def _check_metric(metric, labels, format_name, where):
+    try:
+        choose_metric(labels, format_name, metric)
+    except ValueError as exc:
+        raise InputError(where, 0, f"metric {metric}: {exc}") from None
+
+
+def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=None, model=None):
+    """Score a prediction file (`seqbil tag` output, or any tagger's in the same
+    layout: the predicted label last) against a gold file.
+
+    The metric is the one given, else the model's (when a model is given), else
+    chosen from the gold labels; result["metric_source"] says which."""
+    model = model if isinstance(model, (Model, type(None))) else Model.load(model)
+    format = format or (model.format.name if model else "conll")
+    label_column = model.corpus.get("label_column", -1) if model else -1
+    if format == "sighan":
+        fmt = make_format("sighan")
+        gold_s, pred_s = list(fmt.read(gold)), list(fmt.read(pred))
+    else:
+        fmt = ConllFormat(None, label_column)
+        gold_s, pred_s = list(fmt.read(gold)), list(ConllFormat(None, -1).read(pred))
+    if not gold_s:
+        raise InputError(gold, 0, "no sentences in file")
+    if len(gold_s) != len(pred_s):
+        raise InputError(pred, 0, f"{len(pred_s)} sentences, but the gold file {gold} has {len(gold_s)}")
+    for g, p in zip(gold_s, pred_s):
+        if len(g) != len(p) or (format == "sighan" and g.columns != p.columns):
+            raise InputError(pred, p.line, f"sentence does not match the gold sentence at {gold}:{g.line}")
+    labels = {y for s in gold_s for y in s.labels}
+    if metric:
+        source = "as set"
+    elif model is not None:
+        metric, source = model.corpus["metric"], "the model's task"
+    else:
+        metric, why = choose_metric(labels, format)
+        source = f"chosen because {why}"
+    _check_metric(metric, labels, format, gold)
+    if scheme is None:
+        scheme = model.corpus.get("scheme", "auto") if model is not None else "auto"
+    result = score(metric, [s.labels for s in gold_s], [s.labels for s in pred_s], scheme=scheme,
+                   chars=[s.columns[0] for s in gold_s] if metric == "segment" else None,
+                   vocabulary=read_vocabulary(words) if words else None)
+    result["metric_source"] = source
+    return result
+
+
+__all__ = ["train", "resume", "load", "evaluate", "evaluate_files", "Model", "SeqbilError"]

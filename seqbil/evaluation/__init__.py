@@ -1,0 +1,72 @@
+"""Scores of predictions: which metric a corpus gets, and computing it.
+
+chunks.py (conlleval; IOB1, IOB2, IOBES, BILOU), segmentation.py (the SIGHAN
+scorer), accuracy.py (per token and per label), report.py (their text layouts).
+"""
+from ..formats.sighan import words_from_tags
+from .accuracy import token_accuracy
+from .chunks import chunk_scores
+from .report import format_report
+from .segmentation import segment_scores
+
+METRICS = ("chunk", "segment", "accuracy")
+CHUNK_PREFIXES = frozenset("BIESLU")
+
+__all__ = ["METRICS", "choose_metric", "format_report", "headline", "read_vocabulary", "score"]
+
+
+def is_chunk_label(label):
+    """O, or PREFIX-TYPE with a chunk prefix (B-NP, I-PER, S-LOC, U-ORG ...)."""
+    prefix, hyphen, typ = label.partition("-")
+    return label == "O" or (bool(hyphen) and prefix in CHUNK_PREFIXES and bool(typ))
+
+
+def choose_metric(labels, format_name="conll", requested="auto"):
+    """(metric, reason): the requested metric, or one chosen from the corpus format
+    and the label set. Raises ValueError when the requested metric cannot apply."""
+    labels = set(labels)
+    chunky = bool(labels) and all(map(is_chunk_label, labels)) and labels != {"O"}
+    if requested == "segment" and format_name != "sighan" and not labels <= set("BIES"):
+        raise ValueError("segment needs segmented text (format sighan) or B/I/E/S character labels")
+    if requested == "chunk" and not chunky:
+        odd = sorted(y for y in labels if not is_chunk_label(y))[:5]
+        raise ValueError(f"chunk needs chunk labels such as B-NP or O, but the data has {', '.join(odd) or 'only O'}")
+    if requested != "auto":
+        return requested, "as set"
+    if format_name == "sighan":
+        return "segment", "segmented text"
+    if chunky:
+        return "chunk", "the labels are chunk tags"
+    return "accuracy", "the labels are not chunk tags"
+
+
+def score(metric, gold, pred, *, scheme="auto", chars=None, vocabulary=None):
+    """Scores of predicted label sequences against gold ones.
+
+    metric: chunk, segment or accuracy. chars: for segment, the characters of each
+    sentence (gold and pred are then B/I/E/S tags). vocabulary: for segment, the
+    training words (OOV figures). Every result has metric, sentences, tokens and
+    accuracy (percent); chunk and segment add precision, recall and f1."""
+    gold, pred = [list(s) for s in gold], [list(s) for s in pred]
+    result = {"metric": metric, "sentences": len(gold), "tokens": sum(map(len, gold)),
+              "accuracy": token_accuracy(gold, pred)}
+    if metric == "chunk":
+        result.update(chunk_scores(gold, pred))
+    elif metric == "segment":
+        g = [words_from_tags(c, t) for c, t in zip(chars, gold)]
+        p = [words_from_tags(c, t) for c, t in zip(chars, pred)]
+        result.update(segment_scores(g, p, vocabulary))
+    elif metric != "accuracy":
+        raise ValueError(f"unknown metric {metric!r}")
+    return result
+
+
+def headline(result):
+    """The one number shown per epoch: F1, or accuracy."""
+    return ("F1", result["f1"]) if result["metric"] in ("chunk", "segment") else ("acc", result["accuracy"])
+
+
+def read_vocabulary(path, encoding="utf-8"):
+    """Words of a word list (one per line) or of a segmented corpus."""
+    from ..formats.textio import read_lines
+    return {w for _, text in read_lines(path, encoding) for w in text.split()}

@@ -1,0 +1,8 @@
+"""Features: CRF++ templates (templates.py), the attribute dictionary that maps
+instantiated templates to ids (index.py), and corpora encoded once into integer
+arrays (dataset.py)."""
+from .dataset import Dataset, encode
+from .index import FeatureIndex
+from .templates import Template, TemplateSet, parse_template, read_template_file
+
+__all__ = ["Dataset", "FeatureIndex", "Template", "TemplateSet", "encode", "parse_template", "read_template_file"]

@@ -1,0 +1,25 @@
+"""Corpus formats: CoNLL columns (conll.py) and SIGHAN segmented text (sighan.py).
+"""
+from ..errors import InputError
+from .conll import ConllFormat
+from .sentence import Sentence
+from .sighan import SighanFormat, bies_tags, words_from_tags
+
+__all__ = ["ConllFormat", "SighanFormat", "Sentence", "bies_tags", "make_format", "read_corpus", "words_from_tags"]
+
+
+def make_format(name, n_fields=None, label_column=-1):
+    if name == "sighan":
+        return SighanFormat()
+    if name == "conll":
+        return ConllFormat(n_fields, label_column)
+    raise ValueError(f"unknown corpus format {name!r} (choose conll or sighan)")
+
+
+def read_corpus(fmt, path, encoding="utf-8", labeled=True):
+    """All sentences of a corpus file; an empty file is an error."""
+    sentences = list(fmt.read(path, labeled=labeled, encoding=encoding))
+    if not sentences:
+        raise InputError(path, 0, "no sentences in file")
+    return sentences
+

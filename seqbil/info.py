@@ -1,0 +1,83 @@
+"""What a model is and how it was made (`seqbil inspect`): everything needed to
+reproduce it, as a dict (JSON) or as text for people."""
+import os
+
+import numpy as np
+
+from . import __version__
+from .modelfile import file_version
+
+
+def _count_nonzero(a):
+    return int(np.count_nonzero(np.asarray(a)))
+
+
+def model_info(model, path=None):
+    """The model's description; path adds the file's size and format version."""
+    training = dict(model.training)
+    features = []
+    w = model.weights
+    for order, (templates, (table, ptr)) in enumerate(zip(model.templates.by_order, model.index.tables)):
+        for t, template in enumerate(templates):
+            lo, hi = int(ptr[t]), int(ptr[t + 1])
+            if order == 0:
+                nonzero = _count_nonzero(w["W0"][lo:hi])
+            elif model.kind == "linear":
+                nonzero = _count_nonzero(w["W1"][lo:hi])
+            else:
+                nonzero = _count_nonzero(w["alpha"][lo:hi]) + _count_nonzero(w["beta"][lo:hi])
+            features.append({"template": template.text, "order": order, "attributes": hi - lo,
+                             "nonzero_weights": nonzero})
+    if model.templates.transition:
+        features.append({"template": "B", "order": 1, "attributes": 1,
+                         "nonzero_weights": _count_nonzero(w["trans"])})
+    features.append({"template": "(end of sequence)", "order": 0, "attributes": 1,
+                     "nonzero_weights": _count_nonzero(w["end"])})
+    info = {
+        "learner": training.get("learner"),
+        "params": training.get("params", {}),
+        "templates": [t.text for t in model.templates.templates],
+        "labels": list(model.labels),
+        "task_kind": {"format": model.corpus["format"], "metric": model.corpus["metric"],
+                      "scheme": model.corpus.get("scheme", "auto")},
+        "model_kind": model.kind,
+        "corpus": {k: model.corpus.get(k) for k in ("format", "n_fields", "label_column", "encoding", "normalize")},
+        "training": {k: v for k, v in training.items() if k not in ("learner", "params")},
+        "features": features,
+        "file": {"path": str(path) if path else None, "size_bytes": os.path.getsize(path) if path else None,
+                 "format_version": file_version(path) if path else None,
+                 "arrays": {name: list(np.shape(a)) for name, a in w.items()}},
+        "seqbil_version": training.get("seqbil_version", __version__),
+    }
+    return info
+
+
+def describe(info):
+    """The text form of model_info, for people."""
+    t = info["training"]
+    lines = [f"model {info['file']['path'] or ''}: {info['model_kind']} model, learner {info['learner']}, "
+             f"seqbil {info['seqbil_version']}, file format {info['file']['format_version']}, "
+             f"{(info['file']['size_bytes'] or 0) / 2 ** 20:.1f} MiB"]
+    task = info["task_kind"]
+    lines.append(f"task: {task['format']} corpus, metric {task['metric']}"
+                 + (f" ({task['scheme']})" if task["metric"] == "chunk" else "")
+                 + f"; {len(info['labels'])} labels: {' '.join(info['labels'][:30])}"
+                 + (" ..." if len(info["labels"]) > 30 else ""))
+    for name in ("train", "dev"):
+        f = t.get(name)
+        if f:
+            lines.append(f"{name}: {f['path']} ({f['sentences']} sentences, {f['tokens']} tokens, "
+                         f"sha256 {f['sha256'][:16]}...)")
+    if "passes_run" in t:
+        lines.append(f"passes run: {t['passes_run']} of {t['passes_planned']}"
+                     + (f"; best dev {t['best_dev']['metric']} {t['best_dev']['value']:.2f} at pass "
+                        f"{t['best_dev']['pass']}" if t.get("best_dev") else ""))
+    if t.get("config") or t.get("template_file"):
+        lines.append(f"config: {t.get('config')}" + (f", template file {t['template_file']}"
+                                                    if t.get("template_file") else ""))
+    if info["params"]:
+        lines.append("params: " + ", ".join(f"{k}={v}" for k, v in info["params"].items()))
+    lines.append("features (template: attributes, non-zero weights):")
+    for f in info["features"]:
+        lines.append(f"  {f['template']}: {f['attributes']}, {f['nonzero_weights']}")
+    return "\n".join(lines) + "\n"

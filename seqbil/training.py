@@ -1,0 +1,278 @@
+"""Training runs: read and encode the corpora once, check the settings against the
+templates and labels, run the learner's passes with progress and dev scores, and
+save the model atomically (also on Ctrl-C, and in checkpoints to resume from)."""
+import hashlib
+import json
+import signal
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+from . import __version__, checkpoint, params
+from .errors import ConfigError, InputError
+from .evaluation import choose_metric, headline, score
+from .evaluation.chunks import detect_scheme
+from .features.dataset import encode
+from .features.templates import TemplateSet, parse_template, read_template_file
+from .formats import make_format, read_corpus
+from .learners import LEARNERS
+from .model import Model
+
+CHUNK = 256  # sequences per call into compiled code; progress and Ctrl-C are handled between calls
+
+
+def load_templates(settings, template_file, config):
+    if template_file is not None:
+        return TemplateSet(read_template_file(template_file))
+    if not settings["templates"]:
+        raise ConfigError(config or "<settings>", 0, "no feature templates: give --config or --template")
+    return TemplateSet(parse_template(t, str(config), 0) for t in settings["templates"])
+
+
+def check_settings(settings, sources, templates, echo):
+    """Settings that cannot do what they say: errors, or warnings naming the key."""
+    learner = LEARNERS[settings["learner"]]
+    table = params.by_name()
+    for name, source in sources.items():
+        p = table[name]
+        if not p.used_by(learner.name):
+            echo(f"warning: [{p.section}] {name} (from {source}) is not used by learner {learner.name} "
+                 f"(it is read by {', '.join(p.learners) or 'no learner'})")
+    if learner.bilinear and not templates.by_order[1]:
+        raise ConfigError(sources.get("learner", "<settings>"), 0,
+                          f"[train] learner = {learner.name!r} factors the 1st-order features, but no B template "
+                          f"with %x macros is given: that is learner sp with extra steps; use learner = \"sp\" "
+                          f"or add 1st-order templates")
+
+
+def settings_header(settings, sources):
+    """One line per run: the learner and every parameter it reads, with where the
+    values that are not defaults came from."""
+    learner, table, shown = settings["learner"], params.by_name(), []
+
+    def origin(name):
+        source = sources.get(name)
+        return "" if source is None else " (argument)" if source == "arguments" else " (config)"
+    for name in ("epochs", "C", "averaged", "seed", "min_count", *(p.name for p in LEARNERS[learner].options)):
+        if not table[name].used_by(learner):
+            continue
+        value = settings[name]
+        value = str(value).lower() if isinstance(value, bool) else value
+        shown.append(f"{name} {value}{origin(name)}")
+    if not LEARNERS[learner].averages:
+        shown.append("no averaging")
+    return f"learner {learner}{origin('learner')}: " + ", ".join(shown)
+
+
+def file_record(path, sentences):
+    """Provenance of a corpus: its name, sha256, and what was read from it."""
+    record = {"path": str(path), "sentences": len(sentences), "tokens": int(sum(map(len, sentences)))}
+    if isinstance(path, str) and path.startswith("<"):
+        h = hashlib.sha256()
+        for s in sentences:
+            h.update(json.dumps([s.columns, s.labels], ensure_ascii=False).encode("utf-8"))
+        record["sha256"] = h.hexdigest()
+    else:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        record["sha256"] = h.hexdigest()
+    return record
+
+
+@contextmanager
+def graceful_stop():
+    """The first SIGINT/SIGTERM asks the run to stop after the current pass (the
+    model is then saved); a second one aborts at once. Outside the main thread
+    signals cannot be caught, and the run simply goes on."""
+    state = {"stop": False}
+
+    def handler(signum, frame):
+        if state["stop"]:
+            raise KeyboardInterrupt
+        state["stop"] = True
+
+    try:
+        old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread
+        old = {}
+    try:
+        yield state
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _read(fmt, source, encoding):
+    """(sentences, name) of a path or of sentences already in memory."""
+    if isinstance(source, list):
+        if not source:
+            raise InputError("<memory>", 0, "no sentences")
+        return source, "<memory>"
+    return read_corpus(fmt, source, encoding), str(source)
+
+
+def train(settings, train_data, model_path=None, *, dev=None, template_file=None, config=None, sources=None,
+          log_path=None, echo=print, show_progress=True, checkpoint_every=0, checkpoint_path=None, resume=None,
+          resume_epochs=None):
+    """Train a model; save it when model_path is given. Returns (model, history).
+
+    train_data and dev: corpus paths, or lists of formats.Sentence. sources: where
+    the settings that are not defaults came from (params.resolve). checkpoint_every=N
+    writes a checkpoint (default: model_path + ".ckpt") after every N passes and when
+    the run is interrupted; resume=PATH continues from one, with the settings and
+    corpora recorded in it (resume_epochs may extend the run)."""
+    from tqdm import tqdm
+
+    sources = dict(sources or {})
+    if resume is not None:
+        saved, scalars, arrays, rng_state, history = checkpoint.load(resume)
+        settings = {**params.defaults(), **saved["settings"]}
+        settings["epochs"] = resume_epochs or settings["epochs"]
+        train_data, dev, template_file, config = saved["train"], saved["dev"], saved["template"], saved["config"]
+        sources = saved.get("sources", {})
+        checkpoint_every = checkpoint_every or saved["checkpoint_every"]
+        checkpoint_path = checkpoint_path or resume
+        echo(f"resuming {resume}: {len(history)} passes done")
+    checkpoint_path = checkpoint_path or (f"{model_path}.ckpt" if model_path else None)
+    if checkpoint_every and not checkpoint_path:
+        raise ConfigError("arguments", 0, "checkpoints need a model path or a checkpoint path")
+
+    fmt = make_format(settings["format"], None, settings["label_column"])
+    enc = settings["encoding"]
+    t0 = time.perf_counter()
+    sentences, train_name = _read(fmt, train_data, enc)
+    templates = load_templates(settings, template_file, config)
+    origin = template_file or config or "<settings>"
+    if fmt.name == "conll":
+        if fmt.n_fields is None:  # sentences given in memory
+            fmt.n_fields = max(len(s.columns) for s in sentences)
+        templates.check_columns(fmt.n_fields, fmt._label_index(fmt.n_fields), train_name, origin)
+    else:
+        templates.check_columns(1, None, train_name, origin)
+    check_settings(settings, sources, templates, echo)
+    labels = list(fmt.labels) if fmt.name == "sighan" else sorted({y for s in sentences for y in s.labels})
+    try:
+        metric, why = choose_metric(labels, fmt.name, settings["metric"])
+    except ValueError as exc:
+        raise ConfigError(sources.get("metric", "<settings>"), 0, f"[corpus] metric = "
+                          f"{settings['metric']!r}: {exc}") from None
+    scheme = settings["scheme"]
+    if metric == "chunk" and scheme == "auto":
+        scheme = detect_scheme(labels)
+    data, index = encode(sentences, templates, None, labels, settings["min_count"], settings["normalize"])
+    t_encode = time.perf_counter() - t0
+    A0, A1 = index.n_attributes(0), index.n_attributes(1)
+    dev_sentences, dev_name = _read(fmt, dev, enc) if dev is not None else (None, None)
+    corpus = {"format": fmt.name, "n_fields": fmt.n_fields, "label_column": settings["label_column"],
+              "encoding": enc, "normalize": settings["normalize"], "metric": metric, "scheme": scheme}
+    model = Model("linear", labels, index, corpus, {})
+    dev_data = model.encode(dev_sentences, dev_name) if dev_sentences else None
+    echo(f"read {data.n_sequences} sequences, {data.n_positions} tokens, {len(labels)} labels; "
+         f"{A0} 0-order and {A1} 1st-order attributes "
+         f"({len(templates.by_order[0])} + {len(templates.by_order[1])} templates"
+         f"{', label transitions' if templates.transition else ''}) in {t_encode:.1f} s")
+    echo(settings_header(settings, sources))
+    echo(f"metric: {metric}" + (f" ({scheme})" if metric == "chunk" else "") +
+         (f", chosen because {why}" if settings["metric"] == "auto" else ""))
+
+    learner = LEARNERS[settings["learner"]](len(labels), A0, A1, settings, templates.transition)
+    rng = np.random.default_rng(settings["seed"])
+    if not isinstance(train_data, (str, type(None))) and not hasattr(train_data, "__fspath__") and \
+            checkpoint_every:
+        raise ConfigError("arguments", 0, "checkpoints need the training data as a file")
+    run = {"settings": settings, "sources": sources, "train": train_name, "dev": dev_name,
+           "template": template_file and str(template_file), "config": config and str(config),
+           "checkpoint_every": checkpoint_every, "data": checkpoint.fingerprint(data)}
+    if resume is not None:
+        if saved["data"] != run["data"]:
+            raise InputError(train_name, 0, f"the training data differs from the data of checkpoint {resume}")
+        checkpoint.restore(learner, rng, resume, arrays, scalars, rng_state)
+    else:
+        history = []
+    log = open(log_path, "a" if resume else "w", encoding="utf-8") if log_path else None
+    N = data.n_sequences
+    try:
+        with graceful_stop() as stop:
+            for k in range(len(history), learner.passes()):
+                learner.start_pass(k)
+                order = rng.permutation(N).astype(np.int64)
+                start, mistakes = time.perf_counter(), 0
+                with tqdm(total=N, desc=learner.pass_name(k), unit="seq", leave=False,
+                          disable=not show_progress, dynamic_ncols=True) as bar:
+                    for c in range(0, N, CHUNK):
+                        mistakes += learner.train_chunk(data, order[c:c + CHUNK])
+                        bar.update(min(CHUNK, N - c))
+                        bar.set_postfix(mistakes=mistakes, refresh=False)
+                record = {"pass": k + 1, "name": learner.pass_name(k), "mistakes": int(mistakes),
+                          "error_rate": mistakes / max(N, 1), "seconds": time.perf_counter() - start}
+                record.update(learner.end_pass(k))
+                line = f"{record['name']}: {mistakes} mistakes ({100 * record['error_rate']:.2f}%), " \
+                       f"{record['seconds']:.2f} s" + _diagnostics(record)
+                if dev_data is not None:
+                    model.kind, model.weights = learner.parameters()
+                    result = _score(model, dev_data, dev_sentences)
+                    record["dev"] = result
+                    name, value = headline(result)
+                    line += f", dev {name} {value:.2f}"
+                echo(line)
+                history.append(record)
+                if log:
+                    log.write(json.dumps(record) + "\n")
+                    log.flush()
+                last = k + 1 == learner.passes()
+                if checkpoint_every and ((k + 1) % checkpoint_every == 0 or stop["stop"] or last):
+                    checkpoint.save(checkpoint_path, run, learner, rng, history)
+                    echo(f"checkpoint saved to {checkpoint_path}")
+                if stop["stop"]:
+                    echo(f"interrupted: stopping after {record['name']}")
+                    break
+    finally:
+        if log:
+            log.close()
+    model.kind, model.weights = learner.parameters()
+    model.training = _training_record(settings, learner, history, sentences, train_name, dev_sentences, dev_name,
+                                      template_file, config)
+    if model_path is not None:
+        model.save(model_path)
+        echo(f"model saved to {model_path}")
+    return model, history
+
+
+def _training_record(settings, learner, history, sentences, train_name, dev_sentences, dev_name, template_file,
+                     config):
+    """What inspect shows: every parameter, the data with checksums, the passes run
+    and the best dev score. No dates or timings: the same run gives the same bytes."""
+    dev_scores = [(r["pass"], *headline(r["dev"])) for r in history if "dev" in r]
+    best = max(dev_scores, key=lambda t: t[2]) if dev_scores else None
+    return {
+        "learner": settings["learner"],
+        "params": {k: v for k, v in settings.items() if k != "templates"},
+        "config": config and str(config), "template_file": template_file and str(template_file),
+        "train": file_record(train_name, sentences),
+        "dev": file_record(dev_name, dev_sentences) if dev_sentences else None,
+        "passes_run": len(history), "passes_planned": learner.passes(),
+        "best_dev": {"pass": best[0], "metric": best[1], "value": best[2]} if best else None,
+        "last_dev": {"pass": dev_scores[-1][0], "metric": dev_scores[-1][1], "value": dev_scores[-1][2]}
+        if dev_scores else None,
+        "seqbil_version": __version__,
+    }
+
+
+def _diagnostics(record):
+    shown = [("sigma_mean", "mean sigma_a"), ("sigma_max", "max sigma_a"), ("sigma_1", "sigma_1"),
+             ("sigma2_over_sigma1_mean", "mean sigma2/sigma1"), ("angle_mean", "mean angle to exact pair (deg)"),
+             ("value_ratio_mean", "u'Theta v / sigma_1"),
+             ("dual_objective", "D_t")]
+    return "".join(f", {label} {record[key]:.4g}" for key, label in shown if key in record)
+
+
+def _score(model, data, sentences):
+    pred = model.decode(data)
+    labels = np.array(model.labels, dtype=object)
+    pred_l = [list(labels[pred[data.seq_ptr[j]:data.seq_ptr[j + 1]]]) for j in range(data.n_sequences)]
+    chars = [s.columns[0] for s in sentences] if model.corpus["metric"] == "segment" else None
+    return score(model.corpus["metric"], [s.labels for s in sentences], pred_l,
+                 scheme=model.corpus.get("scheme", "auto"), chars=chars)
