@@ -16,7 +16,7 @@ from . import __version__
 from ._kernels.decode import decode_corpus
 from .formats import Sentence, make_format
 from .features.dataset import encode
-from .features.index import NORMALIZERS, FeatureIndex, Vocabulary
+from .features.index import LAYOUTS, NORMALIZERS, FeatureIndex, Vocabulary
 from .errors import ModelFileError, SeqbilError
 from .modelfile import read_model, write_model
 from .features.templates import TemplateSet, parse_template
@@ -119,7 +119,8 @@ class Model:
         meta = {"format": "seqbil-model", "seqbil_version": __version__, "kind": self.kind,
                 "labels": self.labels, "templates": [t.text for t in self.templates.templates],
                 "corpus": self.corpus, "training": self.training}
-        self.path = str(path)
+        if self.index.layout != "values-first":
+            meta["index_layout"] = self.index.layout
         arrays = {name: np.asarray(self.weights[name], dtype=np.float64) for name in KINDS[self.kind]}
         for c in self.index.columns:
             text = "\n".join(self.index.fields[c].strings)
@@ -139,7 +140,10 @@ class Model:
                 text = arrays[f"field{c}"].tobytes().decode("utf-8")
                 fields[c] = Vocabulary(text.split("\n") if text else [])
             tables = [(arrays[f"table{o}"], arrays[f"table{o}_ptr"]) for o in (0, 1)]
-            index = FeatureIndex(templates, fields, tables, meta["corpus"]["normalize"])
+            layout = meta.get("index_layout", "values-first")
+            if layout not in LAYOUTS:
+                raise ValueError("index layout")
+            index = FeatureIndex(templates, fields, tables, meta["corpus"]["normalize"], layout)
             weights = {name: arrays[name] for name in KINDS[meta["kind"]]}
             model = cls(meta["kind"], meta["labels"], index, meta["corpus"], weights, meta.get("training"))
             model._check_shapes()

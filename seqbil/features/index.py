@@ -35,6 +35,14 @@ def normalizer(name):
     raise ValueError(f"unknown normalization {name!r}")
 
 
+def _mix(h, v):
+    """splitmix64 over h xor v, as in cython_ext/features.pyx (uint64 arrays wrap)."""
+    with np.errstate(over="ignore"):
+        h = (h ^ (v + np.uint64(0x9E3779B97F4A7C15))) * np.uint64(0xBF58476D1CE4E5B9)
+        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return h ^ (h >> np.uint64(31))
+
+
 class Vocabulary:
     """Strings and their integer ids, in order of first appearance."""
 
@@ -48,6 +56,20 @@ class Vocabulary:
     def lookup(self, strings, unknown):
         return np.fromiter(map(self.index.get, strings, repeat(unknown)), dtype=np.int32)
 
+    def extended(self, strings):
+        """(vocabulary, ids): this vocabulary with the new strings appended in order
+        of first appearance, and the ids of the strings."""
+        out = Vocabulary(self.strings)
+        get, add = out.index.get, out.strings.append
+        ids = np.empty(len(strings), dtype=np.int32)
+        for i, s in enumerate(strings):
+            j = get(s)
+            if j is None:
+                j = out.index[s] = len(out.strings)
+                add(s)
+            ids[i] = j
+        return out, ids
+
     @classmethod
     def build(cls, strings):
         """(vocabulary, ids) of a sequence of strings."""
@@ -58,12 +80,19 @@ class Vocabulary:
         return cls(seen), np.searchsorted(tickets, raw).astype(np.int32)
 
 
-def field_matrix(sentences, columns, K, token_ids, fold=None):
+def field_matrix(sentences, columns, K, token_ids, fold=None, layout="boundaries-first"):
     """(fields, index): fields[i, q] is the id of column columns[i] at padded position
     q, where each sentence is padded with K boundary positions on both sides, and
     index[p] is the padded position of token p. token_ids(c, tokens) gives (ids, V)
-    for the values of column c; the boundary symbols _B-k and _B+k get the ids
-    V + k - 1 and V + K + k - 1, and V + 2K is left for unknown values."""
+    for the values of column c: vocabulary ids, -1 for unknown values.
+
+    Layouts of the ids (V values, boundary symbols _B-k and _B+k, one unknown):
+      boundaries-first  _B-k: k-1, _B+k: K+k-1, unknown: 2K, value v: 2K+1+v.
+                        A value keeps its id when the vocabulary grows, which is
+                        what continuing a model on new data needs.
+      values-first      value v: v, _B-k: V+k-1, _B+k: V+K+k-1, unknown: V+2K
+                        (model files of seqbil 0.1).
+    """
     lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
     starts = np.zeros(len(lengths), dtype=np.int64)
     np.cumsum(lengths[:-1] + 2 * K, out=starts[1:])
@@ -73,20 +102,27 @@ def field_matrix(sentences, columns, K, token_ids, fold=None):
     for i, c in enumerate(columns):
         tokens = chain.from_iterable(s.columns[c] for s in sentences)
         ids, V = token_ids(c, list(map(fold, tokens) if fold else tokens))
+        value0, boundary0, unknown = (2 * K + 1, 0, 2 * K) if layout == "boundaries-first" else (0, V, V + 2 * K)
         row = fields[i]
-        row[index] = ids
+        row[index] = np.where(ids >= 0, ids + value0, unknown)
         for k in range(1, K + 1):
-            row[starts + K - k] = V + k - 1
-            row[starts + K + lengths + k - 1] = V + K + k - 1
+            row[starts + K - k] = boundary0 + k - 1
+            row[starts + K + lengths + k - 1] = boundary0 + K + k - 1
     return fields, index
 
 
+LAYOUTS = ("boundaries-first", "values-first")
+LAYOUT = "values-first"  # of new indexes
+
+
 class FeatureIndex:
-    def __init__(self, templates, fields, tables, normalize="none"):
+    def __init__(self, templates, fields, tables, normalize="none", layout=None):
         """templates: TemplateSet; fields: {column: Vocabulary}; tables: per order
-        (sorted keys, int64 pointers per template); normalize: see normalizer()."""
+        (sorted keys, int64 pointers per template); normalize: see normalizer();
+        layout: how field values are numbered (see field_matrix)."""
         self.templates, self.fields, self.tables = templates, fields, tables
         self.normalize, self.fold = normalize, normalizer(normalize)
+        self.layout = layout or LAYOUT
         self.columns = templates.columns
         self.K = templates.reach
         radix = {c: len(fields[c]) + 2 * self.K + 1 for c in self.columns}  # values, boundaries, unknown
@@ -111,6 +147,62 @@ class FeatureIndex:
     def n_attributes(self, order):
         return len(self.tables[order][0])
 
+    def rekeyed(self, order, new):
+        """(keys, ptr) of this index's attributes of one order, keyed as the index
+        `new` (same templates, vocabularies extending these) keys them: each key is
+        taken apart into the ids its macros read, which are renumbered and put
+        together again. Attributes keep their order within a template only up to
+        sorting, hence FeatureIndex.build(base=...).renumber."""
+        table, ptr = self.tables[order]
+        spec, new_spec = self.specs[order], new.specs[order]
+        t_ptr, _, cols, mults = spec
+        out = np.empty_like(table)
+        for t in range(len(t_ptr) - 1):
+            lo, hi = int(ptr[t]), int(ptr[t + 1])
+            macros = range(t_ptr[t], t_ptr[t + 1])
+            if lo == hi:
+                continue
+            if len(macros) and mults[t_ptr[t]] == 0:
+                if self.layout != "boundaries-first":
+                    raise ValueError(f"template {self.templates.by_order[order][t].text} is hashed in a model of "
+                                     f"an older seqbil, whose attributes cannot be renumbered: retrain it")
+                out[lo:hi] = table[lo:hi]  # hashed boundaries-first ids do not change as vocabularies grow
+                continue
+            rest, parts = table[lo:hi].copy(), []
+            for m in macros:
+                parts.append(rest // mults[m])
+                rest %= mults[m]
+            ids = [self._renumber_ids(self.columns[cols[m]], part, new) for m, part in zip(macros, parts)]
+            out[lo:hi] = new.combine(order, t, ids)
+        return out, ptr
+
+    def _renumber_ids(self, column, ids, new):
+        """Field ids of one column in this index's layout -> ids in `new`'s layout."""
+        V, K = len(self.fields[column]), self.K
+        if self.layout == "boundaries-first":
+            value, boundary = ids - (2 * K + 1), ids
+        else:
+            value, boundary = ids, ids - V
+        is_value = value >= 0 if self.layout == "boundaries-first" else ids < V
+        if new.layout == "boundaries-first":
+            return np.where(is_value, value + 2 * K + 1, boundary)
+        return np.where(is_value, value, boundary + len(new.fields[column]))
+
+    def combine(self, order, t, ids):
+        """Keys of template t of an order from the ids its macros read (one array per
+        macro): the same keys attribute_keys computes from a field matrix."""
+        t_ptr, _, _, mults = self.specs[order]
+        macros = range(t_ptr[t], t_ptr[t + 1])
+        if len(macros) and mults[t_ptr[t]] == 0:
+            h = np.full(len(ids[0]), t, dtype=np.uint64)
+            for part in ids:
+                h = _mix(h, part.astype(np.uint64))
+            return (h >> np.uint64(1)).astype(np.int64)
+        key = np.zeros(len(ids[0]) if ids else 0, dtype=np.int64)
+        for m, part in zip(macros, ids):
+            key += part.astype(np.int64) * mults[m]
+        return key
+
     # --- encoding ---------------------------------------------------------------
     def keys(self, fields, index, order):
         spec = self.specs[order]
@@ -121,10 +213,9 @@ class FeatureIndex:
     def encode(self, sentences):
         """(u_ptr, u_ids, b_ptr, b_ids) of sentences; unknown attributes are left out."""
         def token_ids(c, tokens):
-            V = len(self.fields[c])
-            return self.fields[c].lookup(tokens, V + 2 * self.K), V
+            return self.fields[c].lookup(tokens, -1), len(self.fields[c])
 
-        fields, index = field_matrix(sentences, self.columns, self.K, token_ids, self.fold)
+        fields, index = field_matrix(sentences, self.columns, self.K, token_ids, self.fold, self.layout)
         parts = []
         for order in (0, 1):
             table, ptr = self.tables[order]
@@ -132,28 +223,49 @@ class FeatureIndex:
         return parts
 
     @classmethod
-    def build(cls, sentences, templates, min_count=1, normalize="none"):
+    def build(cls, sentences, templates, min_count=1, normalize="none", base=None):
         """(index, (u_ptr, u_ids, b_ptr, b_ids)) from training sentences; attributes
-        seen fewer than min_count times are dropped."""
+        seen fewer than min_count times are dropped.
+
+        base: an index to extend (continuing a model on new data): its values keep
+        their ids, its attributes are all kept, and index.renumber[order][a] gives
+        the new id of its attribute a (ids are positions in sorted key tables)."""
         vocabularies = {}
 
         def token_ids(c, tokens):
-            vocabularies[c], ids = Vocabulary.build(tokens)
+            if base is None:
+                vocabularies[c], ids = Vocabulary.build(tokens)
+            else:
+                vocabularies[c], ids = base.fields[c].extended(tokens)
             return ids, len(vocabularies[c])
 
-        fields, index = field_matrix(sentences, templates.columns, templates.reach, token_ids, normalizer(normalize))
+        fields, index = field_matrix(sentences, templates.columns, templates.reach, token_ids, normalizer(normalize),
+                                     LAYOUT)
         self = cls(templates, vocabularies, [None, None], normalize)
-        parts, tables = [], []
+        parts, tables, self.renumber = [], [], []
         for order in (0, 1):
             keys = self.keys(fields, index, order)
+            old = base.rekeyed(order, self) if base is not None else None
             table, ptr, ids = [], [0], np.empty_like(keys, dtype=np.int64)
+            renumber = np.empty(len(old[0]) if old is not None else 0, dtype=np.int64)
             for t in range(keys.shape[1]):
                 uniq, inverse, counts = np.unique(keys[:, t], return_inverse=True, return_counts=True)
                 keep = counts >= min_count
-                new_id = np.where(keep, ptr[-1] + np.cumsum(keep) - 1, -1)
+                if old is not None:  # every attribute of the base stays, seen here or not
+                    old_keys = old[0][old[1][t]:old[1][t + 1]]
+                    keep |= np.isin(uniq, old_keys)
+                    merged = np.union1d(uniq[keep], old_keys)
+                    renumber[old[1][t]:old[1][t + 1]] = ptr[-1] + np.searchsorted(merged, old_keys)
+                    keep_keys = merged
+                    pos = np.searchsorted(merged, uniq)
+                    new_id = np.where(keep, ptr[-1] + pos, -1)
+                else:
+                    keep_keys = uniq[keep]
+                    new_id = np.where(keep, ptr[-1] + np.cumsum(keep) - 1, -1)
                 ids[:, t] = new_id[inverse.ravel()]
-                table.append(uniq[keep])
-                ptr.append(ptr[-1] + int(keep.sum()))
+                table.append(keep_keys)
+                ptr.append(ptr[-1] + len(keep_keys))
+            self.renumber.append(renumber)
             tables.append((np.concatenate(table) if table else np.zeros(0, np.int64), np.array(ptr, np.int64)))
             present = ids >= 0
             csr_ptr = np.zeros(len(index) + 1, dtype=np.int64)
