@@ -27,8 +27,8 @@ def _stderr(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def train(train=None, dev=None, *, config=None, template=None, model=None, log=None, verbose=False, progress=False,
-          checkpoint_every=0, checkpoint=None, echo=None, **options):
+def train(train=None, dev=None, *, config=None, template=None, model=None, init_model=None, log=None, verbose=False,
+          progress=False, checkpoint_every=0, checkpoint=None, echo=None, **options):
     """Train a model and return it (saved too when `model` names a file).
 
     train, dev: corpus paths, or sentences in memory: for CoNLL-style configs a list
@@ -40,15 +40,18 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, log=N
     config: a bundled config name (conll2000, sighan2005, ...) or a TOML file;
         default conll2000.
     template: a CRF++ template file, replacing the config's templates.
+    init_model: a saved model (path) to continue training on this data: its
+        templates, corpus settings, labels and weights are the start, new
+        attributes and labels are added; inspect shows the lineage.
     options: any name of the parameter table (`seqbil params`), e.g. epochs=3,
         learner="bol"; they override the config.
     verbose: print the run's messages on stderr; progress: show progress bars.
     """
     echo = echo or (_stderr if verbose else _quiet)
-    if config is None:
+    if config is None and init_model is None:
         echo(f"no config given: using the bundled {DEFAULT_CONFIG} config")
         config = DEFAULT_CONFIG
-    config = params.find_config(config)
+    config = params.find_config(config) if config is not None else None
     settings, sources = params.resolve(config, options)
     if train is None:
         train_name, dev_name = SAMPLES[settings["format"]]
@@ -61,7 +64,7 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, log=N
                   for d, name in ((train, "train"), (dev, "dev")))
     from .training import train as run
     result, _ = run(settings, train, model, dev=dev, template_file=template, config=config, sources=sources,
-                    log_path=log, echo=echo, show_progress=progress, checkpoint_every=checkpoint_every,
+                    init_model=init_model, log_path=log, echo=echo, show_progress=progress, checkpoint_every=checkpoint_every,
                     checkpoint_path=checkpoint)
     return result
 

@@ -75,6 +75,9 @@ def main():
 @click.option("--dev", "dev_path", metavar="FILE", help="Held-out corpus scored after every epoch.")
 @click.option("--model", "model_path", default="model.sbm", show_default=True, metavar="FILE",
               help="Where to write the model.")
+@click.option("--init-model", "init_model", metavar="FILE", help="Continue training this model on --train: its "
+              "templates, corpus settings, labels, weights and (unless given) learner options are the start; "
+              "new attributes and labels are added.")
 @click.option("--log", "log_path", metavar="FILE", help="Write per-epoch diagnostics as JSON lines.")
 @click.option("--checkpoint-every", "checkpoint_every", type=click.IntRange(min=0), default=0, metavar="N",
               show_default=True, help="Write a checkpoint every N epochs (and on Ctrl-C), to continue with --resume.")
@@ -85,8 +88,8 @@ def main():
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @param_options
 @fail_cleanly
-def train(config, template_file, train_path, dev_path, model_path, log_path, checkpoint_every, checkpoint_path,
-          resume_path, quiet, **overrides):
+def train(config, template_file, train_path, dev_path, model_path, init_model, log_path, checkpoint_every,
+          checkpoint_path, resume_path, quiet, **overrides):
     """Train a model on an annotated corpus.
 
     Parameters come from the parameter table (`seqbil params` lists them): the
@@ -102,13 +105,16 @@ def train(config, template_file, train_path, dev_path, model_path, log_path, che
 
     if resume_path is not None:
         given = [k for k, v in overrides.items() if v is not None and k != "epochs"]
-        if given or config or template_file or train_path or dev_path:
+        if given or config or template_file or train_path or dev_path or init_model:
             raise click.UsageError("--resume takes the settings and corpora of the checkpoint; "
                                    "only --epochs, --model, --log and --checkpoint* may be given")
         api.resume(resume_path, model_path, epochs=overrides["epochs"], log=log_path, echo=echo_err,
                    progress=not quiet)
         return
-    api.train(train_path, dev_path, config=config, template=template_file, model=model_path, log=log_path,
+    if init_model and not train_path:
+        raise click.UsageError("--init-model needs --train: the data to continue on")
+    api.train(train_path, dev_path, config=config, template=template_file, model=model_path, init_model=init_model,
+              log=log_path,
               echo=echo_err, progress=not quiet, checkpoint_every=checkpoint_every, checkpoint=checkpoint_path,
               **overrides)
 

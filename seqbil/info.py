@@ -72,6 +72,13 @@ def describe(info):
         lines.append(f"passes run: {t['passes_run']} of {t['passes_planned']}"
                      + (f"; best dev {t['best_dev']['metric']} {t['best_dev']['value']:.2f} at pass "
                         f"{t['best_dev']['pass']}" if t.get("best_dev") else ""))
+    parent, depth = t.get("init_model"), 0
+    while parent:
+        depth += 1
+        pt = parent.get("training", {})
+        lines.append(f"{'  ' * (depth - 1)}continued from {parent['path']} (sha256 {parent['sha256'][:16]}...), "
+                     f"trained on {pt.get('train', {}).get('path')} for {pt.get('passes_run')} passes")
+        parent = pt.get("init_model")
     if t.get("config") or t.get("template_file"):
         lines.append(f"config: {t.get('config')}" + (f", template file {t['template_file']}"
                                                     if t.get("template_file") else ""))

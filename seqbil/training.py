@@ -36,7 +36,9 @@ def check_settings(settings, sources, templates, echo):
     table = params.by_name()
     for name, source in sources.items():
         p = table[name]
-        if not p.used_by(learner.name):
+        # a config written for several learners is fine when the learner is chosen elsewhere
+        chosen_elsewhere = source != "arguments" and sources.get("learner") == "arguments"
+        if not p.used_by(learner.name) and not chosen_elsewhere:
             echo(f"warning: [{p.section}] {name} (from {source}) is not used by learner {learner.name} "
                  f"(it is read by {', '.join(p.learners) or 'no learner'})")
     if learner.bilinear and not templates.by_order[1]:
@@ -115,15 +117,17 @@ def _read(fmt, source, encoding):
 
 
 def train(settings, train_data, model_path=None, *, dev=None, template_file=None, config=None, sources=None,
-          log_path=None, echo=print, show_progress=True, checkpoint_every=0, checkpoint_path=None, resume=None,
-          resume_epochs=None):
+          init_model=None, log_path=None, echo=print, show_progress=True, checkpoint_every=0, checkpoint_path=None,
+          resume=None, resume_epochs=None):
     """Train a model; save it when model_path is given. Returns (model, history).
 
     train_data and dev: corpus paths, or lists of formats.Sentence. sources: where
     the settings that are not defaults came from (params.resolve). checkpoint_every=N
     writes a checkpoint (default: model_path + ".ckpt") after every N passes and when
     the run is interrupted; resume=PATH continues from one, with the settings and
-    corpora recorded in it (resume_epochs may extend the run)."""
+    corpora recorded in it (resume_epochs may extend the run). init_model=PATH
+    continues training a saved model on this data: its templates, corpus settings,
+    labels and weights are the start; new attributes and labels are added."""
     from tqdm import tqdm
 
     sources = dict(sources or {})
@@ -132,6 +136,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         settings = {**params.defaults(), **saved["settings"]}
         settings["epochs"] = resume_epochs or settings["epochs"]
         train_data, dev, template_file, config = saved["train"], saved["dev"], saved["template"], saved["config"]
+        init_model = saved.get("init_model")
         sources = saved.get("sources", {})
         checkpoint_every = checkpoint_every or saved["checkpoint_every"]
         checkpoint_path = checkpoint_path or resume
@@ -140,11 +145,15 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     if checkpoint_every and not checkpoint_path:
         raise ConfigError("arguments", 0, "checkpoints need a model path or a checkpoint path")
 
+    base = None
+    if init_model is not None:
+        base = Model.load(init_model)
+        settings = _settings_of_base(base, settings, sources, template_file, echo, init_model)
     fmt = make_format(settings["format"], None, settings["label_column"])
     enc = settings["encoding"]
     t0 = time.perf_counter()
     sentences, train_name = _read(fmt, train_data, enc)
-    templates = load_templates(settings, template_file, config)
+    templates = base.templates if base is not None else load_templates(settings, template_file, config)
     origin = template_file or config or "<settings>"
     if fmt.name == "conll":
         if fmt.n_fields is None:  # sentences given in memory
@@ -154,6 +163,8 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         templates.check_columns(1, None, train_name, origin)
     check_settings(settings, sources, templates, echo)
     labels = list(fmt.labels) if fmt.name == "sighan" else sorted({y for s in sentences for y in s.labels})
+    if base is not None:  # the model's labels keep their place; new ones follow
+        labels = base.labels + [y for y in labels if y not in set(base.labels)]
     try:
         metric, why = choose_metric(labels, fmt.name, settings["metric"])
     except ValueError as exc:
@@ -162,7 +173,8 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     scheme = settings["scheme"]
     if metric == "chunk" and scheme == "auto":
         scheme = detect_scheme(labels)
-    data, index = encode(sentences, templates, None, labels, settings["min_count"], settings["normalize"])
+    data, index = encode(sentences, templates, None, labels, settings["min_count"], settings["normalize"],
+                         base.index if base is not None else None)
     t_encode = time.perf_counter() - t0
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
     dev_sentences, dev_name = _read(fmt, dev, enc) if dev is not None else (None, None)
@@ -179,13 +191,22 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
          (f", chosen because {why}" if settings["metric"] == "auto" else ""))
 
     learner = LEARNERS[settings["learner"]](len(labels), A0, A1, settings, templates.transition)
+    if base is not None:
+        if (base.kind == "bilinear") != learner.bilinear:
+            raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner.name!r} cannot "
+                              f"continue the {base.kind} model {init_model}")
+        learner.warm_start(carried_weights(base, labels, index.renumber, A0, A1))
+        echo(f"starting from {init_model}: {len(base.labels)} of {len(labels)} labels, "
+             f"{base.index.n_attributes(0)} of {A0} 0-order and {base.index.n_attributes(1)} of {A1} 1st-order "
+             f"attributes")
     rng = np.random.default_rng(settings["seed"])
     if not isinstance(train_data, (str, type(None))) and not hasattr(train_data, "__fspath__") and \
             checkpoint_every:
         raise ConfigError("arguments", 0, "checkpoints need the training data as a file")
     run = {"settings": settings, "sources": sources, "train": train_name, "dev": dev_name,
            "template": template_file and str(template_file), "config": config and str(config),
-           "checkpoint_every": checkpoint_every, "data": checkpoint.fingerprint(data)}
+           "checkpoint_every": checkpoint_every, "data": checkpoint.fingerprint(data),
+           "init_model": init_model and str(init_model)}
     if resume is not None:
         if saved["data"] != run["data"]:
             raise InputError(train_name, 0, f"the training data differs from the data of checkpoint {resume}")
@@ -235,10 +256,53 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     model.kind, model.weights = learner.parameters()
     model.training = _training_record(settings, learner, history, sentences, train_name, dev_sentences, dev_name,
                                       template_file, config)
+    if base is not None:
+        model.training["init_model"] = {"path": str(init_model), "sha256": file_record(init_model, [])["sha256"],
+                                        "labels": len(base.labels), "training": base.training}
     if model_path is not None:
         model.save(model_path)
         echo(f"model saved to {model_path}")
     return model, history
+
+
+def _settings_of_base(base, settings, sources, template_file, echo, path):
+    """A continued model keeps the corpus settings and templates it was trained with."""
+    if template_file is not None or "templates" in sources:
+        echo(f"warning: the templates of {path} are used, not those given")
+    settings = dict(settings)
+    for key in ("format", "label_column", "encoding", "normalize"):
+        if key in sources and settings[key] != base.corpus.get(key, settings[key]):
+            echo(f"warning: [corpus] {key} = {base.corpus[key]!r} of {path} is used, not {settings[key]!r}")
+        settings[key] = base.corpus.get(key, settings[key])
+    if "metric" not in sources:
+        settings["metric"] = base.corpus["metric"]
+    if "scheme" not in sources:
+        settings["scheme"] = base.corpus.get("scheme", "auto")
+    table = params.by_name()
+    for key, value in base.training.get("params", {}).items():  # the model's learner and options by default
+        if key not in sources and key in table and table[key].section == "train":
+            settings[key] = value
+    return settings
+
+
+def carried_weights(base, labels, renumber, A0, A1):
+    """The weights of a model placed in a larger model: attribute a of the base is
+    attribute renumber[order][a], label y keeps its name; the rest is zero."""
+    S, w = len(labels), base.weights
+    y = np.array([labels.index(name) for name in base.labels])
+    v = np.append(y, S)  # the start symbol is the last previous-label column
+    out = {"W0": np.zeros((A0, S)), "trans": np.zeros((S, S + 1)), "end": np.zeros(S)}
+    out["W0"][np.ix_(renumber[0], y)] = w["W0"]
+    out["trans"][np.ix_(y, v)] = w["trans"]
+    out["end"][y] = w["end"]
+    if base.kind == "linear":
+        out["W1"] = np.zeros((A1, S, S + 1))
+        out["W1"][np.ix_(renumber[1], y, v)] = w["W1"]
+    else:
+        out["alpha"], out["beta"] = np.zeros((A1, S)), np.zeros((A1, S + 1))
+        out["alpha"][np.ix_(renumber[1], y)] = w["alpha"]
+        out["beta"][np.ix_(renumber[1], v)] = w["beta"]
+    return out
 
 
 def _training_record(settings, learner, history, sentences, train_name, dev_sentences, dev_name, template_file,

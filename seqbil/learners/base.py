@@ -89,6 +89,15 @@ class Learner(ABC):
         for name, value in scalars.items():
             setattr(self, name, value)
 
+    def warm_start(self, weights):
+        """Start from the weights of a saved model (continued training): the arrays
+        named as in parameters() are copied in; averaging starts afresh from them."""
+        for name, value in weights.items():
+            target = getattr(self, name)
+            if target.shape != value.shape:
+                raise ValueError(f"{name}: shape {value.shape}, the learner has {target.shape}")
+            target[...] = value
+
     @abstractmethod
     def parameters(self):
         """(kind, weights) for decoding and saving: averaged when averaging is on."""

@@ -1,0 +1,44 @@
+"""The README's Python example runs, and its parameter table is the generated one."""
+import contextlib
+import io
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from seqbil import params
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def block(name):
+    text = README.read_text(encoding="utf-8")
+    m = re.search(rf"<!-- {name}:begin -->\n(.*?)<!-- {name}:end -->", text, re.S)
+    assert m, f"README has no {name} block"
+    return m.group(1)
+
+
+def test_parameter_table_is_generated_from_the_table():
+    assert block("params") == params.describe("markdown")
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_python_example_runs(tmp_path):
+    code = re.search(r"```python\n(.*?)```", block("example"), re.S).group(1)
+    out = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, "README example", "exec"), {})
+    finally:
+        os.chdir(cwd)
+    printed = out.getvalue().splitlines()
+    assert (tmp_path / "chunker.sbm").is_file()
+    labels = eval(printed[0])  # noqa: S307 - our own printed list
+    assert len(labels) == 4 and all(y == "O" or y[:2] in ("B-", "I-") for y in labels)
+    assert 50 < float(printed[2]) <= 100
+    words = eval(printed[3])  # noqa: S307
+    assert "".join(words) == "扬帆远东做与中国合作的先行" and len(words) > 1
+    assert eval(printed[4]) == ["B-NP", "B-VP", "O"]  # noqa: S307 - learned from ten copies of it

@@ -1,0 +1,110 @@
+"""The parameter table drives flags, TOML keys and docs; settings that cannot do what
+they say are refused or warned about; the metric is chosen openly; inspect shows
+everything needed to reproduce a model."""
+import hashlib
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from seqbil import params
+from seqbil.cli import main
+from seqbil.samples import sample_path
+
+POS = "The DT\ncat NN\nsat VBD\n. .\n\nA DT\ndog NN\nran VBD\n. .\n\nThe DT\ndog NN\nsat VBD\n\n"
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_every_parameter_has_its_flag_and_key(tmp_path):
+    help_text = " ".join(run("train", "--help").output.split())
+    for p in params.table():
+        if p.flag != "-":
+            assert p.cli_flag in help_text and f"[{p.section}] {p.name}" in help_text
+        value = p.default if p.type is not list else ["U00:%x[0,0]"]
+        literal = json.dumps(value) if not isinstance(value, bool) else str(value).lower()
+        (tmp_path / "c.toml").write_text(f"[{p.section}]\n{p.name} = {literal}\n")
+        assert params.load_config(tmp_path / "c.toml")[p.name] == value
+
+
+def test_defaults_are_shown_in_help():
+    help_text = " ".join(run("train", "--help").output.split())
+    assert "default: 20" in help_text and "default: block" in help_text
+
+
+def test_bilinear_learner_without_first_order_templates_is_refused(tmp_path):
+    (tmp_path / "t.txt").write_text("U00:%x[0,0]\nB\n")
+    result = run("train", "--learner", "bol", "--template", tmp_path / "t.txt", "--epochs", 1, "--model",
+                 tmp_path / "m.sbm", "-q")
+    assert result.exit_code == 2 and "[train] learner = 'bol'" in result.output and "use learner = \"sp\"" in result.output
+    assert not (tmp_path / "m.sbm").exists()
+
+
+def test_option_of_another_learner_is_named(tmp_path):
+    result = run("train", "--learner", "sp", "--power-steps", 3, "--epochs", 1, "--model", tmp_path / "m.sbm", "-q")
+    assert result.exit_code == 0
+    assert "warning: [train] power_steps (from arguments) is not used by learner sp" in result.output
+
+
+def test_config_switched_to_another_learner_is_quiet(tmp_path):
+    result = run("train", "--learner", "sp", "--epochs", 1, "--model", tmp_path / "m.sbm", "-q")
+    assert result.exit_code == 0 and "warning" not in result.output
+
+
+def test_header_says_where_values_come_from(tmp_path):
+    out = run("train", "--config", "sighan2005", "--epochs", 1, "--model", tmp_path / "m.sbm", "-q").output
+    assert "learner bol (config): epochs 1 (argument), C 1.0 (config), averaged false (config)" in out
+
+
+def test_pos_files_are_scored_by_accuracy(tmp_path):
+    data = tmp_path / "pos.txt"
+    data.write_text(POS)
+    result = run("eval", "--gold", data, "--pred", data)
+    assert result.exit_code == 0, result.output
+    assert "metric: accuracy, chosen because the labels are not chunk tags" in result.output
+    assert "accuracy: 100.00%" in result.stdout
+    (tmp_path / "t.txt").write_text("U00:%x[0,0]\nB01:%x[-1,0]\nB\n")
+    out = run("train", "--template", tmp_path / "t.txt", "--train", data, "--dev", data, "--epochs", 2,
+              "--model", tmp_path / "m.sbm", "-q").output
+    assert "metric: accuracy" in out and "dev acc" in out and "dev F1" not in out
+    result = run("eval", "-m", tmp_path / "m.sbm", "--data", data, "--json")
+    assert json.loads(result.stdout)["metric"] == "accuracy"
+
+
+def test_chunk_metric_on_pos_labels_names_the_key(tmp_path):
+    data = tmp_path / "pos.txt"
+    data.write_text(POS)
+    (tmp_path / "t.txt").write_text("U00:%x[0,0]\nB01:%x[-1,0]\nB\n")
+    result = run("train", "--template", tmp_path / "t.txt", "--train", data, "--metric", "chunk", "--model",
+                 tmp_path / "m.sbm", "-q")
+    assert result.exit_code == 2 and "[corpus] metric = 'chunk'" in result.output and "DT" in result.output
+    result = run("eval", "--gold", data, "--pred", data, "--metric", "chunk")
+    assert result.exit_code == 2 and "chunk needs chunk labels" in result.output
+
+
+def test_inspect_has_everything_to_reproduce(tmp_path):
+    train, dev = sample_path("pku_train.utf8"), sample_path("pku_test.utf8")
+    model = tmp_path / "m.sbm"
+    assert run("train", "--config", "sighan2005", "--train", train, "--dev", dev, "--epochs", 2, "--model", model,
+               "-q").exit_code == 0
+    info = json.loads(run("inspect", "--json", model).stdout)
+    for key in ("learner", "params", "templates", "labels", "task_kind", "training", "features", "file",
+                "seqbil_version"):
+        assert key in info
+    assert set(info["params"]) == {p.name for p in params.table()} - {"templates"}
+    assert info["params"]["epochs"] == 2 and info["params"]["normalize"] == "nfkc"
+    assert info["labels"] == ["B", "I", "E", "S"] and info["task_kind"]["metric"] == "segment"
+    t = info["training"]
+    assert t["train"]["sha256"] == hashlib.sha256(train.read_bytes()).hexdigest()
+    assert t["dev"]["sentences"] == sum(1 for line in dev.read_text(encoding="utf-8").splitlines() if line.strip())
+    assert t["passes_run"] == 2 and t["best_dev"]["metric"] == "F1"
+    assert t["best_dev"]["value"] == max(r for r in [t["best_dev"]["value"], t["last_dev"]["value"]])
+    assert info["file"]["size_bytes"] == model.stat().st_size and info["file"]["format_version"] == 1
+    by_template = {f["template"]: f for f in info["features"]}
+    assert set(info["templates"]) - {"B"} <= set(by_template)
+    assert all(0 <= f["nonzero_weights"] for f in info["features"])
+    assert sum(f["attributes"] for f in info["features"] if f["order"] == 1 and f["template"] != "B") > 0
+    text = run("inspect", model).output
+    assert "learner bol" in text and "sha256" in text and "best dev F1" in text
