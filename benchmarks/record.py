@@ -1,0 +1,79 @@
+"""JSON records behind every published figure: what ran, on which commit and machine,
+when, and timings over repeated runs (min / median / max).
+
+A benchmark writes RECORD.json with `write_record`; the Markdown table beside it and
+the README's copy are generated from the record (`tables.py`), never typed.
+"""
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def machine():
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        mem = int(next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
+                       if line.startswith("MemTotal"))) / 2 ** 20
+    except (OSError, StopIteration):
+        mem = float("nan")
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(mem, 1), "system": platform.platform()}
+
+
+def commit():
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return head + ("+modified" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def stats(values):
+    """min / median / max of repeated measurements, with the runs themselves."""
+    values = [float(v) for v in values]
+    return {"min": min(values), "median": statistics.median(values), "max": max(values), "runs": values}
+
+
+def header(command=None):
+    import numpy
+    import seqbil
+    return {"command": command or " ".join([Path(sys.argv[0]).name] + sys.argv[1:]), "commit": commit(),
+            "machine": machine(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "python": platform.python_version(), "numpy": numpy.__version__, "seqbil": seqbil.__version__}
+
+
+def write_record(path, record):
+    """Write atomically (a killed benchmark leaves the previous record)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def run_measured(cmd, stdin=None, stdout=None, env=None):
+    """(wall seconds, peak RSS in MiB, stderr text) of one subprocess; exits on failure."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdin=stdin, stdout=stdout or subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    err = proc.stderr.read().decode("utf-8", "replace")
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {' '.join(map(str, cmd))}\n{err}")
+    return wall, usage.ru_maxrss / 1024, err

@@ -1,0 +1,81 @@
+"""Markdown tables generated from the JSON records of the benchmarks, and the README
+blocks that copy them.
+
+    python benchmarks/tables.py --readme     # rewrite README.md's generated blocks
+
+A README block `<!-- table:NAME -->` ... `<!-- /table -->` holds the table of
+results/NAME.json (e.g. table:speed/conll2000); a test checks that every block is
+what this script makes of its record.
+"""
+import argparse
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCK = re.compile(r"(<!-- table:(\S+) -->\n)(.*?)(<!-- /table -->)", re.S)
+
+
+def spread(s, fmt="{:.2f}"):
+    """median (min–max) of a stats dict."""
+    if s is None:
+        return "–"
+    return f"{fmt.format(s['median'])} ({fmt.format(s['min'])}–{fmt.format(s['max'])})"
+
+
+def provenance(record):
+    m = record["machine"]
+    return (f"`{record['command']}` at commit {record['commit'][:12]}, {record['date']}, "
+            f"{m['cpu']} ({m['cores']} cores); {record['repeat']} runs each, median (min–max).")
+
+
+def speed_table(record):
+    rows = ["| system | train, end to end (s) | training passes only (s) | peer's feature building in Python (s) "
+            "| seqbil read + encode (s) | train peak RSS (MiB) | model (MiB) | tagging, tokens/s | test "
+            f"{record['rows'][0]['metric']} |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in record["rows"]:
+        rows.append(" | ".join([
+            f"| {r['system']}", spread(r["train_end_to_end_s"]), spread(r["train_passes_s"]),
+            spread(r.get("peer_features_s")), spread(r.get("read_and_encode_s")),
+            spread(r["train_peak_rss_mib"], "{:.0f}"), f"{r['model_mib']:.1f}",
+            spread(r["tag_tokens_per_s"], "{:,.0f}"), f"{r['score']:.2f} |"]))
+    notes = ("seqbil's tagging is `seqbil tag` end to end through the shell; crfsuite's is its attribute "
+             "building plus tagging in Python. Training passes only: seqbil's per-epoch seconds (`--log`), "
+             "crfsuite's training call.")
+    return f"{record['description']}, {record['epochs']} epochs, averaging.\n\n" + "\n".join(rows) + \
+        f"\n\n{notes} {provenance(record)}\n"
+
+
+RENDERERS = {"train_speed": speed_table}
+
+
+def render(name):
+    record = json.loads((ROOT / "results" / f"{name}.json").read_text(encoding="utf-8"))
+    return RENDERERS[record["benchmark"]](record)
+
+
+def readme_blocks(text):
+    """[(name, current content)] of the generated blocks of a README text."""
+    return [(m.group(2), m.group(3)) for m in BLOCK.finditer(text)]
+
+
+def refresh(text):
+    return BLOCK.sub(lambda m: m.group(1) + render(m.group(2)) + m.group(4), text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--readme", action="store_true", help="rewrite the generated blocks of README.md")
+    args = ap.parse_args()
+    if args.readme:
+        path = ROOT / "README.md"
+        path.write_text(refresh(path.read_text(encoding="utf-8")), encoding="utf-8")
+    for path in sorted((ROOT / "results").glob("*/*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if record.get("benchmark") in RENDERERS:
+            path.with_suffix(".md").write_text(RENDERERS[record["benchmark"]](record), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
