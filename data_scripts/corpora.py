@@ -1,0 +1,983 @@
+#!/usr/bin/env python3
+"""Install the corpora of the seqbil benchmarks into data/ (see README.md here).
+
+    python3 data_scripts/corpora.py conll2000  [--from DIR]  [--out DIR] [--force]
+    python3 data_scripts/corpora.py sighan2005 [--from PATH] [--out DIR] [--only WHICH] [--force]
+
+get_conll2000.sh and get_sighan2005.sh run these two commands.  Standard library only.
+
+Exit status: 0 done (or already up to date), 1 a corpus could not be obtained (the
+message lists what was tried), 2 bad command line.
+
+Environment:
+  SEQBIL_LOCAL_DATA   local copy to fall back on when a download fails
+                      (default: <repo>/../shared/data)
+  SEQBIL_DL_TIMEOUT   download timeout for connecting and for each read, seconds (default 20)
+  SEQBIL_DL_MAX_TIME  maximum time of one download, seconds (default 1800)
+"""
+import argparse
+import gzip
+import hashlib
+import http.client
+import os
+import re
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import zipfile
+import zlib
+from typing import NamedTuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+DATA_DIR = f"{ROOT}/data"
+
+CONLL_PROG = "get_conll2000"
+CONLL_URL = "https://www.clips.uantwerpen.be/conll2000/chunking"
+CONLL_FILES = ("train.txt", "test.txt")
+# md5 of the official uncompressed files
+CONLL_MD5 = {
+    "train.txt": "2e2f24e90e20fcb910ab2251b5ed8cd0",
+    "test.txt": "56944df34be553b72a2a634e539a0951",
+}
+
+SIGHAN_PROG = "get_sighan2005"
+SIGHAN_URL = "http://sighan.cs.uchicago.edu/bakeoff2005/data/icwb2-data.zip"
+SIGHAN_CORPORA = ("pku", "msr", "cityu", "as")
+ONLY_CHOICES = ("sighan2005", "sighan2008-sxu")
+MANIFEST = "SHA256SUMS"
+PKU_STAND_IN = "pku_training.approx.utf8"  # in the local copy only: see README.md
+BIG5 = "BIG5-HKSCS"
+CP950 = "CP950"
+# Extensions of the Big5 files that some versions of icwb2-data have instead of .utf8
+BIG5_EXTENSIONS = {"cityu": ("txt",), "as": ("b5", "txt")}
+
+TEMP_PREFIX = ".seqbil-tmp."
+
+
+class Fatal(Exception):
+    """A failure that ends the run with exit status 1 and this message."""
+
+
+class DownloadError(Exception):
+    """A download failed; the message says why.  TRANSIENT: worth trying again."""
+
+    def __init__(self, message, transient=False):
+        super().__init__(message)
+        self.transient = transient
+
+
+# ---------------------------------------------------------------- messages and paths
+
+def say(prog, message):
+    print(f"{prog}: {message}", flush=True)
+
+
+def warn(prog, message):
+    print(f"{prog}: warning: {message}", file=sys.stderr, flush=True)
+
+
+def error(prog, message):
+    print(f"{prog}: error: {message}", file=sys.stderr, flush=True)
+
+
+def showpath(path):
+    """PATH for messages: absolute with symlinks resolved when it exists, as given otherwise."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        return path
+    if os.path.isdir(path):
+        return os.path.realpath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(path) or "."), os.path.basename(path))
+
+
+def local_data_dir():
+    """The local copy of the corpora to fall back on (read when needed, so tests can set it)."""
+    return os.environ.get("SEQBIL_LOCAL_DATA") or f"{ROOT}/../shared/data"
+
+
+def find_file(*paths):
+    """The first of PATHS that is a file, trying each as given and then with .gz; None if none is."""
+    for path in paths:
+        for candidate in (path, f"{path}.gz"):
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+class Scratch:
+    """What one run creates besides its results, undone when the run ends however it ends:
+    temporary directories are removed, new directories are removed again if still empty."""
+
+    def __init__(self):
+        self._temporary = []
+        self._new_dirs = []
+        self._work = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        for path in reversed(self._temporary):
+            shutil.rmtree(path, ignore_errors=True)
+        for path in reversed(self._new_dirs):
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+        return False
+
+    def makedirs(self, path):
+        """mkdir -p PATH, remembering the directories it creates."""
+        path = path.rstrip("/") or "/"
+        missing = []
+        d = path
+        while not os.path.isdir(d):
+            missing.append(d)
+            parent = os.path.dirname(d) or "."
+            if parent == d:
+                break
+            d = parent
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError:
+            raise Fatal(f"cannot create directory {path}") from None
+        self._new_dirs.extend(reversed(missing))
+
+    def tempdir(self, parent=None):
+        """A private temporary directory in PARENT (default: the system's)."""
+        try:
+            path = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=parent)
+        except OSError:
+            raise Fatal(f"cannot create a temporary directory in {parent or tempfile.gettempdir()}") from None
+        self._temporary.append(path)
+        return path
+
+    def work(self):
+        """The run's directory for downloads and unpacked archives (not beside the output)."""
+        if self._work is None:
+            self._work = self.tempdir()
+        return self._work
+
+
+# ---------------------------------------------------------------- checksums
+
+def file_digest(path, algorithm):
+    h = hashlib.new(algorithm)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _manifest_lines(directory):
+    with open(f"{directory}/{MANIFEST}", "rb") as f:
+        text = f.read().decode("utf-8", "surrogateescape")
+    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+
+
+_MANIFEST_ENTRY = re.compile(r"[0-9a-f]{64} [ *](.*)")
+
+
+def manifest_names(directory):
+    """Names listed in DIRECTORY/SHA256SUMS (none if there is no such file)."""
+    if not os.path.isfile(f"{directory}/{MANIFEST}"):
+        return []
+    return [m.group(1) for line in _manifest_lines(directory) if (m := _MANIFEST_ENTRY.fullmatch(line))]
+
+
+def manifest_verify(directory, names=()):
+    """None when DIRECTORY/SHA256SUMS lists at least one file, every file it lists has that
+    sha256, and each of NAMES is listed; otherwise the reason it does not hold."""
+    if not os.path.isfile(f"{directory}/{MANIFEST}"):
+        return f"no {directory}/{MANIFEST}"
+    count = 0
+    for line in _manifest_lines(directory):
+        fields = line.split(None, 1)
+        if not fields:
+            continue
+        digest = fields[0]
+        name = fields[1].rstrip() if len(fields) > 1 else ""
+        name = name.removeprefix("*")
+        count += 1
+        if not os.path.isfile(f"{directory}/{name}"):
+            return f"{name} is missing"
+        if file_digest(f"{directory}/{name}", "sha256") != digest:
+            return f"{name} does not match its sha256 in {MANIFEST}"
+    if count == 0:
+        return f"{directory}/{MANIFEST} is empty"
+    listed = set(manifest_names(directory))
+    for name in names:
+        if name not in listed:
+            return f"{name} (available in the source) is not installed yet"
+    return None
+
+
+def manifest_write(directory, names):
+    """Write DIRECTORY/SHA256SUMS for NAMES (files in DIRECTORY), atomically."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST}.tmp.", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
+            for name in names:
+                f.write(f"{file_digest(f'{directory}/{name}', 'sha256')}  {name}\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, f"{directory}/{MANIFEST}")
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+# ---------------------------------------------------------------- Big5
+
+# These files used to be converted with glibc's iconv, and the conversion must give the
+# same bytes.  Python's codecs differ from glibc's in a few codes:
+# - big5hkscs follows HKSCS-2004; glibc's BIG5-HKSCS follows HKSCS-2008, which adds the 68
+#   codes below, passes the byte 0x80 through, and rejects 7 codes (None) that big5hkscs
+#   decodes.  glibc's rejection matters: it is what sends as_training.b5 to CP950.
+# - glibc's CP950 maps the user-defined area C6A1-C8FE to U+F6B1-U+F848 (as Windows
+#   does), where Python's cp950 has the Big5-ETEN kana and Cyrillic or rejects the code,
+#   and also passes 0x80 through.
+_HKSCS_2008 = """
+877a:3875 877b:21d53 877c:2369e 877d:26021 877e:3eec 87a1:258de 87a2:3af5 87a3:7afc
+87a4:9f97 87a5:24161 87a6:2890d 87a7:231ea 87a8:20a8a 87a9:2325e 87aa:430a 87ab:8484
+87ac:9f96 87ad:942f 87ae:4930 87af:8613 87b0:5896 87b1:974a 87b2:9218 87b3:79d0
+87b4:7a32 87b5:6660 87b6:6a29 87b7:889d 87b8:744c 87b9:7bc5 87ba:6782 87bb:7a2c
+87bc:524f 87bd:9046 87be:34e6 87bf:73c4 87c0:25db9 87c1:74c6 87c2:9fc7 87c3:57b3
+87c4:492f 87c5:544c 87c6:4131 87c7:2368e 87c8:5818 87c9:7a72 87ca:27b65 87cb:8b8f
+87cc:46ae 87cd:26e88 87ce:4181 87cf:25d99 87d0:7bae 87d1:224bc 87d2:9fc8 87d3:224c1
+87d4:224c9 87d5:224cc 87d6:9fc9 87d7:8504 87d8:235bb 87d9:40b4 87da:9fca 87db:44e1
+87dc:2adff 87dd:62c1 87de:706e 87df:9fcb
+"""
+_GLIBC_HKSCS_REJECTS = "a15a a1c3 a1c5 a1fe a240 a2cc a2ce"
+_BIG5_TRAILS = [*range(0x40, 0x7F), *range(0xA1, 0xFF)]
+
+
+def _big5_overrides():
+    hkscs = {bytes.fromhex(code): chr(int(u, 16)) for code, u in (e.split(":") for e in _HKSCS_2008.split())}
+    hkscs.update(dict.fromkeys(map(bytes.fromhex, _GLIBC_HKSCS_REJECTS.split())))
+    hkscs[b"\x80"] = "\x80"
+    user_area = [bytes((lead, trail)) for lead in (0xC6, 0xC7, 0xC8) for trail in _BIG5_TRAILS]
+    user_area = user_area[user_area.index(b"\xc6\xa1"):]
+    cp950 = {code: chr(0xF6B1 + i) for i, code in enumerate(user_area)}
+    cp950[b"\x80"] = "\x80"
+    return {BIG5: ("big5hkscs", hkscs), CP950: ("cp950", cp950)}
+
+
+def _candidates(overrides):
+    """A regex finding (perhaps misaligned) occurrences of the override codes."""
+    by_lead = {}
+    for code in overrides:
+        by_lead.setdefault(code[:1], []).append(code[1:])
+    parts = []
+    for lead, trails in sorted(by_lead.items()):
+        head = b"\\x%02x" % lead[0]
+        tails = [t for t in trails if t]
+        if tails:
+            parts.append(head + b"[" + b"".join(b"\\x%02x" % t[0] for t in sorted(tails)) + b"]")
+        if b"" in trails:
+            parts.append(head)
+    return re.compile(b"|".join(parts))
+
+
+_BIG5_CODECS = {name: (codec, overrides, _candidates(overrides))
+                for name, (codec, overrides) in _big5_overrides().items()}
+# One Big5 character: a lead byte and a trail byte, a run of ASCII, or any other single byte
+_BIG5_TOKEN = re.compile(rb"[\x81-\xfe][\x40-\x7e\xa1-\xfe]|[\x00-\x7f]+|[\x00-\xff]")
+
+
+def decode_big5(data, encoding=BIG5):
+    """DATA (whole lines) decoded from ENCODING (BIG5-HKSCS or CP950) as glibc's iconv does;
+    UnicodeDecodeError if iconv would reject it."""
+    codec, overrides, candidates = _BIG5_CODECS[encoding]
+    if not candidates.search(data):
+        return data.decode(codec)
+    # Big5 is not self-synchronizing: split into characters to find the codes that really occur.
+    out = []
+    for token in _BIG5_TOKEN.findall(data):
+        if token in overrides:
+            if overrides[token] is None:
+                raise UnicodeDecodeError(codec, token, 0, len(token), f"not valid in glibc's {encoding}")
+            out.append(overrides[token])
+        else:
+            out.append(token.decode(codec))
+    return "".join(out)
+
+
+# ---------------------------------------------------------------- files
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+def _starts_with(path, magic):
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(magic)) == magic
+    except OSError:
+        return False
+
+
+def is_gzip(path):
+    return path.endswith(".gz") or _starts_with(path, b"\x1f\x8b")
+
+
+def is_zip(path):
+    return os.path.isfile(path) and _starts_with(path, b"PK\x03\x04")
+
+
+def extract(src, dest, encoding=None):
+    """Write SRC to DEST (mode 644), gunzipped if it is gzip-compressed and converted from
+    ENCODING to UTF-8 if ENCODING is given.  False, and no DEST, if that fails."""
+    try:
+        with (gzip.open(src, "rb") if is_gzip(src) else open(src, "rb")) as fin, open(dest, "wb") as fout:
+            if encoding is None:
+                shutil.copyfileobj(fin, fout, 1 << 20)
+            else:
+                # Big5 trail bytes are never b"\n", so lines can be decoded one by one.
+                for line in fin:
+                    fout.write(decode_big5(line, encoding).encode("utf-8"))
+        os.chmod(dest, 0o644)
+        return True
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError):
+        _remove(dest)
+        return False
+
+
+# ---------------------------------------------------------------- download
+
+_TRANSIENT_HTTP = {408, 429, 500, 502, 503, 504}
+
+
+def _seconds(variable, default):
+    value = os.environ.get(variable) or default
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1
+    if not seconds > 0:
+        raise DownloadError(f"{variable}={value!r} is not a positive number of seconds")
+    return seconds
+
+
+def download(url, dest, retries=2):
+    """Download URL to DEST, retrying transient failures; DownloadError (and no DEST) if it fails.
+    Timeouts from SEQBIL_DL_TIMEOUT and SEQBIL_DL_MAX_TIME."""
+    timeout = _seconds("SEQBIL_DL_TIMEOUT", 20)
+    max_time = _seconds("SEQBIL_DL_MAX_TIME", 1800)
+    deadline = time.monotonic() + max_time
+    for attempt in range(retries + 1):
+        try:
+            _fetch(url, dest, timeout, deadline, max_time)
+            return
+        except DownloadError as e:
+            _remove(dest)
+            pause = 2 ** attempt  # 1 s, then 2 s, as curl --retry waits
+            if not e.transient or attempt == retries or time.monotonic() + pause >= deadline:
+                raise
+        except BaseException:
+            _remove(dest)
+            raise
+        time.sleep(pause)
+
+
+def _fetch(url, dest, timeout, deadline, max_time):
+    request = urllib.request.Request(url, headers={"User-Agent": "seqbil-data-scripts"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response, open(dest, "wb") as out:
+            while block := response.read(1 << 16):
+                out.write(block)
+                if time.monotonic() > deadline:
+                    raise DownloadError(f"gave up after {max_time:g} s (SEQBIL_DL_MAX_TIME)")
+    except urllib.error.HTTPError as e:
+        raise DownloadError(f"the server answered HTTP {e.code} {e.reason}", e.code in _TRANSIENT_HTTP) from None
+    except urllib.error.URLError as e:
+        reason = e.reason
+        if isinstance(reason, socket.gaierror):
+            host = urllib.parse.urlsplit(url).hostname
+            raise DownloadError(f"could not resolve host {host} ({reason.strerror})",
+                                reason.errno == socket.EAI_AGAIN) from None
+        message = (reason.strerror if isinstance(reason, OSError) else None) or str(reason)
+        raise DownloadError(message, isinstance(reason, TimeoutError)) from None
+    except TimeoutError:
+        raise DownloadError(f"no data for {timeout:g} s (SEQBIL_DL_TIMEOUT)", True) from None
+    except (OSError, ValueError, EOFError, http.client.HTTPException) as e:  # ValueError: a malformed URL
+        raise DownloadError(str(e) or type(e).__name__) from None
+
+
+# ---------------------------------------------------------------- CoNLL-2000
+
+CONLL_USAGE = f"""\
+Usage: bash data_scripts/get_conll2000.sh [--from DIR] [--out DIR] [--force]
+   or: python3 data_scripts/corpora.py conll2000 [--from DIR] [--out DIR] [--force]
+
+Installs the CoNLL-2000 chunking corpus (Tjong Kim Sang & Buchholz, 2000) as
+  <out>/conll2000/train.txt   (8,936 sentences; md5 {CONLL_MD5['train.txt']})
+  <out>/conll2000/test.txt    (2,012 sentences; md5 {CONLL_MD5['test.txt']})
+one "word POS chunk" token per line, blank line between sentences.
+
+Without --from it downloads {CONLL_URL}/{{train,test}}.txt.gz;
+if that fails it falls back to the local copy in <repo>/../shared/data
+(or $SEQBIL_LOCAL_DATA) and says so.  The md5 of both files is checked
+before anything is installed; files are written atomically.  When the
+installed files already have the right checksums nothing is done.
+
+Options:
+  --from DIR   take a local copy instead of downloading.  DIR holds
+               train.txt.gz and test.txt.gz (or uncompressed train.txt and
+               test.txt), directly or in a conll2000/ subdirectory, e.g.
+               --from ../shared/data  or  --from ../shared/data/conll2000
+  --out DIR    data directory to install into (default: <repo>/data);
+               the files go to DIR/conll2000/
+  --force      reinstall even if the installed files are up to date
+  -h, --help   show this help
+
+Environment: SEQBIL_LOCAL_DATA, SEQBIL_DL_TIMEOUT, SEQBIL_DL_MAX_TIME (see data_scripts/README.md).
+"""
+
+
+def conll_up_to_date(dest, md5):
+    return all(os.path.isfile(f"{dest}/{f}") and file_digest(f"{dest}/{f}", "md5") == md5[f] for f in CONLL_FILES)
+
+
+def find_conll(directory, tried):
+    """{name: source file} for train.txt and test.txt in DIRECTORY or DIRECTORY/conll2000."""
+    if not os.path.isdir(directory):
+        tried.append(f"local copy {showpath(directory)}: no such directory")
+        return None
+    for d in (directory, f"{directory}/conll2000"):
+        sources = {f: find_file(f"{d}/{f}") for f in CONLL_FILES}
+        if all(sources.values()):
+            return sources
+    tried.append(f"local copy {showpath(directory)}: "
+                 "no {train,test}.txt[.gz] in it or in its conll2000/ subdirectory")
+    return None
+
+
+def stage_conll(sources, stage, what, md5, tried):
+    """Unpack SOURCES into STAGE and check their md5; False (a note in TRIED) if that fails."""
+    for f in CONLL_FILES:
+        if not extract(sources[f], f"{stage}/{f}"):
+            tried.append(f"{what}: could not read/unpack {sources[f]}")
+            return False
+        digest = file_digest(f"{stage}/{f}", "md5")
+        if digest != md5[f]:
+            tried.append(f"{what}: {f} has md5 {digest}, expected {md5[f]}")
+            _remove(f"{stage}/{f}")
+            return False
+    return True
+
+
+def download_conll(work, tried):
+    """Download train.txt.gz and test.txt.gz into WORK: {name: file}, or None."""
+    sources = {}
+    for f in CONLL_FILES:
+        url = f"{CONLL_URL}/{f}.gz"
+        say(CONLL_PROG, f"downloading {url}")
+        try:
+            download(url, f"{work}/{f}.gz")
+        except (DownloadError, OSError) as e:
+            tried.append(f"download {url}: {e}")
+            return None
+        sources[f] = f"{work}/{f}.gz"
+    return sources
+
+
+def conll_failed(tried):
+    lines = [f"{CONLL_PROG}: error: could not obtain CoNLL-2000. Tried:", *(f"  - {t}" for t in tried),
+             "Point --from at a directory holding train.txt.gz and test.txt.gz (or train.txt and test.txt),",
+             "directly or in a conll2000/ subdirectory, e.g.:",
+             "  bash data_scripts/get_conll2000.sh --from ../shared/data"]
+    print("\n".join(lines), file=sys.stderr, flush=True)
+    return 1
+
+
+def install_conll2000(out=None, source=None, force=False, md5=None):
+    """Install CoNLL-2000 into OUT/conll2000 (OUT default <repo>/data), from the local copy
+    SOURCE or, without SOURCE, by download, falling back on the local copy.  Returns the exit status."""
+    md5 = CONLL_MD5 if md5 is None else md5
+    dest = f"{out or DATA_DIR}/conll2000"
+    tried = []
+    with Scratch() as scratch:
+        stage = None
+
+        def stage_from(sources, what):
+            nonlocal stage
+            if stage is None:
+                scratch.makedirs(dest)
+                stage = scratch.tempdir(dest)  # beside the output, so that installing is a rename
+            return stage_conll(sources, stage, what, md5, tried)
+
+        def from_local(directory):
+            """'up to date', 'staged' or None (failed)."""
+            sources = find_conll(directory, tried)
+            if sources is None:
+                return None
+            if not force and conll_up_to_date(dest, md5):
+                return "up to date"
+            return "staged" if stage_from(sources, f"local copy {showpath(directory)}") else None
+
+        try:
+            if source:
+                outcome = from_local(source)
+                origin = f"local copy {showpath(source)}"
+            else:
+                if not force and conll_up_to_date(dest, md5):
+                    outcome = "up to date"
+                else:
+                    sources = download_conll(scratch.work(), tried)
+                    if sources is not None and stage_from(sources, f"download from {CONLL_URL}"):
+                        outcome, origin = "staged", CONLL_URL
+                    else:
+                        local = local_data_dir()
+                        warn(CONLL_PROG, tried[-1])
+                        say(CONLL_PROG, f"download failed; falling back to the local copy in {showpath(local)}")
+                        outcome = from_local(local)
+                        origin = f"local copy {showpath(local)}, as the download failed"
+            if outcome is None:
+                return conll_failed(tried)
+            if outcome == "up to date":
+                say(CONLL_PROG, f"up to date: {showpath(dest)}/{{train,test}}.txt have the right md5; nothing to do")
+                return 0
+            for f in CONLL_FILES:
+                os.replace(f"{stage}/{f}", f"{dest}/{f}")
+        except BrokenPipeError:
+            raise  # main() ends the run quietly
+        except (Fatal, OSError) as e:
+            error(CONLL_PROG, str(e))
+            return 1
+    say(CONLL_PROG, f"installed {showpath(dest)}/train.txt and test.txt (md5 verified) from {origin}")
+    return 0
+
+
+# ---------------------------------------------------------------- SIGHAN 2005 and SIGHAN 2008 SXU
+
+SIGHAN_USAGE = f"""\
+Usage: bash data_scripts/get_sighan2005.sh [--from PATH] [--out DIR] [--only WHICH] [--force]
+   or: python3 data_scripts/corpora.py sighan2005 [--from PATH] [--out DIR] [--only WHICH] [--force]
+
+SIGHAN 2005 (Second International Chinese Word Segmentation Bakeoff), corpora
+pku msr cityu as, installed as (whatever the source has):
+  <out>/sighan2005/<c>_training.utf8        segmented training set
+  <out>/sighan2005/<c>_test.utf8            raw test text
+  <out>/sighan2005/<c>_test_gold.utf8       segmented gold test set
+  <out>/sighan2005/<c>_training_words.utf8  training word list (for OOV scoring)
+  <out>/sighan2005/score                    the bakeoff's scoring script (if present)
+  <out>/sighan2005/SHA256SUMS               sha256 of the installed files
+All files are UTF-8 (Big5 training/test files of cityu and as, found in some
+versions of the archive, are converted from {BIG5} as glibc's iconv does;
+for as, from {CP950} if {BIG5} fails).
+
+Without --from it downloads {SIGHAN_URL}
+and, if that fails, uses the local copy in <repo>/../shared/data (or
+$SEQBIL_LOCAL_DATA) and says so.  The local copy has no official training
+sets: for pku it has the stand-in pku_training.approx.utf8 (installed under
+that name, never as pku_training.utf8); msr, cityu and as are test-only there.
+
+No checksums of the official files are known, so the sha256 of what was
+installed is recorded in SHA256SUMS; the next run checks the installed files
+against it and does nothing when they match (use --force to reinstall).
+
+SIGHAN 2008 SXU (fourth bakeoff, simplified Chinese) has no official public
+download URL that can be used, so it is installed from a local copy only:
+a directory containing sighan2008-sxu/{{train,test}}.txt[.gz] (the --from
+directory, or <repo>/../shared/data without --from) gives
+  <out>/sighan2008-sxu/train.txt, test.txt, SHA256SUMS
+If no such copy is found it is skipped with a notice.
+
+Options:
+  --from PATH  take a local copy instead of downloading.  PATH is one of:
+               a directory with a sighan2005/ subdirectory (e.g. ../shared/data),
+               a sighan2005/ directory of (optionally .gz) files,
+               an unpacked icwb2-data directory (training/ testing/ gold/ scripts/),
+               a directory holding icwb2-data/ or icwb2-data.zip, or the zip itself
+  --out DIR    data directory to install into (default: <repo>/data)
+  --only WHICH install only sighan2005 or only sighan2008-sxu
+  --force      reinstall even if the installed files are up to date
+  -h, --help   show this help
+
+Environment: SEQBIL_LOCAL_DATA, SEQBIL_DL_TIMEOUT, SEQBIL_DL_MAX_TIME (see data_scripts/README.md).
+"""
+
+
+class PlanItem(NamedTuple):
+    """One file a source provides: installed NAME, SOURCE file, its ENCODING (None: UTF-8)."""
+    name: str
+    source: str
+    encoding: str | None
+
+
+class Found(NamedTuple):
+    """A source that provides SIGHAN files: the plan, and how to describe the source."""
+    plan: list
+    description: str
+
+
+def find_text(corpus, directory, subdir, stems):
+    """(source, encoding) for STEM.utf8 in DIRECTORY/SUBDIR or DIRECTORY (each also .gz),
+    or, for cityu and as, for the Big5 files some versions of the archive have instead."""
+    for stem in stems:
+        if src := find_file(f"{directory}/{subdir}/{stem}.utf8", f"{directory}/{stem}.utf8"):
+            return src, None
+    for stem in stems:
+        for ext in BIG5_EXTENSIONS.get(corpus, ()):
+            if src := find_file(f"{directory}/{subdir}/{stem}.{ext}", f"{directory}/{stem}.{ext}"):
+                return src, BIG5
+    return None
+
+
+def plan_sighan2005(directory):
+    """What DIRECTORY (icwb2-data layout, or flat) provides for SIGHAN 2005."""
+    plan = []
+    d = directory
+    for c in SIGHAN_CORPORA:
+        if found := find_text(c, d, "training", [f"{c}_training"]):
+            plan.append(PlanItem(f"{c}_training.utf8", *found))
+        elif c == "pku" and (src := find_file(f"{d}/training/{PKU_STAND_IN}", f"{d}/{PKU_STAND_IN}")):
+            plan.append(PlanItem(PKU_STAND_IN, src, None))
+        # (the official archive calls the as gold file as_testing_gold.utf8)
+        for name, subdir, stems in ((f"{c}_test.utf8", "testing", [f"{c}_test"]),
+                                    (f"{c}_test_gold.utf8", "gold", [f"{c}_test_gold", f"{c}_testing_gold"]),
+                                    (f"{c}_training_words.utf8", "gold", [f"{c}_training_words"])):
+            if found := find_text(c, d, subdir, stems):
+                plan.append(PlanItem(name, *found))
+    if src := find_file(f"{d}/scripts/score", f"{d}/score"):
+        plan.append(PlanItem("score", src, None))
+    return plan
+
+
+def plan_sighan2008(directory):
+    """SIGHAN 2008 SXU from DIRECTORY/sighan2008-sxu, or DIRECTORY itself if it is sighan2008-sxu."""
+    for d in (f"{directory}/sighan2008-sxu", directory):
+        if d == directory and os.path.basename(showpath(directory)) != "sighan2008-sxu":
+            continue
+        train, test = find_file(f"{d}/train.txt"), find_file(f"{d}/test.txt")
+        if train and test:
+            return [PlanItem("train.txt", train, None), PlanItem("test.txt", test, None)]
+    return []
+
+
+def sighan_from_zip(path, what, scratch, tried):
+    if not is_zip(path):
+        tried.append(f"{what}: not a zip file")
+        return None
+    unpacked = tempfile.mkdtemp(prefix="unzip.", dir=scratch.work())
+    try:
+        with zipfile.ZipFile(path) as archive:
+            archive.extractall(unpacked)
+    except (OSError, EOFError, ValueError, RuntimeError, zlib.error, zipfile.BadZipFile):
+        tried.append(f"{what}: could not unpack it")
+        return None
+    for d in (f"{unpacked}/icwb2-data", unpacked):
+        if os.path.isdir(d) and (plan := plan_sighan2005(d)):
+            return Found(plan, what)
+    tried.append(f"{what}: no icwb2-data files in it")
+    return None
+
+
+def sighan_from_path(path, scratch, tried):
+    """SIGHAN 2005 from a local directory or zip file."""
+    show = showpath(path)
+    if os.path.isfile(path):
+        return sighan_from_zip(path, show, scratch, tried)
+    if not os.path.isdir(path):
+        tried.append(f"local copy {show}: no such file or directory")
+        return None
+    for d in (f"{path}/sighan2005", f"{path}/icwb2-data", path):
+        if os.path.isdir(d) and (plan := plan_sighan2005(d)):
+            return Found(plan, f"local copy {showpath(d)}")
+    if os.path.isfile(f"{path}/icwb2-data.zip"):
+        return sighan_from_zip(f"{path}/icwb2-data.zip", f"{show}/icwb2-data.zip", scratch, tried)
+    tried.append(f"local copy {show}: no SIGHAN 2005 files (<c>_test.utf8, <c>_test_gold.utf8, ...) in it, "
+                 "in its sighan2005/ or icwb2-data/ subdirectory, nor an icwb2-data.zip")
+    return None
+
+
+def sighan_download(scratch, tried):
+    path = f"{scratch.work()}/icwb2-data.zip"
+    say(SIGHAN_PROG, f"downloading {SIGHAN_URL}")
+    try:
+        download(SIGHAN_URL, path)
+    except (DownloadError, OSError) as e:
+        tried.append(f"download {SIGHAN_URL}: {e}")
+        return None
+    return sighan_from_zip(path, f"download from {SIGHAN_URL}", scratch, tried)
+
+
+def install_plan(dest, found, scratch):
+    """Write every file of FOUND's plan into DEST atomically, then DEST/SHA256SUMS.  False if none could be."""
+    scratch.makedirs(dest)
+    stage = scratch.tempdir(dest)  # beside the output, so that installing is a rename
+    names = []
+    for item in found.plan:
+        staged = f"{stage}/{item.name}"
+        if extract(item.source, staged, item.encoding):
+            if item.encoding:
+                say(SIGHAN_PROG, f"converted {os.path.basename(item.source)} from {item.encoding} to UTF-8")
+        elif item.encoding and item.name.startswith("as_") and extract(item.source, staged, CP950):
+            say(SIGHAN_PROG, f"converted {os.path.basename(item.source)} from {CP950} to UTF-8")
+        else:
+            how = f"/convert from {item.encoding}" if item.encoding else ""
+            warn(SIGHAN_PROG, f"skipping {item.name}: could not read{how} {item.source}")
+            continue
+        names.append(item.name)
+    if not names:
+        warn(SIGHAN_PROG, f"nothing could be installed into {dest}")
+        return False
+    old = manifest_names(dest)
+    _remove(f"{dest}/{MANIFEST}")  # an interrupted run must not look up to date
+    for name in names:
+        os.replace(f"{stage}/{name}", f"{dest}/{name}")
+    if os.path.isfile(f"{dest}/score"):
+        os.chmod(f"{dest}/score", 0o755)
+    manifest_write(dest, names)
+    for name in old:
+        if name and os.path.isfile(f"{dest}/{name}") and name not in names:
+            warn(SIGHAN_PROG, f"kept {name} from an earlier install "
+                              f"(not in this source; no longer listed in {MANIFEST})")
+    say(SIGHAN_PROG, f"installed {len(names)} files into {showpath(dest)} "
+                     f"from {found.description} (sha256 in {MANIFEST})")
+    return True
+
+
+def report_sighan2005(dest):
+    """Say which corpora in DEST have a training set and which are test-only."""
+    names = set(manifest_names(dest))
+    say(SIGHAN_PROG, f"SIGHAN 2005 in {showpath(dest)}:")
+    with_training, test_only = [], []
+    for c in SIGHAN_CORPORA:
+        if f"{c}_training.utf8" in names:
+            training = f"{c}_training.utf8"
+            with_training.append(c)
+        elif c == "pku" and PKU_STAND_IN in names:
+            training = f"{PKU_STAND_IN} (stand-in)"
+            with_training.append("pku(stand-in)")
+        else:
+            training = "none"
+            test_only.append(c)
+        parts = "".join(f" {part}" if f"{c}_{part}.utf8" in names else f" (no {part})"
+                        for part in ("test", "test_gold", "training_words"))
+        print(f"  {c:<6} training: {training:<36}{parts}", flush=True)
+    if "score" not in names:
+        print("  (no scoring script in this source; the official one is scripts/score in icwb2-data.zip)", flush=True)
+    say(SIGHAN_PROG, f"with a training set: {' '.join(with_training) or 'none'}; "
+                     f"test-only: {' '.join(test_only) or 'none'}")
+    if PKU_STAND_IN in names and "pku_training.utf8" not in names:
+        say(SIGHAN_PROG, "notice: pku training = local stand-in pku_training.approx.utf8 (People's Daily 1998, "
+                         "not the official pku_training.utf8; F1 only approximately comparable)")
+
+
+def sighan2005_failed(tried, source):
+    lines = [f"{SIGHAN_PROG}: error: could not obtain SIGHAN 2005 (icwb2-data). Tried:", *(f"  - {t}" for t in tried),
+             "Point --from at the local copy (a directory with sighan2005/, a sighan2005/ directory,",
+             "an unpacked icwb2-data directory, or icwb2-data.zip), e.g.:",
+             "  bash data_scripts/get_sighan2005.sh --from ../shared/data"]
+    if source and os.path.exists(source) and plan_sighan2008(source):
+        lines.append(f"({showpath(source)} does hold SIGHAN 2008 SXU; to install only that, add --only sighan2008-sxu)")
+    print("\n".join(lines), file=sys.stderr, flush=True)
+    return 1
+
+
+def install_sighan2005(dest, source, force, scratch):
+    tried = []
+    problem = None  # why the installed files are not up to date, if that was checked
+    if source:
+        found = sighan_from_path(source, scratch, tried)
+        if found is None:
+            return sighan2005_failed(tried, source)
+        if not force:
+            problem = manifest_verify(dest, [item.name for item in found.plan])
+            if problem is None:
+                say(SIGHAN_PROG, f"up to date: {showpath(dest)} matches its {MANIFEST}; nothing to do")
+                report_sighan2005(dest)
+                return 0
+    else:
+        if not force:
+            problem = manifest_verify(dest)
+            if problem is None:
+                say(SIGHAN_PROG, f"up to date: {showpath(dest)} matches its {MANIFEST}; "
+                                 "nothing to do (--force to reinstall)")
+                report_sighan2005(dest)
+                return 0
+        found = sighan_download(scratch, tried)
+        if found is None:
+            local = local_data_dir()
+            warn(SIGHAN_PROG, tried[-1])
+            say(SIGHAN_PROG, f"download failed; falling back to the local copy in {showpath(local)}")
+            found = sighan_from_path(local, scratch, tried)
+            if found is None:
+                return sighan2005_failed(tried, None)
+            found = found._replace(description=f"{found.description}, as the download failed")
+    if problem and os.path.isfile(f"{dest}/{MANIFEST}"):
+        say(SIGHAN_PROG, f"reinstalling: {problem}")
+    if not install_plan(dest, found, scratch):
+        return 1
+    report_sighan2005(dest)
+    return 0
+
+
+def install_sighan2008(dest, source, only, force, scratch):
+    """SIGHAN 2008 SXU, from SOURCE or the local copy (it has no usable public download)."""
+    source = source or local_data_dir()
+    show = showpath(source)
+    plan = plan_sighan2008(source) if os.path.exists(source) else []
+    expected = ["train.txt", "test.txt"]
+    if plan:
+        found = Found(plan, f"local copy {showpath(os.path.dirname(plan[0].source))}")
+        problem = None if force else manifest_verify(dest, expected)
+        if not force and problem is None:
+            say(SIGHAN_PROG, f"up to date: {showpath(dest)} (SIGHAN 2008 SXU) matches its {MANIFEST}; nothing to do")
+            return 0
+        if problem and os.path.isfile(f"{dest}/{MANIFEST}"):
+            say(SIGHAN_PROG, f"reinstalling SIGHAN 2008 SXU: {problem}")
+        return 0 if install_plan(dest, found, scratch) else 1
+    if only == "sighan2008-sxu":
+        print(f"{SIGHAN_PROG}: error: SIGHAN 2008 SXU: no sighan2008-sxu/{{train,test}}.txt[.gz] in {show}.\n"
+              "It has no usable public download URL; point --from at a directory containing sighan2008-sxu/, e.g.:\n"
+              "  bash data_scripts/get_sighan2005.sh --only sighan2008-sxu --from ../shared/data",
+              file=sys.stderr, flush=True)
+        return 1
+    if manifest_verify(dest, expected) is None:
+        say(SIGHAN_PROG, f"SIGHAN 2008 SXU: no local copy in {show}, "
+                         f"but {showpath(dest)} is installed and matches its {MANIFEST}")
+    else:
+        say(SIGHAN_PROG, f"notice: SIGHAN 2008 SXU not installed: no sighan2008-sxu/{{train,test}}.txt[.gz] in {show} "
+                         "(there is no public download; use --from DIR with DIR/sighan2008-sxu/)")
+    return 0
+
+
+def install_sighan(out=None, source=None, only=None, force=False):
+    """Install SIGHAN 2005 into OUT/sighan2005 and SIGHAN 2008 SXU into OUT/sighan2008-sxu
+    (OUT default <repo>/data; ONLY: one of them).  Returns the exit status."""
+    if only and only not in ONLY_CHOICES:
+        raise ValueError(f"only must be one of {ONLY_CHOICES}, not {only!r}")
+    root = out or DATA_DIR
+    status = 0
+    with Scratch() as scratch:
+        try:
+            if only != "sighan2008-sxu":
+                status = install_sighan2005(f"{root}/sighan2005", source, force, scratch)
+            # (after a SIGHAN 2005 failure its error is the whole story; SXU is not attempted)
+            if only != "sighan2005" and status == 0:
+                status = install_sighan2008(f"{root}/sighan2008-sxu", source, only, force, scratch)
+        except BrokenPipeError:
+            raise  # main() ends the run quietly
+        except (Fatal, OSError) as e:
+            error(SIGHAN_PROG, str(e))
+            return 1
+    return status
+
+
+# ---------------------------------------------------------------- command line
+
+class _UsageError(Exception):
+    def __init__(self, prog, message):
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that never exits by itself: main() reports errors in the scripts' words."""
+
+    def error(self, message):
+        raise _UsageError(self.prog, f"{message} (try --help)")
+
+
+_MISSING = object()  # an option given without its value
+
+
+def _parser():
+    top = _Parser(prog="corpora.py", add_help=False, allow_abbrev=False)
+    commands = top.add_subparsers(dest="command", parser_class=_Parser)
+    for name, prog in (("conll2000", CONLL_PROG), ("sighan2005", SIGHAN_PROG)):
+        p = commands.add_parser(name, prog=prog, add_help=False, allow_abbrev=False)
+        p.add_argument("--from", dest="source", nargs="?", const=_MISSING)
+        p.add_argument("--out", nargs="?", const=_MISSING)
+        if name == "sighan2005":
+            p.add_argument("--only", nargs="?", const=_MISSING)
+        p.add_argument("--force", action="store_true")
+        p.add_argument("-h", "--help", action="store_true")
+    return top
+
+
+TOP_USAGE = """\
+Usage: python3 data_scripts/corpora.py conll2000  [--from DIR]  [--out DIR] [--force]
+       python3 data_scripts/corpora.py sighan2005 [--from PATH] [--out DIR] [--only WHICH] [--force]
+Installs the corpora of the seqbil benchmarks; COMMAND --help tells more.
+"""
+
+
+def _check_values(args):
+    """The scripts' messages for options given without a value or with a wrong one."""
+    what = "a path" if args.command == "sighan2005" else "a directory"
+    if args.source is _MISSING:
+        return f"--from needs {what} (try --help)"
+    if args.out is _MISSING:
+        return "--out needs a directory (try --help)"
+    only = getattr(args, "only", None)
+    if only is _MISSING:
+        return "--only needs sighan2005 or sighan2008-sxu"
+    if only and only not in ONLY_CHOICES:
+        return f"--only takes sighan2005 or sighan2008-sxu, not '{only}'"
+    return None
+
+
+def main(argv=None):
+    """Run a command line (without the program name); returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args, unknown = _parser().parse_known_args(argv)
+    except _UsageError as e:
+        error(e.prog, str(e))
+        return 2
+    if args.command is None:
+        helped = any(a in ("-h", "--help") for a in argv)
+        print(TOP_USAGE, end="", file=sys.stdout if helped else sys.stderr)
+        return 0 if helped else 2
+    prog = CONLL_PROG if args.command == "conll2000" else SIGHAN_PROG
+    if args.help:
+        print(CONLL_USAGE if args.command == "conll2000" else SIGHAN_USAGE, end="")
+        return 0
+    if unknown:
+        error(prog, f"unknown argument: {unknown[0]} (try --help)")
+        return 2
+    if problem := _check_values(args):
+        error(prog, problem)
+        return 2
+    try:
+        if args.command == "conll2000":
+            return install_conll2000(args.out, args.source, args.force)
+        return install_sighan(args.out, args.source, args.only, args.force)
+    except KeyboardInterrupt:
+        return 130
+    except _Signalled as e:
+        return 128 + e.signum
+    except BrokenPipeError:
+        # nobody reads our messages any more; let the interpreter exit quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+
+
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind (removing temporary files) and exit with 128 + signum."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_signalled(signum, frame):
+    raise _Signalled(signum)
+
+
+if __name__ == "__main__":
+    for _sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(_sig, _raise_signalled)
+    sys.exit(main())
