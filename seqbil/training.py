@@ -172,7 +172,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                           f"{settings['metric']!r}: {exc}") from None
     scheme = settings["scheme"]
     if metric == "chunk" and scheme == "auto":
-        scheme = detect_scheme(labels)
+        scheme = detect_scheme(labels, [s.labels for s in sentences])
     data, index = encode(sentences, templates, None, labels, settings["min_count"], settings["normalize"],
                          base.index if base is not None else None)
     t_encode = time.perf_counter() - t0

@@ -5,7 +5,7 @@ import pytest
 
 from seqbil.evaluation import format_report
 from seqbil.evaluation.accuracy import token_accuracy
-from seqbil.evaluation.chunks import chunk_scores, chunks, iobes_to_iob2
+from seqbil.evaluation.chunks import LabelError, chunk_scores, chunks, conlleval_scores, iobes_to_iob2
 from seqbil.evaluation.segmentation import segment_scores
 
 
@@ -58,15 +58,20 @@ def test_tags_without_a_type():
     assert chunks(["O", "I", "I"]) == [("", 1, 2)]
 
 
-def test_e_tags_are_read_as_ioe_not_iobes():
+def test_conlleval_reads_e_tags_as_ioe_not_iobes():
     # IOE1: E-NP followed by I-NP ends one chunk and starts the next.
     assert chunks(["I-NP", "E-NP", "I-NP", "E-NP"]) == [("NP", 0, 1), ("NP", 2, 3)]
     # conlleval has no rule for E->B or S->S of one type: IOBES input reads as one chunk ...
     assert chunks(["B-NP", "E-NP", "B-NP", "E-NP"]) == [("NP", 0, 3)]
     assert chunks(["S-PER", "S-PER"]) == [("PER", 0, 1)]
-    # ... so it has to be converted first.
+    # ... unless it is read as IOBES, or converted to IOB2 first.
+    assert chunks(["B-NP", "E-NP", "B-NP", "E-NP"], "iobes") == [("NP", 0, 1), ("NP", 2, 3)]
+    assert chunks(["S-PER", "S-PER"], "iobes") == [("PER", 0, 0), ("PER", 1, 1)]
     assert iobes_to_iob2(["B-NP", "E-NP", "S-NP", "O"]) == ["B-NP", "I-NP", "B-NP", "O"]
     assert chunks(iobes_to_iob2(["S-PER", "S-PER"])) == [("PER", 0, 0), ("PER", 1, 1)]
+    # S-PER then I-PER: two chunks for seqeval (S ends its chunk), so the I-PER becomes a B-PER;
+    # rewriting tag by tag (S -> B) would have glued them into one.
+    assert iobes_to_iob2(["S-PER", "I-PER"]) == ["B-PER", "B-PER"]
 
 
 def test_bracket_tags_are_one_token_chunks():
@@ -75,7 +80,7 @@ def test_bracket_tags_are_one_token_chunks():
     assert chunks(["[-NP", "I-NP"]) == [("NP", 0, 0)]   # I-NP after [-NP starts nothing
 
 
-# --------------------------------------------------------------------------- chunk_scores()
+# --------------------------------------------------------------------------- conlleval_scores()
 
 def test_exotic_tags_follow_the_incorrect_state_machine():
     # E-NP -> [-NP: endOfChunk has no rule for it (same type), but "[" always starts a chunk.
@@ -84,25 +89,35 @@ def test_exotic_tags_follow_the_incorrect_state_machine():
     # whereas intersecting the chunk sets would give 2.
     tags = ["B-NP", "E-NP", "[-NP"]
     assert chunks(tags) == [("NP", 0, 1), ("NP", 2, 2)]
-    s = chunk_scores([tags], [tags])
+    s = conlleval_scores([tags], [tags])
     assert (s["phrases_gold"], s["phrases_pred"], s["correct"]) == (2, 2, 1)
     # ".-NP" never ends a chunk on a type change, so the predicted NP is still open when B-VP
     # arrives while gold's NP goes on: the types differ (NP vs VP) without an end on either
     # side, which clears inCorrect -> nothing correct (perl: 1 gold, 2 found, 0 correct).
-    s = chunk_scores([["B-NP", "I-NP", "I-NP"]], [["B-NP", ".-NP", "B-VP"]])
+    s = conlleval_scores([["B-NP", "I-NP", "I-NP"]], [["B-NP", ".-NP", "B-VP"]])
     assert (s["phrases_gold"], s["phrases_pred"], s["correct"]) == (1, 2, 0)
     # A chunk ending in ".-NP" is not ended by the sentence boundary (no rule ends after "."),
     # so it is still open at the end of the input, where conlleval credits it anyway.
-    s = chunk_scores([["B-NP", ".-NP"]], [["B-NP", ".-NP"]])
+    s = conlleval_scores([["B-NP", ".-NP"]], [["B-NP", ".-NP"]])
     assert (s["phrases_gold"], s["phrases_pred"], s["correct"]) == (1, 1, 1)
+    # chunk_scores only takes chunk tags, and says which one it cannot read.
+    with pytest.raises(LabelError, match=r"'\[-NP' \(in gold sentence 1\) is not a chunk tag"):
+        chunk_scores([tags], [tags])
 
 
-def test_ioe_end_mismatch_is_not_correct():
-    # gold (IOE1) I-NP E-NP | I-NP: chunks (0,1) and (2,2); pred I-NP I-NP I-NP: one chunk (0,2).
-    # Both start at 0 with NP, but only gold ends before token 2 -> 2 gold, 1 found, 0 correct.
-    s = chunk_scores([["I-NP", "E-NP", "I-NP"]], [["I-NP", "I-NP", "I-NP"]])
+def test_ioe_tags_are_scored_as_iobes():
+    # conlleval reads gold I-NP E-NP | I-NP as IOE1: chunks (0,1) and (2,2); chunk_scores detects
+    # iobes (an E- tag) and reads the same two chunks (E ends a chunk, I after E starts one).
+    # pred I-NP I-NP I-NP: one chunk (0,2) both ways -> 2 gold, 1 found, 0 correct either way.
+    gold, pred = [["I-NP", "E-NP", "I-NP"]], [["I-NP", "I-NP", "I-NP"]]
+    s = chunk_scores(gold, pred)
+    assert s["scheme"] == "iobes"
+    assert (s["phrases_gold"], s["phrases_pred"], s["correct"]) == (2, 1, 0)
+    s = conlleval_scores(gold, pred)
     assert (s["phrases_gold"], s["phrases_pred"], s["correct"]) == (2, 1, 0)
 
+
+# --------------------------------------------------------------------------- chunk_scores()
 
 def test_right_start_wrong_end_is_not_correct():
     gold = [["B-NP", "I-NP", "I-NP", "O"]]

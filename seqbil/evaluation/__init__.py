@@ -1,10 +1,10 @@
 """Scores of predictions: which metric a corpus gets, and computing it.
 
-chunks.py (conlleval; IOB1, IOB2, IOBES, BILOU), segmentation.py (the SIGHAN
-scorer), accuracy.py (per token and per label), report.py (their text layouts).
+chunks.py (IOB1 and IOB2 as conlleval, IOBES and BILOU as seqeval), segmentation.py
+(the SIGHAN scorer), accuracy.py (per token and per label), report.py (their text layouts).
 """
 from ..formats.sighan import words_from_tags
-from .accuracy import token_accuracy
+from .accuracy import label_scores, token_accuracy
 from .chunks import chunk_scores
 from .report import format_report
 from .segmentation import segment_scores
@@ -43,20 +43,25 @@ def choose_metric(labels, format_name="conll", requested="auto"):
 def score(metric, gold, pred, *, scheme="auto", chars=None, vocabulary=None):
     """Scores of predicted label sequences against gold ones.
 
-    metric: chunk, segment or accuracy. chars: for segment, the characters of each
+    metric: chunk, segment or accuracy. scheme: for chunk, iob1, iob2, iobes, bilou
+    or auto (see chunks.chunk_scores). chars: for segment, the characters of each
     sentence (gold and pred are then B/I/E/S tags). vocabulary: for segment, the
     training words (OOV figures). Every result has metric, sentences, tokens and
-    accuracy (percent); chunk and segment add precision, recall and f1."""
+    accuracy (percent); chunk and segment add precision, recall and f1, chunk also
+    scheme and per_type, accuracy adds per_label. Raises ValueError for labels
+    the chunk scorer cannot read (chunks.LabelError)."""
     gold, pred = [list(s) for s in gold], [list(s) for s in pred]
     result = {"metric": metric, "sentences": len(gold), "tokens": sum(map(len, gold)),
               "accuracy": token_accuracy(gold, pred)}
     if metric == "chunk":
-        result.update(chunk_scores(gold, pred))
+        result.update(chunk_scores(gold, pred, scheme))
     elif metric == "segment":
         g = [words_from_tags(c, t) for c, t in zip(chars, gold)]
         p = [words_from_tags(c, t) for c, t in zip(chars, pred)]
         result.update(segment_scores(g, p, vocabulary))
-    elif metric != "accuracy":
+    elif metric == "accuracy":
+        result["per_label"] = label_scores(gold, pred)
+    else:
         raise ValueError(f"unknown metric {metric!r}")
     return result
 
