@@ -50,7 +50,50 @@ def speed_table(record):
 RENDERERS = {"train_speed": speed_table}
 
 
+def read_csv_record(path):
+    """(meta, rows) of an experiment's CSV: its '# key: value' header lines (command,
+    commit, date, machine) and its rows as dicts."""
+    import csv
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    meta = dict(line[2:].split(": ", 1) for line in lines if line.startswith("# ") and ": " in line)
+    rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
+    return meta, rows
+
+
+F1_METHODS = [("sp", "sp"), ("bol", "bol (block)"), ("bol-global", "bol (global)"), ("bcd", "bcd"),
+              ("sp+0", "sp+0"), ("bol+0", "bol+0"), ("crf2", "crf2 (crfsuite)"), ("crf1", "crf1 (crfsuite)"),
+              ("crfpp-l2", "crf2 (CRF++)"), ("crfpp-l1", "crf1 (CRF++)")]
+
+
+def f1_summary():
+    """Test F1 per corpus and method from the experiments' own files: Table 1 (pku,
+    SXU) and the 100% point of Figure 3 (CoNLL-2000)."""
+    sources = [("table1/table1.csv", lambda r: True), ("figure3/curve.csv", lambda r: r["percent"] == "100")]
+    cells, cites = {}, []
+    for name, keep in sources:
+        meta, rows = read_csv_record(ROOT / "results" / name)
+        for r in rows:
+            if keep(r):
+                cells[(r["corpus"], r["method"])] = float(r["f1"])
+        cites.append(f"`results/{name}` (`{meta.get('command', '?').strip()}`, seqbil {meta.get('seqbil', '?')}, "
+                     f"{meta.get('date', '?')}, {meta.get('machine', '?')})")
+    corpora = [c for c in ("pku", "sxu", "conll2000") if any(k[0] == c for k in cells)]
+    methods = [(m, label) for m, label in F1_METHODS if any(k[1] == m for k in cells)]
+    names = {"pku": "pku (stand-in training set)", "sxu": "SXU", "conll2000": "CoNLL-2000"}
+    out = ["| corpus | " + " | ".join(label for _, label in methods) + " |",
+           "| --- |" + " --- |" * len(methods)]
+    for c in corpora:
+        out.append(f"| {names[c]} | " + " | ".join(f"{cells[(c, m)]:.2f}" if (c, m) in cells else "–"
+                                                   for m, _ in methods) + " |")
+    return "\n".join(out) + "\n\nFrom " + "; ".join(cites) + ".\n"
+
+
+SPECIAL = {"f1-summary": f1_summary}
+
+
 def render(name):
+    if name in SPECIAL:
+        return SPECIAL[name]()
     record = json.loads((ROOT / "results" / f"{name}.json").read_text(encoding="utf-8"))
     return RENDERERS[record["benchmark"]](record)
 

@@ -42,3 +42,14 @@ def test_python_example_runs(tmp_path):
     words = eval(printed[3])  # noqa: S307
     assert "".join(words) == "扬帆远东做与中国合作的先行" and len(words) > 1
     assert eval(printed[4]) == ["B-NP", "B-VP", "O"]  # noqa: S307 - learned from ten copies of it
+
+
+def test_result_tables_are_generated_from_their_records():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("tables", README.parent / "benchmarks" / "tables.py")
+    tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tables)
+    blocks = tables.readme_blocks(README.read_text(encoding="utf-8"))
+    assert blocks, "README has no generated tables"
+    for name, content in blocks:
+        assert content == tables.render(name), f"README table {name} differs from its record"
