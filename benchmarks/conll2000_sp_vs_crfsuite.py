@@ -25,8 +25,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "configs" / "crfpp_chunking.template"
-# subprocesses import the installed seqbil, or else the source tree's (built in place)
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))
 
 
 def find_data(arg):
@@ -63,7 +61,7 @@ def run_measured(cmd, stdin=None, stdout=None):
 
 # --- seqbil -------------------------------------------------------------------------
 def bench_seqbil(train, test, epochs, work):
-    seqbil = [sys.executable, "-m", "seqbil"]
+    seqbil = [sys.executable, "-P", "-m", "seqbil"]  # -P: the installed seqbil, never the current directory's
     model, log = work / "sp.sbm", work / "sp.jsonl"
     _, rss = run_measured(seqbil + ["train", "--config", "conll2000", "--template", str(TEMPLATE),
                                     "--learner", "sp", "--averaged", "--epochs", str(epochs), "--train", str(train),

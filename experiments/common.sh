@@ -5,7 +5,12 @@ set -euo pipefail
 EXP=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$EXP")
 PY=${PYTHON:-python3}
-SEQBIL=("$PY" -m seqbil)
+# Every `-c` and `-m` runs with -P (Python 3.11+), so that the current directory is not
+# put first on sys.path: run from the repository root, it would shadow the installed
+# seqbil with the source tree, which has no compiled kernels unless built in place.
+# Scripts ("$PY" FILE) need no -P: their own directory comes first, and it holds no seqbil.
+PYI=("$PY" -P)
+SEQBIL=("${PYI[@]}" -m seqbil)
 QUICK=0
 FRESH=0
 DATA=$ROOT/data
@@ -46,8 +51,11 @@ parse_options() {
     fi
     [ "$FRESH" = 1 ] && rm -rf "$OUT/runs"
     mkdir -p "$OUT/runs"
-    "$PY" -c "import seqbil" 2>/dev/null || { echo "$0: seqbil is not importable by $PY (pip install .)" >&2; exit 1; }
-    SAMPLES=$("$PY" -c "from seqbil.samples import sample_path; print(sample_path(''))")
+    "${PYI[@]}" -c "" 2>/dev/null || { echo "$0: $PY is older than Python 3.11 (seqbil needs 3.11+)" >&2; exit 1; }
+    "${PYI[@]}" -c "import seqbil" 2>/dev/null ||
+        { echo "$0: seqbil is not importable by $PY (pip install ., or set PYTHONPATH to a" \
+               "checkout built in place)" >&2; exit 1; }
+    SAMPLES=$("${PYI[@]}" -c "from seqbil.samples import sample_path; print(sample_path(''))")
     write_meta
     echo "$NAME: results go to $OUT"
 }
@@ -58,12 +66,13 @@ write_meta() {
     {
         echo "experiment: $NAME"
         echo "command: $COMMAND_LINE"
-        echo "seqbil: $("$PY" -c 'import seqbil; print(seqbil.__version__)')" \
+        echo "seqbil: $("${PYI[@]}" -c 'import seqbil; print(seqbil.__version__)')" \
              "(git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown))"
         echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
         echo "machine: $(uname -srm), ${cpu:-unknown CPU}, $(nproc 2>/dev/null || echo ?) cores," \
              "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null)"
-        echo "python: $("$PY" -c 'import sys; print(sys.version.split()[0])'), numpy $("$PY" -c 'import numpy; print(numpy.__version__)')"
+        echo "python: $("${PYI[@]}" -c 'import sys; print(sys.version.split()[0])')," \
+             "numpy $("${PYI[@]}" -c 'import numpy; print(numpy.__version__)')"
         echo "data: $([ "$QUICK" = 1 ] && echo "bundled samples in $SAMPLES" || echo "$DATA")"
     } > "$OUT/meta.txt"
 }
@@ -128,7 +137,7 @@ train_eval() {
     rm -f "$r.sbm"  # models are large; the size is kept
 }
 
-have_crfsuite() { "$PY" -c "import pycrfsuite" 2>/dev/null; }
+have_crfsuite() { "${PYI[@]}" -c "import pycrfsuite" 2>/dev/null; }
 
 have_crfpp() { command -v crf_learn > /dev/null && command -v crf_test > /dev/null; }
 

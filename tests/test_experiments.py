@@ -1,5 +1,6 @@
-"""Smoke test: every experiment script runs with --quick on the bundled samples and
-writes its tables with the run details."""
+"""Every experiment script runs with --quick on the bundled samples, from the repository
+root and from elsewhere, and writes its tables with the run details; seqbil's numbers in
+them are those of the same runs done with the Python API."""
 import csv
 import importlib.util
 import os
@@ -10,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
+import seqbil
+from seqbil.samples import sample_path
 from test_cli import ENV
 
-EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
+ROOT = Path(__file__).resolve().parent.parent
+EXPERIMENTS = ROOT / "experiments"
 CRF = importlib.util.find_spec("pycrfsuite") is not None
 PLOTS = importlib.util.find_spec("matplotlib") is not None
 CRFPP = bool(shutil.which("crf_learn") and shutil.which("crf_test"))
@@ -21,6 +25,75 @@ CRFPP = bool(shutil.which("crf_learn") and shutil.which("crf_test"))
 def rows(path):
     with open(path) as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+# --- the scripts' seqbil runs again, through the Python API ------------------------------
+
+QUICK = {"epochs": 3, "bcd_epochs": 1}  # what --quick gives seqbil train
+PKU = sample_path("pku_train.utf8"), sample_path("pku_test.utf8")
+CONLL = sample_path("conll2000_train.txt"), sample_path("conll2000_test.txt")
+
+
+def part(work, fmt, fraction, corpus, rest=False):
+    """The scripts' fixed-seed part of a corpus (and the rest of it), by experiments/lib/subset.py."""
+    work.mkdir(exist_ok=True)
+    out = [work / f"{fmt}.{fraction}.part", work / f"{fmt}.{fraction}.rest"][:1 + rest]
+    subprocess.run([sys.executable, str(EXPERIMENTS / "lib" / "subset.py"), "--format", fmt, "--fraction",
+                    str(fraction), "--seed", "1", str(corpus), *map(str, out)], check=True)
+    return out if rest else out[0]
+
+
+def scores(train, test, words=None, **options):
+    model = seqbil.train(str(train), **options)
+    return seqbil.evaluate(model, str(test), words=words and str(words))
+
+
+def table1_runs(work):
+    methods = {"bol": ("sighan2005", {"learner": "bol", "rank1": "block"}),
+               "bol-global": ("sighan2005", {"learner": "bol", "rank1": "global"}),
+               "bcd": ("sighan2005", {"learner": "bcd"}), "sp": ("sighan2005", {"learner": "sp"}),
+               "bol+0": ("sighan2005_0order", {"learner": "bol"}), "sp+0": ("sighan2005_0order", {"learner": "sp"})}
+    return {("sample", m): scores(*PKU, words=PKU[0], config=c, **QUICK, **o)["f1"] for m, (c, o) in methods.items()}
+
+
+def curve_runs(work, corpus, fmt, config, data):
+    return {(corpus, learner, pct): scores(part(work, fmt, pct / 100, data[0]), data[1], config=config,
+                                           learner=learner, **QUICK)["f1"]
+            for pct in (50, 100) for learner in ("bol", "bcd", "sp")}
+
+
+def convergence_runs(work):
+    # the label error after pass k of a 3-pass run: that of a k-pass run (the same passes)
+    return {(learner, k): 100 - scores(*PKU, config="sighan2005", learner=learner, epochs=k)["accuracy"]
+            for learner in ("bol", "sp") for k in (1, 2, 3)}
+
+
+def power_runs(work):
+    train, dev = part(work, "sighan", 0.9, PKU[0], rest=True)
+    # without --diagnose, which only measures: the same model
+    return {(mode, R): scores(train, dev, config="sighan2005", learner="bol", rank1=mode, power_steps=R,
+                              epochs=3)["f1"]
+            for mode in ("block", "global") for R in (1, 4)}
+
+
+API_RUNS = {
+    "table1.sh": table1_runs,
+    "figure1.sh": lambda work: curve_runs(work, "sample", "sighan", "sighan2005", PKU),
+    "figure2.sh": convergence_runs,
+    "figure3.sh": lambda work: curve_runs(work, "conll2000", "conll", "conll2000", CONLL),
+    "power_iteration.sh": power_runs,
+}
+
+
+def row_numbers(stem, table):
+    """{key of the run: its F1 (label error for convergence)} of a table's rows."""
+    if stem == "table1":
+        return {(r["corpus"], r["method"]): float(r["f1"]) for r in table}
+    if stem == "curve":
+        return {(r["corpus"], r["method"], int(r["percent"])): float(r["f1"]) for r in table}
+    if stem == "convergence":
+        return {(r["method"], int(r["iteration"])): float(r["label_error_percent"]) for r in table}
+    return {(r["mode"], int(r["R"])): float(r["dev_f1"]) for r in table}
 
 
 @pytest.mark.parametrize("script, stem, n_rows", [
@@ -32,21 +105,26 @@ def rows(path):
 ])
 def test_experiment_script_quick(tmp_path, script, stem, n_rows):
     out = tmp_path / "out"
-    proc = subprocess.run(["bash", str(EXPERIMENTS / script), "--quick", "--out", str(out)], cwd=tmp_path,
+    # from the repository root, whose seqbil/ must not shadow the installed package
+    proc = subprocess.run(["bash", str(EXPERIMENTS / script), "--quick", "--out", str(out)], cwd=ROOT,
                           env={**ENV, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"results go to {out}" in proc.stdout and f"wrote {out / stem}.md" in proc.stdout
     table = rows(out / f"{stem}.csv")
     assert len(table) == n_rows
-    values = [float(r.get("f1") or r.get("dev_f1") or r["label_error_percent"]) for r in table]
-    assert all(0 < v < 100 for v in values)
+    numbers = row_numbers(stem, table)
+    for key, value in API_RUNS[script](tmp_path / "api").items():
+        assert numbers.pop(key) == value, key  # exactly: the same runs
+    # what is left: the CRF peers' rows (python-crfsuite, CRF++), another tool's numbers
+    assert all(any(str(field).startswith("crf") for field in key) for key in numbers), numbers
+    assert all(0 < v < 100 for v in numbers.values())
     text = (out / f"{stem}.md").read_text()
     for key in ("command: ", "seqbil: ", "machine: ", "--quick"):
         assert key in text and key in (out / f"{stem}.csv").read_text()
     if stem in ("curve", "convergence"):
         assert (out / f"{stem}.png").exists() == PLOTS
         assert PLOTS or "pip install 'seqbil[plots]'" in proc.stdout
-    # a second run keeps the finished runs and rebuilds the same table
+    # a second run, from elsewhere, keeps the finished runs and rebuilds the same table
     again = subprocess.run(["bash", str(EXPERIMENTS / script), "--quick", "--out", str(out)], cwd=tmp_path,
                            env={**ENV, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and not [line for line in again.stdout.splitlines() if line.startswith("  ")]

@@ -1,4 +1,7 @@
+import errno
+import os
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -61,7 +64,8 @@ def damaged(path, tmp_path, how):
 
 
 @pytest.mark.parametrize("how, message", [
-    ("truncated", "truncated or corrupt"), ("flipped", "checksum"), ("header", "checksum"),
+    ("truncated", r"file is \d+ bytes, the header says \d+ \(truncated or corrupt\)"),
+    ("flipped", "payload checksum mismatch"), ("header", "header checksum mismatch"),
     ("newer", "newer than this seqbil"), ("pickle", "pickle"), ("empty", "empty file"), ("text", "not a seqbil model"),
 ])
 def test_damaged_files_give_clear_errors(trained, tmp_path, how, message):
@@ -77,12 +81,67 @@ def test_missing_file_and_directory(tmp_path):
         Model.load(tmp_path)
 
 
-def test_failed_write_keeps_the_previous_file(trained, tmp_path):
+class DiskFullAfter:
+    """A file object that takes `limit` bytes in all, then fails as a full disk does."""
+
+    def __init__(self, f, limit, on_full):
+        self.f, self.room, self.on_full = f, limit, on_full
+
+    def write(self, data):
+        data = memoryview(data).cast("B")
+        if len(data) > self.room:
+            self.f.write(data[:self.room])
+            self.f.flush()
+            self.on_full()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.room -= len(data)
+        return self.f.write(data)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return self.f.__exit__(*exc)
+
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+
+
+def test_failed_write_keeps_the_previous_file(trained, tmp_path, monkeypatch):
+    """The disk fills up halfway through saving over a model: the previous file stays as
+    it was, the half-written temporary file is removed, and that half-written file, had it
+    been left under the model's name, would be refused as truncated."""
     model, path = trained
+    good = path.read_bytes()
+    target = tmp_path / "keep.sbm"
+    target.write_bytes(good)
+    at_failure = {}
+
+    def on_full():  # the directory as the failed write sees it
+        at_failure.update({p.name: p.read_bytes() for p in tmp_path.iterdir()})
+
+    fdopen = os.fdopen
+    monkeypatch.setattr(os, "fdopen", lambda *a, **k: DiskFullAfter(fdopen(*a, **k), len(good) // 2, on_full))
+    with pytest.raises(OSError, match=os.strerror(errno.ENOSPC)):
+        model.save(target)
+    monkeypatch.undo()
+    assert at_failure.pop("keep.sbm") == good  # written beside the model, never over it
+    [(name, half)] = at_failure.items()
+    assert ".tmp" in name and half == good[:len(good) // 2]  # the same model, cut short
+    assert target.read_bytes() == good
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.sbm"]
+    Model.load(target)
+    (tmp_path / "half.sbm").write_bytes(half)
+    with pytest.raises(ModelFileError, match=re.escape(f"half.sbm: file is {len(good) // 2} bytes, the header "
+                                                       f"says {len(good)} (truncated or corrupt)")):
+        Model.load(tmp_path / "half.sbm")
+
+
+def test_unsupported_dtype_is_refused_before_anything_is_written(trained, tmp_path):
+    _, path = trained
     target = tmp_path / "keep.sbm"
     target.write_bytes(path.read_bytes())
-    bad = {"x": np.zeros(3, dtype=np.float32)}  # unsupported dtype: fails before the rename
-    with pytest.raises(ValueError):
-        write_model(target, {}, bad)
+    with pytest.raises(ValueError, match="array x: unsupported dtype <f4"):
+        write_model(target, {}, {"x": np.zeros(3, dtype=np.float32)})
     assert target.read_bytes() == path.read_bytes()
     assert [p.name for p in tmp_path.iterdir()] == ["keep.sbm"]

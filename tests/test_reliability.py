@@ -1,14 +1,13 @@
-"""Interrupted and resumed training, and kills at random moments."""
+"""Interrupted and resumed training, and kills before, while and after the model is saved."""
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 
-import numpy as np
 import pytest
 
-from seqbil.errors import ModelFileError
 from seqbil.model import Model
 import seqbil
 from seqbil.samples import sample_path
@@ -85,36 +84,82 @@ def wait_for_line(proc, text, timeout=60):
 def test_signal_saves_the_last_epoch_and_says_where(tmp_path, sig):
     model = tmp_path / "m.sbm"
     proc = start_training(tmp_path, model, extra=["-q", "--checkpoint-every", "1000"])
-    wait_for_line(proc, "epoch 2/200")
+    wait_for_line(proc, "epoch 2/200: ")
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
-    assert "interrupted: stopping after epoch" in err and f"model saved to {model}" in err
+    stopped = re.findall(r"interrupted: stopping after epoch (\d+)/200", err)
+    assert len(stopped) == 1 and f"model saved to {model}" in err, err
     assert f"checkpoint saved to {model}.ckpt" in err
-    assert Model.load(model).training["passes_run"] >= 2
+    # the model saved is the one of the epoch the message names, the second or a later one
+    assert Model.load(model).training["passes_run"] == int(stopped[0]) >= 2
+
+
+def files(directory):
+    """name: (inode, size, modification time) of each entry of a directory."""
+    state = {}
+    for entry in os.scandir(directory):
+        try:
+            st = entry.stat()
+        except FileNotFoundError:  # renamed or removed meanwhile
+            continue
+        state[entry.name] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return state
 
 
 def test_kill_9_never_leaves_a_broken_model(tmp_path):
-    """Kill a training run at random moments: the model file on disk is always the
-    previous complete one or the new one."""
-    model = tmp_path / "m.sbm"
-    first = start_training(tmp_path, model, epochs=1)
-    first.communicate(timeout=120)
-    before = model.read_bytes()
-    rng = np.random.default_rng(7)
-    outcomes = set()
-    for delay in rng.uniform(0.0, 2.5, size=8):
-        proc = start_training(tmp_path, model, epochs=int(rng.integers(1, 4)))
-        time.sleep(delay)
+    """SIGKILL training runs before, while and after they save the model: the file on
+    disk is always, byte for byte, the previous complete model or the new complete one
+    (what an uninterrupted run with the same options writes), never a truncated or mixed
+    file, and never missing."""
+    model, work = tmp_path / "m.sbm", tmp_path / "work"
+    work.mkdir()
+    complete = {}  # seed: the bytes a whole 2-epoch run writes; the two seeds give two models
+    for seed in (1, 2):
+        proc = start_training(tmp_path, work / "m.sbm", epochs=2, extra=["-q", "--seed", str(seed)])
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        complete[seed] = (work / "m.sbm").read_bytes()
+    assert complete[1] != complete[2]
+    model.write_bytes(complete[1])
+    on_disk = 1
+    # before: the first of 1000 epochs is done, and the model is saved after the last one.
+    # writing: the last epoch is done, and the run has just started writing in the model's
+    # directory (a temporary file, or the model itself), the kill coming DELAY s later
+    # (the write and its fsync take some 10 to 20 ms).
+    # after: the run has said it saved the model.
+    plan = [("before", 0), ("writing", 0), ("writing", 0.003), ("after", 0), ("writing", 0.001),
+            ("before", 0), ("writing", 0.006), ("writing", 0), ("writing", 0.012), ("after", 0)]
+    seen = []
+    for when, delay in plan:
+        seed = 3 - on_disk  # the model this run would write differs from the one on disk
+        state = files(tmp_path)
+        proc = start_training(tmp_path, model, epochs=1000 if when == "before" else 2,
+                              extra=["-q", "--seed", str(seed)])
+        if when == "before":
+            wait_for_line(proc, "epoch 1/1000: ")
+        elif when == "writing":
+            wait_for_line(proc, "epoch 2/2: ")
+            while files(tmp_path) == state and proc.poll() is None:
+                pass
+            time.sleep(delay)
+        else:
+            wait_for_line(proc, f"model saved to {model}")
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
-        try:
-            Model.load(model)
-        except ModelFileError as exc:
-            raise AssertionError(f"model broken after kill at {delay:.2f} s: {exc}")
-        outcomes.add("old" if model.read_bytes() == before else "new")
-        before = model.read_bytes()
-        leftovers = [p.name for p in tmp_path.iterdir() if ".tmp" in p.name]
-        for name in leftovers:  # a killed writer may leave its temporary file, never the model
-            os.unlink(tmp_path / name)
-    assert outcomes  # at least one kill happened; which outcomes occur depends on timing
+        data = model.read_bytes()
+        if data == complete[on_disk]:
+            seen.append((when, delay, "old"))
+        elif data == complete[seed]:
+            seen.append((when, delay, "new"))
+            on_disk = seed
+        else:
+            raise AssertionError(f"killed {when} ({delay} s), after {seen}: the model file is neither the "
+                                 f"previous model nor the new one ({len(data)} bytes)")
+        Model.load(model)
+        for p in tmp_path.iterdir():  # a killed writer may leave its temporary file, never the model
+            if p not in (model, work):
+                assert ".tmp" in p.name, p.name
+                p.unlink()
+    outcomes = {when: {outcome for w, _, outcome in seen if w == when} for when, _ in plan}
+    assert outcomes["before"] == {"old"} and outcomes["after"] == {"new"}, seen
