@@ -7,130 +7,179 @@ passive-aggressive update PA-I (Crammer et al. 2006; Shalev-Shwartz & Singer 200
 with margin 1 and step tau = min(C, loss / |dphi|^2). The linear part (0-order
 weights and end scores) is updated in both half-steps.
 """
-cimport cython
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport decode_buffers, differs, chunk_limits, check_rows, score_unary, score_pair_bilinear, viterbi
+from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, corpus_view, linear_view, rank1_view, lattice_new,
+                    chunk_limits, differs, path_diff, next_diff, score_unary, score_pair_bilinear, viterbi)
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-@cython.cdivision(True)
-def bcd_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_t[::1] labels,
-              const int64_t[::1] u_ptr, const int32_t[::1] u_ids,
-              const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
-              double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, :] alpha,
-              double[:, :] beta, int32_t[::1] mark0, int32_t[::1] mark1, int side, double C,
-              bint transitions):
-    """One PA-I pass over the sequences in order, learning alpha (side 0) or beta
-    (side 1) with the other fixed. Returns the number of mistakes."""
-    check_rows(alpha, "alpha")
-    check_rows(beta, "beta")
-    cdef int S = end.shape[0], T = S + 1, width = S if side == 0 else T
-    cdef Py_ssize_t jj, N = order.shape[0]
-    cdef int maxlen, maxb, maxu
-    cdef int64_t p0
-    chunk_limits(order, seq_ptr, b_ptr, &maxlen, &maxb)
-    chunk_limits(order, seq_ptr, u_ptr, &maxlen, &maxu)
-    cdef double[:, ::1] unary, delta
-    cdef double[:, :, ::1] pair
-    cdef int32_t[:, ::1] back
-    cdef int32_t[::1] pred
-    unary, pair, delta, back, pred = decode_buffers(maxlen, S)
-    cdef int32_t[::1] t0 = np.zeros(maxu, dtype=np.int32)
-    cdef int32_t[::1] t1 = np.zeros(maxb, dtype=np.int32)
-    cdef double[:, ::1] d0 = np.zeros((maxu, S))
-    cdef double[:, ::1] d1 = np.zeros((maxb, T))
-    cdef double[::1] dend = np.zeros(S)
-    cdef double[:, ::1] dtrans = np.zeros((S, T))
-    cdef int64_t mistakes = 0, q
-    cdef int n, i, g, p, gp, pp, k0, k1, j, y
+cdef struct Dphi:
+    # dphi = Phi(gold) - Phi(predicted) over the free parameters of a half-step, by
+    # touched attribute: t0[:k0] with rows d0 (S) of the 0-order attributes, t1[:k1]
+    # with rows d1 (width: S for alpha, S + 1 for beta) of the 1st-order ones;
+    # mark0[a], mark1[a] index those rows while a step runs, else -1.
+    int32_t* t0
+    int32_t* t1
+    double* d0
+    double* d1
+    double* dend              # S
+    double* dtrans            # S x (S + 1)
+    int32_t* mark0
+    int32_t* mark1
+    int k0
+    int k1
+
+
+cdef inline double path_score(const Lattice* L, const Linear* m, const int32_t* y, int n) noexcept nogil:
+    """Score of the label sequence y[:n] from the lattice's tables."""
+    cdef int i, S = L.S, T = S + 1, prev
+    cdef double s = m.end[y[n - 1]]
+    for i in range(n):
+        prev = y[i - 1] if i > 0 else S
+        s += L.unary[i * S + y[i]] + L.pair[(i * S + y[i]) * T + prev] + m.trans[y[i] * T + prev]
+    return s
+
+
+cdef inline void collect_dphi(const Corpus* c, const int32_t* pred, int64_t p0, int n, const Linear* m,
+                              const Rank1* w, int side, Dphi* f) noexcept nogil:
+    """dphi of a mistaken sequence for the half-step learning alpha (side 0) or beta
+    (side 1): the 0-order weights, label transitions and end scores, and the side's
+    1st-order vectors, whose features are the other side's entries."""
+    cdef int S = m.S, T = S + 1, y, j
+    cdef int64_t q
     cdef int32_t a
-    cdef double gold, guess, sq, tau
-    with nogil:
-        for jj in range(N):
-            p0 = seq_ptr[order[jj]]
-            n = <int>(seq_ptr[order[jj] + 1] - p0)
-            if n == 0:
-                continue
-            score_unary(u_ids, u_ptr, p0, n, W0, unary)
-            score_pair_bilinear(b_ids, b_ptr, p0, n, alpha, beta, pair)
-            guess = viterbi(unary, pair, trans, end, n, delta, back, pred)
-            if not differs(labels, p0, pred, n):
-                continue
-            mistakes += 1
-            gold = end[labels[p0 + n - 1]]
-            for i in range(n):
-                gp = labels[p0 + i - 1] if i > 0 else S
-                gold += unary[i, labels[p0 + i]] + pair[i, labels[p0 + i], gp] + trans[labels[p0 + i], gp]
-            # dphi = Phi(gold) - Phi(predicted) for the free parameters
-            k0 = 0
-            k1 = 0
-            for y in range(S):
-                dend[y] = 0.0
-            dend[labels[p0 + n - 1]] += 1.0
-            dend[pred[n - 1]] -= 1.0
-            memset(&dtrans[0, 0], 0, S * T * sizeof(double))
-            for i in range(n):
-                g = labels[p0 + i]
-                p = pred[i]
-                gp = labels[p0 + i - 1] if i > 0 else S
-                pp = pred[i - 1] if i > 0 else S
-                if g != p:
-                    for q in range(u_ptr[p0 + i], u_ptr[p0 + i + 1]):
-                        a = u_ids[q]
-                        if mark0[a] < 0:
-                            mark0[a] = k0
-                            t0[k0] = a
-                            memset(&d0[k0, 0], 0, S * sizeof(double))
-                            k0 += 1
-                        d0[mark0[a], g] += 1.0
-                        d0[mark0[a], p] -= 1.0
-                if transitions and (g != p or gp != pp):
-                    dtrans[g, gp] += 1.0
-                    dtrans[p, pp] -= 1.0
-                if g != p or gp != pp:
-                    for q in range(b_ptr[p0 + i], b_ptr[p0 + i + 1]):
-                        a = b_ids[q]
-                        if mark1[a] < 0:
-                            mark1[a] = k1
-                            t1[k1] = a
-                            memset(&d1[k1, 0], 0, T * sizeof(double))
-                            k1 += 1
-                        if side == 0:
-                            d1[mark1[a], g] += beta[a, gp]
-                            d1[mark1[a], p] -= beta[a, pp]
-                        else:
-                            d1[mark1[a], gp] += alpha[a, g]
-                            d1[mark1[a], pp] -= alpha[a, p]
-            sq = 0.0
-            for y in range(S):
-                sq += dend[y] * dend[y]
-                for j in range(T):
-                    sq += dtrans[y, j] * dtrans[y, j]
-            for j in range(k0):
+    cdef double* row
+    for y in range(S):
+        f.dend[y] = 0.0
+    f.dend[c.labels[p0 + n - 1]] += 1.0
+    f.dend[pred[n - 1]] -= 1.0
+    memset(f.dtrans, 0, S * T * sizeof(double))
+    cdef int k0 = 0, k1 = 0  # counted in locals: stores to the marks could alias f.k0, f.k1
+    cdef PathDiff d = path_diff(c.labels + p0, pred, n, S)
+    while next_diff(&d):
+        if d.g != d.p:
+            for q in range(c.u_ptr[p0 + d.i], c.u_ptr[p0 + d.i + 1]):
+                a = c.u_ids[q]
+                if f.mark0[a] < 0:
+                    f.mark0[a] = k0
+                    f.t0[k0] = a
+                    memset(f.d0 + k0 * S, 0, S * sizeof(double))
+                    k0 += 1
+                row = f.d0 + f.mark0[a] * S
+                row[d.g] += 1.0
+                row[d.p] -= 1.0
+        if m.transitions:
+            f.dtrans[d.g * T + d.gp] += 1.0
+            f.dtrans[d.p * T + d.pp] -= 1.0
+        for q in range(c.b_ptr[p0 + d.i], c.b_ptr[p0 + d.i + 1]):
+            a = c.b_ids[q]
+            if f.mark1[a] < 0:
+                f.mark1[a] = k1
+                f.t1[k1] = a
+                memset(f.d1 + k1 * T, 0, T * sizeof(double))
+                k1 += 1
+            row = f.d1 + f.mark1[a] * T
+            if side == 0:
+                row[d.g] += w.beta[a * w.sb + d.gp]
+                row[d.p] -= w.beta[a * w.sb + d.pp]
+            else:
+                row[d.gp] += w.alpha[a * w.sa + d.g]
+                row[d.pp] -= w.alpha[a * w.sa + d.p]
+    f.k0, f.k1 = k0, k1
+
+
+cdef class BCDKernel:
+    """PA-I steps of Algorithm 1 on a learner's arrays, updated in place: the linear
+    part (W0, trans, end), alpha and beta, and the marks (mark0, mark1; see Dphi)."""
+    cdef Linear lin
+    cdef Rank1 w
+    cdef int32_t* mark0
+    cdef int32_t* mark1
+    cdef double C
+    cdef object arrays  # owns the memory the pointers above point into
+
+    def __init__(self, double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, :] alpha,
+                 double[:, :] beta, int32_t[::1] mark0, int32_t[::1] mark1, double C, bint transitions):
+        self.lin = linear_view(W0, trans, end, None, None, None, False, transitions)
+        self.w = rank1_view(alpha, beta)
+        if mark0.shape[0] != W0.shape[0] or mark1.shape[0] != alpha.shape[0] or beta.shape[0] != alpha.shape[0]:
+            raise ValueError("W0, alpha, beta and the marks do not fit")
+        self.mark0, self.mark1 = &mark0[0], &mark1[0]
+        self.C = C
+        self.arrays = (W0, trans, end, alpha, beta, mark0, mark1)
+
+    def train_chunk(self, data, const int64_t[::1] order, int side):
+        """One PA-I pass over the sequences data[order], learning alpha (side 0) or beta
+        (side 1) with the other fixed. Returns the number of mistakes."""
+        cdef Corpus c = corpus_view(data)
+        cdef Linear m = self.lin
+        cdef Rank1 w = self.w
+        cdef double C = self.C
+        cdef int S = m.S, T = S + 1, width = S if side == 0 else T
+        cdef int maxlen, maxb, maxu
+        chunk_limits(order, c.seq_ptr, c.b_ptr, &maxlen, &maxb)
+        chunk_limits(order, c.seq_ptr, c.u_ptr, &maxlen, &maxu)
+        cdef Lattice L
+        work = lattice_new(&L, maxlen, S)
+        cdef int32_t[::1] t0 = np.zeros(maxu, dtype=np.int32), t1 = np.zeros(maxb, dtype=np.int32)
+        cdef double[:, ::1] d0 = np.zeros((maxu, S)), d1 = np.zeros((maxb, T))
+        cdef double[::1] dend = np.zeros(S)
+        cdef double[:, ::1] dtrans = np.zeros((S, T))
+        cdef Dphi f
+        f.t0, f.t1, f.d0, f.d1 = &t0[0], &t1[0], &d0[0, 0], &d1[0, 0]
+        f.dend, f.dtrans, f.mark0, f.mark1 = &dend[0], &dtrans[0, 0], self.mark0, self.mark1
+        cdef Py_ssize_t jj, N = order.shape[0]
+        cdef int64_t p0, mistakes = 0
+        cdef int n, j, y
+        cdef int32_t a
+        cdef double gold, guess, sq, tau
+        cdef double* row
+        cdef double* target
+        with nogil:
+            for jj in range(N):
+                p0 = c.seq_ptr[order[jj]]
+                n = <int>(c.seq_ptr[order[jj] + 1] - p0)
+                if n == 0:
+                    continue
+                score_unary(&c, &m, &L, p0, n)
+                score_pair_bilinear(&c, &w, &L, p0, n)
+                guess = viterbi(&L, &m, n, L.pred)
+                if not differs(c.labels + p0, L.pred, n):
+                    continue
+                mistakes += 1
+                gold = path_score(&L, &m, c.labels + p0, n)
+                collect_dphi(&c, L.pred, p0, n, &m, &w, side, &f)
+                sq = 0.0
                 for y in range(S):
-                    sq += d0[j, y] * d0[j, y]
-            for j in range(k1):
-                for y in range(width):
-                    sq += d1[j, y] * d1[j, y]
-            tau = 0.0 if sq == 0.0 else min(C, (guess - gold + 1.0) / sq)
-            for y in range(S):
-                end[y] += tau * dend[y]
-                for j in range(T):
-                    trans[y, j] += tau * dtrans[y, j]
-            for j in range(k0):
-                a = t0[j]
-                mark0[a] = -1
+                    sq += f.dend[y] * f.dend[y]
+                    for j in range(T):
+                        sq += f.dtrans[y * T + j] * f.dtrans[y * T + j]
+                for j in range(f.k0):
+                    row = f.d0 + j * S
+                    for y in range(S):
+                        sq += row[y] * row[y]
+                for j in range(f.k1):
+                    row = f.d1 + j * T
+                    for y in range(width):
+                        sq += row[y] * row[y]
+                tau = 0.0 if sq == 0.0 else min(C, (guess - gold + 1.0) / sq)
                 for y in range(S):
-                    W0[a, y] += tau * d0[j, y]
-            for j in range(k1):
-                a = t1[j]
-                mark1[a] = -1
-                for y in range(width):
-                    if side == 0:
-                        alpha[a, y] += tau * d1[j, y]
-                    else:
-                        beta[a, y] += tau * d1[j, y]
-    return mistakes
+                    m.end[y] += tau * f.dend[y]
+                    for j in range(T):
+                        m.trans[y * T + j] += tau * f.dtrans[y * T + j]
+                for j in range(f.k0):
+                    a = f.t0[j]
+                    f.mark0[a] = -1
+                    row = f.d0 + j * S
+                    target = m.W0 + <Py_ssize_t> a * S
+                    for y in range(S):
+                        target[y] += tau * row[y]
+                for j in range(f.k1):
+                    a = f.t1[j]
+                    f.mark1[a] = -1
+                    row = f.d1 + j * T
+                    target = w.alpha + a * w.sa if side == 0 else w.beta + a * w.sb
+                    for y in range(width):
+                        target[y] += tau * row[y]
+        return mistakes

@@ -1,4 +1,5 @@
-# Shared inline kernels of the first-order chain: scoring and Viterbi.
+# Shared inline kernels of the first-order chain: the structures every kernel takes,
+# scoring, Viterbi and the walk over the positions a mistake updates.
 #
 # Conventions used by every kernel:
 #   S labels 0..S-1; the previous-label index S stands for the start symbol.
@@ -11,7 +12,10 @@
 #   end[y]          score of ending the sequence in label y (stop transition).
 # Positions of a corpus are stored as CSR arrays: the attribute ids active at
 # position p are ids[ptr[p]:ptr[p + 1]].
-cimport cython
+# Matrices are row-major. The structures below point into numpy arrays that the
+# caller of their builder keeps alive, so the hot loops see plain pointers and no
+# Python object. The kernels are built with boundscheck off (setup.py): &x[0] of an
+# empty array only computes its address, which is never read.
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport INFINITY
@@ -32,29 +36,137 @@ cdef extern from *:
 DEF PREFETCH_AHEAD = 2
 
 
-cdef inline void prefetch_rows(const int32_t[::1] ids, const int64_t[::1] ptr, int64_t p, const char* base,
-                               Py_ssize_t stride, Py_ssize_t nbytes) noexcept nogil:
-    """Ask the cache for the rows (nbytes at base + id * stride) of the attributes at p."""
-    cdef int64_t k
-    cdef Py_ssize_t off
-    for k in range(ptr[p], ptr[p + 1]):
-        off = 0
-        while off < nbytes:
-            SEQBIL_PREFETCH(base + ids[k] * stride + off)
-            off += 64
-        SEQBIL_PREFETCH(base + ids[k] * stride + nbytes - 1)
+# --- structures ---------------------------------------------------------------------
+
+cdef struct Corpus:
+    # An encoded Dataset (features/dataset.py).
+    const int64_t* seq_ptr    # sequence j holds the positions seq_ptr[j]:seq_ptr[j + 1]
+    const int32_t* labels     # gold label of every position
+    const int64_t* u_ptr      # 0-order attributes of position p: u_ids[u_ptr[p]:u_ptr[p + 1]]
+    const int32_t* u_ids
+    const int64_t* b_ptr      # 1st-order attributes, likewise
+    const int32_t* b_ids
 
 
-cdef inline bint differs(const int32_t[::1] labels, int64_t p0, const int32_t[::1] pred, int n) noexcept nogil:
-    """Whether a decoded sequence differs from the gold one (a mistake)."""
-    cdef int i
-    for i in range(n):
-        if pred[i] != labels[p0 + i]:
-            return True
-    return False
+cdef struct Linear:
+    # The linear part of a model: W0 (A0 x S), trans (S x (S + 1)), end (S), and
+    # their averaging sums U0, Utrans, Uend (Daume 2006), read only when averaged.
+    int S
+    double* W0
+    double* trans
+    double* end
+    double* U0
+    double* Utrans
+    double* Uend
+    bint averaged
+    bint transitions          # trans is learned (the template set has the bare B)
 
 
-cdef inline void chunk_limits(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int64_t[::1] ptr,
+cdef struct Rank1:
+    # The 1st-order weights of the bilinear model, eq. (1): alpha[a] (S values) at
+    # alpha + a * sa and beta[a] (S + 1) at beta + a * sb. The learners interleave them
+    # (beta = alpha + S, sa = sb = 2S + 1): one cache line per attribute.
+    double* alpha
+    double* beta
+    Py_ssize_t sa
+    Py_ssize_t sb
+
+
+cdef struct Lattice:
+    # Score tables and Viterbi work space for sequences of up to maxlen positions.
+    int S
+    double* unary             # maxlen x S
+    double* pair              # maxlen x S x (S + 1)
+    double* delta             # maxlen x S
+    int32_t* back             # maxlen x S
+    int32_t* pred             # maxlen: the decoded path
+
+
+cdef struct PathDiff:
+    # A walk over the positions where a predicted path differs from the gold one in
+    # the label or the label pair (y_i, y_{i-1}): where dPhi = Phi(gold) - Phi(pred)
+    # is nonzero. See path_diff.
+    const int32_t* gold
+    const int32_t* pred
+    int n
+    int S
+    int i                     # the current position
+    int g, p                  # gold and predicted label at i
+    int gp, pp                # and at i - 1 (S, the start symbol, at i = 0)
+
+
+# --- building the structures (with the GIL) ----------------------------------------
+
+cdef inline int check_rows(const double[:, :] m, str name) except -1:
+    """Kernels walk rows by pointer: their elements must be adjacent."""
+    if m.shape[0] > 0 and m.shape[1] > 1 and m.strides[1] != sizeof(double):
+        raise ValueError(f"{name}: rows must be contiguous")
+    return 0
+
+
+cdef inline Corpus corpus_view(data) except *:
+    """The CSR arrays of an encoded Dataset (int64 pointers, int32 ids); the pointers
+    stay valid while the caller holds data."""
+    cdef const int64_t[::1] seq_ptr = data.seq_ptr
+    cdef const int32_t[::1] labels = data.labels
+    cdef const int64_t[::1] u_ptr = data.u_ptr
+    cdef const int32_t[::1] u_ids = data.u_ids
+    cdef const int64_t[::1] b_ptr = data.b_ptr
+    cdef const int32_t[::1] b_ids = data.b_ids
+    cdef Corpus c
+    c.seq_ptr, c.labels = &seq_ptr[0], &labels[0]
+    c.u_ptr, c.u_ids = &u_ptr[0], &u_ids[0]
+    c.b_ptr, c.b_ids = &b_ptr[0], &b_ids[0]
+    return c
+
+
+cdef inline Linear linear_view(const double[:, ::1] W0, const double[:, ::1] trans, const double[::1] end,
+                               const double[:, ::1] U0, const double[:, ::1] Utrans, const double[::1] Uend,
+                               bint averaged, bint transitions) except *:
+    """The linear part over these arrays (the U* may be None without averaging).
+    Decoding passes read-only arrays and never writes; the training kernels take
+    theirs writable."""
+    cdef Linear m
+    m.S = end.shape[0]
+    if trans.shape[0] != m.S or trans.shape[1] != m.S + 1 or W0.shape[1] != m.S:
+        raise ValueError("W0, trans and end disagree on the number of labels")
+    m.W0, m.trans, m.end = <double*> &W0[0, 0], <double*> &trans[0, 0], <double*> &end[0]
+    m.U0 = m.Utrans = m.Uend = NULL
+    if averaged:
+        m.U0, m.Utrans, m.Uend = <double*> &U0[0, 0], <double*> &Utrans[0, 0], <double*> &Uend[0]
+    m.averaged, m.transitions = averaged, transitions
+    return m
+
+
+cdef inline Rank1 rank1_view(const double[:, :] alpha, const double[:, :] beta) except *:
+    """alpha (A1 x S) and beta (A1 x (S + 1)) by rows, which must be contiguous."""
+    check_rows(alpha, "alpha")
+    check_rows(beta, "beta")
+    cdef Py_ssize_t size = sizeof(double)
+    if alpha.strides[0] % size or beta.strides[0] % size:
+        raise ValueError("alpha, beta: rows must start at whole doubles")
+    cdef Rank1 w
+    w.alpha, w.beta = <double*> &alpha[0, 0], <double*> &beta[0, 0]
+    w.sa, w.sb = alpha.strides[0] // size, beta.strides[0] // size
+    return w
+
+
+cdef inline tuple lattice_new(Lattice* L, int maxlen, int S):
+    """Point L at fresh zeroed tables for up to maxlen positions; returns the arrays
+    that own them, for the caller to keep."""
+    cdef double[:, ::1] unary = np.zeros((maxlen, S)), delta = np.zeros((maxlen, S))
+    cdef double[:, :, ::1] pair = np.zeros((maxlen, S, S + 1))
+    cdef int32_t[:, ::1] back = np.zeros((maxlen, S), dtype=np.int32)
+    cdef int32_t[::1] pred = np.zeros(maxlen, dtype=np.int32)
+    L.S = S
+    L.unary, L.pair, L.delta = &unary[0, 0], &pair[0, 0, 0], &delta[0, 0]
+    L.back, L.pred = &back[0, 0], &pred[0]
+    return unary, pair, delta, back, pred
+
+
+# --- sequences ------------------------------------------------------------------------
+
+cdef inline void chunk_limits(const int64_t[::1] order, const int64_t* seq_ptr, const int64_t* ptr,
                               int* maxlen, int* maxattr) noexcept nogil:
     """Longest sequence of the chunk, and most attributes of one sequence (CSR ptr)."""
     cdef Py_ssize_t j
@@ -68,114 +180,153 @@ cdef inline void chunk_limits(const int64_t[::1] order, const int64_t[::1] seq_p
         maxattr[0] = max(maxattr[0], <int>(ptr[b] - ptr[a]))
 
 
-cdef inline tuple decode_buffers(int maxlen, int S):
-    """Work arrays of the decoder for sequences of up to maxlen positions:
-    unary, pair, delta, back, pred."""
-    return (np.zeros((maxlen, S)), np.zeros((maxlen, S, S + 1)), np.zeros((maxlen, S)),
-            np.zeros((maxlen, S), dtype=np.int32), np.zeros(maxlen, dtype=np.int32))
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef inline void linear_update(const int32_t[::1] labels, const int32_t[::1] pred, int64_t p0, int n, int S,
-                        const int64_t[::1] u_ptr, const int32_t[::1] u_ids, double C, double cc,
-                        double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
-                        double[:, ::1] Utrans, double[::1] Uend, bint averaged, bint transitions) noexcept nogil:
-    """Perceptron step on the linear part: 0-order weights (section 4.3), label
-    transitions and end scores."""
-    cdef int i, g, p, gp, pp
-    cdef int64_t q
-    cdef int32_t a
+cdef inline bint differs(const int32_t* gold, const int32_t* pred, int n) noexcept nogil:
+    """Whether a decoded sequence differs from the gold one (a mistake)."""
+    cdef int i
     for i in range(n):
-        g = labels[p0 + i]
-        p = pred[i]
-        gp = labels[p0 + i - 1] if i > 0 else S
-        pp = pred[i - 1] if i > 0 else S
-        if transitions and (g != p or gp != pp):
-            trans[g, gp] += C
-            trans[p, pp] -= C
+        if pred[i] != gold[i]:
+            return True
+    return False
+
+
+cdef inline PathDiff path_diff(const int32_t* gold, const int32_t* pred, int n, int S) noexcept nogil:
+    """The walk over the positions where pred differs from gold in (y_i, y_{i-1}), the
+    only positions whose attributes a mistake updates:
+
+        d = path_diff(gold, pred, n, S)
+        while next_diff(&d):
+            ... d.i, (d.g, d.gp) on the gold path, (d.p, d.pp) on the predicted one
+    """
+    cdef PathDiff d
+    d.gold, d.pred, d.n, d.S, d.i = gold, pred, n, S, -1
+    d.g = d.p = d.gp = d.pp = 0
+    return d
+
+
+cdef inline bint next_diff(PathDiff* d) noexcept nogil:
+    """Move d to the next differing position; False when there is none left."""
+    cdef int i = d.i + 1, n = d.n
+    cdef const int32_t* gold = d.gold
+    cdef const int32_t* pred = d.pred
+    # (y_i, y_{i-1}) differ where y_i or y_{i-1} does; y_{-1} is the start on both paths
+    while i < n and gold[i] == pred[i] and (i == 0 or gold[i - 1] == pred[i - 1]):
+        i += 1
+    d.i = i
+    if i >= n:
+        return False
+    d.g, d.p = gold[i], pred[i]
+    d.gp = gold[i - 1] if i > 0 else d.S
+    d.pp = pred[i - 1] if i > 0 else d.S
+    return True
+
+
+cdef inline void linear_update(const Corpus* c, const int32_t* pred, int64_t p0, int n, const Linear* m,
+                               double C, double cc) noexcept nogil:
+    """Perceptron step on the linear part: 0-order weights (section 4.3), label
+    transitions and end scores; cc = C * counter goes to the averaging sums."""
+    cdef int S = m.S, T = S + 1, g, p
+    cdef int64_t q
+    cdef double* w
+    cdef double* u
+    cdef bint averaged = m.averaged
+    cdef PathDiff d = path_diff(c.labels + p0, pred, n, S)
+    while next_diff(&d):
+        if m.transitions:
+            m.trans[d.g * T + d.gp] += C
+            m.trans[d.p * T + d.pp] -= C
             if averaged:
-                Utrans[g, gp] += cc
-                Utrans[p, pp] -= cc
-        if g != p:
-            for q in range(u_ptr[p0 + i], u_ptr[p0 + i + 1]):
-                a = u_ids[q]
-                W0[a, g] += C
-                W0[a, p] -= C
+                m.Utrans[d.g * T + d.gp] += cc
+                m.Utrans[d.p * T + d.pp] -= cc
+        if d.g != d.p:
+            for q in range(c.u_ptr[p0 + d.i], c.u_ptr[p0 + d.i + 1]):
+                w = m.W0 + <Py_ssize_t> c.u_ids[q] * S
+                w[d.g] += C
+                w[d.p] -= C
                 if averaged:
-                    U0[a, g] += cc
-                    U0[a, p] -= cc
-    g = labels[p0 + n - 1]
+                    u = m.U0 + <Py_ssize_t> c.u_ids[q] * S
+                    u[d.g] += cc
+                    u[d.p] -= cc
+    g = c.labels[p0 + n - 1]
     p = pred[n - 1]
     if g != p:
-        end[g] += C
-        end[p] -= C
+        m.end[g] += C
+        m.end[p] -= C
         if averaged:
-            Uend[g] += cc
-            Uend[p] -= cc
+            m.Uend[g] += cc
+            m.Uend[p] -= cc
 
 
-cdef inline int check_rows(const double[:, :] m, str name) except -1:
-    """Kernels walk rows by pointer: their elements must be adjacent."""
-    if m.shape[0] > 0 and m.shape[1] > 1 and m.strides[1] != sizeof(double):
-        raise ValueError(f"{name}: rows must be contiguous")
-    return 0
+# --- scoring and decoding -----------------------------------------------------------
+
+cdef inline void prefetch_rows(const int32_t* ids, const int64_t* ptr, int64_t p, const char* base,
+                               Py_ssize_t stride, Py_ssize_t nbytes) noexcept nogil:
+    """Ask the cache for the rows (nbytes at base + id * stride) of the attributes at p."""
+    cdef int64_t k
+    cdef Py_ssize_t off
+    for k in range(ptr[p], ptr[p + 1]):
+        off = 0
+        while off < nbytes:
+            SEQBIL_PREFETCH(base + ids[k] * stride + off)
+            off += 64
+        SEQBIL_PREFETCH(base + ids[k] * stride + nbytes - 1)
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef inline void score_unary(const int32_t[::1] ids, const int64_t[::1] ptr, int64_t p0, int n,
-                             const double[:, ::1] W0, double[:, ::1] unary) noexcept nogil:
+cdef inline void score_unary(const Corpus* c, const Linear* m, const Lattice* L, int64_t p0,
+                             int n) noexcept nogil:
     """unary[i, y] = sum of W0[a, y] over the 0-order attributes a at position p0 + i."""
-    cdef int i, y, S = unary.shape[1]
+    cdef int i, y, S = L.S
     cdef int64_t k
     cdef double* out
     cdef const double* w
+    cdef const int64_t* ptr = c.u_ptr
+    cdef const int32_t* ids = c.u_ids
+    cdef const double* W0 = m.W0
     for i in range(n):
-        out = &unary[i, 0]
+        out = L.unary + i * S
         for y in range(S):
             out[y] = 0.0
         for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
-            w = &W0[ids[k], 0]
+            w = W0 + <Py_ssize_t> ids[k] * S
             for y in range(S):
                 out[y] += w[y]
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef inline void score_pair_linear(const int32_t[::1] ids, const int64_t[::1] ptr, int64_t p0, int n,
-                                   const double[:, :, ::1] W1, double[:, :, ::1] pair) noexcept nogil:
-    """pair[i, y, v] = sum of W1[a, y, v] over the 1st-order attributes a at p0 + i (eq. 2).
-    Rows are S + 1 wide; at i > 0 the start column S is filled too and never read."""
-    cdef int i, y, j, S = pair.shape[1], T = S + 1
+cdef inline void score_pair_linear(const Corpus* c, const double* W1, const Lattice* L, int64_t p0,
+                                   int n) noexcept nogil:
+    """pair[i, y, v] = sum of W1[a, y, v] over the 1st-order attributes a at p0 + i (eq. 2),
+    W1 being A1 x S x (S + 1). Rows are S + 1 wide; at i > 0 the start column S is
+    filled too and never read."""
+    cdef int i, y, j, S = L.S, T = S + 1
+    cdef Py_ssize_t row = S * T
     cdef int64_t k
     cdef double* out
     cdef const double* w
+    cdef double* pair = L.pair
+    cdef const int64_t* ptr = c.b_ptr
+    cdef const int32_t* ids = c.b_ids
     for y in range(S):
-        pair[0, y, S] = 0.0
-    cdef const char* base = <const char*> &W1[0, 0, 0] if W1.shape[0] > 0 else NULL
-    cdef Py_ssize_t stride = W1.strides[0], nbytes = S * T * sizeof(double)
+        pair[y * T + S] = 0.0
+    cdef const char* base = <const char*> W1
+    cdef Py_ssize_t stride = row * sizeof(double), nbytes = S * T * sizeof(double)
     for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
         prefetch_rows(ids, ptr, p0 + i, base, stride, nbytes)
     for k in range(ptr[p0], ptr[p0 + 1]):
         for y in range(S):
-            pair[0, y, S] += W1[ids[k], y, S]
+            pair[y * T + S] += W1[ids[k] * row + y * T + S]
     for i in range(1, n):
         if i + PREFETCH_AHEAD < n:
             prefetch_rows(ids, ptr, p0 + i + PREFETCH_AHEAD, base, stride, nbytes)
-        out = &pair[i, 0, 0]
+        out = pair + i * row
         for j in range(S * T):
             out[j] = 0.0
         for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
-            w = &W1[ids[k], 0, 0]
+            w = W1 + ids[k] * row
             for j in range(S * T):
                 out[j] += w[j]
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef inline void sum_outer4(const int32_t[::1] ids, int64_t k0, int64_t k1, const double[:, :] alpha,
-                            const double[:, :] beta, double* out) noexcept nogil:
+cdef inline void sum_outer4(const int32_t* ids, int64_t k0, int64_t k1, const Rank1* w,
+                            double* out) noexcept nogil:
     """out = sum of alpha[a] beta[a]^T over ids[k0:k1] for four labels (B/I/E/S):
     fixed bounds let the compiler keep the 4 x 5 sum in registers."""
     cdef double acc[20]
@@ -186,8 +337,8 @@ cdef inline void sum_outer4(const int32_t[::1] ids, int64_t k0, int64_t k1, cons
     for v in range(20):
         acc[v] = 0.0
     for k in range(k0, k1):
-        al = &alpha[ids[k], 0]
-        be = &beta[ids[k], 0]
+        al = w.alpha + ids[k] * w.sa
+        be = w.beta + ids[k] * w.sb
         for y in range(4):
             for v in range(5):
                 acc[y * 5 + v] += al[y] * be[v]
@@ -195,92 +346,99 @@ cdef inline void sum_outer4(const int32_t[::1] ids, int64_t k0, int64_t k1, cons
         out[v] = acc[v]
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef inline void score_pair_bilinear(const int32_t[::1] ids, const int64_t[::1] ptr, int64_t p0, int n,
-                                     const double[:, :] alpha, const double[:, :] beta,
-                                     double[:, :, ::1] pair, double scale=1.0) noexcept nogil:
+cdef inline void score_pair_bilinear(const Corpus* c, const Rank1* w, const Lattice* L, int64_t p0, int n,
+                                     double scale=1.0) noexcept nogil:
     """pair[i, y, v] = scale * sum of alpha[a, y] * beta[a, v] over the 1st-order attributes
-    at p0 + i (eq. 1). Rows are S + 1 wide, as in score_pair_linear. alpha and beta
-    may be column slices of one array (alpha[a] next to beta[a] in memory: one cache
-    miss per attribute instead of two); their rows must be contiguous."""
-    cdef int i, y, v, S = pair.shape[1], T = S + 1
+    at p0 + i (eq. 1). Rows are S + 1 wide, as in score_pair_linear."""
+    cdef int i, y, v, S = L.S, T = S + 1
     cdef int64_t k
     cdef double ay
     cdef double* out
     cdef const double* al
     cdef const double* be
+    cdef double* pair = L.pair
+    cdef const int64_t* ptr = c.b_ptr
+    cdef const int32_t* ids = c.b_ids
+    cdef Py_ssize_t sa = w.sa, sb = w.sb
     # alpha[a] and beta[a] side by side (the usual layout): one prefetch covers both
-    cdef const char* base = <const char*> &alpha[0, 0] if alpha.shape[0] > 0 else NULL
-    cdef Py_ssize_t stride = alpha.strides[0], nbytes = (2 * S + 1) * sizeof(double)
+    cdef const char* base = <const char*> w.alpha
+    cdef Py_ssize_t stride = sa * sizeof(double), nbytes = (2 * S + 1) * sizeof(double)
     for y in range(S):
-        pair[0, y, S] = 0.0
+        pair[y * T + S] = 0.0
     for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
         prefetch_rows(ids, ptr, p0 + i, base, stride, nbytes)
     for k in range(ptr[p0], ptr[p0 + 1]):
         for y in range(S):
-            pair[0, y, S] += alpha[ids[k], y] * beta[ids[k], S]
+            pair[y * T + S] += w.alpha[ids[k] * sa + y] * w.beta[ids[k] * sb + S]
     for i in range(1, n):
         if i + PREFETCH_AHEAD < n:
             prefetch_rows(ids, ptr, p0 + i + PREFETCH_AHEAD, base, stride, nbytes)
-        out = &pair[i, 0, 0]
+        out = pair + i * S * T
         if S == 4:
-            sum_outer4(ids, ptr[p0 + i], ptr[p0 + i + 1], alpha, beta, out)
+            sum_outer4(ids, ptr[p0 + i], ptr[p0 + i + 1], w, out)
             continue
         for v in range(S * T):
             out[v] = 0.0
         for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
-            al = &alpha[ids[k], 0]
-            be = &beta[ids[k], 0]
+            al = w.alpha + ids[k] * sa
+            be = w.beta + ids[k] * sb
             for y in range(S):
                 ay = al[y]
                 for v in range(T):
                     out[y * T + v] += ay * be[v]
     if scale != 1.0:
         for y in range(S):
-            pair[0, y, S] *= scale
+            pair[y * T + S] *= scale
         for i in range(1, n):
-            out = &pair[i, 0, 0]
+            out = pair + i * S * T
             for v in range(S * T):
                 out[v] *= scale
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef inline double viterbi(const double[:, ::1] unary, const double[:, :, ::1] pair,
-                           const double[:, ::1] trans, const double[::1] end, int n,
-                           double[:, ::1] delta, int32_t[:, ::1] back, int32_t[::1] out) noexcept nogil:
+cdef inline double viterbi(const Lattice* L, const Linear* m, int n, int32_t* out) noexcept nogil:
     """First-order Viterbi (Viterbi 1967; Rabiner 1989, eq. 32-35) with start and stop scores.
 
     Writes the best label sequence to out[:n] and returns its score. Ties go to the
     lowest label index, so decoding is deterministic.
     """
-    cdef int i, y, v, S = unary.shape[1]
+    cdef int i, y, v, S = L.S, T = S + 1
     cdef double best, s
     cdef int32_t arg
+    cdef const double* unary = L.unary
+    cdef const double* pair = L.pair
+    cdef double* delta = L.delta
+    cdef int32_t* back = L.back
+    cdef const double* trans = m.trans
+    cdef const double* end = m.end
+    cdef const double* prev
+    cdef const double* pr
+    cdef const double* tr
     if n == 0:
         return 0.0
     for y in range(S):
-        delta[0, y] = unary[0, y] + pair[0, y, S] + trans[y, S]
+        delta[y] = unary[y] + pair[y * T + S] + trans[y * T + S]
     for i in range(1, n):
+        prev = delta + (i - 1) * S
         for y in range(S):
+            pr = pair + (i * S + y) * T  # row pointers: the inner loop is the hot spot
+            tr = trans + y * T
             best = -INFINITY
             arg = 0
             for v in range(S):
-                s = delta[i - 1, v] + pair[i, y, v] + trans[y, v]
+                s = prev[v] + pr[v] + tr[v]
                 if s > best:
                     best = s
                     arg = v
-            delta[i, y] = best + unary[i, y]
-            back[i, y] = arg
+            delta[i * S + y] = best + unary[i * S + y]
+            back[i * S + y] = arg
     best = -INFINITY
     arg = 0
     for y in range(S):
-        s = delta[n - 1, y] + end[y]
+        s = delta[(n - 1) * S + y] + end[y]
         if s > best:
             best = s
             arg = y
     out[n - 1] = arg
     for i in range(n - 1, 0, -1):
-        out[i - 1] = back[i, out[i]]
+        out[i - 1] = back[i * S + out[i]]
     return best

@@ -4,63 +4,80 @@ Averaging uses the lazy trick of Daume (2006, p. 19): besides W keep U += c * dW
 where c counts the sequences seen; the averaged weights are W - U / c. An update
 therefore touches only the weights of the features in dPhi.
 """
-cimport cython
-import numpy as np
+import numpy as np  # for the buffers of chain.pxd
 from libc.stdint cimport int32_t, int64_t
-from chain cimport decode_buffers, linear_update, differs, chunk_limits, score_unary, score_pair_linear, viterbi
+from chain cimport (Corpus, Linear, Lattice, PathDiff, corpus_view, linear_view, lattice_new, chunk_limits,
+                    differs, path_diff, next_diff, linear_update, score_unary, score_pair_linear, viterbi)
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def train_chunk(const int64_t[::1] order, const int64_t[::1] seq_ptr, const int32_t[::1] labels,
-                const int64_t[::1] u_ptr, const int32_t[::1] u_ids,
-                const int64_t[::1] b_ptr, const int32_t[::1] b_ids,
-                double[:, ::1] W0, double[:, :, ::1] W1, double[:, ::1] trans, double[::1] end,
-                double[:, ::1] U0, double[:, :, ::1] U1, double[:, ::1] Utrans, double[::1] Uend,
-                double C, int64_t counter, bint averaged, bint transitions):
-    """One pass of perceptron updates over the sequences listed in order.
+cdef inline void pair_update(const Corpus* c, const int32_t* pred, int64_t p0, int n, int S, double* W1,
+                             double* U1, double C, double cc, bint averaged) noexcept nogil:
+    """Perceptron step on the 1st-order weights W1 (A1 x S x (S + 1)) and their sums U1."""
+    cdef int T = S + 1
+    cdef Py_ssize_t row = S * T
+    cdef int64_t k
+    cdef double* w
+    cdef double* u
+    cdef PathDiff d = path_diff(c.labels + p0, pred, n, S)
+    while next_diff(&d):
+        for k in range(c.b_ptr[p0 + d.i], c.b_ptr[p0 + d.i + 1]):
+            w = W1 + c.b_ids[k] * row
+            w[d.g * T + d.gp] += C
+            w[d.p * T + d.pp] -= C
+            if averaged:
+                u = U1 + c.b_ids[k] * row
+                u[d.g * T + d.gp] += cc
+                u[d.p * T + d.pp] -= cc
 
-    Returns (mistakes, counter): the number of wrongly decoded sequences and the
-    updated averaging counter.
-    """
-    cdef int S = end.shape[0]
-    cdef Py_ssize_t j, N = order.shape[0]
-    cdef int maxlen, maxb
-    chunk_limits(order, seq_ptr, b_ptr, &maxlen, &maxb)
-    cdef double[:, ::1] unary, delta
-    cdef double[:, :, ::1] pair
-    cdef int32_t[:, ::1] back
-    cdef int32_t[::1] pred
-    unary, pair, delta, back, pred = decode_buffers(maxlen, S)
-    cdef int64_t p0, k, mistakes = 0
-    cdef int n, i, g, p, gp, pp
-    cdef int32_t a
-    cdef double cc
-    with nogil:
-        for j in range(N):
-            p0 = seq_ptr[order[j]]
-            n = <int>(seq_ptr[order[j] + 1] - p0)
-            if n > 0:
-                score_unary(u_ids, u_ptr, p0, n, W0, unary)
-                score_pair_linear(b_ids, b_ptr, p0, n, W1, pair)
-                viterbi(unary, pair, trans, end, n, delta, back, pred)
-                if differs(labels, p0, pred, n):
-                    mistakes += 1
-                    cc = C * counter
-                    linear_update(labels, pred, p0, n, S, u_ptr, u_ids, C, cc, W0, trans, end, U0, Utrans, Uend,
-                                  averaged, transitions)
-                    for i in range(n):
-                        g = labels[p0 + i]
-                        p = pred[i]
-                        gp = labels[p0 + i - 1] if i > 0 else S
-                        pp = pred[i - 1] if i > 0 else S
-                        if g != p or gp != pp:
-                            for k in range(b_ptr[p0 + i], b_ptr[p0 + i + 1]):
-                                a = b_ids[k]
-                                W1[a, g, gp] += C
-                                W1[a, p, pp] -= C
-                                if averaged:
-                                    U1[a, g, gp] += cc
-                                    U1[a, p, pp] -= cc
-            counter += 1
-    return mistakes, counter
+
+cdef class PerceptronKernel:
+    """The perceptron's arrays, updated in place: the linear part (W0, trans, end and,
+    when averaged, U0, Utrans, Uend) and the 1st-order weights W1 (A1 x S x (S + 1))
+    with their sums U1."""
+    cdef Linear lin
+    cdef double* W1
+    cdef double* U1
+    cdef double C
+    cdef object arrays  # owns the memory the pointers above point into
+
+    def __init__(self, double[:, ::1] W0, double[:, :, ::1] W1, double[:, ::1] trans, double[::1] end,
+                 double[:, ::1] U0, double[:, :, ::1] U1, double[:, ::1] Utrans, double[::1] Uend, double C,
+                 bint averaged, bint transitions):
+        self.lin = linear_view(W0, trans, end, U0, Utrans, Uend, averaged, transitions)
+        self.W1 = &W1[0, 0, 0]
+        self.U1 = &U1[0, 0, 0]
+        self.C = C
+        self.arrays = (W0, W1, trans, end, U0, U1, Utrans, Uend)
+
+    def train_chunk(self, data, const int64_t[::1] order, int64_t counter):
+        """One pass of perceptron updates over the sequences data[order].
+
+        Returns (mistakes, counter): the number of wrongly decoded sequences and the
+        updated averaging counter.
+        """
+        cdef Corpus c = corpus_view(data)
+        cdef Linear m = self.lin
+        cdef double* W1 = self.W1
+        cdef double* U1 = self.U1
+        cdef double C = self.C, cc
+        cdef int maxlen, maxb, n
+        chunk_limits(order, c.seq_ptr, c.b_ptr, &maxlen, &maxb)
+        cdef Lattice L
+        work = lattice_new(&L, maxlen, m.S)
+        cdef Py_ssize_t j, N = order.shape[0]
+        cdef int64_t p0, mistakes = 0
+        with nogil:
+            for j in range(N):
+                p0 = c.seq_ptr[order[j]]
+                n = <int>(c.seq_ptr[order[j] + 1] - p0)
+                if n > 0:
+                    score_unary(&c, &m, &L, p0, n)
+                    score_pair_linear(&c, W1, &L, p0, n)
+                    viterbi(&L, &m, n, L.pred)
+                    if differs(c.labels + p0, L.pred, n):
+                        mistakes += 1
+                        cc = C * counter
+                        linear_update(&c, L.pred, p0, n, &m, C, cc)
+                        pair_update(&c, L.pred, p0, n, m.S, W1, U1, C, cc, m.averaged)
+                counter += 1
+        return mistakes, counter

@@ -42,12 +42,8 @@ class Model:
         """Best label id of every position of an encoded Dataset."""
         out = np.zeros(data.n_positions, dtype=np.int32)
         w = self.weights
-        if self.kind == "linear":
-            second = {"W1": w["W1"]}
-        else:
-            second = self._interleaved()
-        decode_corpus(data.seq_ptr, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids, w["W0"], w["trans"], w["end"],
-                      out, **second)
+        second = {"W1": w["W1"]} if self.kind == "linear" else self._interleaved()
+        decode_corpus(data, {"W0": w["W0"], "trans": w["trans"], "end": w["end"], **second}, out)
         return out
 
     @property

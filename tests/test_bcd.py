@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from seqbil._kernels.bcd import bcd_chunk
+from seqbil._kernels.bcd import BCDKernel
 from seqbil._kernels.decode import decode_corpus
 from seqbil.features.dataset import encode
 from seqbil.learners import LEARNERS
@@ -33,18 +33,17 @@ def test_one_pa_step_makes_the_margin_exactly_one(rng, side):
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
     W0, end, trans = rng.normal(size=(A0, 3)) * 0.1, rng.normal(size=3) * 0.1, rng.normal(size=(3, 4)) * 0.1
     alpha, beta = rng.normal(size=(A1, 3)), rng.normal(size=(A1, 4))
+    kernel = BCDKernel(W0, trans, end, alpha, beta, np.full(A0, -1, np.int32), np.full(A1, -1, np.int32), 1e9, True)
+    weights = {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
     checked = 0
     for j in range(data.n_sequences):
         out = np.zeros(data.n_positions, dtype=np.int32)
-        decode_corpus(data.seq_ptr, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids, W0, trans, end, out,
-                      alpha=alpha, beta=beta)
+        decode_corpus(data, weights, out)
         a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
         guess, gold = list(out[a:b]), list(data.labels[a:b])
         if guess == gold:
             continue
-        mistakes = bcd_chunk(np.array([j], dtype=np.int64), data.seq_ptr, data.labels, data.u_ptr, data.u_ids,
-                             data.b_ptr, data.b_ids, W0, trans, end, alpha, beta, np.full(A0, -1, np.int32),
-                             np.full(A1, -1, np.int32), side, 1e9, True)
+        mistakes = kernel.train_chunk(data, np.array([j], dtype=np.int64), side)
         assert mistakes == 1
         margin = sequence_score(data, j, gold, W0, trans, end, alpha, beta) - \
             sequence_score(data, j, guess, W0, trans, end, alpha, beta)

@@ -186,7 +186,7 @@ def test_diagnose_angles_equal_a_per_block_computation(rng, R):
 # --- global mode ------------------------------------------------------------------
 from scipy.linalg import block_diag  # noqa: E402
 
-from seqbil._kernels.bol import global_update  # noqa: E402
+from seqbil._kernels.bol_global import global_update  # noqa: E402
 
 
 def dense_global_step(theta_prev, D, alpha, beta, sigma, R):

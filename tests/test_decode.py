@@ -70,7 +70,7 @@ def test_decode_corpus_equals_brute_force(rng, form, S):
         W1 = alpha[:, :, None] * beta[:, None, :]
         extra = {"alpha": alpha, "beta": beta}
     out = np.full(data.n_positions, -1, dtype=np.int32)
-    decode_corpus(data.seq_ptr, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids, W0, trans, end, out, **extra)
+    decode_corpus(data, {"W0": W0, "trans": trans, "end": end, **extra}, out)
     for j in range(data.n_sequences):
         unary, pair = tables(data, j, W0, W1)
         assert tuple(out[data.seq_ptr[j]:data.seq_ptr[j + 1]]) == brute_force(unary, pair, trans, end)[1]

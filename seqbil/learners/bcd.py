@@ -6,7 +6,7 @@ for beta with alpha fixed (cython_ext/bcd.pyx). No parameter averaging.
 """
 import numpy as np
 
-from .._kernels.bcd import bcd_chunk
+from .._kernels.bcd import BCDKernel
 from ..params import Param
 from .base import Learner, register
 
@@ -34,6 +34,9 @@ class CoordinateDescent(Learner):
         self.mark0 = np.full(self.A0, -1, dtype=np.int32)
         self.mark1 = np.full(self.A1, -1, dtype=np.int32)
         self.side = 0
+        # the kernel works on these arrays in place: they are never replaced, only updated
+        self.kernel = BCDKernel(self.W0, self.trans, self.end, self.alpha, self.beta, self.mark0, self.mark1, self.C,
+                                self.transitions)
 
     def passes(self):
         return 2 * self.rounds * self.epochs
@@ -47,9 +50,7 @@ class CoordinateDescent(Learner):
         self.side = (k // self.epochs) % 2
 
     def train_chunk(self, data, order):
-        return bcd_chunk(order, data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids,
-                         self.W0, self.trans, self.end, self.alpha, self.beta, self.mark0, self.mark1, self.side,
-                         self.C, self.transitions)
+        return self.kernel.train_chunk(data, order, self.side)
 
     def end_pass(self, k):
         return {"side": "alpha" if self.side == 0 else "beta"}

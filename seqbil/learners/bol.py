@@ -3,11 +3,11 @@
 Block mode (default): the dual Theta is block diagonal with one S x (S+1) block per
 1st-order attribute, and each block keeps its own rank-1 triple W_a = sigma_a u_a
 v_a^T, refreshed by R power steps on every mistake that touches it (see
-cython_ext/bilinear.pyx). The literal global reading, one sigma_1 over the whole
-block-diagonal Theta (`rank1 = "global"`), keeps alpha = s_a * a_raw and
-beta = s_b * b_raw with scalar scales, starts from the paper's alpha = beta =
-1 / |1|, and shows the degenerate behaviour this reading has (a single block holds
-the top singular pair of a block-diagonal matrix).
+cython_ext/bol.pyx). The literal global reading, one sigma_1 over the whole
+block-diagonal Theta (`rank1 = "global"`, cython_ext/bol_global.pyx), keeps
+alpha = s_a * a_raw and beta = s_b * b_raw with scalar scales, starts from the
+paper's alpha = beta = 1 / |1|, and shows the degenerate behaviour this reading
+has (a single block holds the top singular pair of a block-diagonal matrix).
 
 0-order attributes and the end scores form a linear part updated as in the paper's
 section 4.3 (w += C dPhi-hat). With averaging, alpha (= sigma u) and beta (= v) are
@@ -15,7 +15,8 @@ averaged individually, lazily.
 """
 import numpy as np
 
-from .._kernels.bol import bol_chunk
+from .._kernels.bol import BlockKernel
+from .._kernels.bol_global import GlobalKernel
 from ..params import Param
 from .base import Learner, register
 
@@ -60,7 +61,7 @@ class Bilinear(Learner):
         self.state = np.zeros(7)
         if self.mode == "global":  # the paper's start: alpha = beta = 1/|1| (unit norm over all attributes)
             self.ab[:] = 1.0
-            # sigma, s_a, s_b, |alpha|^2, |beta|^2, G_a, G_b (see bol_chunk); the
+            # sigma, s_a, s_b, |alpha|^2, |beta|^2, G_a, G_b (see bol_global.pyx); the
             # running sums G start with the initial parameters, as the counter c = 1 does
             s_a, s_b = 1 / np.sqrt(max(A1 * S, 1)), 1 / np.sqrt(max(A1 * (S + 1), 1))
             self.state = np.array([0.0, s_a, s_b, 1.0, 1.0, 0.0, s_b])
@@ -73,14 +74,20 @@ class Bilinear(Learner):
         self.counter = 1
         self.updated = 0
         self.mistakes = 0  # so far: the dual's sum of eta_j is C times this
+        # the kernel works on these arrays in place: they are never replaced, only updated
+        b = self.blocks
+        if self.mode == "block":
+            self.kernel = BlockKernel(self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend, self.alpha,
+                                      self.beta, self.sigma, self.Ua, self.Ub, b.slot, b.pool, self.mark, self.C,
+                                      self.R, self.averaged, self.transitions)
+        else:  # alpha and beta hold the raw vectors, scaled by state[1] and state[2]
+            self.kernel = GlobalKernel(self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend, self.alpha,
+                                       self.beta, self.state, self.Ua, self.Ub, b.slot, b.pool, self.mark, self.C,
+                                       self.R, self.averaged, self.transitions)
 
     def train_chunk(self, data, order):
         b = self.blocks
-        mistakes, self.counter, b.used, updated = bol_chunk(
-            order, data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids,
-            self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend, self.alpha, self.beta,
-            self.sigma, self.state, self.Ua, self.Ub, b.slot, b.pool, b.used, self.mark, self.C, self.R,
-            self.counter, self.averaged, self.transitions, self.mode == "global")
+        mistakes, self.counter, b.used, updated = self.kernel.train_chunk(data, order, self.counter, b.used)
         if self.mode == "global":
             self._fold_scales()
         self.updated += updated

@@ -1,7 +1,7 @@
 """Structured perceptron (Collins 2002) on the linear first-order model (eq. 2)."""
 import numpy as np
 
-from .._kernels.sp import train_chunk
+from .._kernels.sp import PerceptronKernel
 from .base import Learner, register
 
 
@@ -20,12 +20,12 @@ class Perceptron(Learner):
         self.U0, self.U1, self.Utrans, self.Uend = (np.zeros(shape(a)) for a in (self.W0, self.W1, self.trans,
                                                                                   self.end))
         self.counter = 1
+        # the kernel works on these arrays in place: they are never replaced, only updated
+        self.kernel = PerceptronKernel(self.W0, self.W1, self.trans, self.end, self.U0, self.U1, self.Utrans,
+                                       self.Uend, self.C, self.averaged, self.transitions)
 
     def train_chunk(self, data, order):
-        mistakes, self.counter = train_chunk(
-            order, data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids,
-            self.W0, self.W1, self.trans, self.end, self.U0, self.U1, self.Utrans, self.Uend, self.C, self.counter,
-            self.averaged, self.transitions)
+        mistakes, self.counter = self.kernel.train_chunk(data, order, self.counter)
         return mistakes
 
     def parameters(self):

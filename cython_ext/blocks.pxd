@@ -1,0 +1,169 @@
+# The dual side of the online bilinear learner (Wu & Sun 2015, Algorithm 2), shared by
+# its block-mode kernel (bol.pyx) and the paper's literal global mode (bol_global.pyx).
+#
+# The dual matrix Theta = sum of C * dPhi over the mistakes is block diagonal, one
+# S x (S+1) block per 1st-order attribute. Blocks are stored densely, but only for
+# attributes that took part in a mistake (`slot[a]` indexes a growing pool; see
+# learners/bol.py: BlockPool).
+import numpy as np
+from libc.stdint cimport int32_t, int64_t
+from libc.string cimport memset
+from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, SEQBIL_PREFETCH, path_diff, next_diff, differs,
+                    linear_update, score_unary, score_pair_bilinear, viterbi)
+
+
+cdef struct Dual:
+    int S
+    int64_t* slot             # slot[a]: pool index of Theta_a, -1 until a takes part in a mistake
+    double* pool              # S x (S + 1) doubles per slot
+    int64_t n_slots           # slots in use
+    int32_t* mark             # mark[a]: index of a in touched while an update runs, else -1
+    int32_t* touched          # the attributes of the current C * dPhi, in order of first visit
+    double* dblk              # their blocks of C * dPhi
+
+
+cdef inline Dual dual_view(int64_t[::1] slot, double[:, :, ::1] pool, int32_t[::1] mark) except *:
+    """The Theta pool of a learner (kept alive by the caller); see dual_buffers."""
+    cdef Dual d
+    d.S = pool.shape[1]
+    if pool.shape[2] != d.S + 1 or mark.shape[0] != slot.shape[0] or pool.shape[0] < slot.shape[0]:
+        raise ValueError("slot, pool and mark do not fit")
+    d.slot, d.pool, d.mark = &slot[0], &pool[0, 0, 0], &mark[0]
+    d.n_slots = 0
+    d.touched, d.dblk = NULL, NULL
+    return d
+
+
+cdef inline tuple dual_buffers(Dual* d, int maxb):
+    """Point d at fresh per-update buffers for up to maxb touched attributes; returns
+    the arrays that own them, for the caller to keep."""
+    cdef int32_t[::1] touched = np.zeros(maxb, dtype=np.int32)
+    cdef double[:, :, ::1] dblk = np.zeros((maxb, d.S, d.S + 1))
+    d.touched, d.dblk = &touched[0], &dblk[0, 0, 0]
+    return touched, dblk
+
+
+cdef inline int collect_dphi(const Corpus* c, const int32_t* pred, int64_t p0, int n, Dual* d,
+                             double C) noexcept nogil:
+    """Gather C * dPhi of a mistaken sequence per touched attribute block.
+
+    touched[:k] lists the attributes, dblk[j] holds the block of touched[j], and
+    mark[a] = j until absorb resets it. Returns k."""
+    cdef int S = d.S, T = S + 1, k = 0, j
+    cdef int64_t q
+    cdef int32_t a
+    cdef double* blk
+    cdef PathDiff at = path_diff(c.labels + p0, pred, n, S)
+    while next_diff(&at):
+        for q in range(c.b_ptr[p0 + at.i], c.b_ptr[p0 + at.i + 1]):
+            a = c.b_ids[q]
+            j = d.mark[a]
+            if j < 0:
+                j = k
+                d.mark[a] = k
+                d.touched[k] = a
+                memset(d.dblk + k * S * T, 0, S * T * sizeof(double))
+                k += 1
+            blk = d.dblk + j * S * T
+            blk[at.g * T + at.gp] += C
+            blk[at.p * T + at.pp] -= C
+    return k
+
+
+cdef inline void prefetch_blocks(const Dual* d, int k, const double* sigma) noexcept nogil:
+    """Ask the cache for the Theta blocks of the k touched attributes (their slots and,
+    unless sigma is NULL, sigmas first), which lie at random places: the refresh loop
+    then finds them."""
+    cdef int j, off, n = d.S * (d.S + 1), nbytes = n * sizeof(double)
+    cdef int64_t s
+    for j in range(k):
+        SEQBIL_PREFETCH(&d.slot[d.touched[j]])
+        if sigma != NULL:
+            SEQBIL_PREFETCH(&sigma[d.touched[j]])
+    for j in range(k):
+        s = d.slot[d.touched[j]]
+        if s >= 0:
+            off = 0
+            while off < nbytes:
+                SEQBIL_PREFETCH(<char*> (d.pool + s * n) + off)
+                off += 64
+
+
+cdef inline double* theta_block(Dual* d, int32_t a) noexcept nogil:
+    """The Theta block of attribute a, given a zeroed pool slot on first use."""
+    cdef int n = d.S * (d.S + 1)
+    cdef int64_t s = d.slot[a]
+    if s < 0:
+        s = d.n_slots
+        d.slot[a] = s
+        d.n_slots += 1
+        memset(d.pool + s * n, 0, n * sizeof(double))
+    return d.pool + s * n
+
+
+cdef inline double* absorb(Dual* d, int j) noexcept nogil:
+    """Theta_a += C * dPhi_a (Algorithm 2, line 6) for the j-th touched attribute a;
+    clears mark[a] and returns Theta_a."""
+    cdef int32_t a = d.touched[j]
+    cdef int r, c, S = d.S, T = S + 1
+    d.mark[a] = -1
+    cdef double* th = theta_block(d, a)
+    cdef const double* D = d.dblk + j * S * T
+    for r in range(S):
+        for c in range(T):
+            th[r * T + c] += D[r * T + c]
+    return th
+
+
+cdef inline int bilinear_mistake(const Corpus* c, const Linear* m, const Rank1* w, double scale,
+                                 const Lattice* L, Dual* d, const double* sigma, int64_t p0, int n,
+                                 double C, double cc) noexcept nogil:
+    """Algorithm 2, lines 4-5 for the sequence at p0: decode with the bilinear model
+    (1st-order scores times scale). On a mistake, take the linear step (section 4.3,
+    cc = C * counter for averaging) and gather C * dPhi_t in d, asking the cache for
+    the Theta blocks it touches (see prefetch_blocks). Returns the number of touched
+    blocks, or -1 when the decoded path is right."""
+    score_unary(c, m, L, p0, n)
+    score_pair_bilinear(c, w, L, p0, n, scale)
+    viterbi(L, m, n, L.pred)
+    if not differs(c.labels + p0, L.pred, n):
+        return -1
+    linear_update(c, L.pred, p0, n, m, C, cc)
+    cdef int k = collect_dphi(c, L.pred, p0, n, d, C)
+    prefetch_blocks(d, k, sigma)
+    return k
+
+
+# --- small dense products on the blocks ------------------------------------------------
+
+cdef inline double dot(const double* x, const double* y, int n) noexcept nogil:
+    cdef double s = 0.0
+    cdef int i
+    for i in range(n):
+        s += x[i] * y[i]
+    return s
+
+
+cdef inline void matvec(const double* M, const double* x, double* out, int rows, int cols,
+                        double scale, bint accumulate) noexcept nogil:
+    """out (+)= scale * M x for a row-major rows x cols matrix."""
+    cdef int r, c
+    cdef double s
+    for r in range(rows):
+        s = 0.0
+        for c in range(cols):
+            s += M[r * cols + c] * x[c]
+        out[r] = out[r] + scale * s if accumulate else scale * s
+
+
+cdef inline void rmatvec(const double* M, const double* x, double* out, int rows, int cols,
+                         double scale, bint accumulate) noexcept nogil:
+    """out (+)= scale * M^T x for a row-major rows x cols matrix."""
+    cdef int r, c
+    if not accumulate:
+        for c in range(cols):
+            out[c] = 0.0
+    for r in range(rows):
+        if x[r] != 0.0:
+            for c in range(cols):
+                out[c] += scale * M[r * cols + c] * x[r]
