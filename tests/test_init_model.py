@@ -92,7 +92,7 @@ def test_perceptron_continued_equals_one_online_run(tmp_path, seed):
     assert any(np.any(w) for w in reference.weights.values())
 
 
-@pytest.mark.parametrize("learner", ["sp", "bcd"])
+@pytest.mark.parametrize("learner", ["sp", "bcd", "bol"])
 def test_new_labels_and_attributes_start_at_zero(tmp_path, learner):
     """With a vanishing step the continued model is the old one, by attribute string
     and label name, with zeros for what is new."""

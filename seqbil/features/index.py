@@ -112,7 +112,7 @@ def field_matrix(sentences, columns, K, token_ids, fold=None, layout="boundaries
 
 
 LAYOUTS = ("boundaries-first", "values-first")
-LAYOUT = "values-first"  # of new indexes
+LAYOUT = "boundaries-first"  # of new indexes
 
 
 class FeatureIndex:

@@ -94,6 +94,27 @@ class Bilinear(Learner):
         self.mistakes += mistakes
         return mistakes
 
+    def warm_start(self, weights):
+        """Start from a saved bilinear model: each block gets the rank-1 dual Theta_a =
+        alpha_a beta_a^T, whose top triple the saved factors are, so the first power
+        steps refine the saved W_a instead of starting afresh. The factors are put in
+        the learner's form alpha_a = sigma_a u_a, beta_a = v_a with unit u_a, v_a (an
+        averaged model's are not)."""
+        if self.mode == "global":
+            raise ValueError("rank1 = global cannot continue a model; use rank1 = block")
+        super().warm_start(weights)
+        na, nb = np.linalg.norm(self.alpha, axis=1), np.linalg.norm(self.beta, axis=1)
+        live = np.flatnonzero((na > 0) & (nb > 0))
+        dead = np.flatnonzero((na == 0) | (nb == 0))
+        self.alpha[live] *= nb[live, None]
+        self.beta[live] /= nb[live, None]
+        self.ab[dead] = 0.0
+        self.sigma[live] = na[live] * nb[live]
+        b = self.blocks
+        b.slot[live] = np.arange(len(live))
+        b.used = len(live)
+        b.pool[:len(live)] = self.alpha[live, :, None] * self.beta[live, None, :]
+
     def _fold_scales(self):
         """Move a global scale into the raw vectors before it under- or overflows; the
         running sums G for averaging move the other way (G * raw is unchanged)."""
