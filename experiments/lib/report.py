@@ -24,7 +24,19 @@ PAPER_TABLE1 = {
 }
 # the paper's CRF rows come from CRF++: our CRF++ rows sit beside the same figures
 PAPER_TABLE1["crfpp-l2"], PAPER_TABLE1["crfpp-l1"] = PAPER_TABLE1["crf2"], PAPER_TABLE1["crf1"]
-METHOD_ORDER = ["bol", "bol-global", "bcd", "sp", "bol+0", "sp+0", "crf2", "crf1", "crfpp-l2", "crfpp-l1"]
+
+
+def _method_order():
+    """Learners in the registry's order (a new learner's runs need no change here),
+    then the experiments' variants and the CRF peers."""
+    from seqbil.learners import LEARNERS
+    order = []
+    for name in LEARNERS:
+        order += [name, f"{name}-global"] if name == "bol" else [name]
+    return order + [f"{name}+0" for name in ("sp", "bol")] + ["crf2", "crf1", "crfpp-l2", "crfpp-l1"]
+
+
+METHOD_ORDER = _method_order()
 CORPUS_ORDER = ["pku", "msr", "cityu", "as", "sxu", "sample", "conll2000"]
 
 
@@ -67,6 +79,7 @@ def meta(out):
 
 
 def write_csv(out, stem, header, rows):
+    """The table as CSV (headed by the run details) and as a JSON record beside it."""
     path = out / f"{stem}.csv"
     with open(path, "w", newline="") as f:
         for line in meta(out):
@@ -74,6 +87,11 @@ def write_csv(out, stem, header, rows):
         w = csv.writer(f)
         w.writerow(header)
         w.writerows(rows)
+    details = dict(line.split(": ", 1) for line in meta(out) if ": " in line)
+    record = {**details, "table": stem, "columns": list(header), "rows": [list(r) for r in rows]}
+    tmp = out / f"{stem}.json.tmp"
+    tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(out / f"{stem}.json")
     return path
 
 
