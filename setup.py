@@ -24,10 +24,10 @@ extensions = [
 
 
 def version():
-    for line in (HERE / "seqbil" / "__init__.py").read_text().splitlines():
+    for line in (HERE / "seqbil" / "_version.py").read_text().splitlines():
         if line.startswith("__version__"):
             return line.split('"')[1]
-    raise RuntimeError("no __version__ in seqbil/__init__.py")
+    raise RuntimeError("no __version__ in seqbil/_version.py")
 
 
 setup(

@@ -43,7 +43,7 @@ def speed_table(record):
     notes = ("seqbil's tagging is `seqbil tag` end to end through the shell; crfsuite's is its attribute "
              "building plus tagging in Python. Training passes only: seqbil's per-epoch seconds (`--log`), "
              "crfsuite's training call.")
-    return f"{record['description']}, {record['epochs']} epochs, averaging.\n\n" + "\n".join(rows) + \
+    return f"{record['description']}, {record['epochs']} epochs.\n\n" + "\n".join(rows) + \
         f"\n\n{notes} {provenance(record)}\n"
 
 

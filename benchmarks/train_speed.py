@@ -34,10 +34,12 @@ CORPORA = {
     # name: (data folder, train file, test file, seqbil options, description)
     "conll2000": ("conll2000", "train.txt", "test.txt",
                   ["--config", "conll2000", "--template", str(ROOT / "configs" / "crfpp_chunking.template")],
-                  "CoNLL-2000 chunking, CRF++'s chunking template (0-order features and label transitions)"),
+                  "CoNLL-2000 chunking, CRF++'s chunking template (0-order features and label transitions), "
+                  "averaged perceptrons on both sides"),
     "pku": ("sighan2005", "pku_training.approx.utf8", "pku_test_gold.utf8", ["--config", "sighan2005"],
-            "SIGHAN 2005 pku (stand-in training set), the paper's character templates as 1st-order features "
-            "(crfsuite: as state features)"),
+            "SIGHAN 2005 pku (stand-in training set), the paper's setting (configs/sighan2005.toml: "
+            "character templates as 1st-order features, no averaging); crfsuite's averaged perceptron "
+            "with the templates as state features"),
 }
 
 

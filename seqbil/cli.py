@@ -9,7 +9,8 @@ import sys
 
 import click
 
-from . import __version__, params
+from . import params
+from ._version import __version__
 from .errors import SeqbilError
 
 

@@ -4,7 +4,7 @@ import os
 
 import numpy as np
 
-from . import __version__
+from ._version import __version__
 from .modelfile import file_version
 
 

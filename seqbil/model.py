@@ -12,7 +12,7 @@ import codecs
 
 import numpy as np
 
-from . import __version__
+from ._version import __version__
 from ._kernels.decode import decode_corpus
 from .formats import Sentence, make_format
 from .features.dataset import encode

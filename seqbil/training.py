@@ -9,7 +9,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import __version__, checkpoint, params
+from . import checkpoint, params
+from ._version import __version__
 from .errors import ConfigError, InputError
 from .evaluation import choose_metric, headline, score
 from .evaluation.chunks import detect_scheme
