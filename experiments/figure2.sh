@@ -5,7 +5,7 @@ NAME=figure2
 USAGE="Trains bol and sp (T=20) and, when python-crfsuite is installed, crf2 and crf1
 (L-BFGS, 150 iterations) on pku, scoring the test set after every iteration (CRFsuite's
 holdout evaluation for the CRFs); writes convergence.csv, convergence.md and
-convergence.png (label error rate against iterations and against training seconds)."
+convergence.png (label error rate against iterations)."
 source "$(dirname "$0")/common.sh"
 parse_options "$@"
 

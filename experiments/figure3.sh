@@ -4,7 +4,8 @@
 NAME=figure3
 USAGE="Trains bol, sp and bcd with configs/conll2000.toml (0-order + 1st-order templates,
 averaged, T=20) on fixed-seed random parts of the CoNLL-2000 training set (10% ...
-100%) and scores them on the test set with conlleval's F1; writes curve.csv, curve.md
+100%) and scores them on the test set with conlleval's F1; on the whole training set also CRF++
+(standard chunking template) and python-crfsuite's L2 CRF when installed; writes curve.csv, curve.md
 and curve.png."
 source "$(dirname "$0")/common.sh"
 parse_options "$@"
@@ -30,4 +31,17 @@ for pct in "${PCTS[@]}"; do
     done
     rm -f "$part"
 done
+# CRF peers on the whole training set: CRF++ with its standard chunking template and
+# defaults, python-crfsuite's L2 CRF with the config's templates and with CRF++'s template
+if [ "$QUICK" = 0 ]; then
+    peer_args=(--config conll2000 --train "$train" --test "$test")
+    if have_crfpp; then
+        crfpp "conll2000__crfpp-l2__100" "${peer_args[@]}" --template "$ROOT/configs/crfpp_chunking.template"
+    fi
+    if have_crfsuite; then
+        crf "conll2000__crf2__100" "${peer_args[@]}" --iterations 1000 --c2 1
+        crf "conll2000__crf2-crfpp__100" "${peer_args[@]}" --iterations 1000 --c2 1 \
+            --template "$ROOT/configs/crfpp_chunking.template"
+    fi
+fi
 report curve "$OUT" --title "Figure 3: chunking learning curve on CoNLL-2000"

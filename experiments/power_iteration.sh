@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The paper's check that R <= 4 power-iteration steps suffice (section 6.1): dev F1,
-# training time and the angle between the R-step pair and the exact top singular
+# The paper's check that R <= 4 power-iteration steps suffice (section 6.1): dev F1
+# and the angle between the R-step pair and the exact top singular
 # pair, for R = 1, 2, 4, 8, in both bol modes, on a 10% dev split of pku training.
 NAME=power_iteration
 USAGE="Splits the pku training set into 90% training and a 10% dev set (fixed seed), trains

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Table 1 of Wu & Sun: word segmentation F1 and training time of bol (block and the
+# Table 1 of Wu & Sun: word segmentation F1 of bol (block and the
 # paper's literal global mode), bcd and sp, bol and sp with the 0-order extension, plus CRFs
 # (python-crfsuite, with the optional `bench` extra; CRF++, the paper's CRF tool, when
 # crf_learn is on the PATH), next to the paper's figures.

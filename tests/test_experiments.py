@@ -3,6 +3,7 @@ root and from elsewhere, and writes its tables with the run details; seqbil's nu
 them are those of the same runs done with the Python API."""
 import csv
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -76,12 +77,27 @@ def power_runs(work):
             for mode in ("block", "global") for R in (1, 4)}
 
 
+def seeds_runs(work):
+    import statistics
+    f1 = {}
+    for seed in (1, 2):
+        for learner in ("bol", "sp"):
+            for config, suffix in (("sighan2005", ""), ("sighan2005_0order", "+0")):
+                for averaged in (False, True):
+                    f1.setdefault(("pku", learner + suffix + "-avg" * averaged), []).append(
+                        scores(*PKU, config=config, learner=learner, seed=seed, averaged=averaged, **QUICK)["f1"])
+            f1.setdefault(("conll2000", learner), []).append(
+                scores(*CONLL, config="conll2000", learner=learner, seed=seed, **QUICK)["f1"])
+    return {key: statistics.fmean(values) for key, values in f1.items()}
+
+
 API_RUNS = {
     "table1.sh": table1_runs,
     "figure1.sh": lambda work: curve_runs(work, "sample", "sighan", "sighan2005", PKU),
     "figure2.sh": convergence_runs,
     "figure3.sh": lambda work: curve_runs(work, "conll2000", "conll", "conll2000", CONLL),
     "power_iteration.sh": power_runs,
+    "seeds.sh": seeds_runs,
 }
 
 
@@ -91,6 +107,8 @@ def row_numbers(stem, table):
         return {(r["corpus"], r["method"]): float(r["f1"]) for r in table}
     if stem == "curve":
         return {(r["corpus"], r["method"], int(r["percent"])): float(r["f1"]) for r in table}
+    if stem == "seeds":
+        return {(r["corpus"], r["method"]): float(r["mean_f1"]) for r in table}
     if stem == "convergence":
         return {(r["method"], int(r["iteration"])): float(r["label_error_percent"]) for r in table}
     return {(r["mode"], int(r["R"])): float(r["dev_f1"]) for r in table}
@@ -102,6 +120,7 @@ def row_numbers(stem, table):
     ("figure2.sh", "convergence", 2 * 3 + 2 * 5 * CRF),
     ("figure3.sh", "curve", 3 * 2),
     ("power_iteration.sh", "power_iteration", 2 * 2),
+    ("seeds.sh", "seeds", 8 + 2),
 ])
 def test_experiment_script_quick(tmp_path, script, stem, n_rows):
     out = tmp_path / "out"
@@ -118,6 +137,9 @@ def test_experiment_script_quick(tmp_path, script, stem, n_rows):
     # what is left: the CRF peers' rows (python-crfsuite, CRF++), another tool's numbers
     assert all(any(str(field).startswith("crf") for field in key) for key in numbers), numbers
     assert all(0 < v < 100 for v in numbers.values())
+    record = json.loads((out / f"{stem}.json").read_text())  # the record beside the table
+    assert len(record["rows"]) == n_rows and record["columns"] == list(table[0])
+    assert all(record[key] for key in ("command", "seqbil", "machine", "date")) and "git " in record["seqbil"]
     text = (out / f"{stem}.md").read_text()
     for key in ("command: ", "seqbil: ", "machine: ", "--quick"):
         assert key in text and key in (out / f"{stem}.csv").read_text()

@@ -41,7 +41,8 @@ CORPUS_ORDER = ["pku", "msr", "cityu", "as", "sxu", "sample", "conll2000"]
 
 
 def load_runs(out):
-    """{name: record} with f1, train_seconds, passes, model_mib and the per-pass log."""
+    """{name: record} with f1, passes, model_mib and the per-pass log. Run times are not
+    kept: one run is no timing (benchmarks/ measure speed, five runs against a peer)."""
     runs = {}
     for path in sorted((out / "runs").glob("*.jsonl")):
         name = path.name[:-len(".jsonl")]
@@ -54,9 +55,8 @@ def load_runs(out):
         scores = json.loads(result.read_text())
         rec = {"name": name, "log": log, "passes": len(log), "f1": scores["f1"]}
         if crf:
-            rec["train_seconds"], rec["model_mib"] = scores["train_seconds"], scores["model_mib"]
+            rec["model_mib"] = scores["model_mib"]
         else:
-            rec["train_seconds"] = sum(r["seconds"] for r in log)
             size = out / "runs" / f"{name}.size"
             rec["model_mib"] = int(size.read_text()) / 2 ** 20 if size.exists() else math.nan
         runs[name] = rec
@@ -65,7 +65,7 @@ def load_runs(out):
         if name not in runs:
             scores = json.loads(path.read_text())
             runs[name] = {"name": name, "log": [], "passes": scores["iterations"], "f1": scores["f1"],
-                          "train_seconds": scores["train_seconds"], "model_mib": scores["model_mib"]}
+                          "model_mib": scores["model_mib"]}
     return runs
 
 
@@ -106,10 +106,6 @@ def fmt(x, digits=2):
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
 
-def seconds(x):
-    return fmt(x, 0 if x >= 100 else 1 if x >= 1 else 2)
-
-
 def ordered(values, order):
     return sorted(values, key=lambda v: (order.index(v) if v in order else len(order), v))
 
@@ -142,24 +138,20 @@ def table1(out, title):
     runs = load_runs(out)
     corpora = ordered({fields(n)[0] for n in runs}, CORPUS_ORDER)
     methods = ordered({fields(n)[1] for n in runs}, METHOD_ORDER)
-    rows = [[fields(n)[0], fields(n)[1], r["f1"], r["train_seconds"], r["passes"], r["model_mib"]]
-            for n, r in runs.items()]
-    write_csv(out, "table1", ["corpus", "method", "f1", "train_seconds", "passes", "model_mib"], rows)
+    rows = [[fields(n)[0], fields(n)[1], r["f1"], r["passes"], r["model_mib"]] for n, r in runs.items()]
+    write_csv(out, "table1", ["corpus", "method", "f1", "passes", "model_mib"], rows)
     shown = corpora + [c for c in ("pku", "msr", "cityu", "as") if c not in corpora]
-    head = "| method | " + " | ".join(f"{c} F1 (ours / paper)" for c in shown) + \
-           " | training s (ours: " + ", ".join(corpora) + ") | paper: 10^3 s on as |"
-    body = [head, "|" + "---|" * (len(shown) + 3)]
+    head = "| method | " + " | ".join(f"{c} F1 (ours / paper)" for c in shown) + " |"
+    body = [head, "|" + "---|" * (len(shown) + 1)]
     for m in methods + [m for m in PAPER_TABLE1 if m not in methods and not m.startswith("crfpp")]:
         cells = []
         for c in shown:
             r = runs.get(f"{c}__{m}")
             cells.append(f"{fmt(r['f1']) if r else '–'} / {fmt(PAPER_TABLE1.get(m, {}).get(c), 1)}")
-        times = ", ".join(seconds(runs[f"{c}__{m}"]["train_seconds"]) if f"{c}__{m}" in runs else "–"
-                          for c in corpora)
-        body.append(f"| {m} | " + " | ".join(cells) + f" | {times} | {fmt(PAPER_TABLE1.get(m, {}).get('time'), 1)} |")
+        body.append(f"| {m} | " + " | ".join(cells) + " |")
     body += ["", "F1 as the SIGHAN 2005 scorer computes it (word spans); '–': no run (no training set "
-             "for that corpus here) or no figure in the paper. Training seconds are the sum of the "
-             "training passes, without reading the corpus or scoring."]
+             "for that corpus here) or no figure in the paper. Training times are measured apart, five "
+             "runs each against a peer in the same run, by benchmarks/train_speed.py (results/speed/)."]
     if any(m.endswith("+0") for m in methods):
         body += ["", "bol+0, sp+0: the same character templates also as 0-order features (the paper's "
                  "section 4.3 extension; configs/sighan2005_0order.toml)."]
@@ -172,15 +164,24 @@ def table1(out, title):
 
 # --- learning curves (Figures 1 and 3) ------------------------------------------------
 
+def is_peer(method):
+    return method.startswith("crf")
+
+
 def curve(out, title, offset):
+    """F1 against the share of the training set; the offset from the mean is taken over
+    seqbil's learners only (the peers, run on the whole set, are listed apart)."""
     runs = load_runs(out)
-    rows = sorted(((*fields(n)[:2], int(fields(n)[2]), r["f1"], r["train_seconds"]) for n, r in runs.items()),
+    rows = sorted(((*fields(n)[:2], int(fields(n)[2]), r["f1"]) for n, r in runs.items()),
                   key=lambda x: (CORPUS_ORDER.index(x[0]) if x[0] in CORPUS_ORDER else 99, x[0], x[2], x[1]))
+    peers = [r for r in rows if is_peer(r[1])]
+    rows = [r for r in rows if not is_peer(r[1])]
     mean = {}
-    for c, m, p, f1, _ in rows:
+    for c, m, p, f1 in rows:
         mean.setdefault((c, p), []).append(f1)
-    table = [[c, m, p, f1, f1 - sum(mean[c, p]) / len(mean[c, p]), s] for c, m, p, f1, s in rows]
-    write_csv(out, "curve", ["corpus", "method", "percent", "f1", "offset_from_mean", "train_seconds"], table)
+    table = [[c, m, p, f1, f1 - sum(mean[c, p]) / len(mean[c, p])] for c, m, p, f1 in rows]
+    write_csv(out, "curve", ["corpus", "method", "percent", "f1", "offset_from_mean"],
+              table + [[c, m, p, f1, None] for c, m, p, f1 in peers])
     corpora = ordered({r[0] for r in rows}, CORPUS_ORDER)
     methods = ordered({r[1] for r in rows}, METHOD_ORDER)
     body = []
@@ -202,6 +203,10 @@ def curve(out, title, offset):
                 ties += 1
         body += ["", "Best method at how many proportions: " + ", ".join(f"{m} {n}" for m, n in wins.items())
                  + (f" (ties: {ties})" if ties else ""), ""]
+        mine = [r for r in peers if r[0] == c]
+        if mine:
+            body += ["CRF peers on the same data and split (test F1):", "", "| peer | % | F1 |", "|---|---|---|"]
+            body += [f"| {m} | {p}% | {fmt(f1)} |" for _, m, p, f1 in mine] + [""]
 
     def draw(plt):
         fig, axes = plt.subplots(1, len(corpora), figsize=(4.5 * len(corpora), 3.6), squeeze=False)
@@ -226,35 +231,30 @@ def convergence(out, title):
     runs = load_runs(out)
     rows = []
     for n, r in runs.items():
-        elapsed = 0.0
         for rec in r["log"]:
-            if "label_error" in rec:  # CRFsuite holdout
-                err, elapsed = rec["label_error"], rec["elapsed"]
-            else:
-                err, elapsed = 100 - rec["dev"]["accuracy"], elapsed + rec["seconds"]
-            rows.append([fields(n)[1], rec["pass"], elapsed, err])
-    write_csv(out, "convergence", ["method", "iteration", "elapsed_seconds", "label_error_percent"], rows)
+            # CRFsuite's holdout evaluation, or seqbil's per-pass dev score
+            err = rec["label_error"] if "label_error" in rec else 100 - rec["dev"]["accuracy"]
+            rows.append([fields(n)[1], rec["pass"], err])
+    write_csv(out, "convergence", ["method", "iteration", "label_error_percent"], rows)
     methods = ordered({r[0] for r in rows}, METHOD_ORDER)
-    body = ["| method | iterations | label error after 1 / 5 / 10 / 20 / last iteration (%) | "
-            "seconds to the last iteration | test F1 |", "|---|---|---|---|---|"]
+    body = ["| method | iterations | label error after 1 / 5 / 10 / 20 / last iteration (%) | test F1 |",
+            "|---|---|---|---|"]
     for m in methods:
         mine = [r for r in rows if r[0] == m]
-        at = {r[1]: r[3] for r in mine}
-        picks = " / ".join(fmt(at.get(k)) for k in (1, 5, 10, 20)) + f" / {fmt(mine[-1][3])}"
+        at = {r[1]: r[2] for r in mine}
+        picks = " / ".join(fmt(at.get(k)) for k in (1, 5, 10, 20)) + f" / {fmt(mine[-1][2])}"
         f1 = next(r["f1"] for n, r in runs.items() if fields(n)[1] == m)
-        body.append(f"| {m} | {len(mine)} | {picks} | {seconds(mine[-1][2])} | {fmt(f1)} |")
+        body.append(f"| {m} | {len(mine)} | {picks} | {fmt(f1)} |")
 
     def draw(plt):
-        fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+        fig, ax = plt.subplots(figsize=(5.5, 3.8))
         for m in methods:
             mine = [r for r in rows if r[0] == m]
-            axes[0].plot([r[1] for r in mine], [r[3] for r in mine], label=m)
-            axes[1].plot([r[2] for r in mine], [r[3] for r in mine], label=m)
-        for ax, xl in zip(axes, ("iteration", "training seconds (log scale)")):
-            ax.set_xlabel(xl)
-            ax.set_ylabel("label error rate on held-out data (%)")
-            ax.legend()
-        axes[1].set_xscale("log")
+            ax.plot([r[1] for r in mine], [r[2] for r in mine], label=m)
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("label error rate on held-out data (%)")
+        ax.set_xscale("log")
+        ax.legend()
         fig.tight_layout()
         return fig
     return [write_md(out, "convergence", title, body), save_plot(out, "convergence", draw)]
@@ -270,17 +270,17 @@ def power(out, title):
         diag = [rec for rec in r["log"] if "angle_mean" in rec]
         mean = (lambda key: sum(d[key] for d in diag) / len(diag)) if diag else (lambda key: math.nan)
         last = diag[-1] if diag else {}
-        rows.append([mode, R, r["f1"], r["train_seconds"], r["train_seconds"] / max(r["passes"], 1),
+        rows.append([mode, R, r["f1"],
                      mean("angle_mean"), last.get("angle_mean", math.nan), mean("value_ratio_mean"),
                      last.get("gapped_share", math.nan)])
     rows.sort()
-    write_csv(out, "power_iteration", ["mode", "R", "dev_f1", "train_seconds", "seconds_per_pass",
+    write_csv(out, "power_iteration", ["mode", "R", "dev_f1",
                                        "angle_mean_over_passes_deg", "angle_last_pass_deg",
                                        "value_ratio_mean_over_passes", "gapped_share_last_pass"], rows)
-    body = ["| mode | R | dev F1 | training s | s / pass | angle to the exact pair (deg): mean over passes "
-            "| after the last pass | u'Θv / σ1 | blocks with a gap |", "|---|---|---|---|---|---|---|---|---|"]
-    body += [f"| {m} | {R} | {fmt(f)} | {seconds(t)} | {fmt(sp)} | {fmt(a, 3)} | {fmt(al, 3)} | {fmt(v, 5)} "
-             f"| {fmt(100 * g, 0)}% |" for m, R, f, t, sp, a, al, v, g in rows]
+    body = ["| mode | R | dev F1 | angle to the exact pair (deg): mean over passes "
+            "| after the last pass | u'Θv / σ1 | blocks with a gap |", "|---|---|---|---|---|---|---|"]
+    body += [f"| {m} | {R} | {fmt(f)} | {fmt(a, 3)} | {fmt(al, 3)} | {fmt(v, 5)} "
+             f"| {fmt(100 * g, 0)}% |" for m, R, f, a, al, v, g in rows]
     body += ["", "Measured after every pass with a dense SVD of every Theta block (`seqbil train --diagnose`). "
              "Angle: the larger of the angles of alpha_a and beta_a to the exact top singular vectors of "
              "Theta_a, averaged over the blocks with a gap (sigma_2 <= 0.9 sigma_1, where the top pair is "
@@ -291,9 +291,39 @@ def power(out, title):
     return [write_md(out, "power_iteration", title, body)]
 
 
+# --- shuffling seeds ---------------------------------------------------------------------
+
+def seeds(out, title):
+    """Mean, spread and head-to-head wins over shuffling seeds (runs CORPUS__METHOD__SEED)."""
+    import statistics
+    runs = load_runs(out)
+    by = {}
+    for n, r in runs.items():
+        c, m, seed = fields(n)
+        by.setdefault((c, m), {})[int(seed)] = r["f1"]
+    rows = [[c, m, len(f), statistics.fmean(f.values()), statistics.stdev(f.values()) if len(f) > 1 else 0.0,
+             min(f.values()), max(f.values())] for (c, m), f in by.items()]
+    rows.sort(key=lambda r: (CORPUS_ORDER.index(r[0]) if r[0] in CORPUS_ORDER else 99,
+                             r[1].removesuffix("-avg"), r[1].endswith("-avg")))
+    write_csv(out, "seeds", ["corpus", "method", "seeds", "mean_f1", "sd_f1", "min_f1", "max_f1"], rows)
+    body = ["| corpus | method | seeds | F1 mean ± sd | min – max |", "|---|---|---|---|---|"]
+    body += [f"| {c} | {m} | {k} | {fmt(mu)} ± {fmt(sd)} | {fmt(lo)} – {fmt(hi)} |" for c, m, k, mu, sd, lo, hi in rows]
+    heads = []
+    for (c, m), f in sorted(by.items()):
+        if m.startswith("bol"):
+            rival = by.get((c, "sp" + m[3:]))
+            if rival:
+                common = sorted(set(f) & set(rival))
+                ahead = sum(f[s] > rival[s] for s in common)
+                heads.append(f"- {c}: {m} ahead of sp{m[3:]} at {ahead} of {len(common)} seeds")
+    body += ["", "Same configuration and data, only the shuffling seed (`--seed`) changes; test F1."
+             " -avg: with averaging (`--averaged`); +0: configs/sighan2005_0order.toml.", "", *heads]
+    return [write_md(out, "seeds", title, body)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["table1", "curve", "offset-curve", "convergence", "power"])
+    ap.add_argument("what", choices=["table1", "curve", "offset-curve", "convergence", "power", "seeds"])
     ap.add_argument("out", type=Path)
     ap.add_argument("--title", default="")
     args = ap.parse_args()
@@ -303,6 +333,8 @@ def main():
         written = curve(args.out, args.title, args.what == "offset-curve")
     elif args.what == "convergence":
         written = convergence(args.out, args.title)
+    elif args.what == "seeds":
+        written = seeds(args.out, args.title)
     else:
         written = power(args.out, args.title)
     for path in [p for p in written if p] + sorted(args.out.glob("*.csv")):
