@@ -20,18 +20,26 @@ import tempfile
 import time
 
 from peer_corpus import PeerCorpus, add_arguments
+from seqbil.features.functions import apply_chain
+from seqbil.features.templates import parse_template
 
 
 def attributes(sentence, templates, fold):
-    """CRF++ attribute strings of every token, boundary symbols included."""
+    """CRF++ attribute strings of every token, boundary symbols included; a macro's
+    functions (%x[0,0]|lower) are applied to the cell, as seqbil applies them."""
     columns = [[fold(v) if fold else v for v in c] if c is not None else None for c in sentence.columns]
     n = len(sentence)
 
-    def field(i, r, c):
+    def field(i, r, f):
         j = i + r
-        return f"_B{j}" if j < 0 else f"_B+{j - n + 1}" if j >= n else columns[c][j]
-    return [[re.sub(r"%x\[(-?\d+),(\d+)\]", lambda m: field(i, int(m[1]), int(m[2])), t) for t in templates]
-            for i in range(n)]
+        return f"_B{j}" if j < 0 else f"_B+{j - n + 1}" if j >= n else apply_chain(f.chain, columns[f.column][j])
+    return [[t.fmt.format(*(field(i, r, f) for r, f in t.refs)) for t in templates] for i in range(n)]
+
+
+def peer_templates(texts):
+    """The templates CRFsuite gets as state features: those with macros (a bare B is
+    its own label transitions)."""
+    return [parse_template(t) for t in texts if re.search(r"%x\[", t)]
 
 
 def main():
@@ -48,7 +56,7 @@ def main():
 
     corpus = PeerCorpus(args)
     fold, test = corpus.fold, corpus.test
-    templates = [t for t in corpus.texts if re.search(r"%x\[", t)]
+    templates = peer_templates(corpus.texts)
     train = corpus.train[:max(1, round(len(corpus.train) * args.fraction))]
     trainer = pycrfsuite.Trainer(algorithm=args.algorithm, verbose=False)
     for s in train:

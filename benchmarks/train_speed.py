@@ -146,15 +146,14 @@ def bench_crfsuite(corpus, train, test, args, work):
 def peer(corpus, train, test, epochs, work):
     """crfsuite's averaged perceptron, timed in parts (runs in its own process)."""
     import pycrfsuite
-    from crfsuite_peer import attributes
+    from crfsuite_peer import attributes, peer_templates
     from peer_corpus import PeerCorpus
-    import re
 
     args = argparse.Namespace(config=CORPORA[corpus][3][1], template=(CORPORA[corpus][3][3]
                               if "--template" in CORPORA[corpus][3] else None), train=train, test=test)
     t0 = time.perf_counter()
     pc = PeerCorpus(args)
-    templates = [t for t in pc.texts if re.search(r"%x\[", t)]
+    templates = peer_templates(pc.texts)
     trainer = pycrfsuite.Trainer(algorithm="ap", verbose=False)
     for s in pc.train:
         trainer.append(attributes(s, templates, pc.fold), s.labels)

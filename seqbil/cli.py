@@ -67,6 +67,13 @@ def main():
     """
 
 
+def _help_templates(ctx, _param, value):
+    if value and not ctx.resilient_parsing:
+        from .features.templates import help_text
+        click.echo(help_text(), nl=False)
+        ctx.exit()
+
+
 @main.command()
 @click.option("--config", "config", metavar="FILE|NAME", help="TOML config, or a bundled one by name: "
               f"{', '.join(params.bundled_names())}. [default: conll2000]")
@@ -87,6 +94,8 @@ def main():
               "settings and corpora are used (--epochs may extend it), with the same final model as an "
               "uninterrupted run.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@click.option("--help-templates", is_flag=True, expose_value=False, is_eager=True, callback=_help_templates,
+              help="Show the template grammar and its functions, and exit.")
 @param_options
 @fail_cleanly
 def train(config, template_file, train_path, dev_path, model_path, init_model, log_path, checkpoint_every,

@@ -118,9 +118,9 @@ class Model:
         if self.index.layout != "values-first":
             meta["index_layout"] = self.index.layout
         arrays = {name: np.asarray(self.weights[name], dtype=np.float64) for name in KINDS[self.kind]}
-        for c in self.index.columns:
-            text = "\n".join(self.index.fields[c].strings)
-            arrays[f"field{c}"] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        for f in self.index.field_list:  # a vocabulary per field: "field0", "field0|suffix:3", ...
+            text = "\n".join(self.index.fields[f].strings)
+            arrays[f"field{f}"] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
         for order, (table, ptr) in enumerate(self.index.tables):
             arrays[f"table{order}"], arrays[f"table{order}_ptr"] = table, ptr
         write_model(path, meta, arrays)
@@ -132,9 +132,9 @@ class Model:
             _check_meta(meta)
             templates = TemplateSet(parse_template(t) for t in meta["templates"])
             fields = {}
-            for c in templates.columns:
-                text = arrays[f"field{c}"].tobytes().decode("utf-8")
-                fields[c] = Vocabulary(text.split("\n") if text else [])
+            for f in templates.fields:
+                text = arrays[f"field{f}"].tobytes().decode("utf-8")
+                fields[f] = Vocabulary(text.split("\n") if text else [])
             tables = [(arrays[f"table{o}"], arrays[f"table{o}_ptr"]) for o in (0, 1)]
             layout = meta.get("index_layout", "values-first")
             if layout not in LAYOUTS:
@@ -149,8 +149,8 @@ class Model:
 
     def _check_shapes(self):
         S, w = len(self.labels), self.weights
-        if self.format.name == "conll" and any(c >= self.format.n_fields or c == self.format._label_index(
-                self.format.n_fields) for c in self.templates.columns):
+        if self.format.name == "conll" and any(f.column >= self.format.n_fields or f.column == self.format._label_index(
+                self.format.n_fields) for f in self.templates.fields):
             raise ValueError("the templates read columns the corpus format does not have")
         A0, A1 = self.index.n_attributes(0), self.index.n_attributes(1)
         for o, (table, ptr) in enumerate(self.index.tables):

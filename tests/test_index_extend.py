@@ -7,18 +7,21 @@ import pytest
 from conftest import sentence
 from seqbil.features import index as index_module
 from seqbil.features.index import FeatureIndex
-from seqbil.features.templates import TemplateSet, parse_template
+from seqbil.features.functions import apply_chain
+from seqbil.features.templates import Field, TemplateSet, parse_template
 
-TEMPLATES = ["U00:%x[0,0]", "U01:%x[-1,0]/%x[0,0]/%x[1,1]", "U02:%x[2,1]", "B10:%x[-1,1]/%x[0,1]", "B"]
+TEMPLATES = ["U00:%x[0,0]", "U01:%x[-1,0]/%x[0,0]/%x[1,1]", "U02:%x[2,1]", "U03:%x[0,0]|suffix:2/%x[1,0]|upper",
+             "U04:%x[-1,0]|prefix:1|upper", "B10:%x[-1,1]/%x[0,1]", "B11:%x[0,0]|len", "B"]
 
 
 def attribute_strings(s, t, i):
     """CRF++'s attribute string of template t at token i of sentence s."""
     n = len(s)
     values = []
-    for row, col in t.refs:
+    for row, field in t.refs:
         j = i + row
-        values.append(s.columns[col][j] if 0 <= j < n else (f"_B{j - n + 1:+d}" if j >= n else f"_B{j:+d}"))
+        values.append(apply_chain(field.chain, s.columns[field.column][j]) if 0 <= j < n
+                      else (f"_B{j - n + 1:+d}" if j >= n else f"_B{j:+d}"))
     return t.fmt.format(*values)
 
 
@@ -45,7 +48,7 @@ def test_old_attributes_keep_their_meaning(monkeypatch, layout, seed):
     new_data = random_corpus(rng, 30, ["c", "d", "e", "f", "g"], ["Y", "Z", "W"])
     old, old_parts = FeatureIndex.build(old_data, templates, min_count=2)
     new, new_parts = FeatureIndex.build(new_data, templates, min_count=2, base=old)
-    assert new.fields[0].strings[:len(old.fields[0])] == old.fields[0].strings
+    assert new.fields[Field(0)].strings[:len(old.fields[Field(0)])] == old.fields[Field(0)].strings
     # old data encoded with the new index = its old ids renumbered, plus attributes
     # that were rare in the old data and are frequent in the new
     again = new.encode(old_data)

@@ -6,18 +6,26 @@ import pytest
 
 from conftest import sentence
 from seqbil.errors import ConfigError
+from seqbil.features.functions import FUNCTIONS
 from seqbil.features.index import FeatureIndex
-from seqbil.features.templates import TemplateSet, parse_template, read_template_file
+from seqbil.features.templates import Field, TemplateSet, parse_template, read_template_file
 
 
 def crfpp_string(text, columns, i):
-    """The attribute string CRF++ builds for template text at token i."""
+    """The attribute string CRF++ builds for template text at token i; a function
+    chain after a macro is applied to the cell (never to a boundary symbol)."""
     n = len(columns[0])
 
-    def field(r, c):
+    def field(r, c, chain):
         j = i + r
-        return f"_B{j}" if j < 0 else f"_B+{j - n + 1}" if j >= n else columns[c][j]
-    return re.sub(r"%x\[(-?\d+),(\d+)\]", lambda m: field(int(m[1]), int(m[2])), text)
+        if j < 0 or j >= n:
+            return f"_B{j}" if j < 0 else f"_B+{j - n + 1}"
+        value = columns[c][j]
+        for part in chain.split("|")[1:]:
+            name, _, arg = part.partition(":")
+            value = FUNCTIONS[name].apply(value, int(arg) if arg else None)
+        return value
+    return re.sub(r"%x\[(-?\d+),(\d+)\]((?:\|[a-z]+(?::\d+)?)*)", lambda m: field(int(m[1]), int(m[2]), m[3]), text)
 
 
 def test_reference_matches_hand_worked_crfpp_examples():
@@ -32,14 +40,20 @@ def test_reference_matches_hand_worked_crfpp_examples():
 def test_parse_marks_order_and_macros():
     u = parse_template("U05:%x[-1,0]/%x[0,0]")
     b = parse_template("B")
-    assert (u.order, u.refs, u.fmt) == (0, ((-1, 0), (0, 0)), "U05:{}/{}")
+    assert (u.order, u.refs, u.fmt) == (0, ((-1, Field(0)), (0, Field(0))), "U05:{}/{}")
+    f = parse_template("U06:%x[0,1]|lower|suffix:3/%x[-1,0]")
+    assert f.refs == ((0, Field(1, (("lower", None), ("suffix", 3)))), (-1, Field(0))) and f.fmt == "U06:{}/{}"
     assert (b.order, b.refs) == (1, ())
     assert parse_template("B{x}:%x[0,1]").fmt == "B{{x}}:{}"
 
 
-@pytest.mark.parametrize("text", ["X01:%x[0,0]", "U01:%t[0,0,\"a\"]", "", "U:%x[0,-1]"])
-def test_bad_templates_are_rejected(text):
-    with pytest.raises(ConfigError):
+@pytest.mark.parametrize("text, message", [
+    ("X01:%x[0,0]", "must start with U"), ("U01:%t[0,0,\"a\"]", "only %x"), ("", "must start"),
+    ("U:%x[0,-1]", "negative column"), ("U:%x[0,0]|lowr", "unknown function 'lowr'"),
+    ("U:%x[0,0]|suffix", "positive length"), ("U:%x[0,0]|suffix:0", "positive length"),
+    ("U:%x[0,0]|lower:2", "takes no argument")])
+def test_bad_templates_are_rejected(text, message):
+    with pytest.raises(ConfigError, match=message):
         parse_template(text)
 
 
@@ -55,10 +69,11 @@ def test_template_file_and_column_check(tmp_path):
 
 
 TEMPLATES = ["U00:%x[-2,0]", "U01:%x[0,0]/%x[1,1]", "U02:%x[2,1]", "U03", "B10:%x[-1,0]%x[0,0]",
-             "B11:%x[0,1]", "B"]
+             "B11:%x[0,1]", "U04:%x[0,0]|upper/%x[-1,1]|lower", "U05:%x[1,0]|shape|len", "U06:%x[0,0]|isdigit",
+             "U07:%x[0,0]|suffix:2/%x[0,0]|prefix:1", "B12:%x[-1,0]|chartype", "B"]
 
 
-def random_sentences(rng, n, vocab="abcdef"):
+def random_sentences(rng, n, vocab=("a", "b", "Ab", "1", "12", "x1", "年", "２")):
     out = []
     for _ in range(n):
         length = int(rng.integers(1, 7))
@@ -94,7 +109,7 @@ def test_ids_are_a_bijection_with_crfpp_strings(seed):
             assert by_string.setdefault((t, text), i) == i
         assert len(set(by_string.values())) == len(by_string) == index.n_attributes(order)
     # unseen data: an attribute is found exactly when its string occurred in training
-    test = random_sentences(rng, 20, vocab="abcdefgh")
+    test = random_sentences(rng, 20, vocab=("a", "b", "Ab", "1", "12", "x1", "年", "２", "c", "7", "Cd"))
     parts_test = index.encode(test)
     for order in (0, 1):
         known = {(t, s): i for t, s, i in attribute_table(parts[2 * order:2 * order + 2], train, templates, order)}

@@ -13,6 +13,7 @@ from itertools import chain, count, repeat
 import numpy as np
 
 from .._kernels.features import attribute_keys, lookup_csr
+from .functions import apply_chain
 
 _MAX_RADIX = 1 << 62
 NORMALIZERS = ("none", "nfkc")
@@ -80,11 +81,15 @@ class Vocabulary:
         return cls(seen), np.searchsorted(tickets, raw).astype(np.int32)
 
 
-def field_matrix(sentences, columns, K, token_ids, fold=None, layout="boundaries-first"):
-    """(fields, index): fields[i, q] is the id of column columns[i] at padded position
-    q, where each sentence is padded with K boundary positions on both sides, and
-    index[p] is the padded position of token p. token_ids(c, tokens) gives (ids, V)
-    for the values of column c: vocabulary ids, -1 for unknown values.
+def field_matrix(sentences, fields, K, token_ids, fold=None, layout="boundaries-first"):
+    """(matrix, index): matrix[i, q] is the id of field fields[i] (a column, through
+    its chain of functions) at padded position q, where each sentence is padded with
+    K boundary positions on both sides, and index[p] is the padded position of token
+    p. token_ids(field, values) gives (ids, V) for distinct values of a field:
+    vocabulary ids, -1 for unknown values.
+
+    A column's distinct values are found once; functions and vocabulary lookups run
+    on them, not on every token.
 
     Layouts of the ids (V values, boundary symbols _B-k and _B+k, one unknown):
       boundaries-first  _B-k: k-1, _B+k: K+k-1, unknown: 2K, value v: 2K+1+v.
@@ -98,17 +103,25 @@ def field_matrix(sentences, columns, K, token_ids, fold=None, layout="boundaries
     np.cumsum(lengths[:-1] + 2 * K, out=starts[1:])
     token_starts = np.cumsum(lengths) - lengths
     index = np.repeat(starts + K - token_starts, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
-    fields = np.empty((len(columns), int((lengths + 2 * K).sum())), dtype=np.int32)
-    for i, c in enumerate(columns):
-        tokens = chain.from_iterable(s.columns[c] for s in sentences)
-        ids, V = token_ids(c, list(map(fold, tokens) if fold else tokens))
+    matrix = np.empty((len(fields), int((lengths + 2 * K).sum())), dtype=np.int32)
+    distinct = {}  # column -> (its distinct values, the position of each token's value among them)
+    for i, f in enumerate(fields):
+        if f.column not in distinct:
+            tokens = chain.from_iterable(s.columns[f.column] for s in sentences)
+            local, inverse = Vocabulary.build(map(fold, tokens) if fold else tokens)
+            distinct[f.column] = local.strings, inverse
+        values, inverse = distinct[f.column]
+        if f.chain:
+            values = [apply_chain(f.chain, v) for v in values]
+        local_ids, V = token_ids(f, values)
+        ids = local_ids[inverse]
         value0, boundary0, unknown = (2 * K + 1, 0, 2 * K) if layout == "boundaries-first" else (0, V, V + 2 * K)
-        row = fields[i]
+        row = matrix[i]
         row[index] = np.where(ids >= 0, ids + value0, unknown)
         for k in range(1, K + 1):
             row[starts + K - k] = boundary0 + k - 1
             row[starts + K + lengths + k - 1] = boundary0 + K + k - 1
-    return fields, index
+    return matrix, index
 
 
 LAYOUTS = ("boundaries-first", "values-first")
@@ -123,14 +136,14 @@ class FeatureIndex:
         self.templates, self.fields, self.tables = templates, fields, tables
         self.normalize, self.fold = normalize, normalizer(normalize)
         self.layout = layout or LAYOUT
-        self.columns = templates.columns
+        self.field_list = templates.fields  # what the macros read, in the order of the field matrix
         self.K = templates.reach
-        radix = {c: len(fields[c]) + 2 * self.K + 1 for c in self.columns}  # values, boundaries, unknown
+        radix = {c: len(fields[c]) + 2 * self.K + 1 for c in self.field_list}  # values, boundaries, unknown
         self.specs = [self._spec(templates.by_order[o], radix) for o in (0, 1)]
 
     def _spec(self, templates, radix):
         t_ptr, rows, cols, mults = [0], [], [], []
-        position = {c: i for i, c in enumerate(self.columns)}
+        position = {c: i for i, c in enumerate(self.field_list)}
         for t in templates:
             m, ms = 1, []
             for _, c in reversed(t.refs):
@@ -172,7 +185,7 @@ class FeatureIndex:
             for m in macros:
                 parts.append(rest // mults[m])
                 rest %= mults[m]
-            ids = [self._renumber_ids(self.columns[cols[m]], part, new) for m, part in zip(macros, parts)]
+            ids = [self._renumber_ids(self.field_list[cols[m]], part, new) for m, part in zip(macros, parts)]
             out[lo:hi] = new.combine(order, t, ids)
         return out, ptr
 
@@ -215,7 +228,7 @@ class FeatureIndex:
         def token_ids(c, tokens):
             return self.fields[c].lookup(tokens, -1), len(self.fields[c])
 
-        fields, index = field_matrix(sentences, self.columns, self.K, token_ids, self.fold, self.layout)
+        fields, index = field_matrix(sentences, self.field_list, self.K, token_ids, self.fold, self.layout)
         parts = []
         for order in (0, 1):
             table, ptr = self.tables[order]
@@ -239,7 +252,7 @@ class FeatureIndex:
                 vocabularies[c], ids = base.fields[c].extended(tokens)
             return ids, len(vocabularies[c])
 
-        fields, index = field_matrix(sentences, templates.columns, templates.reach, token_ids, normalizer(normalize),
+        fields, index = field_matrix(sentences, templates.fields, templates.reach, token_ids, normalizer(normalize),
                                      LAYOUT)
         self = cls(templates, vocabularies, [None, None], normalize)
         parts, tables, self.renumber = [], [], []

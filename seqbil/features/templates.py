@@ -6,14 +6,31 @@ the sentence read CRF++'s boundary symbols ``_B-1``, ``_B-2``, ... before the st
 and ``_B+1``, ``_B+2``, ... after the end. ``U`` templates are 0-order (conjoined
 with y_i), ``B`` templates are 1st-order (conjoined with (y_i, y_{i-1})); a bare
 ``B`` is the label-transition feature.
+
+After a macro, a chain of functions may follow: ``%x[0,0]|lower``,
+``%x[0,0]|suffix:3``, ``%x[-1,0]|shape`` (features/functions.py). A macro then reads
+a *field*: a column passed through a chain of functions (the plain column is the
+field with no functions).
 """
 import re
 from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..formats.textio import read_lines
+from .functions import chain_text, describe, parse_chain
 
-_MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]")
+_MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]((?:\|[A-Za-z_]+(?::[^|/%\s]*)?)*)")
+
+
+@dataclass(frozen=True, order=True)
+class Field:
+    """What a macro reads at a token: a column, passed through a chain of functions
+    ((name, arg), ...; empty for the cell itself)."""
+    column: int
+    chain: tuple = ()
+
+    def __str__(self):
+        return f"{self.column}{chain_text(self.chain)}"
 
 
 @dataclass(frozen=True)
@@ -21,7 +38,7 @@ class Template:
     text: str
     order: int     # 0 for U, 1 for B
     fmt: str       # str.format pattern, one {} per macro
-    refs: tuple    # ((row, column), ...) of the macros, in order
+    refs: tuple    # ((row, Field), ...) of the macros, in order
 
 
 def parse_template(text, source="<template>", line=0):
@@ -35,13 +52,48 @@ def parse_template(text, source="<template>", line=0):
         row, col = int(m.group(1)), int(m.group(2))
         if col < 0:
             raise ConfigError(source, line, f"template {text!r}: negative column {col}")
-        refs.append((row, col))
+        try:
+            chain = parse_chain(m.group(3))
+        except ValueError as exc:
+            raise ConfigError(source, line, f"template {text!r}: {exc} (seqbil train --help-templates)") from None
+        refs.append((row, Field(col, chain)))
         last = m.end()
     rest = text[last:]
     if "%" in "".join(p for p in pieces if p != "{}") + rest:
-        raise ConfigError(source, line, f"template {text!r}: only %x[row,col] macros are supported")
+        raise ConfigError(source, line, f"template {text!r}: only %x[row,col] macros (with functions) are "
+                                        "supported (seqbil train --help-templates)")
     pieces.append(rest.replace("{", "{{").replace("}", "}}"))
     return Template(text, 0 if text[0] == "U" else 1, "".join(pieces), tuple(refs))
+
+
+GRAMMAR = """\
+Templates (CRF++ syntax, one per line; # starts a comment):
+
+  U<id>:<text>   a 0-order template: its attribute at a token is conjoined with the label y_i
+  B<id>:<text>   a 1st-order template: conjoined with the label pair (y_i-1, y_i); factored
+                 by the bilinear learners (bol, bcd)
+  B              alone: the label-transition feature
+
+In <text>, each macro is replaced by what it reads at the token:
+
+  %x[r,c]           column c (from 0) of the token r rows away (r < 0: before); rows outside
+                    the sentence read _B-1, _B-2, ... and _B+1, _B+2, ...
+  %x[r,c]|f|g:N     that cell through functions f, then g with argument N
+
+Functions (computed once per distinct value; boundary symbols are left as they are):
+"""
+
+
+def help_text():
+    """The template grammar and every function with an example (train --help-templates)."""
+    return GRAMMAR + describe() + """
+
+Examples:
+  U00:%x[0,0]|lower                    the current word in lower case
+  U01:%x[0,0]|suffix:3                 its last three characters
+  U02:%x[-1,0]|shape/%x[0,0]|shape     the shapes of the previous and current words
+  B10:%x[-1,1]/%x[0,1]                 the POS bigram, 1st-order (bilinear in bol)
+"""
 
 
 def read_template_file(path):
@@ -70,13 +122,14 @@ class TemplateSet:
         self.transition = any(t.order == 1 and not t.refs for t in self.templates)
         self.by_order = ([t for t in self.templates if t.order == 0],
                          [t for t in self.templates if t.order == 1 and t.refs])
-        self.columns = sorted({c for t in self.templates for _, c in t.refs})
+        self.fields = sorted({f for t in self.templates for _, f in t.refs})  # what the macros read
         self.reach = max([abs(r) for t in self.templates for r, _ in t.refs] or [0])
 
     def check_columns(self, n_fields, label_index, data, origin):
         """Every column a template reads exists in `data` and is not its label column."""
         for t in self.templates:
-            for _, c in t.refs:
+            for _, f in t.refs:
+                c = f.column
                 if c >= n_fields or c == label_index:
                     what = (f"column {c}, the label column of {n_fields}-field data (are the labels missing?)"
                             if c == label_index else f"column {c}, but the data has {n_fields} fields")
