@@ -3,6 +3,9 @@ blocks that copy them.
 
     python benchmarks/tables.py --readme     # rewrite README.md's generated blocks
 
+(and the option table between <!-- params:begin --> and <!-- params:end -->, from
+seqbil's parameter table).
+
 A README block `<!-- table:NAME -->` ... `<!-- /table -->` holds the table of
 results/NAME.json (e.g. table:speed/conll2000); a test checks that every block is
 what this script makes of its record.
@@ -103,8 +106,15 @@ def readme_blocks(text):
     return [(m.group(2), m.group(3)) for m in BLOCK.finditer(text)]
 
 
+PARAMS = re.compile(r"(<!-- params:begin -->\n)(.*?)(<!-- params:end -->)", re.S)
+
+
 def refresh(text):
-    return BLOCK.sub(lambda m: m.group(1) + render(m.group(2)) + m.group(4), text)
+    """The README text with its generated blocks rebuilt: the tables from their
+    records, the option table from the parameter table."""
+    from seqbil import params
+    text = BLOCK.sub(lambda m: m.group(1) + render(m.group(2)) + m.group(4), text)
+    return PARAMS.sub(lambda m: m.group(1) + params.describe("markdown") + m.group(3), text)
 
 
 def main():

@@ -49,6 +49,9 @@ def param_options(command):
         if p.type is bool:
             decls = [f"{p.cli_flag}/--no-{p.cli_flag[2:]}", p.name]
             option = click.option(*decls, default=None, help=text)
+        elif p.type is list:  # repeated flag; none given = not given
+            option = click.option(p.cli_flag, p.name, multiple=True, default=None, metavar="TEXT", help=text + " "
+                                  "(repeat the flag for more)", callback=lambda _c, _p, v: list(v) if v else None)
         else:
             kind = click.Choice(p.choices) if p.choices else p.type
             option = click.option(p.cli_flag, p.name, type=kind, default=None, help=text,
@@ -133,8 +136,10 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
 @click.option("--model", "-m", "model_path", required=True, metavar="FILE", help="Model file written by `seqbil train`.")
 @click.argument("input_path", required=False, metavar="[INPUT]")
 @click.option("--encoding", default=None, help="Input encoding. [default: the model's]")
+@click.option("--dict", "user_dicts", multiple=True, metavar="[NAME=]FILE", help="Add the words (or phrases) of "
+              "FILE to the model's dictionary NAME (default: its only one) for this run; no retraining. Repeatable.")
 @fail_cleanly
-def tag(model_path, input_path, encoding):
+def tag(model_path, input_path, encoding, user_dicts):
     """Tag INPUT (default: standard input) and write to standard output.
 
     CoNLL models read one token per line (the attribute fields, with or without the
@@ -145,6 +150,9 @@ def tag(model_path, input_path, encoding):
     from .model import Model
 
     model = Model.load(model_path)
+    for spec in user_dicts:
+        name, eq, path = spec.rpartition("=")
+        model.add_word_file(path, name if eq else None)
     fmt, out = model.format, sys.stdout.buffer
     encoding = encoding or model.corpus.get("encoding", "utf-8")
     name = input_path or "<stdin>"

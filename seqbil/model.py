@@ -16,6 +16,7 @@ from ._version import __version__
 from ._kernels.decode import decode_corpus
 from .formats import Sentence, make_format
 from .features.dataset import encode
+from .features.dictionaries import Lexicon
 from .features.index import LAYOUTS, NORMALIZERS, FeatureIndex, Vocabulary
 from .errors import ModelFileError, SeqbilError
 from .modelfile import read_model, write_model
@@ -123,7 +124,43 @@ class Model:
             arrays[f"field{f}"] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
         for order, (table, ptr) in enumerate(self.index.tables):
             arrays[f"table{order}"], arrays[f"table{order}_ptr"] = table, ptr
+        if self.index.lexicons:  # the dictionaries travel with the model
+            unit = self.lexicon_unit
+            meta["lexicons"] = {"unit": unit, "length_cap": self.index.length_cap,
+                                "names": {name: {"entries": len(lex), "sha256": lex.sha256()}
+                                          for name, lex in sorted(self.index.lexicons.items())}}
+            for name, lex in self.index.lexicons.items():
+                arrays[f"lexicon:{name}"] = np.frombuffer(lex.text().encode("utf-8"), dtype=np.uint8)
         write_model(path, meta, arrays)
+
+    def add_word_file(self, path, name=None):
+        """add_words with the entries of a word list or gazetteer file (name: the
+        model's dictionary to extend; may be left out when it has only one)."""
+        if name is None:
+            if len(self.index.lexicons) != 1:
+                known = ", ".join(sorted(self.index.lexicons)) or "none"
+                raise SeqbilError(f"{path}: say which dictionary of the model to extend, NAME={path} "
+                                  f"(its dictionaries: {known})")
+            name = next(iter(self.index.lexicons))
+        self.add_words(name, Lexicon.read(path, self.lexicon_unit, self.corpus.get("encoding", "utf-8")).entries)
+
+    @property
+    def lexicon_unit(self):
+        """What a dictionary entry is made of: characters (segmentation) or tokens."""
+        return "char" if self.corpus["format"] == "sighan" else "token"
+
+    def add_words(self, name, entries):
+        """Add entries to dictionary `name` for tagging (a user dictionary on top of the
+        model's): words as strings (segmentation) or phrases as lists of tokens. The
+        weights stay; only where the dictionary features fire changes."""
+        if name not in self.index.lexicons:
+            known = ", ".join(sorted(self.index.lexicons)) or "none"
+            raise SeqbilError(f"the model has no dictionary {name!r} (its dictionaries: {known})")
+        fold = self.index.fold
+        entries = [tuple(e) if not isinstance(e, str) or self.lexicon_unit == "char" else tuple(e.split())
+                   for e in entries]
+        self.index.lexicons[name] = self.index.lexicons[name].extended(
+            [tuple(map(fold, e)) if fold else e for e in entries])
 
     @classmethod
     def load(cls, path):
@@ -139,7 +176,16 @@ class Model:
             layout = meta.get("index_layout", "values-first")
             if layout not in LAYOUTS:
                 raise ValueError("index layout")
-            index = FeatureIndex(templates, fields, tables, meta["corpus"]["normalize"], layout)
+            lexicons, cap = {}, 6
+            if templates.dictionaries:
+                info = meta["lexicons"]
+                cap = info["length_cap"]
+                for name in templates.dictionaries:
+                    text = arrays[f"lexicon:{name}"].tobytes().decode("utf-8")
+                    lexicons[name] = Lexicon.from_text(text)
+                    if lexicons[name].sha256() != info["names"][name]["sha256"]:
+                        raise ValueError(f"dictionary {name} does not match its checksum")
+            index = FeatureIndex(templates, fields, tables, meta["corpus"]["normalize"], layout, lexicons, cap)
             weights = {name: arrays[name] for name in KINDS[meta["kind"]]}
             model = cls(meta["kind"], meta["labels"], index, meta["corpus"], weights, meta.get("training"))
             model._check_shapes()

@@ -57,6 +57,15 @@ CORE = [
           "the label transitions (on the command line: --template FILE)", "features", flag="-"),
     Param("min_count", int, 1, "drop attributes seen fewer times in the training data", "features",
           positive=True),
+    Param("dictionaries", list, [], "dictionaries and gazetteers that %dict[NAME] and %gaz[NAME] templates read, "
+          "each NAME=FILE (one word, or one phrase of space-separated tokens, per line; a frequency after the word "
+          "is ignored) or NAME=train (the words of the training data, segmentation only)", "features",
+          flag="--dictionary"),
+    Param("dict_folds", int, 5, "jackknife folds of a NAME=train dictionary: training sentences of fold k see "
+          "only the words of the other folds, as unseen text sees the dictionary (0 or 1: no jackknife)",
+          "features", minimum=0),
+    Param("dict_length_cap", int, 6, "dictionary entry lengths above it read as it in %dict values",
+          "features", positive=True),
     Param("learner", str, "sp", ""),  # help and choices come from the learner registry
     Param("epochs", int, 20, "passes over the training data (T)", positive=True),
     Param("C", float, 1.0, "learning rate / dual step size C", positive=True, flag="-C"),

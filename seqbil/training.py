@@ -15,6 +15,8 @@ from .errors import ConfigError, InputError
 from .evaluation import choose_metric, headline, score
 from .evaluation.chunks import detect_scheme
 from .features.dataset import encode
+from .features.dictionaries import training_lexicons
+from .features.index import normalizer
 from .features.templates import TemplateSet, parse_template, read_template_file
 from .formats import make_format, read_corpus
 from .learners import LEARNERS
@@ -174,8 +176,13 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     scheme = settings["scheme"]
     if metric == "chunk" and scheme == "auto":
         scheme = detect_scheme(labels, [s.labels for s in sentences])
+    lexicons, jackknife, lexicon_info = training_lexicons(
+        settings["dictionaries"], templates, sentences, "char" if fmt.name == "sighan" else "token",
+        normalizer(settings["normalize"]), settings["dict_folds"], enc, base.index.lexicons if base is not None else None,
+        sources.get("dictionaries", "<settings>"))
     data, index = encode(sentences, templates, None, labels, settings["min_count"], settings["normalize"],
-                         base.index if base is not None else None)
+                         base.index if base is not None else None, lexicons=lexicons,
+                         length_cap=settings["dict_length_cap"], jackknife=jackknife)
     t_encode = time.perf_counter() - t0
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
     dev_sentences, dev_name = _read(fmt, dev, enc) if dev is not None else (None, None)
@@ -257,6 +264,8 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     model.kind, model.weights = learner.parameters()
     model.training = _training_record(settings, learner, history, sentences, train_name, dev_sentences, dev_name,
                                       template_file, config)
+    if lexicon_info:
+        model.training["dictionaries"] = lexicon_info
     if base is not None:
         model.training["init_model"] = {"path": str(init_model), "sha256": file_record(init_model, [])["sha256"],
                                         "labels": len(base.labels), "training": base.training}

@@ -91,6 +91,12 @@ def seeds_runs(work):
     return {key: statistics.fmean(values) for key, values in f1.items()}
 
 
+def cws_runs(work):
+    # the test-set rows: configs/cws.toml as it is; the dev rows use subsets of the same templates
+    return {("sample-test", "cws", learner): scores(*PKU, words=PKU[0], config="cws", learner=learner, **QUICK)["f1"]
+            for learner in ("bol", "sp")}
+
+
 API_RUNS = {
     "table1.sh": table1_runs,
     "figure1.sh": lambda work: curve_runs(work, "sample", "sighan", "sighan2005", PKU),
@@ -98,6 +104,7 @@ API_RUNS = {
     "figure3.sh": lambda work: curve_runs(work, "conll2000", "conll", "conll2000", CONLL),
     "power_iteration.sh": power_runs,
     "seeds.sh": seeds_runs,
+    "cws_features.sh": cws_runs,
 }
 
 
@@ -107,6 +114,8 @@ def row_numbers(stem, table):
         return {(r["corpus"], r["method"]): float(r["f1"]) for r in table}
     if stem == "curve":
         return {(r["corpus"], r["method"], int(r["percent"])): float(r["f1"]) for r in table}
+    if stem == "cws_features":
+        return {(r["split"], r["variant"], r["learner"]): float(r["f1"]) for r in table}
     if stem == "seeds":
         return {(r["corpus"], r["method"]): float(r["mean_f1"]) for r in table}
     if stem == "convergence":
@@ -121,6 +130,7 @@ def row_numbers(stem, table):
     ("figure3.sh", "curve", 3 * 2),
     ("power_iteration.sh", "power_iteration", 2 * 2),
     ("seeds.sh", "seeds", 8 + 2),
+    ("cws_features.sh", "cws_features", 2 * 5 + 2),
 ])
 def test_experiment_script_quick(tmp_path, script, stem, n_rows):
     out = tmp_path / "out"
@@ -134,8 +144,10 @@ def test_experiment_script_quick(tmp_path, script, stem, n_rows):
     numbers = row_numbers(stem, table)
     for key, value in API_RUNS[script](tmp_path / "api").items():
         assert numbers.pop(key) == value, key  # exactly: the same runs
-    # what is left: the CRF peers' rows (python-crfsuite, CRF++), another tool's numbers
-    assert all(any(str(field).startswith("crf") for field in key) for key in numbers), numbers
+    # what is left: the CRF peers' rows (python-crfsuite, CRF++), another tool's numbers, and the
+    # feature variants on dev splits
+    assert all(any(str(field).startswith("crf") or str(field).endswith("-dev") for field in key)
+               for key in numbers), numbers
     assert all(0 < v < 100 for v in numbers.values())
     record = json.loads((out / f"{stem}.json").read_text())  # the record beside the table
     assert len(record["rows"]) == n_rows and record["columns"] == list(table[0])

@@ -306,6 +306,8 @@ def seeds(out, title):
     rows.sort(key=lambda r: (CORPUS_ORDER.index(r[0]) if r[0] in CORPUS_ORDER else 99,
                              r[1].removesuffix("-avg"), r[1].endswith("-avg")))
     write_csv(out, "seeds", ["corpus", "method", "seeds", "mean_f1", "sd_f1", "min_f1", "max_f1"], rows)
+    write_csv(out, "seed_runs", ["corpus", "method", "seed", "f1"],
+              sorted([c, m, seed, f1] for (c, m), f in by.items() for seed, f1 in f.items()))
     body = ["| corpus | method | seeds | F1 mean ± sd | min – max |", "|---|---|---|---|---|"]
     body += [f"| {c} | {m} | {k} | {fmt(mu)} ± {fmt(sd)} | {fmt(lo)} – {fmt(hi)} |" for c, m, k, mu, sd, lo, hi in rows]
     heads = []
@@ -321,9 +323,40 @@ def seeds(out, title):
     return [write_md(out, "seeds", title, body)]
 
 
+# --- segmentation features ---------------------------------------------------------------
+
+CWS_VARIANTS = ["paper+0", "+types", "+dict-all", "+dict", "cws"]
+
+
+def cws(out, title):
+    """F1 (and OOV / IV recall) per corpus split, feature variant and learner."""
+    runs = load_runs(out)
+    rows = []
+    for n, r in runs.items():
+        split, variant, learner = fields(n)
+        scores = json.loads((out / "runs" / f"{n}.eval.json").read_text())
+        rows.append([split, variant, learner, r["f1"], scores.get("oov_recall"), scores.get("iv_recall"),
+                     r["model_mib"]])
+    rows.sort(key=lambda r: (r[0], CWS_VARIANTS.index(r[1]) if r[1] in CWS_VARIANTS else 99, r[2]))
+    write_csv(out, "cws_features", ["split", "variant", "learner", "f1", "oov_recall", "iv_recall", "model_mib"],
+              rows)
+    body = ["| split | features | learner | F1 | OOV recall | IV recall | model MiB |", "|---|---|---|---|---|---|---|"]
+    body += [f"| {s} | {v} | {m} | {fmt(f)} | {fmt(o)} | {fmt(i)} | {fmt(mb, 1)} |"
+             for s, v, m, f, o, i, mb in rows]
+    body += ["", "CORPUS-dev: trained on 90% of the training set, scored on the other 10% (fixed seed); "
+             "CORPUS-test: trained on the whole training set, scored on the official test set. paper+0: the "
+             "character templates of Wu & Sun with the 0-order extension, averaged; +types: with the character "
+             "types of the token and its neighbours; +dict: with the dictionary features (%dict: position and "
+             "length of the longest covering word, lengths of the longest words starting and ending here), "
+             "the dictionary built from the training words and jackknifed over 5 folds; +dict-all: the same "
+             "dictionary without jackknifing (training sentences see their own words); cws: configs/cws.toml "
+             "(+types and +dict)."]
+    return [write_md(out, "cws_features", title, body)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["table1", "curve", "offset-curve", "convergence", "power", "seeds"])
+    ap.add_argument("what", choices=["table1", "curve", "offset-curve", "convergence", "power", "seeds", "cws"])
     ap.add_argument("out", type=Path)
     ap.add_argument("--title", default="")
     args = ap.parse_args()
@@ -335,6 +368,8 @@ def main():
         written = convergence(args.out, args.title)
     elif args.what == "seeds":
         written = seeds(args.out, args.title)
+    elif args.what == "cws":
+        written = cws(args.out, args.title)
     else:
         written = power(args.out, args.title)
     for path in [p for p in written if p] + sorted(args.out.glob("*.csv")):

@@ -38,15 +38,16 @@ def encode_labels(sentences, labels):
     return np.asarray(out, dtype=np.int32)
 
 
-def encode(sentences, templates, index=None, labels=(), min_count=1, normalize="none", base=None):
+def encode(sentences, templates, index=None, labels=(), min_count=1, normalize="none", base=None, **lexicons):
     """Encode sentences. With index=None the attribute dictionary is built from these
-    sentences (training), extending the index `base` when given. Returns (Dataset,
-    FeatureIndex)."""
+    sentences (training), extending the index `base` when given; lexicons: the
+    lexicons, length_cap and jackknife arguments of FeatureIndex.build. Returns
+    (Dataset, FeatureIndex)."""
     lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
     seq_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
     np.cumsum(lengths, out=seq_ptr[1:])
     if index is None:
-        index, parts = FeatureIndex.build(sentences, templates, min_count, normalize, base)
+        index, parts = FeatureIndex.build(sentences, templates, min_count, normalize, base, **lexicons)
     else:
         parts = index.encode(sentences)
     return Dataset(seq_ptr, encode_labels(sentences, labels), *parts), index

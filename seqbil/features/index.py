@@ -8,11 +8,13 @@ strings are equal, boundary symbols included. Attribute ids are positions in the
 concatenated key tables, template by template.
 """
 import unicodedata
+from functools import partial
 from itertools import chain, count, repeat
 
 import numpy as np
 
 from .._kernels.features import attribute_keys, lookup_csr
+from . import dictionaries
 from .functions import apply_chain
 
 _MAX_RADIX = 1 << 62
@@ -81,12 +83,13 @@ class Vocabulary:
         return cls(seen), np.searchsorted(tickets, raw).astype(np.int32)
 
 
-def field_matrix(sentences, fields, K, token_ids, fold=None, layout="boundaries-first"):
+def field_matrix(sentences, fields, K, token_ids, fold=None, layout="boundaries-first", lexicon_codes=None):
     """(matrix, index): matrix[i, q] is the id of field fields[i] (a column, through
     its chain of functions) at padded position q, where each sentence is padded with
     K boundary positions on both sides, and index[p] is the padded position of token
     p. token_ids(field, values) gives (ids, V) for distinct values of a field:
-    vocabulary ids, -1 for unknown values.
+    vocabulary ids, -1 for unknown values. lexicon_codes(field, values, inverse,
+    lengths) gives what a %dict or %gaz field reads: (code per token, string per code).
 
     A column's distinct values are found once; functions and vocabulary lookups run
     on them, not on every token.
@@ -111,6 +114,8 @@ def field_matrix(sentences, fields, K, token_ids, fold=None, layout="boundaries-
             local, inverse = Vocabulary.build(map(fold, tokens) if fold else tokens)
             distinct[f.column] = local.strings, inverse
         values, inverse = distinct[f.column]
+        if f.source:
+            inverse, values = lexicon_codes(f, values, inverse, lengths)
         if f.chain:
             values = [apply_chain(f.chain, v) for v in values]
         local_ids, V = token_ids(f, values)
@@ -124,16 +129,43 @@ def field_matrix(sentences, fields, K, token_ids, fold=None, layout="boundaries-
     return matrix, index
 
 
+def lexicon_codes(lexicons, cap, jackknife, field, values, inverse, lengths):
+    """(code per token, string per code) of a %dict or %gaz field: where the entries
+    of its lexicon cover each token. jackknife: {name: (folds, [Lexicon per fold])}
+    for lexicons built from the sentences being encoded: sentence j, in fold j mod
+    folds, is matched against the lexicon of the other folds."""
+    P = int(lengths.sum())
+    parts = (jackknife or {}).get(field.source)
+    if parts is None:
+        lex = lexicons[field.source]
+        symbols = np.array([lex.symbols.get(v, 0) for v in values], dtype=np.int64)[inverse]
+        codes = dictionaries.codes(lex.starts(symbols, lengths), P, field.kind, cap)
+    else:
+        folds, fold_lexicons = parts
+        sentence_fold = np.arange(len(lengths)) % folds
+        token_fold = np.repeat(sentence_fold, lengths)
+        codes = np.zeros(P, dtype=np.int64)
+        for k, lex in enumerate(fold_lexicons):
+            mine = token_fold == k
+            symbols = np.array([lex.symbols.get(v, 0) for v in values], dtype=np.int64)[inverse[mine]]
+            codes[mine] = dictionaries.codes(lex.starts(symbols, lengths[sentence_fold == k]), len(symbols),
+                                             field.kind, cap)
+    return codes, dictionaries.value_strings(field.kind, cap)
+
+
 LAYOUTS = ("boundaries-first", "values-first")
 LAYOUT = "boundaries-first"  # of new indexes
 
 
 class FeatureIndex:
-    def __init__(self, templates, fields, tables, normalize="none", layout=None):
-        """templates: TemplateSet; fields: {column: Vocabulary}; tables: per order
+    def __init__(self, templates, fields, tables, normalize="none", layout=None, lexicons=None, length_cap=6):
+        """templates: TemplateSet; fields: {Field: Vocabulary}; tables: per order
         (sorted keys, int64 pointers per template); normalize: see normalizer();
-        layout: how field values are numbered (see field_matrix)."""
+        layout: how field values are numbered (see field_matrix); lexicons: {name:
+        Lexicon} read by the %dict and %gaz macros, entries folded as the fields
+        are; length_cap: entry lengths above it read as it."""
         self.templates, self.fields, self.tables = templates, fields, tables
+        self.lexicons, self.length_cap = dict(lexicons or {}), length_cap
         self.normalize, self.fold = normalize, normalizer(normalize)
         self.layout = layout or LAYOUT
         self.field_list = templates.fields  # what the macros read, in the order of the field matrix
@@ -216,6 +248,9 @@ class FeatureIndex:
             key += part.astype(np.int64) * mults[m]
         return key
 
+    def lexicon_codes(self, field, values, inverse, lengths):
+        return lexicon_codes(self.lexicons, self.length_cap, None, field, values, inverse, lengths)
+
     # --- encoding ---------------------------------------------------------------
     def keys(self, fields, index, order):
         spec = self.specs[order]
@@ -228,7 +263,8 @@ class FeatureIndex:
         def token_ids(c, tokens):
             return self.fields[c].lookup(tokens, -1), len(self.fields[c])
 
-        fields, index = field_matrix(sentences, self.field_list, self.K, token_ids, self.fold, self.layout)
+        fields, index = field_matrix(sentences, self.field_list, self.K, token_ids, self.fold, self.layout,
+                                     self.lexicon_codes)
         parts = []
         for order in (0, 1):
             table, ptr = self.tables[order]
@@ -236,13 +272,16 @@ class FeatureIndex:
         return parts
 
     @classmethod
-    def build(cls, sentences, templates, min_count=1, normalize="none", base=None):
+    def build(cls, sentences, templates, min_count=1, normalize="none", base=None, lexicons=None, length_cap=6,
+              jackknife=None):
         """(index, (u_ptr, u_ids, b_ptr, b_ids)) from training sentences; attributes
         seen fewer than min_count times are dropped.
 
         base: an index to extend (continuing a model on new data): its values keep
         their ids, its attributes are all kept, and index.renumber[order][a] gives
-        the new id of its attribute a (ids are positions in sorted key tables)."""
+        the new id of its attribute a (ids are positions in sorted key tables).
+        lexicons, length_cap: see __init__; jackknife: {name: (folds, [Lexicon per
+        fold])} for the lexicons built from these sentences."""
         vocabularies = {}
 
         def token_ids(c, tokens):
@@ -253,8 +292,8 @@ class FeatureIndex:
             return ids, len(vocabularies[c])
 
         fields, index = field_matrix(sentences, templates.fields, templates.reach, token_ids, normalizer(normalize),
-                                     LAYOUT)
-        self = cls(templates, vocabularies, [None, None], normalize)
+                                     LAYOUT, partial(lexicon_codes, lexicons, length_cap, jackknife))
+        self = cls(templates, vocabularies, [None, None], normalize, LAYOUT, lexicons, length_cap)
         parts, tables, self.renumber = [], [], []
         for order in (0, 1):
             keys = self.keys(fields, index, order)

@@ -17,20 +17,46 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..formats.textio import read_lines
+from .dictionaries import KINDS
 from .functions import chain_text, describe, parse_chain
 
-_MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]((?:\|[A-Za-z_]+(?::[^|/%\s]*)?)*)")
+_CHAIN = r"((?:\|[A-Za-z_]+(?::[^|/%\s]*)?)*)"
+_MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]" + _CHAIN + r"|%(dict|gaz)\[([^\]]*)\]" + _CHAIN)
 
 
 @dataclass(frozen=True, order=True)
 class Field:
     """What a macro reads at a token: a column, passed through a chain of functions
-    ((name, arg), ...; empty for the cell itself)."""
+    ((name, arg), ...; empty for the cell itself); or, with a source, where the
+    entries of that dictionary cover the token (features/dictionaries.py; kind:
+    longest, begin, end, any or bilou), through the chain."""
     column: int
     chain: tuple = ()
+    source: str = ""
+    kind: str = ""
 
     def __str__(self):
+        if self.source:
+            macro = "gaz" if self.kind == "bilou" else "dict"
+            return f"{self.column}%{macro}[{self.source},{self.kind}]{chain_text(self.chain)}"
         return f"{self.column}{chain_text(self.chain)}"
+
+
+def _lexicon_macro(macro, inside, text, source, line):
+    """(row, Field) of %dict[[ROW,]NAME[,KIND]] or %gaz[[ROW,]NAME]."""
+    parts = [p.strip() for p in inside.split(",")]
+    row = 0
+    if parts and re.fullmatch(r"-?\d+", parts[0]):
+        row = int(parts.pop(0))
+    kinds = KINDS[macro]
+    if not parts or not re.fullmatch(r"[A-Za-z_][\w.-]*", parts[0]) or len(parts) > (2 if macro == "dict" else 1):
+        form = "%dict[NAME], %dict[NAME,KIND] or %dict[ROW,NAME,KIND]" if macro == "dict" else \
+            "%gaz[NAME] or %gaz[ROW,NAME]"
+        raise ConfigError(source, line, f"template {text!r}: write {form}")
+    kind = parts[1] if len(parts) > 1 else kinds[0]
+    if kind not in kinds:
+        raise ConfigError(source, line, f"template {text!r}: unknown %dict kind {kind!r} (one of {', '.join(kinds)})")
+    return row, Field(0, (), parts[0], kind)
 
 
 @dataclass(frozen=True)
@@ -49,19 +75,22 @@ def parse_template(text, source="<template>", line=0):
     for m in _MACRO.finditer(text):
         pieces.append(text[last:m.start()].replace("{", "{{").replace("}", "}}"))
         pieces.append("{}")
-        row, col = int(m.group(1)), int(m.group(2))
-        if col < 0:
-            raise ConfigError(source, line, f"template {text!r}: negative column {col}")
+        if m.group(4):
+            row, field = _lexicon_macro(m.group(4), m.group(5), text, source, line)
+        else:
+            row, field = int(m.group(1)), Field(int(m.group(2)))
+            if field.column < 0:
+                raise ConfigError(source, line, f"template {text!r}: negative column {field.column}")
         try:
-            chain = parse_chain(m.group(3))
+            chain = parse_chain(m.group(3) or m.group(6) or "")
         except ValueError as exc:
             raise ConfigError(source, line, f"template {text!r}: {exc} (seqbil train --help-templates)") from None
-        refs.append((row, Field(col, chain)))
+        refs.append((row, Field(field.column, chain, field.source, field.kind)))
         last = m.end()
     rest = text[last:]
     if "%" in "".join(p for p in pieces if p != "{}") + rest:
-        raise ConfigError(source, line, f"template {text!r}: only %x[row,col] macros (with functions) are "
-                                        "supported (seqbil train --help-templates)")
+        raise ConfigError(source, line, f"template {text!r}: only the %x, %dict and %gaz macros are known "
+                                        "(seqbil train --help-templates)")
     pieces.append(rest.replace("{", "{{").replace("}", "}}"))
     return Template(text, 0 if text[0] == "U" else 1, "".join(pieces), tuple(refs))
 
@@ -79,6 +108,17 @@ In <text>, each macro is replaced by what it reads at the token:
   %x[r,c]           column c (from 0) of the token r rows away (r < 0: before); rows outside
                     the sentence read _B-1, _B-2, ... and _B+1, _B+2, ...
   %x[r,c]|f|g:N     that cell through functions f, then g with argument N
+  %dict[NAME]       where the words of dictionary NAME cover the token: its position in the
+                    longest word covering it and that word's length (B3, M4, E2, S1; - for none)
+  %dict[NAME,KIND]  KIND begin / end: the length of the longest word starting / ending here;
+                    any: every position the token takes in a covering word (BE, S, ...)
+  %gaz[NAME]        B, I, L or U inside the longest phrase of gazetteer NAME covering the
+                    token, O outside
+  %dict[ROW,NAME,KIND], %gaz[ROW,NAME]: the same at the token ROW rows away
+
+  Dictionaries are named in the config: [features] dictionaries = ["NAME=FILE"] (one word or
+  phrase per line) or "NAME=train" (the training words; jackknifed over dict_folds folds so
+  that training sentences never see their own words).
 
 Functions (computed once per distinct value; boundary symbols are left as they are):
 """
@@ -93,6 +133,7 @@ Examples:
   U01:%x[0,0]|suffix:3                 its last three characters
   U02:%x[-1,0]|shape/%x[0,0]|shape     the shapes of the previous and current words
   B10:%x[-1,1]/%x[0,1]                 the POS bigram, 1st-order (bilinear in bol)
+  U20:%dict[words]/%x[0,0]|chartype    dictionary position and length, with the character type
 """
 
 
@@ -123,6 +164,7 @@ class TemplateSet:
         self.by_order = ([t for t in self.templates if t.order == 0],
                          [t for t in self.templates if t.order == 1 and t.refs])
         self.fields = sorted({f for t in self.templates for _, f in t.refs})  # what the macros read
+        self.dictionaries = sorted({f.source for f in self.fields if f.source})
         self.reach = max([abs(r) for t in self.templates for r, _ in t.refs] or [0])
 
     def check_columns(self, n_fields, label_index, data, origin):
