@@ -49,6 +49,15 @@ def check_settings(settings, sources, templates, echo):
                           f"[train] learner = {learner.name!r} factors the 1st-order features, but no B template "
                           f"with %x macros is given: that is learner sp with extra steps; use learner = \"sp\" "
                           f"or add 1st-order templates")
+    if learner.bilinear:
+        # dictionary and type features as factored 1st-order features made bol unstable on
+        # segmentation (F1 falling over the epochs); as 0-order features they are safe
+        risky = [t.text for t in templates.by_order[1]
+                 if any(f.source or any(name == "chartype" for name, _ in f.chain) for _, f in t.refs)]
+        if risky:
+            echo(f"warning: learner {learner.name} factors the 1st-order template {risky[0]}"
+                 f"{f' (and {len(risky) - 1} more)' if len(risky) > 1 else ''}, which reads a dictionary or "
+                 f"character types: such features are more stable as U (0-order) templates")
 
 
 def settings_header(settings, sources):

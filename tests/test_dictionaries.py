@@ -196,3 +196,14 @@ def test_folded_characters_that_become_several_survive_the_model_file(tmp_path):
     assert again.index.lexicons["words"].entries == model.index.lexicons["words"].entries
     s = again._sentence("气温30℃…", 1)
     assert all(np.array_equal(a, b) for a, b in zip(again.index.encode([s]), model.index.encode([s])))
+
+
+def test_bol_is_warned_off_bilinear_dictionary_features():
+    said = []
+    seqbil.train(["a b", "b a"], config="sighan2005", learner="bol", epochs=1, echo=said.append,
+                 templates=["U00:%x[0,0]", "B01:%x[0,0]", "B02:%dict[w]/%x[0,0]|chartype", "B"], dictionaries=["w=train"])
+    assert any("warning: learner bol factors the 1st-order template B02:%dict[w]" in line for line in said)
+    said.clear()
+    seqbil.train(["a b", "b a"], config="sighan2005", learner="bol", epochs=1, echo=said.append,
+                 templates=["U00:%dict[w]", "B01:%x[0,0]", "B"], dictionaries=["w=train"])
+    assert not any("factors the 1st-order" in line for line in said)
