@@ -7,8 +7,9 @@ only, so every template is used as a state feature (its CRF++ string) and a bare
     python benchmarks/crfsuite_peer.py --config sighan2005 --train TRAIN --test TEST \\
         --algorithm lbfgs --c2 1.0          # "crf2" (L2);  --c1 1.0 --c2 0 for "crf1"
 
-Prints one JSON line: algorithm, training seconds, iterations, test F1 (conlleval for
-chunking, SIGHAN word F1 for segmentation), model size. With --log FILE, CRFsuite also
+Prints one JSON line: algorithm, training seconds, iterations, the test score as "f1"
+(conlleval F1 for chunking, SIGHAN word F1 for segmentation, token accuracy for other
+tags; "metric" says which), model size. With --log FILE, CRFsuite also
 scores the test corpus after every iteration (as a holdout set: not used for training)
 and the file gets one JSON line per iteration: seconds so far and label error rate.
 """
@@ -20,6 +21,7 @@ import tempfile
 import time
 
 from peer_corpus import PeerCorpus, add_arguments
+from seqbil.evaluation import headline
 from seqbil.features.functions import apply_chain
 from seqbil.features.templates import parse_template
 
@@ -86,9 +88,10 @@ def main():
                                       "label_error": 100 * (1 - it.get("item_accuracy_float", float("nan")))})
                           + "\n")
     result = corpus.score(pred)
+    # "f1" is the headline score: F1 for chunking and segmentation, token accuracy otherwise
     print(json.dumps({"algorithm": args.algorithm, "c1": args.c1, "c2": args.c2, "train_seconds": seconds,
-                      "iterations": len(trainer.logparser.iterations), "f1": result["f1"],
-                      "model_mib": size / 2**20}))
+                      "iterations": len(trainer.logparser.iterations), "metric": result["metric"],
+                      "f1": headline(result)[1], "model_mib": size / 2**20}))
 
 
 if __name__ == "__main__":

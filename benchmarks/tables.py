@@ -50,7 +50,18 @@ def speed_table(record):
         f"\n\n{notes} {provenance(record)}\n"
 
 
-RENDERERS = {"train_speed": speed_table}
+def encode_table(record):
+    rows = ["| templates | count | attributes | encode (s) | read + encode (s) |", "| --- | --- | --- | --- | --- |"]
+    for r in record["rows"]:
+        rows.append(f"| {r['templates']} | {r['n_templates']} | {r['attributes']:,} | {spread(r['encode_s'])} | "
+                    f"{spread(r['read_and_encode_s'])} |")
+    return (f"Encoding {record['corpus']} ({record['rows'][0]['tokens']:,} tokens) with the templates of "
+            f"configs/{record['config']}.toml (functions) and the same templates without their functions (plain). "
+            f"Functions cost {record['encode_ratio_median']:.2f}× the plain encoding time (medians).\n\n"
+            + "\n".join(rows) + f"\n\n{provenance(record)}\n")
+
+
+RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table}
 
 
 def read_csv_record(path):
