@@ -260,6 +260,40 @@ def power_section():
     return "\n".join(text) + "\n"
 
 
+def cws_section():
+    c = Record("cws_features/cws_features.json")
+    out = [f"## Segmentation features: dictionaries and character types\n\n`bash experiments/cws_features.sh` → "
+           f"[`cws_features/cws_features.md`](cws_features/cws_features.md) (from {c.source()})\n", c.body(), ""]
+    notes = []
+    for corpus in sorted({r["split"].rsplit("-", 1)[0] for r in c.rows}):
+        dev = f"{corpus}-dev"
+        for learner in ("bol", "sp"):
+            got = {r["variant"]: r["f1"] for r in c.rows if r["split"] == dev and r["learner"] == learner}
+            if {"paper+0", "+dict", "+dict-all", "cws"} <= set(got):
+                notes.append(f"- {corpus} dev, {learner}: the jackknifed dictionary takes paper+0 from "
+                             f"{f(got['paper+0'])} to {f(got['+dict'])}; the same dictionary without jackknifing "
+                             f"gives {f(got['+dict-all'])}; with the character types too (cws) {f(got['cws'])}.")
+        test = {r["learner"]: r["f1"] for r in c.rows if r["split"] == f"{corpus}-test"}
+        if test:
+            notes.append(f"- {corpus} test, configs/cws.toml: " + ", ".join(f"{m} {f(v)}" for m, v in sorted(test.items()))
+                         + (f" (the paper's bol figure on pku: {PAPER_TABLE1['bol']['pku']})" if corpus == "pku" else "")
+                         + ".")
+    return "\n".join(out + notes) + "\n"
+
+
+def taggers_section():
+    c = Record("taggers/taggers.json")
+    out = [f"## POS tagging and chunking from words, against CRFsuite\n\n`bash experiments/taggers.sh` → "
+           f"[`taggers/taggers.md`](taggers/taggers.md) (from {c.source()})\n", c.body(), ""]
+    for task in sorted({r["task"] for r in c.rows}):
+        ours = c.get(task=task, split="test", system="seqbil")
+        crf = c.get(task=task, split="test", system="crf-lbfgs")
+        if ours and crf:
+            out.append(f"- {task} test: seqbil {f(ours['score'])} against CRFsuite's L-BFGS CRF {f(crf['score'])} "
+                       f"with the same templates ({ahead(ours['score'], crf['score'])}).")
+    return "\n".join(out) + "\n"
+
+
 def seeds_section():
     c = Record("seeds/seeds.json")
     return (f"## Shuffling seeds\n\n`bash experiments/seeds.sh` → [`seeds/seeds.md`](seeds/seeds.md) "
@@ -274,6 +308,9 @@ def build():
              curve_section("figure3/curve.json", "Figure 3: CoNLL-2000 chunking learning curve", "figure3.sh",
                            None, figure3_closing),
              power_section(), seeds_section()]
+    for rel, section in (("cws_features/cws_features.json", cws_section), ("taggers/taggers.json", taggers_section)):
+        if (RESULTS / rel).exists():
+            parts.append(section())
     return "\n".join(parts)
 
 
