@@ -5,7 +5,9 @@ at a position with labels (y, v) is beta[a, v]), and vice versa; each half-step
 runs passes of an online dual solver for that linear structured SVM: the
 passive-aggressive update PA-I (Crammer et al. 2006; Shalev-Shwartz & Singer 2006)
 with margin 1 and step tau = min(C, loss / |dphi|^2). The linear part (0-order
-weights and end scores) is updated in both half-steps.
+weights and end scores) is updated in both half-steps. A 0-order entry with value x
+adds x to Phi, so the 0-order rows of dphi hold summed values and |dphi|^2 their
+squares (collect_dphi sums before the norm is taken).
 """
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
@@ -31,6 +33,16 @@ cdef struct Dphi:
     int k1
 
 
+cdef inline double* zero_order_row(Dphi* f, int32_t a, int S, int* k0) noexcept nogil:
+    """The dphi row of 0-order attribute a, zeroed and marked on its first touch."""
+    if f.mark0[a] < 0:
+        f.mark0[a] = k0[0]
+        f.t0[k0[0]] = a
+        memset(f.d0 + k0[0] * S, 0, S * sizeof(double))
+        k0[0] += 1
+    return f.d0 + f.mark0[a] * S
+
+
 cdef inline double path_score(const Lattice* L, const Linear* m, const int32_t* y, int n) noexcept nogil:
     """Score of the label sequence y[:n] from the lattice's tables."""
     cdef int i, S = L.S, T = S + 1, prev
@@ -44,11 +56,13 @@ cdef inline double path_score(const Lattice* L, const Linear* m, const int32_t* 
 cdef inline void collect_dphi(const Corpus* c, const int32_t* pred, int64_t p0, int n, const Linear* m,
                               const Rank1* w, int side, Dphi* f) noexcept nogil:
     """dphi of a mistaken sequence for the half-step learning alpha (side 0) or beta
-    (side 1): the 0-order weights, label transitions and end scores, and the side's
-    1st-order vectors, whose features are the other side's entries."""
+    (side 1): the 0-order weights (entry values x summed per attribute), label
+    transitions and end scores, and the side's 1st-order vectors, whose features are
+    the other side's entries."""
     cdef int S = m.S, T = S + 1, y, j
     cdef int64_t q
     cdef int32_t a
+    cdef double x
     cdef double* row
     for y in range(S):
         f.dend[y] = 0.0
@@ -59,16 +73,17 @@ cdef inline void collect_dphi(const Corpus* c, const int32_t* pred, int64_t p0, 
     cdef PathDiff d = path_diff(c.labels + p0, pred, n, S)
     while next_diff(&d):
         if d.g != d.p:
-            for q in range(c.u_ptr[p0 + d.i], c.u_ptr[p0 + d.i + 1]):
-                a = c.u_ids[q]
-                if f.mark0[a] < 0:
-                    f.mark0[a] = k0
-                    f.t0[k0] = a
-                    memset(f.d0 + k0 * S, 0, S * sizeof(double))
-                    k0 += 1
-                row = f.d0 + f.mark0[a] * S
-                row[d.g] += 1.0
-                row[d.p] -= 1.0
+            if c.u_vals == NULL:
+                for q in range(c.u_ptr[p0 + d.i], c.u_ptr[p0 + d.i + 1]):
+                    row = zero_order_row(f, c.u_ids[q], S, &k0)
+                    row[d.g] += 1.0
+                    row[d.p] -= 1.0
+            else:
+                for q in range(c.u_ptr[p0 + d.i], c.u_ptr[p0 + d.i + 1]):
+                    x = c.u_vals[q]
+                    row = zero_order_row(f, c.u_ids[q], S, &k0)
+                    row[d.g] += x
+                    row[d.p] -= x
         if m.transitions:
             f.dtrans[d.g * T + d.gp] += 1.0
             f.dtrans[d.p * T + d.pp] -= 1.0

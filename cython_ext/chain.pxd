@@ -11,7 +11,9 @@
 #                   position: the bare `B` template, always linear (S x (S+1)).
 #   end[y]          score of ending the sequence in label y (stop transition).
 # Positions of a corpus are stored as CSR arrays: the attribute ids active at
-# position p are ids[ptr[p]:ptr[p + 1]].
+# position p are ids[ptr[p]:ptr[p + 1]]. A 0-order entry may carry a real value x
+# (u_vals); without values every x is 1, and the kernels take a separate loop for
+# that case, which computes exactly what they computed before values existed.
 # Matrices are row-major. The structures below point into numpy arrays that the
 # caller of their builder keeps alive, so the hot loops see plain pointers and no
 # Python object. The kernels are built with boundscheck off (setup.py): &x[0] of an
@@ -44,6 +46,7 @@ cdef struct Corpus:
     const int32_t* labels     # gold label of every position
     const int64_t* u_ptr      # 0-order attributes of position p: u_ids[u_ptr[p]:u_ptr[p + 1]]
     const int32_t* u_ids
+    const float* u_vals       # value x of each u_ids entry; NULL: every x is 1
     const int64_t* b_ptr      # 1st-order attributes, likewise
     const int32_t* b_ids
 
@@ -105,18 +108,27 @@ cdef inline int check_rows(const double[:, :] m, str name) except -1:
 
 
 cdef inline Corpus corpus_view(data) except *:
-    """The CSR arrays of an encoded Dataset (int64 pointers, int32 ids); the pointers
-    stay valid while the caller holds data."""
+    """The CSR arrays of an encoded Dataset (int64 pointers, int32 ids, float32 values
+    or None); the pointers stay valid while the caller holds data."""
     cdef const int64_t[::1] seq_ptr = data.seq_ptr
     cdef const int32_t[::1] labels = data.labels
     cdef const int64_t[::1] u_ptr = data.u_ptr
     cdef const int32_t[::1] u_ids = data.u_ids
     cdef const int64_t[::1] b_ptr = data.b_ptr
     cdef const int32_t[::1] b_ids = data.b_ids
+    cdef const float[::1] u_vals
     cdef Corpus c
     c.seq_ptr, c.labels = &seq_ptr[0], &labels[0]
     c.u_ptr, c.u_ids = &u_ptr[0], &u_ids[0]
     c.b_ptr, c.b_ids = &b_ptr[0], &b_ids[0]
+    c.u_vals = NULL
+    vals = getattr(data, "u_vals", None)
+    if vals is not None:
+        # the kernels read u_vals[q] for every entry q of u_ids, unchecked
+        if not (isinstance(vals, np.ndarray) and vals.dtype == np.float32 and vals.shape == (u_ids.shape[0],)):
+            raise ValueError("u_vals must be a float32 array as long as u_ids")
+        u_vals = vals
+        c.u_vals = &u_vals[0]
     return c
 
 
@@ -220,14 +232,45 @@ cdef inline bint next_diff(PathDiff* d) noexcept nogil:
     return True
 
 
-cdef inline void linear_update(const Corpus* c, const int32_t* pred, int64_t p0, int n, const Linear* m,
-                               double C, double cc) noexcept nogil:
-    """Perceptron step on the linear part: 0-order weights (section 4.3), label
-    transitions and end scores; cc = C * counter goes to the averaging sums."""
-    cdef int S = m.S, T = S + 1, g, p
+cdef inline void zero_order_step(const Corpus* c, const Linear* m, int64_t p, int g, int y, double C,
+                                 double cc) noexcept nogil:
+    """W0[a, g] += C x and W0[a, y] -= C x for the 0-order entries (a, x) at position p,
+    and likewise U0 with cc: the 0-order part of C * dPhi at a position labelled g on
+    the gold path and y on the predicted one."""
+    cdef int S = m.S
     cdef int64_t q
     cdef double* w
     cdef double* u
+    cdef double s, su
+    cdef bint averaged = m.averaged
+    if c.u_vals == NULL:
+        for q in range(c.u_ptr[p], c.u_ptr[p + 1]):
+            w = m.W0 + <Py_ssize_t> c.u_ids[q] * S
+            w[g] += C
+            w[y] -= C
+            if averaged:
+                u = m.U0 + <Py_ssize_t> c.u_ids[q] * S
+                u[g] += cc
+                u[y] -= cc
+    else:
+        for q in range(c.u_ptr[p], c.u_ptr[p + 1]):
+            s = C * c.u_vals[q]
+            w = m.W0 + <Py_ssize_t> c.u_ids[q] * S
+            w[g] += s
+            w[y] -= s
+            if averaged:
+                su = cc * c.u_vals[q]
+                u = m.U0 + <Py_ssize_t> c.u_ids[q] * S
+                u[g] += su
+                u[y] -= su
+
+
+cdef inline void linear_update(const Corpus* c, const int32_t* pred, int64_t p0, int n, const Linear* m,
+                               double C, double cc) noexcept nogil:
+    """Perceptron step on the linear part: 0-order weights (section 4.3; a valued entry
+    steps by C x), label transitions and end scores; cc = C * counter goes to the
+    averaging sums."""
+    cdef int S = m.S, T = S + 1, g, p
     cdef bint averaged = m.averaged
     cdef PathDiff d = path_diff(c.labels + p0, pred, n, S)
     while next_diff(&d):
@@ -238,14 +281,7 @@ cdef inline void linear_update(const Corpus* c, const int32_t* pred, int64_t p0,
                 m.Utrans[d.g * T + d.gp] += cc
                 m.Utrans[d.p * T + d.pp] -= cc
         if d.g != d.p:
-            for q in range(c.u_ptr[p0 + d.i], c.u_ptr[p0 + d.i + 1]):
-                w = m.W0 + <Py_ssize_t> c.u_ids[q] * S
-                w[d.g] += C
-                w[d.p] -= C
-                if averaged:
-                    u = m.U0 + <Py_ssize_t> c.u_ids[q] * S
-                    u[d.g] += cc
-                    u[d.p] -= cc
+            zero_order_step(c, m, p0 + d.i, d.g, d.p, C, cc)
     g = c.labels[p0 + n - 1]
     p = pred[n - 1]
     if g != p:
@@ -273,22 +309,31 @@ cdef inline void prefetch_rows(const int32_t* ids, const int64_t* ptr, int64_t p
 
 cdef inline void score_unary(const Corpus* c, const Linear* m, const Lattice* L, int64_t p0,
                              int n) noexcept nogil:
-    """unary[i, y] = sum of W0[a, y] over the 0-order attributes a at position p0 + i."""
+    """unary[i, y] = sum of x * W0[a, y] over the 0-order entries (a, x) at position p0 + i."""
     cdef int i, y, S = L.S
     cdef int64_t k
+    cdef double x
     cdef double* out
     cdef const double* w
     cdef const int64_t* ptr = c.u_ptr
     cdef const int32_t* ids = c.u_ids
+    cdef const float* vals = c.u_vals
     cdef const double* W0 = m.W0
     for i in range(n):
         out = L.unary + i * S
         for y in range(S):
             out[y] = 0.0
-        for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
-            w = W0 + <Py_ssize_t> ids[k] * S
-            for y in range(S):
-                out[y] += w[y]
+        if vals == NULL:
+            for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
+                w = W0 + <Py_ssize_t> ids[k] * S
+                for y in range(S):
+                    out[y] += w[y]
+        else:
+            for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
+                w = W0 + <Py_ssize_t> ids[k] * S
+                x = vals[k]
+                for y in range(S):
+                    out[y] += x * w[y]
 
 
 cdef inline void score_pair_linear(const Corpus* c, const double* W1, const Lattice* L, int64_t p0,

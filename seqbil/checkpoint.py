@@ -17,9 +17,14 @@ FORMAT = "seqbil-checkpoint"
 
 
 def fingerprint(data):
-    """CRC-32 of the encoded training corpus: resuming on other data is an error."""
+    """CRC-32 of the encoded training corpus: resuming on other data is an error.
+    The 0-order values count when present; without them the CRC is the one that
+    checkpoints written before values existed hold."""
+    arrays = [data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids]
+    if getattr(data, "u_vals", None) is not None:
+        arrays.append(data.u_vals)
     crc = 0
-    for array in (data.seq_ptr, data.labels, data.u_ptr, data.u_ids, data.b_ptr, data.b_ids):
+    for array in arrays:
         crc = zlib.crc32(np.ascontiguousarray(array).data.cast("B"), crc)
     return crc
 

@@ -28,6 +28,13 @@ def model_info(model, path=None):
                 nonzero = _count_nonzero(w["alpha"][lo:hi]) + _count_nonzero(w["beta"][lo:hi])
             features.append({"template": template.text, "order": order, "attributes": hi - lo,
                              "nonzero_weights": nonzero})
+    vectors = model.index.vectors
+    if vectors is not None:  # real-valued 0-order attributes, after the keyed ones
+        lo = model.index.n_keyed(0)
+        for template, size in zip(vectors.templates, vectors.sizes):
+            features.append({"template": template.text, "order": 0, "attributes": size,
+                             "nonzero_weights": _count_nonzero(w["W0"][lo:lo + size])})
+            lo += size
     if model.templates.transition:
         features.append({"template": "B", "order": 1, "attributes": 1,
                          "nonzero_weights": _count_nonzero(w["trans"])})

@@ -17,6 +17,7 @@ from ._kernels.decode import decode_corpus
 from .formats import Sentence, make_format
 from .features.dataset import encode
 from .features.dictionaries import Lexicon
+from .features.vectors import VectorFeatures, VectorTable
 from .features.index import LAYOUTS, NORMALIZERS, FeatureIndex, Vocabulary
 from .errors import ModelFileError, SeqbilError
 from .modelfile import read_model, write_model
@@ -131,6 +132,13 @@ class Model:
                                           for name, lex in sorted(self.index.lexicons.items())}}
             for name, lex in self.index.lexicons.items():
                 arrays[f"lexicon:{name}"] = np.frombuffer(lex.text().encode("utf-8"), dtype=np.uint8)
+        vectors = self.index.vectors
+        if vectors is not None:  # the rows of the vector tables the model keeps
+            meta["vectors"] = {"unknown": vectors.unknown, "scale": vectors.scale,
+                               "names": {n: {"dim": t.dim, "rows": len(t)} for n, t in sorted(vectors.tables.items())}}
+            for name, table in vectors.tables.items():
+                arrays[f"vectors:{name}"] = table.matrix
+                arrays[f"vectors:{name}:words"] = np.frombuffer("\n".join(table.words).encode("utf-8"), dtype=np.uint8)
         write_model(path, meta, arrays)
 
     def add_word_file(self, path, name=None):
@@ -186,6 +194,13 @@ class Model:
                     if lexicons[name].sha256() != info["names"][name]["sha256"]:
                         raise ValueError(f"dictionary {name} does not match its checksum")
             index = FeatureIndex(templates, fields, tables, meta["corpus"]["normalize"], layout, lexicons, cap)
+            if templates.vector_templates:
+                info = meta["vectors"]
+                vector_tables = {}
+                for name in templates.vectors:
+                    text = arrays[f"vectors:{name}:words"].tobytes().decode("utf-8")
+                    vector_tables[name] = VectorTable(text.split("\n") if text else [], arrays[f"vectors:{name}"])
+                index.vectors = VectorFeatures(templates.vector_templates, vector_tables, info["unknown"], info["scale"])
             weights = {name: arrays[name] for name in KINDS[meta["kind"]]}
             model = cls(meta["kind"], meta["labels"], index, meta["corpus"], weights, meta.get("training"))
             model._check_shapes()

@@ -26,7 +26,7 @@ from .errors import ModelFileError
 MAGIC = b"\x89SBM\r\n\x1a\n"
 VERSION = 1
 _PREFIX = struct.Struct("<8sIIII")
-_DTYPES = {"<f8", "<i4", "<i8", "|u1"}
+_DTYPES = {"<f8", "<f4", "<i4", "<i8", "|u1"}
 _MAX_HEADER = 1 << 26
 
 

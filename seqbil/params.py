@@ -66,6 +66,14 @@ CORE = [
           "features", minimum=0),
     Param("dict_length_cap", int, 6, "dictionary entry lengths above it read as it in %dict values",
           "features", positive=True),
+    Param("vectors", list, [], "word vectors that %vec[r,c,NAME] templates read, each NAME=FILE (word2vec text "
+          "format, or a .npy matrix with a NAME.vocab word list beside it)", "features", flag="--vectors"),
+    Param("vector_unknown", str, "learned", "a word without a vector (after trying its lower case): learned "
+          "(an indicator feature with its own weights) or zero (no feature)", "features", ("learned", "zero")),
+    Param("vector_rows", str, "seen", "vector rows the model keeps: seen (the words of the training data) or all "
+          "(the whole file, so that unseen words keep their vectors at tagging time)", "features", ("seen", "all")),
+    Param("vector_scale", float, 1.0, "factor applied to every vector component (their scale against the binary "
+          "features matters to online learners)", "features", positive=True),
     Param("learner", str, "sp", ""),  # help and choices come from the learner registry
     Param("epochs", int, 20, "passes over the training data (T)", positive=True),
     Param("C", float, 1.0, "learning rate / dual step size C", positive=True, flag="-C"),

@@ -17,6 +17,8 @@ from .evaluation.chunks import detect_scheme
 from .features.dataset import encode
 from .features.dictionaries import training_lexicons
 from .features.index import normalizer
+from .features.vectors import VectorFeatures, VectorTable
+from .features.vectors import parse_specs as vector_specs
 from .features.templates import TemplateSet, parse_template, read_template_file
 from .formats import make_format, read_corpus
 from .learners import LEARNERS
@@ -189,8 +191,9 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         settings["dictionaries"], templates, sentences, "char" if fmt.name == "sighan" else "token",
         normalizer(settings["normalize"]), settings["dict_folds"], enc, base.index.lexicons if base is not None else None,
         sources.get("dictionaries", "<settings>"))
+    vectors = _vector_features(settings, sources, templates, sentences, base, enc)
     data, index = encode(sentences, templates, None, labels, settings["min_count"], settings["normalize"],
-                         base.index if base is not None else None, lexicons=lexicons,
+                         base.index if base is not None else None, vectors=vectors, lexicons=lexicons,
                          length_cap=settings["dict_length_cap"], jackknife=jackknife)
     t_encode = time.perf_counter() - t0
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
@@ -282,6 +285,24 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         model.save(model_path)
         echo(f"model saved to {model_path}")
     return model, history
+
+
+def _vector_features(settings, sources, templates, sentences, base, encoding):
+    """The %vec templates' features: the tables named in [features] vectors, cut to the
+    rows the model keeps; a continued model keeps its own."""
+    if not templates.vector_templates:
+        return None
+    if base is not None:
+        return base.index.vectors
+    origin = sources.get("vectors", "<settings>")
+    files = vector_specs(settings["vectors"], origin)
+    missing = [n for n in templates.vectors if n not in files]
+    if missing:
+        raise ConfigError(origin, 0, f"the templates read vectors {missing[0]!r}, but [features] vectors does not "
+                          f"name them: add \"{missing[0]}=FILE\"")
+    full = {name: VectorTable.read(files[name], encoding) for name in templates.vectors}
+    return VectorFeatures.for_training(templates.vector_templates, full, sentences, normalizer(settings["normalize"]),
+                                       settings["vector_unknown"], settings["vector_scale"], settings["vector_rows"])
 
 
 def _settings_of_base(base, settings, sources, template_file, echo, path):

@@ -13,14 +13,16 @@ TEMPLATES = ["U00:%x[0,0]", "B01:%x[0,0]", "B02:%x[-1,0]", "B"]
 
 
 def sequence_score(data, j, labels, W0, trans, end, alpha, beta):
-    """Score of a label sequence computed term by term (eq. 1 plus the linear part)."""
+    """Score of a label sequence computed term by term (eq. 1 plus the linear part; a
+    0-order entry with value x adds x * W0[a, y], x = 1 when data.u_vals is None)."""
     a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
     S = len(end)
+    vals = np.ones(len(data.u_ids)) if data.u_vals is None else data.u_vals.astype(np.float64)
     total = end[labels[-1]]
     for i, p in enumerate(range(a, b)):
         prev = labels[i - 1] if i else S
         total += trans[labels[i], prev]
-        total += sum(W0[k, labels[i]] for k in data.u_ids[data.u_ptr[p]:data.u_ptr[p + 1]])
+        total += sum(vals[k] * W0[data.u_ids[k], labels[i]] for k in range(data.u_ptr[p], data.u_ptr[p + 1]))
         total += sum(alpha[k, labels[i]] * beta[k, prev] for k in data.b_ids[data.b_ptr[p]:data.b_ptr[p + 1]])
     return total
 

@@ -255,6 +255,23 @@ def test_eval_warns_about_gold_labels_the_model_lacks(chunker, tmp_path):
     assert json.loads(proc.stdout)["labels_unknown_to_model"] == ["B-XYZ"]
 
 
+def reference_accuracy_of_tagging(model, test_path):
+    """Token accuracy of `seqbil tag` on a CoNLL test file, and that of the trivial rule of
+    baseline_f1 (the label seen most often with the token's POS tag in the training sample)."""
+    text = Path(test_path).read_text(encoding="utf-8")
+    result = run("tag", "--model", model, test_path)
+    assert result.exit_code == 0, result.output
+    gold, tagged = conll_sentences(text), conll_sentences(result.stdout)
+    pairs = [(g[-1], t[-1]) for gs, ts in zip(gold, tagged) for g, t in zip(gs, ts)]
+    by_pos = collections.defaultdict(collections.Counter)
+    for s in conll_sentences(sample_path("conll2000_train.txt").read_text(encoding="utf-8")):
+        for _, pos, tag in s:
+            by_pos[pos][tag] += 1
+    guess = [by_pos[pos].most_common(1)[0][0] if pos in by_pos else "O" for s in gold for _, pos, _ in s]
+    return {"accuracy": 100 * sum(g == t for g, t in pairs) / len(pairs),
+            "baseline": 100 * sum(g[-1] == b for g, b in zip((g for s in gold for g in s), guess)) / len(guess)}
+
+
 def baseline_f1(format_name):
     """F1 of a trivial rule on the test sample, by the reference scorers: for chunking, the
     CoNLL-2000 baseline (each token gets the chunk tag seen most often with its POS tag in
@@ -283,7 +300,12 @@ def test_every_bundled_config_trains_by_name(tmp_path, name):
     result = run("eval", "--model", model, "--data", sample_path(test), "--json")
     assert result.exit_code == 0, result.output
     scores = json.loads(result.stdout)
-    assert_scores(scores, reference_scores_of_tagging(model, sample_path(test)))
-    assert scores["f1"] > baseline_f1(loaded.format.name)  # it learned more than a trivial rule
+    if loaded.corpus["metric"] == "accuracy":  # a tagging config (pos): per-token accuracy of the same output
+        reference = reference_accuracy_of_tagging(model, sample_path(test))
+        assert scores["accuracy"] == pytest.approx(reference["accuracy"], rel=1e-12)
+        assert scores["accuracy"] > reference["baseline"]
+    else:
+        assert_scores(scores, reference_scores_of_tagging(model, sample_path(test)))
+        assert scores["f1"] > baseline_f1(loaded.format.name)  # it learned more than a trivial rule
     if loaded.templates.by_order[0]:  # the 0-order part learned something
         assert loaded.weights["W0"].any()

@@ -43,13 +43,15 @@ def random_dataset(rng, n_seq, S, A0, A1):
 
 
 def tables(data, j, W0, W1):
-    """Score tables of sequence j computed directly from the weights."""
+    """Score tables of sequence j computed directly from the weights (a 0-order entry
+    with value x adds x * W0[a]; the values are all 1 when data.u_vals is None)."""
     a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
     S = W0.shape[1]
     unary, pair = np.zeros((b - a, S)), np.zeros((b - a, S, S + 1))
+    vals = np.ones(len(data.u_ids)) if data.u_vals is None else data.u_vals.astype(np.float64)
     for i, p in enumerate(range(a, b)):
         for k in range(data.u_ptr[p], data.u_ptr[p + 1]):
-            unary[i] += W0[data.u_ids[k]]
+            unary[i] += vals[k] * W0[data.u_ids[k]]
         for k in range(data.b_ptr[p], data.b_ptr[p + 1]):
             pair[i] += W1[data.b_ids[k]]
     return unary, pair

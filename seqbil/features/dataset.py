@@ -15,6 +15,9 @@ class Dataset:
     u_ids: np.ndarray
     b_ptr: np.ndarray     # int64 [P+1] and b_ids int32: 1st-order attribute ids per position
     b_ids: np.ndarray
+    # float32, parallel to u_ids: the value of each 0-order entry (its feature is
+    # value * [label = y]); None when every value is 1, as encode() produces
+    u_vals: np.ndarray | None = None
 
     @property
     def n_sequences(self):
@@ -38,7 +41,8 @@ def encode_labels(sentences, labels):
     return np.asarray(out, dtype=np.int32)
 
 
-def encode(sentences, templates, index=None, labels=(), min_count=1, normalize="none", base=None, **lexicons):
+def encode(sentences, templates, index=None, labels=(), min_count=1, normalize="none", base=None, vectors=None,
+           **lexicons):
     """Encode sentences. With index=None the attribute dictionary is built from these
     sentences (training), extending the index `base` when given; lexicons: the
     lexicons, length_cap and jackknife arguments of FeatureIndex.build. Returns
@@ -48,6 +52,12 @@ def encode(sentences, templates, index=None, labels=(), min_count=1, normalize="
     np.cumsum(lengths, out=seq_ptr[1:])
     if index is None:
         index, parts = FeatureIndex.build(sentences, templates, min_count, normalize, base, **lexicons)
+        index.vectors = vectors
+        if vectors is not None and base is not None:  # the vector attributes follow the keyed ones
+            index.renumber[0] = np.concatenate([index.renumber[0], index.n_keyed(0) + np.arange(vectors.n_attributes)])
     else:
         parts = index.encode(sentences)
+    if index.vectors is not None:  # real-valued entries of the %vec templates after the keyed ones
+        u_ptr, u_ids, u_vals = index.vectors.add(sentences, lengths, parts[0], parts[1], index.n_keyed(0), index.fold)
+        parts = [u_ptr, u_ids, parts[2], parts[3], u_vals]
     return Dataset(seq_ptr, encode_labels(sentences, labels), *parts), index

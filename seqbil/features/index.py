@@ -166,6 +166,7 @@ class FeatureIndex:
         are; length_cap: entry lengths above it read as it."""
         self.templates, self.fields, self.tables = templates, fields, tables
         self.lexicons, self.length_cap = dict(lexicons or {}), length_cap
+        self.vectors = None  # VectorFeatures of the %vec templates (features/vectors.py), if any
         self.normalize, self.fold = normalize, normalizer(normalize)
         self.layout = layout or LAYOUT
         self.field_list = templates.fields  # what the macros read, in the order of the field matrix
@@ -190,6 +191,12 @@ class FeatureIndex:
                 np.array(mults, np.int64))
 
     def n_attributes(self, order):
+        """Attributes of an order: the keyed ones (ids 0..n_keyed-1), then, for order 0,
+        the components of the %vec templates."""
+        vectors = self.vectors.n_attributes if order == 0 and self.vectors is not None else 0
+        return self.n_keyed(order) + vectors
+
+    def n_keyed(self, order):
         return len(self.tables[order][0])
 
     def rekeyed(self, order, new):

@@ -21,7 +21,8 @@ from .dictionaries import KINDS
 from .functions import chain_text, describe, parse_chain
 
 _CHAIN = r"((?:\|[A-Za-z_]+(?::[^|/%\s]*)?)*)"
-_MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]" + _CHAIN + r"|%(dict|gaz)\[([^\]]*)\]" + _CHAIN)
+_MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]" + _CHAIN + r"|%(dict|gaz)\[([^\]]*)\]" + _CHAIN +
+                    r"|%vec\[\s*(-?\d+)\s*,\s*(\d+)\s*,\s*([A-Za-z_][\w.-]*)\s*\]")
 
 
 @dataclass(frozen=True, order=True)
@@ -36,6 +37,8 @@ class Field:
     kind: str = ""
 
     def __str__(self):
+        if self.kind == "vec":
+            return f"{self.column}%vec[{self.source}]"
         if self.source:
             macro = "gaz" if self.kind == "bilou" else "dict"
             return f"{self.column}%{macro}[{self.source},{self.kind}]{chain_text(self.chain)}"
@@ -75,7 +78,12 @@ def parse_template(text, source="<template>", line=0):
     for m in _MACRO.finditer(text):
         pieces.append(text[last:m.start()].replace("{", "{{").replace("}", "}}"))
         pieces.append("{}")
-        if m.group(4):
+        if m.group(9):  # a dense vector: the template is this macro alone, 0-order
+            if text[0] != "U" or len(_MACRO.findall(text)) != 1 or m.end() != len(text):
+                raise ConfigError(source, line, f"template {text!r}: %vec[r,c,NAME] stands alone in a U template, "
+                                  f"as in U30:%vec[0,0,NAME] (its components are real-valued 0-order features)")
+            row, field = int(m.group(7)), Field(int(m.group(8)), (), m.group(9), "vec")
+        elif m.group(4):
             row, field = _lexicon_macro(m.group(4), m.group(5), text, source, line)
         else:
             row, field = int(m.group(1)), Field(int(m.group(2)))
@@ -115,10 +123,15 @@ In <text>, each macro is replaced by what it reads at the token:
   %gaz[NAME]        B, I, L or U inside the longest phrase of gazetteer NAME covering the
                     token, O outside
   %dict[ROW,NAME,KIND], %gaz[ROW,NAME]: the same at the token ROW rows away
+  %vec[r,c,NAME]    the vector of the cell in the word vectors NAME: its components are
+                    real-valued 0-order features; alone in a U template (U30:%vec[0,0,emb]).
+                    A word without a vector is tried in lower case, then reads an unknown
+                    indicator (vector_unknown = learned) or nothing (zero)
 
   Dictionaries are named in the config: [features] dictionaries = ["NAME=FILE"] (one word or
   phrase per line) or "NAME=train" (the training words; jackknifed over dict_folds folds so
-  that training sentences never see their own words).
+  that training sentences never see their own words). Vectors likewise: [features]
+  vectors = ["NAME=FILE"] (word2vec text format, or a .npy matrix with NAME.vocab beside it).
 
 Functions (computed once per distinct value; boundary symbols are left as they are):
 """
@@ -161,11 +174,16 @@ class TemplateSet:
         # A 1st-order template without macros fires everywhere: it is the label-transition
         # feature, kept apart as one S x (S+1) matrix (linear in every model).
         self.transition = any(t.order == 1 and not t.refs for t in self.templates)
-        self.by_order = ([t for t in self.templates if t.order == 0],
+        # %vec templates bring real-valued features of their own (features/vectors.py); the
+        # others map each position to one attribute id through the key tables
+        self.vector_templates = [t for t in self.templates if t.refs and t.refs[0][1].kind == "vec"]
+        self.by_order = ([t for t in self.templates if t.order == 0 and t not in self.vector_templates],
                          [t for t in self.templates if t.order == 1 and t.refs])
-        self.fields = sorted({f for t in self.templates for _, f in t.refs})  # what the macros read
+        keyed = self.by_order[0] + self.by_order[1]
+        self.fields = sorted({f for t in keyed for _, f in t.refs})  # what the keyed macros read
         self.dictionaries = sorted({f.source for f in self.fields if f.source})
-        self.reach = max([abs(r) for t in self.templates for r, _ in t.refs] or [0])
+        self.vectors = sorted({t.refs[0][1].source for t in self.vector_templates})
+        self.reach = max([abs(r) for t in keyed for r, _ in t.refs] or [0])
 
     def check_columns(self, n_fields, label_index, data, origin):
         """Every column a template reads exists in `data` and is not its label column."""

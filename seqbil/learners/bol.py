@@ -10,7 +10,8 @@ paper's alpha = beta = 1 / |1|, and shows the degenerate behaviour this reading
 has (a single block holds the top singular pair of a block-diagonal matrix).
 
 0-order attributes and the end scores form a linear part updated as in the paper's
-section 4.3 (w += C dPhi-hat). With averaging, alpha (= sigma u) and beta (= v) are
+section 4.3 (w += C dPhi-hat; a 0-order entry with value x counts x in dPhi-hat,
+see chain.pxd: linear_update). With averaging, alpha (= sigma u) and beta (= v) are
 averaged individually, lazily.
 """
 import numpy as np
