@@ -64,6 +64,8 @@ CORE = [
     Param("dict_folds", int, 5, "jackknife folds of a NAME=train dictionary: training sentences of fold k see "
           "only the words of the other folds, as unseen text sees the dictionary (0 or 1: no jackknife)",
           "features", minimum=0),
+    Param("dict_min_length", int, 1, "dictionary entries shorter than this are left out (2: single characters "
+          "do not count as words)", "features", positive=True),
     Param("dict_length_cap", int, 6, "dictionary entry lengths above it read as it in %dict values",
           "features", positive=True),
     Param("vectors", list, [], "word vectors that %vec[r,c,NAME] templates read, each NAME=FILE (word2vec text "

@@ -190,7 +190,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     lexicons, jackknife, lexicon_info = training_lexicons(
         settings["dictionaries"], templates, sentences, "char" if fmt.name == "sighan" else "token",
         normalizer(settings["normalize"]), settings["dict_folds"], enc, base.index.lexicons if base is not None else None,
-        sources.get("dictionaries", "<settings>"))
+        sources.get("dictionaries", "<settings>"), settings["dict_min_length"])
     vectors = _vector_features(settings, sources, templates, sentences, base, enc)
     data, index = encode(sentences, templates, None, labels, settings["min_count"], settings["normalize"],
                          base.index if base is not None else None, vectors=vectors, lexicons=lexicons,

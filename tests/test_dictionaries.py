@@ -207,3 +207,14 @@ def test_bol_is_warned_off_bilinear_dictionary_features():
     seqbil.train(["a b", "b a"], config="sighan2005", learner="bol", epochs=1, echo=said.append,
                  templates=["U00:%dict[w]", "B01:%x[0,0]", "B"], dictionaries=["w=train"])
     assert not any("factors the 1st-order" in line for line in said)
+
+
+def test_min_length_leaves_out_short_entries(tmp_path):
+    from seqbil.features.dictionaries import training_lexicons
+    train = [segmented(["ab", "c", "de"]), segmented(["c", "fgh"])]
+    templates = TemplateSet([parse_template("U00:%dict[w]"), parse_template("U01:%dict[v]")])
+    path = tmp_path / "v.txt"
+    path.write_text("x\nxy\n", encoding="utf-8")
+    lexicons, _, _ = training_lexicons(["w=train", f"v={path}"], templates, train, "char", None, 0, min_length=2)
+    assert lexicons["w"].entries == [tuple("ab"), tuple("de"), tuple("fgh")]
+    assert lexicons["v"].entries == [tuple("xy")]

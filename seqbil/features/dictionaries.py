@@ -202,7 +202,7 @@ def folded(lexicon, fold):
 
 
 def training_lexicons(specs, templates, sentences, unit, fold=None, folds=5, encoding="utf-8", base=None,
-                      origin="<settings>"):
+                      origin="<settings>", min_length=1):
     """(lexicons, jackknife, described) for a training run: {name: Lexicon} of every
     dictionary the templates read (entries folded as the fields are); {name: (folds,
     [Lexicon per fold])} for those built from the training data; and what each is,
@@ -221,14 +221,15 @@ def training_lexicons(specs, templates, sentences, unit, fold=None, folds=5, enc
             lexicons[name] = base[name]
             described[name] = {"source": "the model continued"}
         elif source == "train":
-            words = [[w for w in words_of_sentence(s, unit, fold)] for s in sentences]
+            words = [[w for w in words_of_sentence(s, unit, fold) if len(w) >= min_length] for s in sentences]
             lexicons[name] = Lexicon(kept + [w for ws in words for w in ws])
             described[name] = {"source": "train", "folds": folds if folds >= 2 else 0}
             if folds >= 2:
                 jackknife[name] = (folds, [Lexicon(kept + [w for j, ws in enumerate(words) if j % folds != k
                                                            for w in ws]) for k in range(folds)])
         else:
-            lexicons[name] = folded(Lexicon.read(source, unit, encoding), fold).extended(kept)
+            read = folded(Lexicon.read(source, unit, encoding), fold)
+            lexicons[name] = Lexicon([e for e in read.entries if len(e) >= min_length] + kept)
             described[name] = {"source": source}
         described[name].update(entries=len(lexicons[name]), sha256=lexicons[name].sha256())
     return lexicons, jackknife, described
