@@ -191,7 +191,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         settings["dictionaries"], templates, sentences, "char" if fmt.name == "sighan" else "token",
         normalizer(settings["normalize"]), settings["dict_folds"], enc, base.index.lexicons if base is not None else None,
         sources.get("dictionaries", "<settings>"), settings["dict_min_length"])
-    vectors = _vector_features(settings, sources, templates, sentences, base, enc)
+    vector_info, vectors = _vector_features(settings, sources, templates, sentences, base, enc)
     data, index = encode(sentences, templates, None, labels, settings["min_count"], settings["normalize"],
                          base.index if base is not None else None, vectors=vectors, lexicons=lexicons,
                          length_cap=settings["dict_length_cap"], jackknife=jackknife)
@@ -278,6 +278,9 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                                       template_file, config)
     if lexicon_info:
         model.training["dictionaries"] = lexicon_info
+    if vectors is not None:
+        model.training["vectors"] = {name: {**vector_info[name], "rows_kept": len(t)}
+                                     for name, t in sorted(vectors.tables.items())}
     if base is not None:
         model.training["init_model"] = {"path": str(init_model), "sha256": file_record(init_model, [])["sha256"],
                                         "labels": len(base.labels), "training": base.training}
@@ -288,12 +291,12 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
 
 
 def _vector_features(settings, sources, templates, sentences, base, encoding):
-    """The %vec templates' features: the tables named in [features] vectors, cut to the
-    rows the model keeps; a continued model keeps its own."""
+    """(what each table is, the %vec templates' features): the tables named in
+    [features] vectors, cut to the rows the model keeps; a continued model keeps its own."""
     if not templates.vector_templates:
-        return None
+        return {}, None
     if base is not None:
-        return base.index.vectors
+        return {name: {"source": "the model continued"} for name in templates.vectors}, base.index.vectors
     origin = sources.get("vectors", "<settings>")
     files = vector_specs(settings["vectors"], origin)
     missing = [n for n in templates.vectors if n not in files]
@@ -301,8 +304,18 @@ def _vector_features(settings, sources, templates, sentences, base, encoding):
         raise ConfigError(origin, 0, f"the templates read vectors {missing[0]!r}, but [features] vectors does not "
                           f"name them: add \"{missing[0]}=FILE\"")
     full = {name: VectorTable.read(files[name], encoding) for name in templates.vectors}
-    return VectorFeatures.for_training(templates.vector_templates, full, sentences, normalizer(settings["normalize"]),
+    info = {name: {"source": files[name], "sha256": _sha256_file(files[name]), "dim": full[name].dim,
+                   "rows_in_file": len(full[name])} for name in templates.vectors}
+    return info, VectorFeatures.for_training(templates.vector_templates, full, sentences, normalizer(settings["normalize"]),
                                        settings["vector_unknown"], settings["vector_scale"], settings["vector_rows"])
+
+
+def _sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def _settings_of_base(base, settings, sources, template_file, echo, path):

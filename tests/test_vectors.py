@@ -119,6 +119,9 @@ def test_one_hot_vectors_train_the_plain_word_model(tmp_path, learner):
     again = seqbil.load(tmp_path / "m.sbm")
     assert again.tag_many(words) == vec.tag_many(words)
     assert again.index.vectors.tables["emb"].words == vec.index.vectors.tables["emb"].words
+    record = again.training["vectors"]["emb"]
+    assert record["source"] == str(path) and record["dim"] == record["rows_in_file"] == len(vocab)
+    assert record["rows_kept"] == len({r[0] for s in train for r in s})
 
 
 def test_vectors_must_be_named():
