@@ -143,8 +143,8 @@ def codes(starts, P, kind, cap):
         return np.minimum(out, cap)
     if kind == "end":
         out = np.zeros(P, dtype=np.int64)
-        for L in sorted(starts):
-            out[np.flatnonzero(starts[L]) + L - 1] = np.maximum(out[np.flatnonzero(starts[L]) + L - 1], L)
+        for L in sorted(starts):  # longer entries come later and overwrite
+            out[np.flatnonzero(starts[L]) + L - 1] = L
         return np.minimum(out, cap)
     if kind == "any":
         out = np.zeros(P, dtype=np.int64)

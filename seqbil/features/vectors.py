@@ -13,12 +13,14 @@ word and its components per line), or a ``.npy`` matrix with a vocabulary file b
 it (``NAME.vocab``, or ``NAME.txt``: one word per line, row order). A model keeps
 only the rows of the words it was trained on, so its file stays self-contained.
 """
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import ConfigError, InputError
 from ..formats.textio import read_lines
+from .index import Vocabulary
 
 
 class VectorTable:
@@ -150,8 +152,9 @@ class VectorFeatures:
         for t, size in zip(self.templates, self.sizes):
             row_offset, field = t.refs[0]
             table = self.tables[field.source]
-            values = [fold(v) if fold else v for s in sentences for v in s.columns[field.column]]
-            rows = table.rows(values) if values else np.zeros(0, np.int64)
+            # look up each distinct value once
+            local, inverse = Vocabulary.build(chain.from_iterable(s.columns[field.column] for s in sentences))
+            rows = table.rows([fold(v) if fold else v for v in local.strings])[inverse] if P else np.zeros(0, np.int64)
             src = pos + row_offset
             inside = (src >= starts) & (src < ends)
             row = np.where(inside, rows[np.clip(src, 0, max(P - 1, 0))] if P else rows, -2)  # -2: outside
