@@ -1,17 +1,63 @@
-"""Corpus decoding with the linear (eq. 2) and bilinear (eq. 1) first-order models."""
+"""Corpus decoding with the linear (eq. 2) and bilinear (eq. 1) first-order models:
+the best path (Viterbi), the K best paths (list Viterbi) and max-marginal margins."""
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
+from libc.math cimport INFINITY
 from chain cimport (Corpus, Linear, Rank1, Lattice, corpus_view, linear_view, rank1_view, lattice_new,
                     score_unary, score_pair_linear, score_pair_bilinear, viterbi)
+
+
+cdef struct Weights:
+    # A model as decoding reads it: the linear part and the 1st-order weights of
+    # either form (w1 = W1 of the linear model, or rank1 for the bilinear one).
+    Linear m
+    Rank1 rank1
+    const double* w1
+    bint bilinear
+
+
+cdef Weights weights_view(weights) except *:
+    """The arrays of a weights dict (see decode_corpus); they stay valid while the
+    caller holds the dict."""
+    cdef Weights w
+    w.m = linear_view(weights["W0"], weights["trans"], weights["end"], None, None, None, False, False)
+    w.bilinear = "W1" not in weights
+    w.rank1.alpha, w.rank1.beta, w.rank1.sa, w.rank1.sb = NULL, NULL, 0, 0
+    w.w1 = NULL
+    cdef const double[:, :, ::1] W1
+    if w.bilinear:
+        if "alpha" not in weights or "beta" not in weights:
+            raise ValueError("decoding needs W1, or alpha and beta")
+        w.rank1 = rank1_view(weights["alpha"], weights["beta"])
+    else:
+        W1 = weights["W1"]
+        w.w1 = &W1[0, 0, 0]
+    return w
+
+
+cdef inline void score_tables(const Corpus* c, const Weights* w, const Lattice* L, int64_t p0,
+                              int n) noexcept nogil:
+    """unary and pair tables of the sequence at positions p0:p0 + n."""
+    score_unary(c, &w.m, L, p0, n)
+    if w.bilinear:
+        score_pair_bilinear(c, &w.rank1, L, p0, n)
+    else:
+        score_pair_linear(c, w.w1, L, p0, n)
+
+
+cdef int longest(Corpus* c, Py_ssize_t N) noexcept:
+    cdef Py_ssize_t j
+    cdef int maxlen = 1
+    for j in range(N):
+        maxlen = max(maxlen, <int>(c.seq_ptr[j + 1] - c.seq_ptr[j]))
+    return maxlen
 
 
 def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,
                  const double[::1] end):
     """Best path and score for one sequence of score tables (see chain.pxd for the layout)."""
     cdef int n = unary.shape[0], S = unary.shape[1]
-    if pair.shape[0] != n or pair.shape[1] != S or pair.shape[2] != S + 1 or end.shape[0] != S \
-            or trans.shape[0] != S or trans.shape[1] != S + 1:
-        raise ValueError("score tables have inconsistent shapes")
+    check_tables(unary, pair, trans, end)
     out = np.zeros(n, dtype=np.int32)
     cdef int32_t[::1] path = out
     cdef Lattice L
@@ -27,34 +73,330 @@ def decode_corpus(data, weights, int32_t[::1] out):
     position). weights maps W0, trans, end, and W1 for the linear model or alpha and
     beta for the bilinear one (ideally interleaved, see chain.pxd: Rank1)."""
     cdef Corpus c = corpus_view(data)
-    cdef Linear m = linear_view(weights["W0"], weights["trans"], weights["end"], None, None, None, False, False)
-    cdef bint bilinear = "W1" not in weights
-    cdef Rank1 w
-    w.alpha, w.beta, w.sa, w.sb = NULL, NULL, 0, 0
-    cdef const double[:, :, ::1] W1
-    cdef const double* w1 = NULL
-    if bilinear:
-        if "alpha" not in weights or "beta" not in weights:
-            raise ValueError("decode_corpus needs W1, or alpha and beta")
-        w = rank1_view(weights["alpha"], weights["beta"])
-    else:
-        W1 = weights["W1"]
-        w1 = &W1[0, 0, 0]
+    cdef Weights w = weights_view(weights)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
-    cdef int maxlen = 1
-    for j in range(N):
-        maxlen = max(maxlen, <int>(c.seq_ptr[j + 1] - c.seq_ptr[j]))
     cdef Lattice L
-    work = lattice_new(&L, maxlen, m.S)
+    work = lattice_new(&L, longest(&c, N), w.m.S)
     cdef int64_t p0
     cdef int n
     with nogil:
         for j in range(N):
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
-            score_unary(&c, &m, &L, p0, n)
-            if bilinear:
-                score_pair_bilinear(&c, &w, &L, p0, n)
+            score_tables(&c, &w, &L, p0, n)
+            viterbi(&L, &w.m, n, &out[p0])
+
+
+# --- the K best paths -----------------------------------------------------------------
+
+cdef struct KBest:
+    # List-Viterbi work space for sequences of up to maxlen positions: the K best
+    # partial paths ending in each (position, label), best first.
+    int K
+    double* score             # maxlen x S x K: score of the r-th best path ending in (i, y)
+    int32_t* prev             # maxlen x S x K: its label at i - 1
+    int32_t* rank             # maxlen x S x K: that prefix's rank among the paths ending in (i - 1, prev)
+    int32_t* count            # maxlen x S: how many of the K exist (fewer than K near the start)
+    int32_t* head             # S: merge cursors
+
+
+cdef tuple kbest_new(KBest* B, int maxlen, int S, int K):
+    """Point B at fresh tables; returns the arrays that own them, for the caller to keep."""
+    cdef Py_ssize_t size = <Py_ssize_t> maxlen * S * K
+    cdef double[::1] score = np.zeros(size)
+    cdef int32_t[::1] prev = np.zeros(size, dtype=np.int32)
+    cdef int32_t[::1] rank = np.zeros(size, dtype=np.int32)
+    cdef int32_t[::1] count = np.zeros(maxlen * S, dtype=np.int32)
+    cdef int32_t[::1] head = np.zeros(S, dtype=np.int32)
+    B.K = K
+    B.score, B.prev, B.rank, B.count, B.head = &score[0], &prev[0], &rank[0], &count[0], &head[0]
+    return score, prev, rank, count, head
+
+
+cdef int kbest(const Lattice* L, const Linear* m, const KBest* B, int n, int32_t* paths, Py_ssize_t stride,
+               double* scores) noexcept nogil:
+    """The K best label sequences of one sequence of score tables, by list Viterbi
+    (Seshadri & Sundberg 1994, the parallel list Viterbi algorithm; Nilsson &
+    Goldberger 2001 give the same list by other means): each (position, label) keeps
+    its K best partial paths, the merge of the K best of every previous label.
+
+    Writes path r to paths[r * stride:r * stride + n] and its score to scores[r], best
+    first, and returns how many there are: min(K, S ** n). A score is accumulated
+    exactly as viterbi() accumulates it, and ties go as viterbi() breaks them (lower
+    label at the last position, then at the one before, ...; among equal partial
+    scores, the lower previous label, then the better-ranked prefix), so path 0 is
+    viterbi()'s path with viterbi()'s score, bit for bit.
+    """
+    cdef int i, y, v, r, h, arg, filled, found, S = L.S, T = S + 1, K = B.K
+    cdef double best, s
+    cdef const double* unary = L.unary
+    cdef const double* pair = L.pair
+    cdef const double* trans = m.trans
+    cdef const double* end = m.end
+    cdef const double* pr
+    cdef const double* tr
+    cdef const double* sprev
+    cdef const int32_t* cprev
+    cdef double* score = B.score
+    cdef int32_t* prev = B.prev
+    cdef int32_t* rank = B.rank
+    cdef int32_t* count = B.count
+    cdef int32_t* head = B.head
+    cdef int32_t* out
+    cdef Py_ssize_t at
+    if n == 0:
+        scores[0] = 0.0  # one path, the empty one
+        return 1
+    for y in range(S):
+        score[y * K] = unary[y] + pair[y * T + S] + trans[y * T + S]
+        prev[y * K] = S
+        rank[y * K] = 0
+        count[y] = 1
+    for i in range(1, n):
+        sprev = score + <Py_ssize_t> (i - 1) * S * K
+        cprev = count + (i - 1) * S
+        for y in range(S):
+            pr = pair + (i * S + y) * T
+            tr = trans + y * T
+            at = (<Py_ssize_t> i * S + y) * K
+            for v in range(S):
+                head[v] = 0
+            filled = 0
+            for r in range(K):
+                # each list is sorted, so its next candidate is at its cursor; as in
+                # viterbi(), the first strict maximum wins and -inf loses to nothing
+                best = -INFINITY
+                arg = -1
+                for v in range(S):
+                    if head[v] < cprev[v]:
+                        s = sprev[v * K + head[v]] + pr[v] + tr[v]
+                        if s > best:
+                            best = s
+                            arg = v
+                if arg < 0:
+                    for v in range(S):
+                        if head[v] < cprev[v]:
+                            arg = v
+                            break
+                    if arg < 0:
+                        break  # fewer than K paths end here
+                score[at + r] = best + unary[i * S + y]
+                prev[at + r] = arg
+                rank[at + r] = head[arg]
+                head[arg] += 1
+                filled += 1
+            count[i * S + y] = filled
+    # the K best of the complete paths, merged over the last label
+    cprev = count + (n - 1) * S
+    sprev = score + <Py_ssize_t> (n - 1) * S * K
+    for y in range(S):
+        head[y] = 0
+    found = 0
+    for r in range(K):
+        best = -INFINITY
+        arg = -1
+        for y in range(S):
+            if head[y] < cprev[y]:
+                s = sprev[y * K + head[y]] + end[y]
+                if s > best:
+                    best = s
+                    arg = y
+        if arg < 0:
+            for y in range(S):
+                if head[y] < cprev[y]:
+                    arg = y
+                    break
+            if arg < 0:
+                break
+        scores[r] = best
+        out = paths + r * stride
+        y = arg
+        h = head[arg]
+        head[arg] += 1
+        out[n - 1] = y
+        for i in range(n - 1, 0, -1):
+            at = (<Py_ssize_t> i * S + y) * K + h
+            out[i - 1] = prev[at]
+            h = rank[at]
+            y = out[i - 1]
+        found = r + 1
+    return found
+
+
+def nbest_rows(int S, int maxlen, int k):
+    """min(k, S ** maxlen): how many paths sequences of up to maxlen positions can have
+    among the k asked for (the rows nbest_corpus needs)."""
+    cdef int i
+    cdef int64_t total = 1
+    for i in range(maxlen):
+        total *= S
+        if total >= k:
+            return k
+    return <int> total
+
+
+def nbest_corpus(data, weights, int k, int32_t[:, ::1] paths, double[:, ::1] scores, int32_t[::1] counts):
+    """The k best paths of every sequence of an encoded Dataset (see kbest): path r of
+    sequence j goes to paths[r, seq_ptr[j]:seq_ptr[j + 1]] and its score to
+    scores[j, r], best first; counts[j] = how many there are, min(k, S ** length); the
+    rest of row j is left as it was. paths needs nbest_rows(S, longest sequence, k)
+    rows and scores as many columns, which is also the K of the work space. weights as
+    for decode_corpus; paths[0] is decode_corpus's output."""
+    cdef Corpus c = corpus_view(data)
+    cdef Weights w = weights_view(weights)
+    cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    cdef int maxlen = longest(&c, N)
+    k = nbest_rows(w.m.S, maxlen, k)
+    if paths.shape[0] < k or paths.shape[1] != data.n_positions or scores.shape[0] != N or scores.shape[1] < k \
+            or counts.shape[0] != N:
+        raise ValueError("output arrays have the wrong shapes")
+    cdef Lattice L
+    work = lattice_new(&L, maxlen, w.m.S)
+    cdef KBest B
+    lists = kbest_new(&B, maxlen, w.m.S, k)
+    cdef int64_t p0
+    cdef int n
+    cdef Py_ssize_t stride = paths.shape[1]
+    with nogil:
+        for j in range(N):
+            p0 = c.seq_ptr[j]
+            n = <int>(c.seq_ptr[j + 1] - p0)
+            score_tables(&c, &w, &L, p0, n)
+            counts[j] = kbest(&L, &w.m, &B, n, &paths[0, p0], stride, &scores[j, 0])
+
+
+# --- max-marginals ---------------------------------------------------------------------
+
+cdef void margins(const Lattice* L, const Linear* m, int n, const int32_t* path, double* beta,
+                  double* out) noexcept nogil:
+    """Max-marginal margins of a best path (forward-backward in the max-plus semiring;
+    the max-product form of Rabiner 1989's forward and backward variables). Expects
+    viterbi() to have run: L.delta holds the forward maxima alpha[i, y], the best score
+    of a prefix ending in y at i (unary[i, y] included). beta[i, y] = the best score of
+    a suffix after (i, y), end score included, so alpha + beta = the best score of a
+    path through y at i. out[i] = that for path[i] minus the best over the other labels
+    at i: >= 0, 0 where another label ties, +inf with a single label."""
+    cdef int i, y, v, S = L.S, T = S + 1
+    cdef double best, s, top, other
+    cdef const double* unary = L.unary
+    cdef const double* pair = L.pair
+    cdef const double* alpha = L.delta
+    cdef const double* trans = m.trans
+    cdef const double* cur
+    if n == 0:
+        return
+    for y in range(S):
+        beta[(n - 1) * S + y] = m.end[y]
+    for i in range(n - 1, 0, -1):
+        cur = beta + i * S
+        for v in range(S):
+            best = -INFINITY
+            for y in range(S):
+                s = pair[(i * S + y) * T + v] + trans[y * T + v] + unary[i * S + y] + cur[y]
+                if s > best:
+                    best = s
+            beta[(i - 1) * S + v] = best
+    for i in range(n):
+        top = alpha[i * S + path[i]] + beta[i * S + path[i]]
+        other = -INFINITY
+        for y in range(S):
+            if y != path[i]:
+                other = max(other, alpha[i * S + y] + beta[i * S + y])
+        # path[i] is on a best path, so a negative difference is rounding: a tie
+        out[i] = max(top - other, 0.0)
+
+
+def confidence_corpus(data, weights, int32_t[::1] out, double[::1] token_margins, double[::1] sentence_margins):
+    """Best path (as decode_corpus) of every sequence of an encoded Dataset into out, the
+    max-marginal margin of each of its labels into token_margins (see margins), and per
+    sequence the score of the best path minus that of the second best (the first two
+    of kbest) into sentence_margins: 0 on a tie, +inf when there is no second path
+    (one label)."""
+    cdef Corpus c = corpus_view(data)
+    cdef Weights w = weights_view(weights)
+    cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
+    if out.shape[0] != data.n_positions or token_margins.shape[0] != data.n_positions \
+            or sentence_margins.shape[0] != N:
+        raise ValueError("output arrays have the wrong shapes")
+    cdef int maxlen = longest(&c, N), S = w.m.S
+    cdef Lattice L
+    work = lattice_new(&L, maxlen, S)
+    cdef KBest B
+    lists = kbest_new(&B, maxlen, S, 2)
+    cdef double[::1] beta = np.zeros(maxlen * S)
+    cdef int32_t[:, ::1] two = np.zeros((2, maxlen), dtype=np.int32)
+    cdef double top2[2]
+    cdef int64_t p0
+    cdef int n
+    with nogil:
+        for j in range(N):
+            p0 = c.seq_ptr[j]
+            n = <int>(c.seq_ptr[j + 1] - p0)
+            score_tables(&c, &w, &L, p0, n)
+            viterbi(&L, &w.m, n, &out[p0])
+            margins(&L, &w.m, n, &out[p0], &beta[0], &token_margins[p0])
+            if kbest(&L, &w.m, &B, n, &two[0, 0], maxlen, top2) < 2:
+                sentence_margins[j] = INFINITY
             else:
-                score_pair_linear(&c, w1, &L, p0, n)
-            viterbi(&L, &m, n, &out[p0])
+                sentence_margins[j] = top2[0] - top2[1]
+
+
+# --- one sequence of score tables (tests, experiments) ---------------------------------
+
+cdef int check_tables(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,
+                      const double[::1] end) except -1:
+    cdef int n = unary.shape[0], S = unary.shape[1]
+    if pair.shape[0] != n or pair.shape[1] != S or pair.shape[2] != S + 1 or end.shape[0] != S \
+            or trans.shape[0] != S or trans.shape[1] != S + 1:
+        raise ValueError("score tables have inconsistent shapes")
+    return 0
+
+
+def viterbi_nbest(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,
+                  const double[::1] end, int k):
+    """The k best paths of one sequence of score tables (see kbest): an int32 array of
+    min(k, S ** n) rows of n labels, best first, and their scores."""
+    cdef int n = unary.shape[0], S = unary.shape[1]
+    check_tables(unary, pair, trans, end)
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    k = nbest_rows(S, n, k)
+    paths = np.zeros((k, n), dtype=np.int32)
+    scores = np.zeros(k)
+    cdef int32_t[:, ::1] p = paths
+    cdef double[::1] s = scores
+    cdef Lattice L
+    work = lattice_new(&L, max(n, 1), S)
+    L.unary, L.pair = <double*> &unary[0, 0], <double*> &pair[0, 0, 0]  # read only
+    cdef KBest B
+    lists = kbest_new(&B, max(n, 1), S, k)
+    cdef Linear m = linear_view(np.zeros((0, S)), trans, end, None, None, None, False, False)
+    cdef int found = kbest(&L, &m, &B, n, &p[0, 0], n, &s[0])
+    return paths[:found], scores[:found]
+
+
+def viterbi_confidence(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,
+                       const double[::1] end):
+    """Best path of one sequence of score tables, the max-marginal margin of each of its
+    labels and the sentence margin (best minus second-best score; +inf without a
+    second path), as confidence_corpus computes them."""
+    cdef int n = unary.shape[0], S = unary.shape[1]
+    check_tables(unary, pair, trans, end)
+    out, margin = np.zeros(n, dtype=np.int32), np.zeros(n)
+    cdef int32_t[::1] path = out
+    cdef double[::1] mg = margin
+    cdef double[::1] beta = np.zeros(max(n, 1) * S)
+    cdef int32_t[:, ::1] two = np.zeros((2, max(n, 1)), dtype=np.int32)
+    cdef double top2[2]
+    cdef Lattice L
+    work = lattice_new(&L, max(n, 1), S)
+    L.unary, L.pair = <double*> &unary[0, 0], <double*> &pair[0, 0, 0]  # read only
+    cdef KBest B
+    lists = kbest_new(&B, max(n, 1), S, 2)
+    cdef Linear m = linear_view(np.zeros((0, S)), trans, end, None, None, None, False, False)
+    viterbi(&L, &m, n, &path[0])
+    margins(&L, &m, n, &path[0], &beta[0], &mg[0])
+    found = kbest(&L, &m, &B, n, &two[0, 0], max(n, 1), top2)
+    return out, margin, (top2[0] - top2[1]) if found >= 2 else np.inf

@@ -138,17 +138,40 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
 @click.option("--encoding", default=None, help="Input encoding. [default: the model's]")
 @click.option("--dict", "user_dicts", multiple=True, metavar="[NAME=]FILE", help="Add the words (or phrases) of "
               "FILE to the model's dictionary NAME (default: its only one) for this run; no retraining. Repeatable.")
+@click.option("--nbest", type=click.IntRange(min=1), metavar="K", help="Print the K best labelings of each "
+              "sentence, each under a line `# RANK SCORE`, as CRF++'s crf_test -n does (see above).")
+@click.option("--confidence", is_flag=True, help="Print how sure the model is: a line `# confidence MARGIN` "
+              "before each sentence and, for CoNLL models, each label's margin after it (see above).")
 @fail_cleanly
-def tag(model_path, input_path, encoding, user_dicts):
+def tag(model_path, input_path, encoding, user_dicts, nbest, confidence):
     """Tag INPUT (default: standard input) and write to standard output.
 
     CoNLL models read one token per line (the attribute fields, with or without the
     label) and print each line with the predicted label appended. Segmentation models
     read one sentence per line and print it split into words. Output is flushed after
     every sentence, so seqbil works inside a pipe.
+
+    --nbest K prints the K best labelings of each sentence, best first (fewer when a
+    short sentence has fewer), as CRF++'s `crf_test -n` does: a line `# RANK SCORE`
+    (RANK from 0) and under it the sentence's token lines with that labeling and a
+    blank line; for segmentation models the segmented line (two tag sequences can
+    give the same words: ill-formed ones are read as words too). SCORE is the model's
+    score of the labeling, the sum Viterbi maximizes, not a probability; rank 0 is the
+    plain output. The list is exact (list Viterbi).
+
+    --confidence prints, before each sentence, `# confidence MARGIN`: the score of the
+    best labeling minus that of the second best (0: a tie; inf: there is no other,
+    with a single label or an empty line). CoNLL models also append to each token line
+    the margin of its label: the best score of a labeling with that label there minus
+    the best with any other label there (max-marginals; 0: the label is a toss-up).
+    Segmentation output keeps one line per sentence; per-character margins come from
+    the Python API: seqbil.load(MODEL).confidence(text) -> (tags, margins, margin).
+    Numbers are printed with 10 significant digits.
     """
     from .model import Model
 
+    if nbest and confidence:
+        raise click.UsageError("--nbest and --confidence print different layouts; give one of them")
     model = Model.load(model_path)
     for spec in user_dicts:
         name, eq, path = spec.rpartition("=")
@@ -157,9 +180,24 @@ def tag(model_path, input_path, encoding, user_dicts):
     encoding = encoding or model.corpus.get("encoding", "utf-8")
     name = input_path or "<stdin>"
     for sentence in fmt.read(input_path, labeled=False, encoding=encoding, keep_empty=True):
-        tags = model.predict([sentence], name)[0] if len(sentence) else []
-        out.write((fmt.write(sentence, tags) if len(sentence) else "\n").encode("utf-8"))
+        if nbest:  # an empty line (segmentation) has one labeling, the empty one
+            text = "".join(f"# {rank} {_number(score)}\n" + fmt.write(sentence, tags)
+                           for rank, (tags, score) in enumerate(model.predict_nbest([sentence], nbest, name)[0]))
+        elif confidence:
+            tags, margins, margin = model.predict_confidence([sentence], name)[0]
+            if fmt.name == "conll":  # the margin becomes one more field after the label
+                tags = [f"{tag} {_number(m)}" for tag, m in zip(tags, margins)]
+            text = f"# confidence {_number(margin)}\n" + fmt.write(sentence, tags)
+        else:
+            tags = model.predict([sentence], name)[0] if len(sentence) else []
+            text = fmt.write(sentence, tags) if len(sentence) else "\n"
+        out.write(text.encode("utf-8"))
         out.flush()
+
+
+def _number(x):
+    """A score or margin for `seqbil tag`: 10 significant digits, inf as inf."""
+    return format(x, ".10g")
 
 
 @main.command(name="eval")

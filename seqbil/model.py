@@ -13,7 +13,7 @@ import codecs
 import numpy as np
 
 from ._version import __version__
-from ._kernels.decode import decode_corpus
+from ._kernels.decode import confidence_corpus, decode_corpus, nbest_corpus, nbest_rows
 from .formats import Sentence, make_format
 from .features.dataset import encode
 from .features.dictionaries import Lexicon
@@ -111,6 +111,95 @@ class Model:
         columns = [list(c) for c in zip(*rows)] if rows else [[] for _ in range(width)]
         columns.insert(self.format._label_index(self.format.n_fields), None)
         return Sentence(columns, None, number, rows)
+
+    # --- the k best labelings and how sure the best one is -----------------------
+    def nbest(self, tokens, k):
+        """The k best labelings of one sentence (tokens as for tag), best first, as a list
+        of (labels, score) pairs; fewer when the sentence has fewer than k labelings
+        (|labels| ** length; an empty sentence has one, with score 0).
+
+        score is the model's score of the labeling, the sum that Viterbi maximizes
+        (0-order, 1st-order, transition and end weights), not a probability. The list
+        is exact: list Viterbi (Seshadri & Sundberg 1994), the k best partial paths
+        per position and label. Labelings of equal score come in the order Viterbi
+        prefers them (the lower label at the last token, then at the one before, ...),
+        so the first is tag()'s. Example: model.nbest([["He", "PRP"], ["ran", "VBD"]], 3).
+        """
+        return self.predict_nbest([self._sentence(tokens, 1)], k)[0]
+
+    def confidence(self, tokens):
+        """How sure the model is of tag()'s labels for one sentence (tokens as for tag),
+        from max-marginals (forward-backward with max in place of sum). Returns
+        (labels, token_margins, sentence_margin):
+
+        - labels: tag()'s labels;
+        - token_margins[i]: the best score of a labeling with labels[i] at token i,
+          minus the best score of one with any other label there: >= 0, 0 where another
+          label does as well;
+        - sentence_margin: the score of the best labeling minus that of the second best
+          (nbest(tokens, 2)); it is also the smallest token margin.
+
+        Margins are in the units of nbest's scores; a margin is float("inf") when there
+        is nothing to compare with (a model with a single label, or, for the sentence
+        margin, an empty sentence).
+        """
+        return self.predict_confidence([self._sentence(tokens, 1)])[0]
+
+    def decode_nbest(self, data, k):
+        """The k best label-id paths of every sequence of an encoded Dataset, as
+        decode.nbest_corpus writes them: paths (rows x positions), scores (sequences x
+        rows) and counts (how many paths each sequence has, at most k)."""
+        longest = max(1, int(np.diff(data.seq_ptr).max())) if data.n_sequences else 1
+        rows = nbest_rows(len(self.labels), longest, min(k, 2 ** 31 - 1))
+        paths = np.zeros((rows, data.n_positions), dtype=np.int32)
+        scores = np.full((data.n_sequences, rows), np.nan)
+        counts = np.zeros(data.n_sequences, dtype=np.int32)
+        nbest_corpus(data, self._decoding_weights(), rows, paths, scores, counts)
+        return paths, scores, counts
+
+    def decode_confidence(self, data):
+        """Best label id of every position of an encoded Dataset (as decode), the margin
+        of each (see confidence) and the margin of each sequence."""
+        out = np.zeros(data.n_positions, dtype=np.int32)
+        margins, sentence = np.zeros(data.n_positions), np.zeros(data.n_sequences)
+        confidence_corpus(data, self._decoding_weights(), out, margins, sentence)
+        return out, margins, sentence
+
+    def predict_nbest(self, sentences, k, source="<input>"):
+        """nbest for each formats.Sentence: a list of (labels, score) per sentence."""
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise SeqbilError(f"k must be a whole number of at least 1, got {k!r}")
+        nonempty = [s for s in sentences if len(s)]
+        found = []
+        if nonempty:
+            data = self.encode(nonempty, source)
+            paths, scores, counts = self.decode_nbest(data, int(k))
+            labels = np.array(self.labels, dtype=object)
+            for j in range(data.n_sequences):
+                a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
+                found.append([(list(labels[paths[r, a:b]]), float(scores[j, r])) for r in range(counts[j])])
+        found = iter(found)
+        return [next(found) if len(s) else [([], 0.0)] for s in sentences]
+
+    def predict_confidence(self, sentences, source="<input>"):
+        """confidence for each formats.Sentence: (labels, token margins, sentence margin)."""
+        nonempty = [s for s in sentences if len(s)]
+        found = []
+        if nonempty:
+            data = self.encode(nonempty, source)
+            ids, margins, sentence = self.decode_confidence(data)
+            labels = np.array(self.labels, dtype=object)
+            for j in range(data.n_sequences):
+                a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
+                found.append((list(labels[ids[a:b]]), margins[a:b].tolist(), float(sentence[j])))
+        found = iter(found)
+        return [next(found) if len(s) else ([], [], float("inf")) for s in sentences]
+
+    def _decoding_weights(self):
+        """The weights dict of the decode kernels (as decode builds it)."""
+        w = self.weights
+        second = {"W1": w["W1"]} if self.kind == "linear" else self._interleaved()
+        return {"W0": w["W0"], "trans": w["trans"], "end": w["end"], **second}
 
     # --- files ----------------------------------------------------------------
     def save(self, path):
