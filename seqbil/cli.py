@@ -148,8 +148,9 @@ def tag(model_path, input_path, encoding, user_dicts, nbest, confidence):
 
     CoNLL models read one token per line (the attribute fields, with or without the
     label) and print each line with the predicted label appended. Segmentation models
-    read one sentence per line and print it split into words. Output is flushed after
-    every sentence, so seqbil works inside a pipe.
+    read one sentence per line and print it split into words. Sentences are tagged in
+    blocks; from a pipe, output follows as soon as the input pauses, so seqbil works
+    inside a pipe and interactively.
 
     --nbest K prints the K best labelings of each sentence, best first (fewer when a
     short sentence has fewer), as CRF++'s `crf_test -n` does: a line `# RANK SCORE`
@@ -179,7 +180,15 @@ def tag(model_path, input_path, encoding, user_dicts, nbest, confidence):
     fmt, out = model.format, sys.stdout.buffer
     encoding = encoding or model.corpus.get("encoding", "utf-8")
     name = input_path or "<stdin>"
-    for sentence in fmt.read(input_path, labeled=False, encoding=encoding, keep_empty=True):
+    sentences = fmt.read(input_path, labeled=False, encoding=encoding, keep_empty=True)
+    if not (nbest or confidence):
+        for block in _blocks(sentences, input_path):
+            nonempty = [s for s in block if len(s)]
+            tags = iter(model.predict(nonempty, name) if nonempty else [])
+            out.write("".join(fmt.write(s, next(tags)) if len(s) else "\n" for s in block).encode("utf-8"))
+            out.flush()
+        return
+    for sentence in sentences:
         if nbest:  # an empty line (segmentation) has one labeling, the empty one
             text = "".join(f"# {rank} {_number(score)}\n" + fmt.write(sentence, tags)
                            for rank, (tags, score) in enumerate(model.predict_nbest([sentence], nbest, name)[0]))
@@ -188,11 +197,35 @@ def tag(model_path, input_path, encoding, user_dicts, nbest, confidence):
             if fmt.name == "conll":  # the margin becomes one more field after the label
                 tags = [f"{tag} {_number(m)}" for tag, m in zip(tags, margins)]
             text = f"# confidence {_number(margin)}\n" + fmt.write(sentence, tags)
-        else:
-            tags = model.predict([sentence], name)[0] if len(sentence) else []
-            text = fmt.write(sentence, tags) if len(sentence) else "\n"
         out.write(text.encode("utf-8"))
         out.flush()
+
+
+def _blocks(sentences, input_path, size=1024):
+    """Sentences in blocks of up to `size`, encoded and decoded together. From a pipe or
+    a terminal a block also ends when no more input is waiting, so each sentence is
+    written as soon as the input pauses (seqbil stays usable interactively)."""
+    import select
+    fd = None
+    if input_path in (None, "-"):
+        try:
+            fd = sys.stdin.fileno()
+        except (AttributeError, OSError, ValueError):  # a stream without a descriptor (tests, embedding)
+            fd = None
+
+    def waiting():
+        try:
+            return bool(select.select([fd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True
+    block = []
+    for sentence in sentences:
+        block.append(sentence)
+        if len(block) >= size or (fd is not None and not waiting()):
+            yield block
+            block = []
+    if block:
+        yield block
 
 
 def _number(x):
