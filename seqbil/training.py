@@ -332,8 +332,11 @@ def _settings_of_base(base, settings, sources, template_file, echo, path):
     if "scheme" not in sources:
         settings["scheme"] = base.corpus.get("scheme", "auto")
     table = params.by_name()
-    for key, value in base.training.get("params", {}).items():  # the model's learner and options by default
-        if key not in sources and key in table and table[key].section == "train":
+    # the model's learner and options, and how its dictionaries and vectors were made, by default
+    carried = {"dictionaries", "dict_folds", "dict_min_length", "dict_length_cap", "vectors", "vector_unknown",
+               "vector_rows", "vector_scale"}
+    for key, value in base.training.get("params", {}).items():
+        if key not in sources and key in table and (table[key].section == "train" or key in carried):
             settings[key] = value
     return settings
 

@@ -218,3 +218,13 @@ def test_min_length_leaves_out_short_entries(tmp_path):
     lexicons, _, _ = training_lexicons(["w=train", f"v={path}"], templates, train, "char", None, 0, min_length=2)
     assert lexicons["w"].entries == [tuple("ab"), tuple("de"), tuple("fgh")]
     assert lexicons["v"].entries == [tuple("xy")]
+
+
+def test_continuing_a_model_adds_the_new_training_words(tmp_path):
+    first = seqbil.train(["迈向 充满 希望", "新 世纪"] * 3, config="sighan2005", learner="sp", epochs=1,
+                         templates=["U00:%x[0,0]", "U01:%dict[words]", "B"], dictionaries=["words=train"])
+    first.save(tmp_path / "a.sbm")
+    more = seqbil.train(["希望 的 田野"] * 3, init_model=str(tmp_path / "a.sbm"), epochs=1)
+    entries = set(more.index.lexicons["words"].entries)
+    assert set(first.index.lexicons["words"].entries) < entries and tuple("田野") in entries
+    assert more.training["dictionaries"]["words"]["source"] == "train"

@@ -53,3 +53,14 @@ def test_result_tables_are_generated_from_their_records():
     assert blocks, "README has no generated tables"
     for name, content in blocks:
         assert content == tables.render(name), f"README table {name} differs from its record"
+
+
+def test_results_page_is_generated_from_the_records():
+    """results/README.md is what experiments/lib/results_readme.py makes of the records
+    under results/ (no typed figures)."""
+    import importlib.util
+    path = README.parent / "experiments" / "lib" / "results_readme.py"
+    spec = importlib.util.spec_from_file_location("results_readme", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert (README.parent / "results" / "README.md").read_text(encoding="utf-8") == module.build()

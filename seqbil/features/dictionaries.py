@@ -217,7 +217,7 @@ def training_lexicons(specs, templates, sentences, unit, fold=None, folds=5, enc
             raise ConfigError(origin, 0, f"the templates read dictionary {name!r}, but [features] dictionaries does "
                               f"not name it: add \"{name}=FILE\" or \"{name}=train\"")
         kept = list(base[name].entries) if name in base else []
-        if source is None:
+        if source is None or (name in base and source != "train"):  # a file's entries are in the model already
             lexicons[name] = base[name]
             described[name] = {"source": "the model continued"}
         elif source == "train":
