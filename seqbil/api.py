@@ -59,6 +59,9 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
         if dev is None:
             dev = str(sample_path(dev_name))
         echo(f"no training corpus given: training on the bundled sample corpus {train} (dev: {dev})")
+    if init_model is not None and any(isinstance(d, (list, tuple)) for d in (train, dev)):
+        corpus = Model.load(init_model).corpus  # sentences in memory are read as the continued model reads
+        settings["format"], settings["label_column"] = corpus["format"], corpus.get("label_column", -1)
     fmt = make_format(settings["format"], None, settings["label_column"])
     train, dev = (_in_memory(fmt, d, name) if isinstance(d, (list, tuple)) else d
                   for d, name in ((train, "train"), (dev, "dev")))
