@@ -16,7 +16,7 @@ def test_blocks_give_the_sentence_by_sentence_output(tmp_path):
     text = sample_path("conll2000_test.txt").read_text(encoding="utf-8")
     sentences = [[line.split()[:2] for line in block.splitlines()] for block in text.strip().split("\n\n")]
     raw = "\n\n".join("\n".join(" ".join(t) for t in s) for s in sentences[:40]) + "\n"
-    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "-m", str(path)], input=raw, env=ENV,
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "-m", str(path)], input=raw, env=ENV, cwd=tmp_path,
                           capture_output=True, text=True, check=True)
     expected = [" ".join(t + [y]) for s in sentences[:40] for t, y in zip(s, model.tag(s))]
     # each sentence's lines with their labels, a blank line after each sentence
@@ -35,7 +35,7 @@ def test_a_pipe_gets_each_sentence_before_the_input_ends(tmp_path):
     model = seqbil.train(config="sighan2005", learner="sp", epochs=1)
     path = tmp_path / "m.sbm"
     model.save(path)
-    proc = subprocess.Popen([sys.executable, "-m", "seqbil", "tag", "-m", str(path)], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "seqbil", "tag", "-m", str(path)], cwd=tmp_path, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, env=ENV, text=True)
     try:
         for text in ("扬帆远东做与中国合作的先行", "希望的新世纪"):
