@@ -15,7 +15,8 @@ QUICK=0
 FRESH=0
 DATA=$ROOT/data
 OUT=""
-COMMAND_LINE="$0 $*"
+# Recorded relative to the checkout, which the record names by its commit.
+COMMAND_LINE="experiments/$(basename "$0") $*"
 
 usage() {
     cat <<EOF
@@ -34,7 +35,7 @@ EOF
 }
 
 parse_options() {
-    COMMAND_LINE="$0 $*"
+    COMMAND_LINE="experiments/$(basename "$0") $*"
     while [ $# -gt 0 ]; do
         case $1 in
             --quick) QUICK=1 ;;
