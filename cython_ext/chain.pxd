@@ -24,7 +24,10 @@ from libc.math cimport INFINITY
 
 cdef extern from *:
     """
-    #if defined(__GNUC__) || defined(__clang__)
+    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    /* an asm statement: GCC 12 drops __builtin_prefetch from these kernels at -O1 and above */
+    #define SEQBIL_PREFETCH(p) __asm__ __volatile__("prefetcht0 %0" : : "m"(*(const char*)(p)))
+    #elif defined(__GNUC__) || defined(__clang__)
     #define SEQBIL_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
     #else
     #define SEQBIL_PREFETCH(p) ((void)(p))

@@ -3,46 +3,235 @@ the best path (Viterbi), the K best paths (list Viterbi) and max-marginal margin
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport INFINITY
-from chain cimport (Corpus, Linear, Rank1, Lattice, corpus_view, linear_view, rank1_view, lattice_new,
-                    score_unary, score_pair_linear, score_pair_bilinear, viterbi)
+from chain cimport Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, viterbi, SEQBIL_PREFETCH
+
+
+DEF HEADS_AHEAD = 3
+DEF CELLS_AHEAD = 2
+
+
+cdef struct Rows:
+    # Weight rows over attributes (seqbil/storage.py). As (cell, value) pairs: the
+    # cells of row a are idx[ptr[a]:ptr[a + 1]]; dense (ptr and idx NULL): row a is
+    # val[a * width:(a + 1) * width]. Values in val32 or val64 (the other is NULL).
+    const int64_t* ptr
+    const int32_t* idx
+    const float* val32
+    const double* val64
+    int64_t n_rows
+    int64_t nnz               # cells (pairs), or n_rows * width (dense)
+    int width
 
 
 cdef struct Weights:
-    # A model as decoding reads it: the linear part and the 1st-order weights of
-    # either form (w1 = W1 of the linear model, or rank1 for the bilinear one).
+    # A model as decoding reads it: dense trans and end (in m), the 0-order rows and
+    # the 1st-order rows of either form (W1 cells of the linear model, or the alpha |
+    # beta cells of the bilinear one).
     Linear m
-    Rank1 rank1
-    const double* w1
+    Rows w0
+    Rows w1
     bint bilinear
+
+
+cdef Rows rows_view(rows, int width) except *:
+    """The arrays of a storage.Rows; they stay valid while the caller holds it."""
+    cdef const int64_t[::1] ptr
+    cdef const int32_t[::1] idx
+    cdef const float[::1] v32
+    cdef const double[::1] v64
+    cdef Rows r
+    if rows.width != width:
+        raise ValueError("sparse weights do not fit the model")
+    flat = rows.val.reshape(-1)
+    r.ptr, r.idx, r.n_rows, r.nnz, r.width = NULL, NULL, rows.n_rows, flat.shape[0], width
+    if not rows.dense:
+        ptr, idx = rows.ptr, rows.idx
+        if ptr.shape[0] < 1 or flat.shape[0] != idx.shape[0]:
+            raise ValueError("sparse weights are inconsistent")
+        r.ptr, r.idx = &ptr[0], &idx[0]
+    elif rows.val.ndim != 2 or rows.val.shape[1] != width:
+        raise ValueError("dense weights are inconsistent")
+    r.val32, r.val64 = NULL, NULL
+    if flat.dtype == np.float32:
+        v32 = flat
+        r.val32 = &v32[0]
+    else:
+        v64 = flat
+        r.val64 = &v64[0]
+    return r
+
+
+def as_store(weights):
+    """Decoding weights as storage.sparse_weights keeps them; dense blocks (W0, and W1
+    or alpha and beta, as the learners hold them) are converted at float64, exactly."""
+    if "AB" in weights or "W1" in weights and not isinstance(weights["W1"], np.ndarray):
+        return weights
+    from seqbil.storage import sparse_weights
+    S = weights["end"].shape[0]
+    return sparse_weights("linear" if "W1" in weights else "bilinear", weights, S, "float64")
 
 
 cdef Weights weights_view(weights) except *:
     """The arrays of a weights dict (see decode_corpus); they stay valid while the
     caller holds the dict."""
     cdef Weights w
-    w.m = linear_view(weights["W0"], weights["trans"], weights["end"], None, None, None, False, False)
-    w.bilinear = "W1" not in weights
-    w.rank1.alpha, w.rank1.beta, w.rank1.sa, w.rank1.sb = NULL, NULL, 0, 0
-    w.w1 = NULL
-    cdef const double[:, :, ::1] W1
-    if w.bilinear:
-        if "alpha" not in weights or "beta" not in weights:
-            raise ValueError("decoding needs W1, or alpha and beta")
-        w.rank1 = rank1_view(weights["alpha"], weights["beta"])
-    else:
-        W1 = weights["W1"]
-        w.w1 = &W1[0, 0, 0]
+    cdef int S
+    end = weights["end"]
+    S = end.shape[0]
+    w.m = linear_view(np.zeros((0, S)), weights["trans"], end, None, None, None, False, False)
+    w.bilinear = "AB" in weights
+    w.w0 = rows_view(weights["W0"], S)
+    w.w1 = rows_view(weights["AB"], 2 * S + 1) if w.bilinear else rows_view(weights["W1"], S * (S + 1))
+    if (w.w0.val32 == NULL) != (w.w1.val32 == NULL):
+        raise ValueError("the weight blocks have different precisions")
     return w
+
+
+cdef inline bint row_bounds(const Rows* r, int32_t a, int64_t* lo, int64_t* hi) noexcept nogil:
+    """The cells of row a (positions in idx and val); False for a row outside the
+    arrays (a damaged model file read without checking its checksum): it is skipped."""
+    if a < 0 or a >= r.n_rows:
+        return False
+    if r.ptr == NULL:
+        lo[0] = <int64_t> a * r.width
+        hi[0] = lo[0] + r.width
+        return True
+    lo[0] = r.ptr[a]
+    hi[0] = r.ptr[a + 1]
+    return 0 <= lo[0] <= hi[0] <= r.nnz
+
+
+cdef inline void prefetch_rows_of(const Rows* r, const int32_t* ids, const int64_t* ptr, int64_t p,
+                                  bint heads) noexcept nogil:
+    """Ask the cache for what scoring position p will read: the row pointers (heads),
+    or the cells themselves (once the pointers are in)."""
+    cdef int64_t k, lo
+    cdef int32_t a
+    for k in range(ptr[p], ptr[p + 1]):
+        a = ids[k]
+        if a < 0 or a >= r.n_rows:
+            continue
+        if heads and r.ptr != NULL:
+            SEQBIL_PREFETCH(r.ptr + a)
+            continue
+        if heads or r.ptr == NULL:
+            lo = <int64_t> a * r.width
+        else:
+            lo = r.ptr[a]
+            if lo < 0 or lo >= r.nnz:
+                continue
+            SEQBIL_PREFETCH(r.idx + lo)
+        if r.val32 != NULL:
+            SEQBIL_PREFETCH(r.val32 + lo)
+        else:
+            SEQBIL_PREFETCH(r.val64 + lo)
+
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef inline void score_rows(const Corpus* c, const Weights* w, const Lattice* L, int64_t p0, int n,
+                            const real* v0, const real* v1) noexcept nogil:
+    """score_tables for weights of one floating-point type (v0, v1: the values of w.w0, w.w1)."""
+    cdef int i, S = L.S, T = S + 1, y, v
+    cdef int64_t k, q, r, lo, hi, split
+    cdef int j
+    cdef double x, ay
+    cdef double acc[20]
+    cdef double* out
+    cdef const real* row
+    cdef const Rows* w0 = &w.w0
+    cdef const Rows* w1 = &w.w1
+    cdef int block = S * T
+    for i in range(min(n, HEADS_AHEAD)):
+        prefetch_rows_of(w1, c.b_ids, c.b_ptr, p0 + i, True)
+        prefetch_rows_of(w0, c.u_ids, c.u_ptr, p0 + i, True)
+    for i in range(min(n, CELLS_AHEAD)):
+        prefetch_rows_of(w1, c.b_ids, c.b_ptr, p0 + i, False)
+        prefetch_rows_of(w0, c.u_ids, c.u_ptr, p0 + i, False)
+    for i in range(n):
+        if i + HEADS_AHEAD < n:
+            prefetch_rows_of(w1, c.b_ids, c.b_ptr, p0 + i + HEADS_AHEAD, True)
+            prefetch_rows_of(w0, c.u_ids, c.u_ptr, p0 + i + HEADS_AHEAD, True)
+        if i + CELLS_AHEAD < n:
+            prefetch_rows_of(w1, c.b_ids, c.b_ptr, p0 + i + CELLS_AHEAD, False)
+            prefetch_rows_of(w0, c.u_ids, c.u_ptr, p0 + i + CELLS_AHEAD, False)
+        out = L.unary + i * S
+        for j in range(S):
+            out[j] = 0.0
+        for k in range(c.u_ptr[p0 + i], c.u_ptr[p0 + i + 1]):
+            if not row_bounds(w0, c.u_ids[k], &lo, &hi):
+                continue
+            x = c.u_vals[k] if c.u_vals != NULL else 1.0
+            if w0.ptr == NULL:
+                for j in range(S):
+                    out[j] += x * v0[lo + j]
+            else:
+                for q in range(lo, hi):
+                    j = w0.idx[q]
+                    if 0 <= j < S:
+                        out[j] += x * v0[q]
+        out = L.pair + i * block
+        if w.bilinear and w1.ptr == NULL and S == 4:
+            # dense alpha | beta with four labels (B/I/E/S): the 4 x 5 sum in registers
+            for j in range(20):
+                acc[j] = 0.0
+            for k in range(c.b_ptr[p0 + i], c.b_ptr[p0 + i + 1]):
+                if row_bounds(w1, c.b_ids[k], &lo, &hi):
+                    row = v1 + lo
+                    for y in range(4):
+                        for v in range(5):
+                            acc[y * 5 + v] += row[y] * row[4 + v]
+            for j in range(20):
+                out[j] = acc[j]
+            continue
+        for j in range(block):
+            out[j] = 0.0
+        for k in range(c.b_ptr[p0 + i], c.b_ptr[p0 + i + 1]):
+            if not row_bounds(w1, c.b_ids[k], &lo, &hi):
+                continue
+            if not w.bilinear:
+                if w1.ptr == NULL:
+                    for j in range(block):
+                        out[j] += v1[lo + j]
+                else:
+                    for q in range(lo, hi):
+                        j = w1.idx[q]
+                        if 0 <= j < block:
+                            out[j] += v1[q]
+            elif w1.ptr == NULL:  # dense alpha | beta
+                row = v1 + lo
+                for y in range(S):
+                    ay = row[y]
+                    for v in range(T):
+                        out[y * T + v] += ay * row[S + v]
+            else:  # cells ascend: alpha's (j < S) before beta's (j >= S)
+                split = lo
+                while split < hi and w1.idx[split] < S:
+                    split += 1
+                for q in range(lo, split):
+                    j = w1.idx[q]
+                    if j < 0:
+                        continue
+                    ay = v1[q]
+                    for r in range(split, hi):
+                        if 0 <= w1.idx[r] - S < T:
+                            out[j * T + w1.idx[r] - S] += ay * v1[r]
 
 
 cdef inline void score_tables(const Corpus* c, const Weights* w, const Lattice* L, int64_t p0,
                               int n) noexcept nogil:
-    """unary and pair tables of the sequence at positions p0:p0 + n."""
-    score_unary(c, &w.m, L, p0, n)
-    if w.bilinear:
-        score_pair_bilinear(c, &w.rank1, L, p0, n)
+    """unary and pair tables of the sequence at positions p0:p0 + n from the weight rows:
+    unary[i, y] = sum of x * W0[a, y] over the 0-order entries (a, x) at i; pair[i, y, v]
+    = sum of W1[a, y, v] (eq. 2) or of alpha[a, y] * beta[a, v] (eq. 1) over the
+    1st-order attributes at i. Scoring waits on memory, not arithmetic: the rows of
+    position i + 2 are asked for ahead."""
+    if w.w0.val32 != NULL:
+        score_rows(c, w, L, p0, n, w.w0.val32, w.w1.val32)
     else:
-        score_pair_linear(c, w.w1, L, p0, n)
+        score_rows(c, w, L, p0, n, w.w0.val64, w.w1.val64)
 
 
 cdef int longest(Corpus* c, Py_ssize_t N) noexcept:
@@ -70,9 +259,10 @@ def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const
 
 def decode_corpus(data, weights, int32_t[::1] out):
     """Viterbi-decode every sequence of an encoded Dataset into out (one label id per
-    position). weights maps W0, trans, end, and W1 for the linear model or alpha and
-    beta for the bilinear one (ideally interleaved, see chain.pxd: Rank1)."""
+    position). weights maps trans and end (dense float64), W0 and, for the linear
+    model W1, for the bilinear one AB (storage.Rows; see seqbil/storage.py)."""
     cdef Corpus c = corpus_view(data)
+    weights = as_store(weights)
     cdef Weights w = weights_view(weights)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
     cdef Lattice L
@@ -243,6 +433,7 @@ def nbest_corpus(data, weights, int k, int32_t[:, ::1] paths, double[:, ::1] sco
     rows and scores as many columns, which is also the K of the work space. weights as
     for decode_corpus; paths[0] is decode_corpus's output."""
     cdef Corpus c = corpus_view(data)
+    weights = as_store(weights)
     cdef Weights w = weights_view(weights)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
     if k < 1:
@@ -315,6 +506,7 @@ def confidence_corpus(data, weights, int32_t[::1] out, double[::1] token_margins
     of kbest) into sentence_margins: 0 on a tie, +inf when there is no second path
     (one label)."""
     cdef Corpus c = corpus_view(data)
+    weights = as_store(weights)
     cdef Weights w = weights_view(weights)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
     if out.shape[0] != data.n_positions or token_margins.shape[0] != data.n_positions \

@@ -9,6 +9,7 @@ The attribute dictionary is then a sorted array of keys per template, searched i
 cimport cython
 import numpy as np
 from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
 
 
 cdef inline uint64_t _mix(uint64_t h, uint64_t v) noexcept nogil:
@@ -80,3 +81,180 @@ def lookup_csr(const int64_t[:, ::1] keys, const int64_t[::1] table, const int64
                     n += 1
             ptr[p + 1] = n
     return ptr_arr, ids_arr[:n].copy()
+
+
+# --- one pass per template, no key matrix ----------------------------------------
+# Building the dictionary of a corpus of P tokens and T templates this way keeps the
+# encoded corpus (P x T int32) and, per template, a hash table of its distinct keys:
+# never the P x T int64 keys, nor a sort of them.
+
+cdef inline int64_t _key(const int32_t* fields, Py_ssize_t width, int64_t q, int t, const int32_t* t_ptr,
+                         const int32_t* r_row, const int32_t* r_col, const int64_t* r_mult) noexcept nogil:
+    """The key of template t at padded position q, as attribute_keys computes it."""
+    cdef int m
+    cdef int64_t key = 0
+    cdef uint64_t h
+    if t_ptr[t] < t_ptr[t + 1] and r_mult[t_ptr[t]] == 0:
+        h = <uint64_t>t
+        for m in range(t_ptr[t], t_ptr[t + 1]):
+            h = _mix(h, <uint64_t>fields[r_col[m] * width + q + r_row[m]])
+        return <int64_t>(h >> 1)
+    for m in range(t_ptr[t], t_ptr[t + 1]):
+        key += fields[r_col[m] * width + q + r_row[m]] * r_mult[m]
+    return key
+
+
+cdef inline Py_ssize_t _slot(int64_t key, int shift) noexcept nogil:
+    # Fibonacci hashing: the top bits of key * 2^64 / phi
+    return <Py_ssize_t>((<uint64_t>key * 0x9E3779B97F4A7C15ULL) >> shift)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def template_ids(const int32_t[:, ::1] fields, const int64_t[::1] index,
+                 const int32_t[::1] t_ptr, const int32_t[::1] r_row, const int32_t[::1] r_col,
+                 const int64_t[::1] r_mult, int t, int32_t[::1] out, Py_ssize_t stride):
+    """(keys, counts): the distinct keys of template t over the tokens, in order of first
+    appearance, and how often each occurs; out[p * stride + t] = the number of the key
+    at token p among them. Keys are never negative (hashed keys drop their top bit),
+    so -1 marks an empty slot."""
+    cdef Py_ssize_t P = index.shape[0], width = fields.shape[1], p, i, j, cap = 1 << 10, n = 0, ucap = 1 << 10
+    cdef int shift = 64 - 10, failed = 0
+    cdef int64_t k
+    cdef const int32_t* F = &fields[0, 0] if fields.shape[0] and width else NULL
+    cdef int64_t* slot_key = <int64_t*>malloc(cap * sizeof(int64_t))
+    cdef int32_t* slot_id = <int32_t*>malloc(cap * sizeof(int32_t))
+    cdef int64_t* keys = <int64_t*>malloc(ucap * sizeof(int64_t))
+    cdef int64_t* counts = <int64_t*>malloc(ucap * sizeof(int64_t))
+    cdef int64_t* grown_key
+    cdef int32_t* grown_id
+    if slot_key == NULL or slot_id == NULL or keys == NULL or counts == NULL:
+        free(slot_key)
+        free(slot_id)
+        free(keys)
+        free(counts)
+        raise MemoryError()
+    with nogil:
+        for i in range(cap):
+            slot_key[i] = -1
+        for p in range(P):
+            k = _key(F, width, index[p], t, &t_ptr[0], &r_row[0], &r_col[0], &r_mult[0])
+            i = _slot(k, shift)
+            while slot_key[i] != k and slot_key[i] != -1:
+                i = (i + 1) & (cap - 1)
+            if slot_key[i] == k:
+                j = slot_id[i]
+                counts[j] += 1
+                out[p * stride + t] = <int32_t>j
+                continue
+            if n == ucap:
+                ucap *= 2
+                grown_key = <int64_t*>realloc(keys, ucap * sizeof(int64_t))
+                if grown_key == NULL:
+                    failed = 1
+                    break
+                keys = grown_key
+                grown_key = <int64_t*>realloc(counts, ucap * sizeof(int64_t))
+                if grown_key == NULL:
+                    failed = 1
+                    break
+                counts = grown_key
+            keys[n], counts[n] = k, 1
+            slot_key[i], slot_id[i] = k, <int32_t>n
+            out[p * stride + t] = <int32_t>n
+            n += 1
+            if 2 * n > cap:  # keep the table at most half full: rebuild it twice as large
+                free(slot_key)
+                free(slot_id)
+                cap *= 2
+                shift -= 1
+                slot_key = <int64_t*>malloc(cap * sizeof(int64_t))
+                slot_id = <int32_t*>malloc(cap * sizeof(int32_t))
+                if slot_key == NULL or slot_id == NULL:
+                    failed = 1
+                    break
+                for i in range(cap):
+                    slot_key[i] = -1
+                for j in range(n):
+                    i = _slot(keys[j], shift)
+                    while slot_key[i] != -1:
+                        i = (i + 1) & (cap - 1)
+                    slot_key[i], slot_id[i] = keys[j], <int32_t>j
+    free(slot_key)
+    free(slot_id)
+    if failed:
+        free(keys)
+        free(counts)
+        raise MemoryError()
+    keys_arr = np.empty(n, dtype=np.int64)
+    counts_arr = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] kv = keys_arr, cv = counts_arr
+    for j in range(n):
+        kv[j], cv[j] = keys[j], counts[j]
+    free(keys)
+    free(counts)
+    return keys_arr, counts_arr
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def renumber_csr(int32_t[::1] ids, Py_ssize_t P, Py_ssize_t T, const int32_t[::1] lut, const int64_t[::1] lut_ptr):
+    """ids holds P x T numbers, ids[p * T + t] that of the key of template t at token p
+    among the template's keys (template_ids). Replace each by lut[lut_ptr[t] + number],
+    the attribute id, leave out those that are -1 (dropped attributes) and pack the
+    rest to the front, in place. Returns (ptr int64 [P+1], how many are left)."""
+    cdef Py_ssize_t p, t, n = 0
+    cdef int32_t a
+    if ids.shape[0] != P * T:
+        raise ValueError(f"{ids.shape[0]} ids for {P} tokens and {T} templates")
+    ptr_arr = np.zeros(P + 1, dtype=np.int64)
+    if T == 0:  # left as calloc gave it: pages of zeros that take no memory until written
+        return ptr_arr, 0
+    cdef int64_t[::1] ptr = ptr_arr
+    with nogil:
+        for p in range(P):
+            for t in range(T):
+                a = lut[lut_ptr[t] + ids[p * T + t]]
+                if a >= 0:
+                    ids[n] = a
+                    n += 1
+            ptr[p + 1] = n
+    return ptr_arr, n
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def encode_csr(const int32_t[:, ::1] fields, const int64_t[::1] index,
+               const int32_t[::1] t_ptr, const int32_t[::1] r_row, const int32_t[::1] r_col,
+               const int64_t[::1] r_mult, const int64_t[::1] table, const int64_t[::1] table_ptr):
+    """lookup_csr of the attribute_keys, without the P x T matrix of keys: CSR (ptr,
+    ids) of the attributes found in the dictionary (table, table_ptr)."""
+    cdef Py_ssize_t P = index.shape[0], T = t_ptr.shape[0] - 1, width = fields.shape[1], p, t
+    cdef int64_t lo, hi, mid, k, n = 0
+    cdef const int32_t* F = &fields[0, 0] if fields.shape[0] and width else NULL
+    ptr_arr = np.zeros(P + 1, dtype=np.int64)
+    ids_arr = np.empty(P * T, dtype=np.int32)
+    if T == 0:
+        return ptr_arr, ids_arr
+    cdef int64_t[::1] ptr = ptr_arr
+    cdef int32_t[::1] ids = ids_arr
+    with nogil:
+        for p in range(P):
+            for t in range(T):
+                k = _key(F, width, index[p], t, &t_ptr[0], &r_row[0], &r_col[0], &r_mult[0])
+                lo = table_ptr[t]
+                hi = table_ptr[t + 1]
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if table[mid] < k:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo < table_ptr[t + 1] and table[lo] == k:
+                    ids[n] = <int32_t>lo
+                    n += 1
+            ptr[p + 1] = n
+    ids = None
+    if n < P * T:
+        ids_arr.resize(n, refcheck=False)  # shrinks in place: no second buffer
+    return ptr_arr, ids_arr

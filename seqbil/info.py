@@ -6,6 +6,7 @@ import numpy as np
 
 from ._version import __version__
 from .modelfile import file_version
+from .storage import first_order_block
 
 
 def _count_nonzero(a):
@@ -16,30 +17,29 @@ def model_info(model, path=None):
     """The model's description; path adds the file's size and format version."""
     training = dict(model.training)
     features = []
-    w = model.weights
+    store, S = model.store, len(model.labels)
+    first, _ = first_order_block(model.kind, S)
     for order, (templates, (table, ptr)) in enumerate(zip(model.templates.by_order, model.index.tables)):
+        rows = store["W0" if order == 0 else first]
         for t, template in enumerate(templates):
             lo, hi = int(ptr[t]), int(ptr[t + 1])
-            if order == 0:
-                nonzero = _count_nonzero(w["W0"][lo:hi])
-            elif model.kind == "linear":
-                nonzero = _count_nonzero(w["W1"][lo:hi])
-            else:
-                nonzero = _count_nonzero(w["alpha"][lo:hi]) + _count_nonzero(w["beta"][lo:hi])
             features.append({"template": template.text, "order": order, "attributes": hi - lo,
-                             "nonzero_weights": nonzero})
+                             "nonzero_weights": rows.count(lo, hi)})
     vectors = model.index.vectors
     if vectors is not None:  # real-valued 0-order attributes, after the keyed ones
         lo = model.index.n_keyed(0)
         for template, size in zip(vectors.templates, vectors.sizes):
             features.append({"template": template.text, "order": 0, "attributes": size,
-                             "nonzero_weights": _count_nonzero(w["W0"][lo:lo + size])})
+                             "nonzero_weights": store["W0"].count(lo, lo + size)})
             lo += size
     if model.templates.transition:
         features.append({"template": "B", "order": 1, "attributes": 1,
-                         "nonzero_weights": _count_nonzero(w["trans"])})
+                         "nonzero_weights": _count_nonzero(store["trans"])})
     features.append({"template": "(end of sequence)", "order": 0, "attributes": 1,
-                     "nonzero_weights": _count_nonzero(w["end"])})
+                     "nonzero_weights": _count_nonzero(store["end"])})
+    arrays = {"trans": list(store["trans"].shape), "end": list(store["end"].shape)}
+    for name in ("W0", first):
+        arrays.update({k: list(v.shape) for k, v in store[name].arrays(name).items()})
     info = {
         "learner": training.get("learner"),
         "params": training.get("params", {}),
@@ -53,7 +53,7 @@ def model_info(model, path=None):
         "features": features,
         "file": {"path": str(path) if path else None, "size_bytes": os.path.getsize(path) if path else None,
                  "format_version": file_version(path) if path else None,
-                 "arrays": {name: list(np.shape(a)) for name, a in w.items()}},
+                 "weights": {"layout": "sparse rows", "precision": model.precision}, "arrays": arrays},
         "seqbil_version": training.get("seqbil_version", __version__),
     }
     return info
@@ -64,6 +64,7 @@ def describe(info):
     t = info["training"]
     lines = [f"model {info['file']['path'] or ''}: {info['model_kind']} model, learner {info['learner']}, "
              f"seqbil {info['seqbil_version']}, file format {info['file']['format_version']}, "
+             f"{info['file']['weights']['precision']} weights, "
              f"{(info['file']['size_bytes'] or 0) / 2 ** 20:.1f} MiB"]
     task = info["task_kind"]
     lines.append(f"task: {task['format']} corpus, metric {task['metric']}"

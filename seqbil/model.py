@@ -7,6 +7,9 @@ Both have trans[y, v], the label-transition weights of the bare `B` template
 (linear in both forms: a rank-1 transition matrix could not express constraints
 such as "I-NP follows B-NP or I-NP"), and end[y], the score of ending a sequence in
 label y. The previous-label index S (= number of labels) is the start symbol.
+
+Training fills these blocks densely (`weights`); a model keeps, decodes with and
+saves only their non-zero cells (`store`, see storage.py), float32 by default.
 """
 import codecs
 
@@ -21,20 +24,76 @@ from .features.vectors import VectorFeatures, VectorTable
 from .features.index import LAYOUTS, NORMALIZERS, FeatureIndex, Vocabulary
 from .errors import ModelFileError, SeqbilError
 from .modelfile import read_model, write_model
+from .storage import PRECISIONS, Rows, dense_weights, first_order_block, sparse_weights
 from .features.templates import TemplateSet, parse_template
 
 KINDS = {"linear": ("W0", "W1", "trans", "end"), "bilinear": ("W0", "alpha", "beta", "trans", "end")}
 
 
 class Model:
-    def __init__(self, kind, labels, index, corpus, weights, training=None):
+    def __init__(self, kind, labels, index, corpus, weights=None, training=None, store=None, precision="float32"):
+        """weights: the dense blocks (see the module docstring), as training makes
+        them; store: the same as storage.sparse_weights keeps them, as a model file
+        holds them (give one of the two)."""
         self.kind, self.labels = kind, list(labels)
         self.index, self.templates = index, index.templates
         self.corpus = dict(corpus)  # format, n_fields, label_column, encoding, normalize, metric, scheme
-        self.weights = weights
+        self.precision = precision
+        if store is not None:
+            self._weights, self._store = None, store
+        else:
+            self.weights = weights if weights is not None else {}
         self.training = dict(training or {})
         self.format = make_format(self.corpus["format"], self.corpus.get("n_fields"),
                                   self.corpus.get("label_column", -1))
+
+    # --- weights --------------------------------------------------------------
+    @property
+    def weights(self):
+        """The dense blocks: W0, trans, end and W1 or alpha and beta (float64). A model
+        read from a file holds its weights sparse (store), and makes these on demand."""
+        if self._weights is None:
+            self._weights = dense_weights(self.kind, self._store, len(self.labels))
+        return self._weights
+
+    @weights.setter
+    def weights(self, value):
+        self._weights, self._store = value, None
+
+    @property
+    def store(self):
+        """The weights as decoding reads them: storage.sparse_weights of the dense ones
+        (at the model's precision), made once per assignment of the weights."""
+        if self._store is None:
+            self._store = sparse_weights(self.kind, self._weights, len(self.labels), self.precision)
+        return self._store
+
+    def compact(self, prune=0.0, precision=None):
+        """Keep only the weights with |w| > prune, at the given precision (float32 or
+        float64; default: the model's), and take the attributes left without any
+        weight out of the key tables. Returns, per order, the attributes and the
+        non-zero weights before and after. Tagging then gives what the saved model
+        gives."""
+        self.precision = precision or self.precision
+        S = len(self.labels)
+        dense = self._weights if self._weights is not None else dense_weights(self.kind, self._store, S)
+        store = sparse_weights(self.kind, dense, S, self.precision, prune)
+        first, _ = first_order_block(self.kind, S)
+        report, tables = {}, []
+        for order, block in ((0, "W0"), (1, first)):
+            table, ptr = self.index.tables[order]
+            keep = store[block].nonempty()
+            keep[len(table):] = True  # the %vec components: their ids follow the keyed attributes
+            kept = np.concatenate([[0], np.cumsum(keep[:len(table)], dtype=np.int64)])
+            tables.append((np.ascontiguousarray(table[keep[:len(table)]]), kept[ptr]))
+            nonzero = sum(np.count_nonzero(dense[k]) for k in
+                          (("W0",) if order == 0 else ("W1",) if self.kind == "linear" else ("alpha", "beta")))
+            store[block] = store[block].take(keep).compact_layout()
+            report[order] = {"attributes": [len(table), len(tables[-1][0])], "weights": [int(nonzero),
+                                                                                        store[block].nnz]}
+        self.index.tables = tables
+        self._weights, self._store = None, store
+        return report
 
     # --- decoding -------------------------------------------------------------
     def encode(self, sentences, source="<input>"):
@@ -43,28 +102,8 @@ class Model:
     def decode(self, data):
         """Best label id of every position of an encoded Dataset."""
         out = np.zeros(data.n_positions, dtype=np.int32)
-        w = self.weights
-        second = {"W1": w["W1"]} if self.kind == "linear" else self._interleaved()
-        decode_corpus(data, {"W0": w["W0"], "trans": w["trans"], "end": w["end"], **second}, out)
+        decode_corpus(data, self.store, out)
         return out
-
-    @property
-    def weights(self):
-        return self._weights
-
-    @weights.setter
-    def weights(self, value):
-        self._weights, self._ab = value, None
-
-    def _interleaved(self):
-        """alpha and beta with alpha[a] next to beta[a] in memory (one cache line per
-        attribute when decoding), built once per assignment of the weights."""
-        if self._ab is None:
-            S = len(self.labels)
-            ab = np.empty((len(self.weights["alpha"]), 2 * S + 1))
-            ab[:, :S], ab[:, S:] = self.weights["alpha"], self.weights["beta"]
-            self._ab = {"alpha": ab[:, :S], "beta": ab[:, S:]}
-        return self._ab
 
     def predict(self, sentences, source="<input>"):
         """Label strings of each formats.Sentence."""
@@ -196,19 +235,24 @@ class Model:
         return [next(found) if len(s) else ([], [], float("inf")) for s in sentences]
 
     def _decoding_weights(self):
-        """The weights dict of the decode kernels (as decode builds it)."""
-        w = self.weights
-        second = {"W1": w["W1"]} if self.kind == "linear" else self._interleaved()
-        return {"W0": w["W0"], "trans": w["trans"], "end": w["end"], **second}
+        """The weights dict of the decode kernels."""
+        return self.store
 
     # --- files ----------------------------------------------------------------
     def save(self, path):
+        """Write the model file (atomically). A model that holds dense weights is
+        compacted first (compact(): the same labels, a smaller file)."""
+        if self._weights is not None:
+            self.compact()
         meta = {"format": "seqbil-model", "seqbil_version": __version__, "kind": self.kind,
                 "labels": self.labels, "templates": [t.text for t in self.templates.templates],
                 "corpus": self.corpus, "training": self.training}
         if self.index.layout != "values-first":
             meta["index_layout"] = self.index.layout
-        arrays = {name: np.asarray(self.weights[name], dtype=np.float64) for name in KINDS[self.kind]}
+        first, _ = first_order_block(self.kind, len(self.labels))
+        meta["weights"] = {"layout": "sparse rows", "precision": self.precision}
+        arrays = {"trans": self.store["trans"], "end": self.store["end"], **self.store["W0"].arrays("W0"),
+                  **self.store[first].arrays(first)}
         for f in self.index.field_list:  # a vocabulary per field: "field0", "field0|suffix:3", ...
             text = "\n".join(self.index.fields[f].strings)
             arrays[f"field{f}"] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
@@ -260,8 +304,9 @@ class Model:
             [tuple(map(fold, e)) if fold else e for e in entries])
 
     @classmethod
-    def load(cls, path):
-        meta, arrays = read_model(path)
+    def load(cls, path, verify=True):
+        """Read a model file (see seqbil.load)."""
+        meta, arrays = read_model(path, verify)
         try:
             _check_meta(meta)
             templates = TemplateSet(parse_template(t) for t in meta["templates"])
@@ -290,15 +335,28 @@ class Model:
                     text = arrays[f"vectors:{name}:words"].tobytes().decode("utf-8")
                     vector_tables[name] = VectorTable(text.split("\n") if text else [], arrays[f"vectors:{name}"])
                 index.vectors = VectorFeatures(templates.vector_templates, vector_tables, info["unknown"], info["scale"])
-            weights = {name: arrays[name] for name in KINDS[meta["kind"]]}
-            model = cls(meta["kind"], meta["labels"], index, meta["corpus"], weights, meta.get("training"))
-            model._check_shapes()
+            S = len(meta["labels"])
+            corpus, training = meta["corpus"], meta.get("training")
+            if "W0" in arrays:  # a file of seqbil 0.2 or older: dense float64 blocks
+                weights = {name: arrays[name] for name in KINDS[meta["kind"]]}
+                model = cls(meta["kind"], meta["labels"], index, corpus, weights, training, precision="float64")
+                model._check_shapes()
+                model.compact()
+            else:
+                info = meta["weights"]
+                if info.get("layout") != "sparse rows" or info.get("precision") not in PRECISIONS:
+                    raise ValueError("weights layout")
+                first, width = first_order_block(meta["kind"], S)
+                store = {"W0": Rows.from_arrays(arrays, "W0", S), first: Rows.from_arrays(arrays, first, width),
+                         "trans": arrays["trans"], "end": arrays["end"]}
+                model = cls(meta["kind"], meta["labels"], index, corpus, None, training, store, info["precision"])
+                model._check_shapes()
         except (KeyError, ValueError, TypeError, UnicodeDecodeError, SeqbilError) as exc:
             raise ModelFileError(f"{path}: inconsistent model contents ({exc})") from None
         return model
 
     def _check_shapes(self):
-        S, w = len(self.labels), self.weights
+        S = len(self.labels)
         if self.format.name == "conll" and any(f.column >= self.format.n_fields or f.column == self.format._label_index(
                 self.format.n_fields) for f in self.templates.fields):
             raise ValueError("the templates read columns the corpus format does not have")
@@ -307,11 +365,22 @@ class Model:
             if table.dtype != np.int64 or ptr.dtype != np.int64 or len(ptr) != len(self.index.specs[o][0]) \
                     or ptr[0] != 0 or ptr[-1] != len(table) or np.any(np.diff(ptr) < 0):
                 raise ValueError(f"attribute table {o} is inconsistent")
-        expected = {"W0": (A0, S), "end": (S,), "W1": (A1, S, S + 1), "alpha": (A1, S), "beta": (A1, S + 1),
-                    "trans": (S, S + 1)}
-        for name in KINDS[self.kind]:
-            if tuple(w[name].shape) != expected[name]:
-                raise ValueError(f"array {name} has shape {tuple(w[name].shape)}, expected {expected[name]}")
+        if self._weights is not None:
+            w = self._weights
+            expected = {"W0": (A0, S), "end": (S,), "W1": (A1, S, S + 1), "alpha": (A1, S), "beta": (A1, S + 1),
+                        "trans": (S, S + 1)}
+            shapes = {name: (tuple(w[name].shape), expected[name]) for name in KINDS[self.kind]}
+        else:
+            w = self._store
+            first, width = first_order_block(self.kind, S)
+            shapes = {"trans": (w["trans"].shape, (S, S + 1)), "end": (w["end"].shape, (S,)),
+                      "W0": ((w["W0"].n_rows, w["W0"].width), (A0, S)), first: ((w[first].n_rows, w[first].width),
+                                                                              (A1, width))}
+            if w["trans"].dtype != np.float64 or w["end"].dtype != np.float64:
+                raise ValueError("trans and end must be float64")
+        for name, (got, want) in shapes.items():
+            if tuple(got) != want:
+                raise ValueError(f"array {name} has shape {tuple(got)}, expected {want}")
         if S == 0:
             raise ValueError("empty label set")
 

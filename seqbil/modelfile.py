@@ -11,9 +11,13 @@ Layout (little-endian):
     payload   the arrays, each at an 8-aligned offset, raw little-endian data
 
 Every size in the header is checked against the file before anything is allocated,
-so a damaged or hostile file gives a ModelFileError and never a crash.
+so a damaged or hostile file gives a ModelFileError and never a crash. Reading maps
+the file (mmap) and the arrays are views of the mapping: nothing is parsed or copied,
+and pages are read as they are used. Version 2 (sparse weights, see storage.py) is
+written; version 1 (dense weights) is read.
 """
 import json
+import mmap
 import os
 import struct
 import tempfile
@@ -24,7 +28,7 @@ import numpy as np
 from .errors import ModelFileError
 
 MAGIC = b"\x89SBM\r\n\x1a\n"
-VERSION = 1
+VERSION = 2
 _PREFIX = struct.Struct("<8sIIII")
 _DTYPES = {"<f8", "<f4", "<i4", "<i8", "|u1"}
 _MAX_HEADER = 1 << 26
@@ -79,8 +83,11 @@ def write_model(path, meta, arrays):
         pass
 
 
-def read_model(path):
-    """(meta, arrays) of a model file; ModelFileError on any problem."""
+def read_model(path, verify=True):
+    """(meta, arrays) of a model file; ModelFileError on any problem. The arrays are
+    read-only views of a memory map of the file. verify=False skips the checksum of
+    the payload (the header's is always checked): start-up then does not grow with
+    the size of the file."""
     try:
         if os.path.isdir(path):
             raise ModelFileError(f"{path}: is a directory, not a model file")
@@ -110,11 +117,15 @@ def read_model(path):
                 raise ModelFileError(f"{path}: file is {size} bytes, the header says {start + total} "
                                      f"(truncated or corrupt)")
             _check_specs(path, specs, total)
-            f.seek(start)
-            payload = f.read(total)
+            # an empty payload cannot be mapped; mmap is also refused by some file systems
+            try:
+                payload = memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))[start:] if total else b""
+            except (OSError, ValueError):
+                f.seek(start)
+                payload = f.read(total)
     except OSError as exc:
         raise ModelFileError(f"{path}: cannot read: {exc.strerror}") from None
-    if len(payload) != total or zlib.crc32(payload) != crc:
+    if len(payload) != total or (verify and zlib.crc32(payload) != crc):
         raise ModelFileError(f"{path}: payload checksum mismatch (the file is corrupt)")
     arrays = {s["name"]: np.frombuffer(payload, dtype=s["dtype"], count=s["nbytes"] // np.dtype(s["dtype"]).itemsize,
                                        offset=s["offset"]).reshape(s["shape"]) for s in specs}

@@ -81,6 +81,10 @@ CORE = [
     Param("C", float, 1.0, "learning rate / dual step size C", positive=True, flag="-C"),
     Param("averaged", bool, True, "average the parameters over all updates (learners that average)"),
     Param("seed", int, 1, "seed of the per-epoch shuffling", minimum=0),
+    Param("prune", float, 0.0, "after training, drop the weights with |w| <= PRUNE (0: only the zero ones) and "
+          "the attributes left without weights; the model file shrinks, the scores may change", minimum=0),
+    Param("precision", str, "float32", "floating-point type of the weights in the model file (training runs "
+          "in float64)", choices=("float32", "float64")),
 ]
 
 

@@ -1,9 +1,11 @@
 """Training runs: read and encode the corpora once, check the settings against the
 templates and labels, run the learner's passes with progress and dev scores, and
 save the model atomically (also on Ctrl-C, and in checkpoints to resume from)."""
+import ctypes
 import hashlib
 import json
 import signal
+import sys
 import time
 from contextlib import contextmanager
 
@@ -21,6 +23,7 @@ from .features.vectors import VectorFeatures, VectorTable
 from .features.vectors import parse_specs as vector_specs
 from .features.templates import TemplateSet, parse_template, read_template_file
 from .formats import make_format, read_corpus
+from .formats.sentence import Corpus
 from .learners import LEARNERS
 from .model import Model
 
@@ -82,8 +85,10 @@ def settings_header(settings, sources):
 
 
 def file_record(path, sentences):
-    """Provenance of a corpus: its name, sha256, and what was read from it."""
-    record = {"path": str(path), "sentences": len(sentences), "tokens": int(sum(map(len, sentences)))}
+    """Provenance of a corpus: its name, sha256, and what was read from it (sentences:
+    a list of Sentence, or for a file also its Corpus)."""
+    tokens = sentences.n_tokens if isinstance(sentences, Corpus) else int(sum(map(len, sentences)))
+    record = {"path": str(path), "sentences": len(sentences), "tokens": tokens}
     if isinstance(path, str) and path.startswith("<"):
         h = hashlib.sha256()
         for s in sentences:
@@ -96,6 +101,18 @@ def file_record(path, sentences):
                 h.update(block)
         record["sha256"] = h.hexdigest()
     return record
+
+
+def _return_freed_memory():
+    """Give the memory that reading and encoding freed back to the system before the
+    weights are allocated. glibc raises its mmap threshold as large blocks are freed,
+    so later buffers of the encoding come from its heap, where freed ones stay between
+    live ones; malloc_trim releases their pages."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc
+            pass
 
 
 @contextmanager
@@ -128,6 +145,17 @@ def _read(fmt, source, encoding):
             raise InputError("<memory>", 0, "no sentences")
         return source, "<memory>"
     return read_corpus(fmt, source, encoding), str(source)
+
+
+def _read_corpus(fmt, source, encoding):
+    """(Corpus, name) of a path or of sentences already in memory. A file's sentences
+    go into the corpus as they are read: they are never all in memory as strings."""
+    if isinstance(source, list):
+        return Corpus.of(_read(fmt, source, encoding)[0]), "<memory>"
+    corpus = Corpus.of(fmt.read(source, labeled=True, encoding=encoding))
+    if not len(corpus):
+        raise InputError(str(source), 0, "no sentences in file")
+    return corpus, str(source)
 
 
 def train(settings, train_data, model_path=None, *, dev=None, template_file=None, config=None, sources=None,
@@ -166,17 +194,17 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     fmt = make_format(settings["format"], None, settings["label_column"])
     enc = settings["encoding"]
     t0 = time.perf_counter()
-    sentences, train_name = _read(fmt, train_data, enc)
+    tokens, train_name = _read_corpus(fmt, train_data, enc)
     templates = base.templates if base is not None else load_templates(settings, template_file, config)
     origin = template_file or config or "<settings>"
     if fmt.name == "conll":
         if fmt.n_fields is None:  # sentences given in memory
-            fmt.n_fields = max(len(s.columns) for s in sentences)
+            fmt.n_fields = tokens.n_fields
         templates.check_columns(fmt.n_fields, fmt._label_index(fmt.n_fields), train_name, origin)
     else:
         templates.check_columns(1, None, train_name, origin)
     check_settings(settings, sources, templates, echo)
-    labels = list(fmt.labels) if fmt.name == "sighan" else sorted({y for s in sentences for y in s.labels})
+    labels = list(fmt.labels) if fmt.name == "sighan" else sorted(tokens.label_values)
     if base is not None:  # the model's labels keep their place; new ones follow
         labels = base.labels + [y for y in labels if y not in set(base.labels)]
     try:
@@ -186,21 +214,25 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                           f"{settings['metric']!r}: {exc}") from None
     scheme = settings["scheme"]
     if metric == "chunk" and scheme == "auto":
-        scheme = detect_scheme(labels, [s.labels for s in sentences])
+        scheme = detect_scheme(labels, tokens.label_sequences())
     lexicons, jackknife, lexicon_info = training_lexicons(
-        settings["dictionaries"], templates, sentences, "char" if fmt.name == "sighan" else "token",
+        settings["dictionaries"], templates, tokens, "char" if fmt.name == "sighan" else "token",
         normalizer(settings["normalize"]), settings["dict_folds"], enc, base.index.lexicons if base is not None else None,
         sources.get("dictionaries", "<settings>"), settings["dict_min_length"])
-    vector_info, vectors = _vector_features(settings, sources, templates, sentences, base, enc)
-    data, index = encode(sentences, templates, None, labels, settings["min_count"], settings["normalize"],
+    vector_info, vectors = _vector_features(settings, sources, templates, tokens, base, enc)
+    data, index = encode(tokens, templates, None, labels, settings["min_count"], settings["normalize"],
                          base.index if base is not None else None, vectors=vectors, lexicons=lexicons,
                          length_cap=settings["dict_length_cap"], jackknife=jackknife)
     t_encode = time.perf_counter() - t0
+    # what the training record needs of the corpus; the passes need only `data`
+    train_record = file_record(train_name, train_data if train_name == "<memory>" else tokens)
+    del tokens, jackknife
+    _return_freed_memory()
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
     dev_sentences, dev_name = _read(fmt, dev, enc) if dev is not None else (None, None)
     corpus = {"format": fmt.name, "n_fields": fmt.n_fields, "label_column": settings["label_column"],
               "encoding": enc, "normalize": settings["normalize"], "metric": metric, "scheme": scheme}
-    model = Model("linear", labels, index, corpus, {})
+    model = Model("linear", labels, index, corpus, {}, precision=settings["precision"])
     dev_data = model.encode(dev_sentences, dev_name) if dev_sentences else None
     echo(f"read {data.n_sequences} sequences, {data.n_positions} tokens, {len(labels)} labels; "
          f"{A0} 0-order and {A1} 1st-order attributes "
@@ -216,6 +248,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
             raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner.name!r} cannot "
                               f"continue the {base.kind} model {init_model}")
         learner.warm_start(carried_weights(base, labels, index.renumber, A0, A1))
+        base.weights = {}  # the learner holds them now; the base is kept for its labels and record
         echo(f"starting from {init_model}: {len(base.labels)} of {len(labels)} labels, "
              f"{base.index.n_attributes(0)} of {A0} 0-order and {base.index.n_attributes(1)} of {A1} 1st-order "
              f"attributes")
@@ -274,8 +307,12 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         if log:
             log.close()
     model.kind, model.weights = learner.parameters()
-    model.training = _training_record(settings, learner, history, sentences, train_name, dev_sentences, dev_name,
+    kept = model.compact(settings["prune"])
+    echo(_compaction_line(kept, settings))
+    model.training = _training_record(settings, learner, history, train_record, dev_sentences, dev_name,
                                       template_file, config)
+    model.training["compaction"] = {"prune": settings["prune"], "precision": settings["precision"],
+                                    **{f"order{o}": kept[o] for o in (0, 1)}}
     if lexicon_info:
         model.training["dictionaries"] = lexicon_info
     if vectors is not None:
@@ -290,7 +327,16 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     return model, history
 
 
-def _vector_features(settings, sources, templates, sentences, base, encoding):
+def _compaction_line(kept, settings):
+    """What the model keeps of the trained weights (Model.compact)."""
+    attrs = [sum(kept[o]["attributes"][i] for o in (0, 1)) for i in (0, 1)]
+    weights = [sum(kept[o]["weights"][i] for o in (0, 1)) for i in (0, 1)]
+    return (f"model: {attrs[1]:,} of {attrs[0]:,} attributes hold weights; {weights[1]:,} non-zero weights"
+            + (f" of {weights[0]:,} after pruning |w| <= {settings['prune']:g}" if settings["prune"] else "")
+            + f", stored as {settings['precision']}")
+
+
+def _vector_features(settings, sources, templates, tokens, base, encoding):
     """(what each table is, the %vec templates' features): the tables named in
     [features] vectors, cut to the rows the model keeps; a continued model keeps its own."""
     if not templates.vector_templates:
@@ -306,7 +352,7 @@ def _vector_features(settings, sources, templates, sentences, base, encoding):
     full = {name: VectorTable.read(files[name], encoding) for name in templates.vectors}
     info = {name: {"source": files[name], "sha256": _sha256_file(files[name]), "dim": full[name].dim,
                    "rows_in_file": len(full[name])} for name in templates.vectors}
-    return info, VectorFeatures.for_training(templates.vector_templates, full, sentences, normalizer(settings["normalize"]),
+    return info, VectorFeatures.for_training(templates.vector_templates, full, tokens, normalizer(settings["normalize"]),
                                        settings["vector_unknown"], settings["vector_scale"], settings["vector_rows"])
 
 
@@ -361,8 +407,7 @@ def carried_weights(base, labels, renumber, A0, A1):
     return out
 
 
-def _training_record(settings, learner, history, sentences, train_name, dev_sentences, dev_name, template_file,
-                     config):
+def _training_record(settings, learner, history, train_record, dev_sentences, dev_name, template_file, config):
     """What inspect shows: every parameter, the data with checksums, the passes run
     and the best dev score. No dates or timings: the same run gives the same bytes."""
     dev_scores = [(r["pass"], *headline(r["dev"])) for r in history if "dev" in r]
@@ -371,7 +416,7 @@ def _training_record(settings, learner, history, sentences, train_name, dev_sent
         "learner": settings["learner"],
         "params": {k: v for k, v in settings.items() if k != "templates"},
         "config": config and str(config), "template_file": template_file and str(template_file),
-        "train": file_record(train_name, sentences),
+        "train": train_record,
         "dev": file_record(dev_name, dev_sentences) if dev_sentences else None,
         "passes_run": len(history), "passes_planned": learner.passes(),
         "best_dev": {"pass": best[0], "metric": best[1], "value": best[2]} if best else None,

@@ -101,7 +101,9 @@ def test_inspect_has_everything_to_reproduce(tmp_path):
     assert t["dev"]["sentences"] == sum(1 for line in dev.read_text(encoding="utf-8").splitlines() if line.strip())
     assert t["passes_run"] == 2 and t["best_dev"]["metric"] == "F1"
     assert t["best_dev"]["value"] == max(r for r in [t["best_dev"]["value"], t["last_dev"]["value"]])
-    assert info["file"]["size_bytes"] == model.stat().st_size and info["file"]["format_version"] == 1
+    from seqbil.modelfile import VERSION
+    assert info["file"]["size_bytes"] == model.stat().st_size and info["file"]["format_version"] == VERSION
+    assert info["file"]["weights"] == {"layout": "sparse rows", "precision": "float32"}
     by_template = {f["template"]: f for f in info["features"]}
     assert set(info["templates"]) - {"B"} <= set(by_template)
     assert all(0 <= f["nonzero_weights"] for f in info["features"])

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..formats.sentence import Corpus
 from .index import FeatureIndex
 
 
@@ -31,33 +32,30 @@ class Dataset:
 def encode_labels(sentences, labels):
     """Label ids of all tokens; -1 for tokens without a label or with a label the
     model does not know (a test set may hold labels never seen in training)."""
+    corpus = Corpus.of(sentences)
     index = {label: i for i, label in enumerate(labels)}
-    out = []
-    for s in sentences:
-        if s.labels is None:
-            out.extend([-1] * len(s))
-        else:
-            out.extend(index.get(y, -1) for y in s.labels)
-    return np.asarray(out, dtype=np.int32)
+    # the id of every distinct label, and -1 last, for the tokens without one (-1)
+    lut = np.array([index.get(y, -1) for y in corpus.label_values] + [-1], dtype=np.int32)
+    return lut[corpus.label_ids]
 
 
 def encode(sentences, templates, index=None, labels=(), min_count=1, normalize="none", base=None, vectors=None,
            **lexicons):
-    """Encode sentences. With index=None the attribute dictionary is built from these
-    sentences (training), extending the index `base` when given; lexicons: the
-    lexicons, length_cap and jackknife arguments of FeatureIndex.build. Returns
-    (Dataset, FeatureIndex)."""
-    lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
-    seq_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=seq_ptr[1:])
+    """Encode sentences (a list of Sentence or a Corpus). With index=None the attribute
+    dictionary is built from these sentences (training), extending the index `base`
+    when given; lexicons: the lexicons, length_cap and jackknife arguments of
+    FeatureIndex.build. Returns (Dataset, FeatureIndex)."""
+    corpus = Corpus.of(sentences)
+    seq_ptr = corpus.offsets()
     if index is None:
-        index, parts = FeatureIndex.build(sentences, templates, min_count, normalize, base, **lexicons)
+        index, parts = FeatureIndex.build(corpus, templates, min_count, normalize, base, **lexicons)
         index.vectors = vectors
         if vectors is not None and base is not None:  # the vector attributes follow the keyed ones
             index.renumber[0] = np.concatenate([index.renumber[0], index.n_keyed(0) + np.arange(vectors.n_attributes)])
     else:
-        parts = index.encode(sentences)
+        parts = index.encode(corpus)
     if index.vectors is not None:  # real-valued entries of the %vec templates after the keyed ones
-        u_ptr, u_ids, u_vals = index.vectors.add(sentences, lengths, parts[0], parts[1], index.n_keyed(0), index.fold)
+        u_ptr, u_ids, u_vals = index.vectors.add(corpus, corpus.lengths, parts[0], parts[1], index.n_keyed(0),
+                                                 index.fold)
         parts = [u_ptr, u_ids, parts[2], parts[3], u_vals]
-    return Dataset(seq_ptr, encode_labels(sentences, labels), *parts), index
+    return Dataset(seq_ptr, encode_labels(corpus, labels), *parts), index

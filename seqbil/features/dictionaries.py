@@ -28,6 +28,7 @@ import hashlib
 import numpy as np
 
 from ..errors import ConfigError
+from ..formats.sentence import Corpus
 from ..formats.textio import read_lines
 
 KINDS = {"dict": ("longest", "begin", "end", "any"), "gaz": ("bilou",)}
@@ -172,15 +173,39 @@ def value_strings(kind, cap):
     return ["".join(p for b, p in zip((1, 2, 4, 8), _POSITIONS) if m & b) or "-" for m in range(16)]
 
 
-def words_of(sentence):
-    """The words of a segmented sentence from its characters and B/I/E/S labels."""
-    words, chars = [], sentence.columns[0]
-    for ch, y in zip(chars, sentence.labels):
-        if y in ("B", "S") or not words:
-            words.append([ch])
-        else:
-            words[-1].append(ch)
-    return [tuple(w) for w in words]
+def training_words(corpus, fold=None, min_length=1, folds=0):
+    """The words of a segmented corpus (formats.Corpus of characters tagged B/I/E/S),
+    each once, as tuples of its characters through fold: [words], and with folds >= 2
+    [[the words of the sentences outside fold k] for every fold k], sentence j being
+    in fold j mod folds. A word starts at a sentence start or a B or S label;
+    sentences without labels have none. Words are told apart as rows of character
+    ids, one matrix per length, so no string or tuple is made per occurrence."""
+    values, chars = corpus.column(0, fold)
+    labels = corpus.label_ids
+    starts = np.asarray([y in ("B", "S") for y in corpus.label_values] + [False])[labels]
+    starts[corpus.offsets()[:-1][corpus.lengths > 0]] = True
+    starts &= labels >= 0
+    begin = np.flatnonzero(starts)
+    # a word ends where the next one starts, at its sentence end, or before an unlabeled sentence
+    stop = np.minimum(np.append(begin[1:], len(labels)),
+                      np.repeat(corpus.offsets()[1:], corpus.lengths)[begin] if len(begin) else begin)
+    length = stop - begin
+    sentence = np.repeat(np.arange(len(corpus)), corpus.lengths)[begin] if len(begin) else begin
+    strings = np.array(values, dtype=object)
+    words, per_fold = [], [[] for _ in range(folds if folds >= 2 else 0)]
+    for L in np.unique(length[length >= max(min_length, 1)]).tolist():
+        at = length == L
+        rows = chars[begin[at][:, None] + np.arange(L)]
+        distinct, which = np.unique(rows, axis=0, return_inverse=True)
+        as_tuples = list(map(tuple, strings[distinct].tolist()))
+        words.extend(as_tuples)
+        if per_fold:
+            seen = np.zeros((len(distinct), folds), dtype=bool)
+            seen[which.ravel(), sentence[at] % folds] = True
+            for k, out in enumerate(per_fold):
+                outside = np.delete(seen, k, axis=1).any(axis=1)
+                out.extend(w for w, keep in zip(as_tuples, outside.tolist()) if keep)
+    return words, per_fold
 
 
 def parse_specs(specs, origin="<settings>"):
@@ -203,11 +228,11 @@ def folded(lexicon, fold):
 
 def training_lexicons(specs, templates, sentences, unit, fold=None, folds=5, encoding="utf-8", base=None,
                       origin="<settings>", min_length=1):
-    """(lexicons, jackknife, described) for a training run: {name: Lexicon} of every
-    dictionary the templates read (entries folded as the fields are); {name: (folds,
-    [Lexicon per fold])} for those built from the training data; and what each is,
-    for the training record. base: {name: Lexicon} of a model being continued, whose
-    entries stay."""
+    """(lexicons, jackknife, described) for a training run on sentences (a list of
+    Sentence or a Corpus): {name: Lexicon} of every dictionary the templates read
+    (entries folded as the fields are); {name: (folds, [Lexicon per fold])} for those
+    built from the training data; and what each is, for the training record. base:
+    {name: Lexicon} of a model being continued, whose entries stay."""
     specs = parse_specs(specs, origin)
     base = base or {}
     lexicons, jackknife, described = {}, {}, {}
@@ -221,12 +246,14 @@ def training_lexicons(specs, templates, sentences, unit, fold=None, folds=5, enc
             lexicons[name] = base[name]
             described[name] = {"source": "the model continued"}
         elif source == "train":
-            words = [[w for w in words_of_sentence(s, unit, fold) if len(w) >= min_length] for s in sentences]
-            lexicons[name] = Lexicon(kept + [w for ws in words for w in ws])
+            if unit != "char":
+                raise ConfigError("<settings>", 0, "a dictionary from the training data (NAME=train) needs "
+                                  "segmentation (sighan) data; for token data give a file")
+            words, per_fold = training_words(Corpus.of(sentences), fold, min_length, folds)
+            lexicons[name] = Lexicon(kept + words)
             described[name] = {"source": "train", "folds": folds if folds >= 2 else 0}
             if folds >= 2:
-                jackknife[name] = (folds, [Lexicon(kept + [w for j, ws in enumerate(words) if j % folds != k
-                                                           for w in ws]) for k in range(folds)])
+                jackknife[name] = (folds, [Lexicon(kept + fold_words) for fold_words in per_fold])
         else:
             read = folded(Lexicon.read(source, unit, encoding), fold)
             lexicons[name] = Lexicon([e for e in read.entries if len(e) >= min_length] + kept)
@@ -234,12 +261,3 @@ def training_lexicons(specs, templates, sentences, unit, fold=None, folds=5, enc
         described[name].update(entries=len(lexicons[name]), sha256=lexicons[name].sha256())
     return lexicons, jackknife, described
 
-
-def words_of_sentence(sentence, unit, fold=None):
-    if unit != "char":
-        raise ConfigError("<settings>", 0, "a dictionary from the training data (NAME=train) needs segmentation "
-                          "(sighan) data; for token data give a file")
-    if sentence.labels is None:
-        return []
-    words = words_of(sentence)
-    return [tuple(map(fold, w)) for w in words] if fold else words

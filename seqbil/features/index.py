@@ -7,13 +7,15 @@ token and column) and identifies the attribute by the ids its macros read
 strings are equal, boundary symbols included. Attribute ids are positions in the
 concatenated key tables, template by template.
 """
+import mmap
 import unicodedata
 from functools import partial
-from itertools import chain, count, repeat
+from itertools import count, repeat
 
 import numpy as np
 
-from .._kernels.features import attribute_keys, lookup_csr
+from .._kernels.features import attribute_keys, encode_csr, renumber_csr, template_ids
+from ..formats.sentence import Corpus
 from . import dictionaries
 from .functions import apply_chain
 
@@ -44,6 +46,15 @@ def _mix(h, v):
         h = (h ^ (v + np.uint64(0x9E3779B97F4A7C15))) * np.uint64(0xBF58476D1CE4E5B9)
         h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         return h ^ (h >> np.uint64(31))
+
+
+def _zero_pointers(n):
+    """int64 zeros [n] on private anonymous pages: the CSR pointers of an order
+    without templates, which are only read, so the pages are never allocated
+    (np.zeros may reuse and clear freed heap memory)."""
+    if not hasattr(mmap, "MAP_ANONYMOUS"):  # Windows
+        return np.zeros(n, dtype=np.int64)
+    return np.frombuffer(mmap.mmap(-1, 8 * n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS), dtype=np.int64)
 
 
 class Vocabulary:
@@ -83,16 +94,17 @@ class Vocabulary:
         return cls(seen), np.searchsorted(tickets, raw).astype(np.int32)
 
 
-def field_matrix(sentences, fields, K, token_ids, fold=None, layout="boundaries-first", lexicon_codes=None):
+def field_matrix(corpus, fields, K, token_ids, fold=None, layout="boundaries-first", lexicon_codes=None):
     """(matrix, index): matrix[i, q] is the id of field fields[i] (a column, through
-    its chain of functions) at padded position q, where each sentence is padded with
-    K boundary positions on both sides, and index[p] is the padded position of token
-    p. token_ids(field, values) gives (ids, V) for distinct values of a field:
-    vocabulary ids, -1 for unknown values. lexicon_codes(field, values, inverse,
-    lengths) gives what a %dict or %gaz field reads: (code per token, string per code).
+    its chain of functions) at padded position q, where each sentence of the corpus
+    (formats.Corpus) is padded with K boundary positions on both sides, and index[p]
+    is the padded position of token p. token_ids(field, values) gives (ids, V) for
+    distinct values of a field: vocabulary ids, -1 for unknown values.
+    lexicon_codes(field, values, inverse, lengths) gives what a %dict or %gaz field
+    reads: (code per token, string per code).
 
-    A column's distinct values are found once; functions and vocabulary lookups run
-    on them, not on every token.
+    Functions and vocabulary lookups run on the distinct values of a column, not on
+    every token.
 
     Layouts of the ids (V values, boundary symbols _B-k and _B+k, one unknown):
       boundaries-first  _B-k: k-1, _B+k: K+k-1, unknown: 2K, value v: 2K+1+v.
@@ -101,7 +113,7 @@ def field_matrix(sentences, fields, K, token_ids, fold=None, layout="boundaries-
       values-first      value v: v, _B-k: V+k-1, _B+k: V+K+k-1, unknown: V+2K
                         (model files of seqbil 0.1).
     """
-    lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+    lengths = corpus.lengths
     starts = np.zeros(len(lengths), dtype=np.int64)
     np.cumsum(lengths[:-1] + 2 * K, out=starts[1:])
     token_starts = np.cumsum(lengths) - lengths
@@ -110,19 +122,17 @@ def field_matrix(sentences, fields, K, token_ids, fold=None, layout="boundaries-
     distinct = {}  # column -> (its distinct values, the position of each token's value among them)
     for i, f in enumerate(fields):
         if f.column not in distinct:
-            tokens = chain.from_iterable(s.columns[f.column] for s in sentences)
-            local, inverse = Vocabulary.build(map(fold, tokens) if fold else tokens)
-            distinct[f.column] = local.strings, inverse
+            distinct[f.column] = corpus.column(f.column, fold)
         values, inverse = distinct[f.column]
         if f.source:
             inverse, values = lexicon_codes(f, values, inverse, lengths)
         if f.chain:
             values = [apply_chain(f.chain, v) for v in values]
         local_ids, V = token_ids(f, values)
-        ids = local_ids[inverse]
         value0, boundary0, unknown = (2 * K + 1, 0, 2 * K) if layout == "boundaries-first" else (0, V, V + 2 * K)
+        # the id of every distinct value in the matrix, then one gather over the tokens
         row = matrix[i]
-        row[index] = np.where(ids >= 0, ids + value0, unknown)
+        row[index] = np.where(local_ids >= 0, local_ids + value0, unknown).astype(np.int32)[inverse]
         for k in range(1, K + 1):
             row[starts + K - k] = boundary0 + k - 1
             row[starts + K + lengths + k - 1] = boundary0 + K + k - 1
@@ -214,7 +224,10 @@ class FeatureIndex:
             macros = range(t_ptr[t], t_ptr[t + 1])
             if lo == hi:
                 continue
-            if len(macros) and mults[t_ptr[t]] == 0:
+            if not len(macros):  # a template without macros has the one key 0
+                out[lo:hi] = table[lo:hi]
+                continue
+            if mults[t_ptr[t]] == 0:
                 if self.layout != "boundaries-first":
                     raise ValueError(f"template {self.templates.by_order[order][t].text} is hashed in a model of "
                                      f"an older seqbil, whose attributes cannot be renumbered: retrain it")
@@ -260,29 +273,35 @@ class FeatureIndex:
 
     # --- encoding ---------------------------------------------------------------
     def keys(self, fields, index, order):
+        """keys[p, t]: the key of template t of an order at token p (P x T int64; a
+        reference for the compiled passes, which never hold it)."""
         spec = self.specs[order]
         out = np.empty((len(index), len(spec[0]) - 1), dtype=np.int64)
         attribute_keys(fields, index, *spec, out)
         return out
 
     def encode(self, sentences):
-        """(u_ptr, u_ids, b_ptr, b_ids) of sentences; unknown attributes are left out."""
+        """(u_ptr, u_ids, b_ptr, b_ids) of sentences (a list of Sentence or a Corpus);
+        unknown attributes are left out."""
         def token_ids(c, tokens):
             return self.fields[c].lookup(tokens, -1), len(self.fields[c])
 
-        fields, index = field_matrix(sentences, self.field_list, self.K, token_ids, self.fold, self.layout,
-                                     self.lexicon_codes)
+        fields, index = field_matrix(Corpus.of(sentences), self.field_list, self.K, token_ids, self.fold,
+                                     self.layout, self.lexicon_codes)
         parts = []
         for order in (0, 1):
             table, ptr = self.tables[order]
-            parts.extend(lookup_csr(self.keys(fields, index, order), table, ptr))
+            if len(self.specs[order][0]) == 1:  # no templates of this order
+                parts.extend((_zero_pointers(len(index) + 1), np.zeros(0, np.int32)))
+            else:
+                parts.extend(encode_csr(fields, index, *self.specs[order], table, ptr))
         return parts
 
     @classmethod
     def build(cls, sentences, templates, min_count=1, normalize="none", base=None, lexicons=None, length_cap=6,
               jackknife=None):
-        """(index, (u_ptr, u_ids, b_ptr, b_ids)) from training sentences; attributes
-        seen fewer than min_count times are dropped.
+        """(index, (u_ptr, u_ids, b_ptr, b_ids)) from training sentences (a list of
+        Sentence or a Corpus); attributes seen fewer than min_count times are dropped.
 
         base: an index to extend (continuing a model on new data): its values keep
         their ids, its attributes are all kept, and index.renumber[order][a] gives
@@ -298,37 +317,48 @@ class FeatureIndex:
                 vocabularies[c], ids = base.fields[c].extended(tokens)
             return ids, len(vocabularies[c])
 
-        fields, index = field_matrix(sentences, templates.fields, templates.reach, token_ids, normalizer(normalize),
-                                     LAYOUT, partial(lexicon_codes, lexicons, length_cap, jackknife))
+        fields, index = field_matrix(Corpus.of(sentences), templates.fields, templates.reach, token_ids,
+                                     normalizer(normalize), LAYOUT, partial(lexicon_codes, lexicons, length_cap,
+                                                                             jackknife))
         self = cls(templates, vocabularies, [None, None], normalize, LAYOUT, lexicons, length_cap)
         parts, tables, self.renumber = [], [], []
         for order in (0, 1):
-            keys = self.keys(fields, index, order)
+            spec = self.specs[order]
+            T = len(spec[0]) - 1
             old = base.rekeyed(order, self) if base is not None else None
-            table, ptr, ids = [], [0], np.empty_like(keys, dtype=np.int64)
+            # ids[p * T + t]: first the number of the key of template t at token p among the
+            # template's distinct keys, then (renumber_csr) the attribute id, packed as CSR
+            ids = np.empty(len(index) * T, dtype=np.int32)
+            table, ptr, luts = [], [0], []
             renumber = np.empty(len(old[0]) if old is not None else 0, dtype=np.int64)
-            for t in range(keys.shape[1]):
-                uniq, inverse, counts = np.unique(keys[:, t], return_inverse=True, return_counts=True)
-                keep = counts >= min_count
+            for t in range(T):
+                keys, counts = template_ids(fields, index, *spec, t, ids, T)
+                by_key = np.argsort(keys)
+                uniq, keep = keys[by_key], counts[by_key] >= min_count
+                del keys, counts
                 if old is not None:  # every attribute of the base stays, seen here or not
                     old_keys = old[0][old[1][t]:old[1][t + 1]]
                     keep |= np.isin(uniq, old_keys)
                     merged = np.union1d(uniq[keep], old_keys)
                     renumber[old[1][t]:old[1][t + 1]] = ptr[-1] + np.searchsorted(merged, old_keys)
                     keep_keys = merged
-                    pos = np.searchsorted(merged, uniq)
-                    new_id = np.where(keep, ptr[-1] + pos, -1)
+                    new_id = np.where(keep, ptr[-1] + np.searchsorted(merged, uniq), -1)
                 else:
                     keep_keys = uniq[keep]
                     new_id = np.where(keep, ptr[-1] + np.cumsum(keep) - 1, -1)
-                ids[:, t] = new_id[inverse.ravel()]
+                lut = np.empty(len(uniq), dtype=np.int32)
+                lut[by_key] = new_id
+                luts.append(lut)
                 table.append(keep_keys)
                 ptr.append(ptr[-1] + len(keep_keys))
             self.renumber.append(renumber)
             tables.append((np.concatenate(table) if table else np.zeros(0, np.int64), np.array(ptr, np.int64)))
-            present = ids >= 0
-            csr_ptr = np.zeros(len(index) + 1, dtype=np.int64)
-            np.cumsum(present.sum(axis=1), out=csr_ptr[1:])
-            parts.extend((csr_ptr, ids[present].astype(np.int32)))
+            lut_ptr = np.zeros(T + 1, dtype=np.int64)
+            np.cumsum([len(lut) for lut in luts], out=lut_ptr[1:])
+            lut = np.concatenate(luts) if luts else np.zeros(0, np.int32)
+            csr_ptr, n = renumber_csr(ids, len(index), T, lut, lut_ptr) if T else (_zero_pointers(len(index) + 1), 0)
+            if n < len(ids):
+                ids.resize(n, refcheck=False)  # shrinks in place: no second buffer
+            parts.extend((csr_ptr, ids))
         self.tables = tables
         return self, parts

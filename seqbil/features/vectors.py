@@ -13,14 +13,13 @@ word and its components per line), or a ``.npy`` matrix with a vocabulary file b
 it (``NAME.vocab``, or ``NAME.txt``: one word per line, row order). A model keeps
 only the rows of the words it was trained on, so its file stays self-contained.
 """
-from itertools import chain
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import ConfigError, InputError
+from ..formats.sentence import Corpus
 from ..formats.textio import read_lines
-from .index import Vocabulary
 
 
 class VectorTable:
@@ -128,21 +127,23 @@ class VectorFeatures:
 
     @classmethod
     def for_training(cls, templates, full, sentences, fold, unknown, scale, rows="seen"):
-        """Keep the rows of the words the templates read in `sentences` (rows="seen")
-        or every row (rows="all")."""
-        tables = {}
+        """Keep the rows of the words the templates read in `sentences` (a list of
+        Sentence or a Corpus; rows="seen") or every row (rows="all")."""
+        corpus, tables = Corpus.of(sentences), {}
         for name in sorted({t.refs[0][1].source for t in templates}):
             table = full[name]
             if rows == "seen":
                 columns = {t.refs[0][1].column for t in templates if t.refs[0][1].source == name}
-                values = sorted({fold(v) if fold else v for s in sentences for c in columns for v in s.columns[c]})
+                values = sorted({fold(v) if fold else v for c in columns for v in corpus.column(c)[0]})
                 table = table.subset(table.rows(values))
             tables[name] = table
         return cls(templates, tables, unknown, scale)
 
     def add(self, sentences, lengths, u_ptr, u_ids, base, fold=None):
-        """(ptr, ids, vals): the CSR 0-order entries with every template's vector entries
-        appended at each position (keyed entries first, value 1)."""
+        """(ptr, ids, vals): the CSR 0-order entries of sentences (a list of Sentence or
+        a Corpus) with every template's vector entries appended at each position
+        (keyed entries first, value 1)."""
+        corpus = Corpus.of(sentences)
         P = int(lengths.sum())
         starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
         ends = np.repeat(np.cumsum(lengths), lengths)
@@ -153,8 +154,8 @@ class VectorFeatures:
             row_offset, field = t.refs[0]
             table = self.tables[field.source]
             # look up each distinct value once
-            local, inverse = Vocabulary.build(chain.from_iterable(s.columns[field.column] for s in sentences))
-            rows = table.rows([fold(v) if fold else v for v in local.strings])[inverse] if P else np.zeros(0, np.int64)
+            values, inverse = corpus.column(field.column)
+            rows = table.rows([fold(v) if fold else v for v in values])[inverse] if P else np.zeros(0, np.int64)
             src = pos + row_offset
             inside = (src >= starts) & (src < ends)
             row = np.where(inside, rows[np.clip(src, 0, max(P - 1, 0))] if P else rows, -2)  # -2: outside

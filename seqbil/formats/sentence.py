@@ -1,6 +1,11 @@
 """A sentence as read from a corpus: attribute columns, labels when known, and what
-the writer needs to echo the input back with predictions."""
+the writer needs to echo the input back with predictions; and a whole corpus stored
+column-wise as integer arrays (Corpus), the form training and encoding work on."""
+from array import array
 from dataclasses import dataclass, field
+from itertools import repeat
+
+import numpy as np
 
 
 @dataclass
@@ -12,3 +17,98 @@ class Sentence:
 
     def __len__(self):
         return len(self.columns[0]) if self.columns else 0
+
+
+class _Ids(dict):
+    """Value -> id in order of first appearance: a value not seen yet takes the next id."""
+    __slots__ = ()
+
+    def __missing__(self, value):
+        self[value] = n = len(self)
+        return n
+
+
+class Corpus:
+    """Sentences column by column: per column, its distinct values in order of first
+    appearance and the id among them of every token's value (int32); the labels
+    likewise (-1 for the tokens of sentences without labels); the sentence lengths.
+
+    As lists of strings a corpus costs about a hundred bytes per token and cell (a
+    str object per character of Chinese text); this way, four, and every distinct
+    value is there once for the functions and vocabularies that run per value."""
+
+    def __init__(self, lengths, values, ids, label_values, label_ids):
+        self.lengths = lengths            # int64 [N]
+        self.values = values              # per column: distinct values, None for the label column
+        self.ids = ids                    # per column: int32 [P], None for the label column
+        self.label_values = label_values  # distinct labels
+        self.label_ids = label_ids        # int32 [P]
+
+    def __len__(self):
+        return len(self.lengths)
+
+    @property
+    def n_fields(self):
+        return len(self.values)
+
+    @property
+    def n_tokens(self):
+        return int(self.lengths.sum())
+
+    @classmethod
+    def of(cls, sentences):
+        """The corpus of an iterable of Sentence (consumed one at a time, so a reader's
+        sentences are never all in memory), or the corpus itself."""
+        if isinstance(sentences, Corpus):
+            return sentences
+        lengths, columns, labels = array("q"), [], array("i")
+        vocab, label_vocab, present = [], _Ids(), set()
+        for s in sentences:
+            n = len(s)
+            lengths.append(n)
+            for c in range(len(columns), len(s.columns)):  # a column first seen here: earlier tokens miss it
+                columns.append(array("i", repeat(-1, len(labels))))
+                vocab.append(_Ids())
+            for c, (out, ids) in enumerate(zip(columns, vocab)):
+                col = s.columns[c] if c < len(s.columns) else None
+                if col is None:
+                    out.extend(repeat(-1, n))
+                elif len(col) != n:
+                    raise ValueError(f"sentence at line {s.line}: column {c} has {len(col)} cells for {n} tokens")
+                else:
+                    out.extend(map(ids.__getitem__, col))
+                    present.add(c)
+            labels.extend(repeat(-1, n) if s.labels is None else map(label_vocab.__getitem__, s.labels))
+        values = [list(v) if c in present else None for c, v in enumerate(vocab)]
+        ids = [np.frombuffer(col, dtype=np.int32) if v is not None else None for col, v in zip(columns, values)]
+        return cls(np.frombuffer(lengths, dtype=np.int64), values, ids, list(label_vocab),
+                   np.frombuffer(labels, dtype=np.int32))
+
+    def column(self, c, fold=None):
+        """(distinct values, id of each token's value) of column c, the values passed
+        through fold (a function of a string) and merged where they fold alike; the
+        values stay in order of first appearance in the corpus."""
+        if not self.lengths.sum():
+            return [], np.zeros(0, dtype=np.int32)
+        values, ids = (self.values[c], self.ids[c]) if c < len(self.values) else (None, None)
+        if values is None or ids.min() < 0:
+            raise ValueError(f"column {c} is missing in some sentences")
+        if fold is None:
+            return values, ids
+        folded = _Ids()
+        to_folded = np.fromiter(map(folded.__getitem__, map(fold, values)), dtype=np.int32, count=len(values))
+        return list(folded), to_folded[ids]
+
+    def offsets(self):
+        """int64 [N+1]: the tokens of sentence j are offsets[j]:offsets[j+1]."""
+        out = np.zeros(len(self.lengths) + 1, dtype=np.int64)
+        np.cumsum(self.lengths, out=out[1:])
+        return out
+
+    def label_sequences(self):
+        """The labels of every sentence, one list at a time (None: no labels)."""
+        strings = np.array(self.label_values + [None], dtype=object)
+        bounds = self.offsets()
+        for j in range(len(self.lengths)):
+            ids = self.label_ids[bounds[j]:bounds[j + 1]]
+            yield None if len(ids) and ids[0] < 0 else strings[ids].tolist()

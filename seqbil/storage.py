@@ -1,0 +1,151 @@
+"""How a model keeps its weights for tagging: per attribute, only the non-zero ones.
+
+Training works on dense blocks (model.py): W0 (A0 x S), and W1 (A1 x S x (S + 1)) or
+alpha (A1 x S) and beta (A1 x (S + 1)). Most rows stay zero (an attribute gets a
+weight only when it takes part in a mistake) and most of the others hold a few
+non-zero cells, so a model keeps each block as a CSR matrix over attributes (Rows):
+row a holds the cells idx[ptr[a]:ptr[a + 1]] (ascending) with values val[...]:
+
+    W0   cell y                      (width S)
+    W1   cell y * (S + 1) + v        (width S (S + 1); v = S: the start symbol)
+    AB   cell y for alpha[a, y], S + v for beta[a, v]   (width 2 S + 1)
+
+Values are float32 unless float64 is asked for; scores are summed in double. Where
+the rows are full enough that (cell, value) pairs would take more room than the
+rows themselves (the bilinear factors with few labels), a block keeps its rows
+dense instead: val is then n_rows x width, and ptr and idx are None. The label
+transitions and end scores (S (S + 1) + S values) stay dense float64.
+Attributes whose rows are empty are taken out of the key tables altogether
+(compact), so that a model holds neither keys nor rows for them.
+"""
+import numpy as np
+
+PRECISIONS = {"float32": np.float32, "float64": np.float64}
+
+
+class Rows:
+    """A CSR matrix over attributes (see the module docstring)."""
+
+    def __init__(self, ptr, idx, val, width):
+        self.ptr, self.idx, self.val, self.width = ptr, idx, val, int(width)
+
+    @property
+    def dense(self):
+        return self.ptr is None
+
+    @property
+    def n_rows(self):
+        return len(self.val) if self.dense else len(self.ptr) - 1
+
+    @property
+    def nnz(self):
+        return int(np.count_nonzero(self.val)) if self.dense else len(self.idx)
+
+    def compact_layout(self):
+        """These rows in the layout that takes less room: (cell, value) pairs, or dense."""
+        size = self.val.dtype.itemsize
+        pairs = 8 * (self.n_rows + 1) + (4 + size) * self.nnz
+        if (self.n_rows * self.width * size < pairs) == self.dense:
+            return self
+        if self.dense:
+            return Rows.from_dense(self.val, self.val.dtype.name)
+        return Rows(None, None, self.to_dense().astype(self.val.dtype), self.width)
+
+    @classmethod
+    def from_dense(cls, dense, precision="float32", prune=0.0):
+        """The cells of a 2-D array with |w| > prune, after rounding to the precision
+        (a weight that rounds to 0 is not kept)."""
+        dense = np.asarray(dense)
+        rounded = dense.astype(PRECISIONS[precision], copy=False)
+        rows, idx = np.nonzero(np.abs(rounded) > prune if prune > 0 else rounded)
+        ptr = np.zeros(dense.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=dense.shape[0]), out=ptr[1:])
+        return cls(ptr, idx.astype(np.int32), rounded[rows, idx], dense.shape[1])
+
+    def to_dense(self):
+        if self.dense:
+            return self.val.astype(np.float64)
+        out = np.zeros((self.n_rows, self.width))
+        rows = np.repeat(np.arange(self.n_rows), np.diff(self.ptr))
+        out[rows, self.idx] = self.val
+        return out
+
+    def nonempty(self):
+        """Which rows hold a cell."""
+        return self.val.any(axis=1) if self.dense else np.diff(self.ptr) > 0
+
+    def take(self, keep):
+        """The rows where keep (a boolean mask) is true, in order."""
+        if self.dense:
+            return Rows(None, None, np.ascontiguousarray(self.val[keep]), self.width)
+        counts = np.diff(self.ptr)[keep]
+        ptr = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        cells = np.repeat(keep, np.diff(self.ptr))
+        return Rows(ptr, self.idx[cells], self.val[cells], self.width)
+
+    def count(self, lo, hi):
+        """Non-zero cells in rows lo:hi."""
+        if self.dense:
+            return int(np.count_nonzero(self.val[lo:hi]))
+        return int(self.ptr[hi] - self.ptr[lo])
+
+    def arrays(self, name):
+        if self.dense:
+            return {f"{name}.val": self.val}
+        return {f"{name}.ptr": self.ptr, f"{name}.idx": self.idx, f"{name}.val": self.val}
+
+    @classmethod
+    def from_arrays(cls, arrays, name, width):
+        if f"{name}.ptr" not in arrays:
+            val = arrays[f"{name}.val"]
+            if val.dtype not in (np.float32, np.float64) or val.ndim != 2 or val.shape[1] != width:
+                raise ValueError(f"dense weights {name} are inconsistent")
+            return cls(None, None, val, width)
+        ptr, idx, val = arrays[f"{name}.ptr"], arrays[f"{name}.idx"], arrays[f"{name}.val"]
+        if ptr.dtype != np.int64 or idx.dtype != np.int32 or val.dtype not in (np.float32, np.float64) \
+                or ptr.ndim != 1 or idx.ndim != 1 or val.shape != idx.shape or len(ptr) < 1 \
+                or ptr[0] != 0 or ptr[-1] != len(idx):
+            raise ValueError(f"sparse weights {name} are inconsistent")
+        # the decoder checks every row's bounds and every cell's index as it reads
+        # them, so a damaged file cannot make it read outside the arrays
+        return cls(ptr, idx, val, width)
+
+
+def first_order_block(kind, S):
+    """(name, width) of the 1st-order block of a model kind."""
+    return ("W1", S * (S + 1)) if kind == "linear" else ("AB", 2 * S + 1)
+
+
+def sparse_weights(kind, weights, S, precision="float32", prune=0.0):
+    """{"W0": Rows, "W1" or "AB": Rows, "trans", "end"} of dense weights."""
+    out = {"W0": Rows.from_dense(weights["W0"], precision, prune),
+           "trans": np.asarray(weights["trans"], dtype=np.float64),
+           "end": np.asarray(weights["end"], dtype=np.float64)}
+    if kind == "linear":
+        W1 = np.asarray(weights["W1"])
+        out["W1"] = Rows.from_dense(W1.reshape(len(W1), S * (S + 1)), precision, prune)
+    else:
+        dtype = PRECISIONS[precision]
+        ab = np.hstack([np.asarray(weights["alpha"]).astype(dtype), np.asarray(weights["beta"]).astype(dtype)])
+        if prune > 0:
+            ab[np.abs(ab) <= prune] = 0
+        # alpha[a] beta[a]^T is zero when either factor is: keep both or neither
+        ab[~(ab[:, :S].any(axis=1) & ab[:, S:].any(axis=1))] = 0
+        out["AB"] = Rows.from_dense(ab, precision)
+    for name in ("W0", "W1", "AB"):
+        if name in out:
+            out[name] = out[name].compact_layout()
+    return out
+
+
+def dense_weights(kind, store, S):
+    """The dense blocks (float64) of sparse weights."""
+    out = {"W0": store["W0"].to_dense(), "trans": np.array(store["trans"], dtype=np.float64),
+           "end": np.array(store["end"], dtype=np.float64)}
+    if kind == "linear":
+        out["W1"] = store["W1"].to_dense().reshape(-1, S, S + 1)
+    else:
+        ab = store["AB"].to_dense()
+        out["alpha"], out["beta"] = np.ascontiguousarray(ab[:, :S]), np.ascontiguousarray(ab[:, S:])
+    return out
