@@ -1,10 +1,12 @@
 """seqbil: sequence labelling with rank-1 bilinear models learned online.
 
-The Python API (see api.py): train, load, evaluate, evaluate_files, resume and
-Model (tag, tag_many, segment, save). Errors a user can act on are SeqbilError.
+The Python API (see api.py): train, load, convert, evaluate, evaluate_files, resume,
+tag_file (tagging.py) and Model (tag, tag_many, segment, save). Errors a user can act on
+are SeqbilError.
 """
 
 from ._version import __version__
-from .api import Model, SeqbilError, evaluate, evaluate_files, load, resume, train
+from .api import Model, SeqbilError, convert, evaluate, evaluate_files, load, resume, tag_file, train
 
-__all__ = ["Model", "SeqbilError", "evaluate", "evaluate_files", "load", "resume", "train", "__version__"]
+__all__ = ["Model", "SeqbilError", "convert", "evaluate", "evaluate_files", "load", "resume", "tag_file", "train",
+           "__version__"]

@@ -6,6 +6,7 @@
     model.save("chunker.sbm")
     model = seqbil.load("chunker.sbm")
     seqbil.evaluate(model, "test.txt")["f1"]
+    seqbil.tag_file(model, "test.txt", "tagged.txt", jobs=2)   # what `seqbil tag` does (tagging.py)
 """
 import sys
 
@@ -15,6 +16,7 @@ from .evaluation import choose_metric, read_vocabulary, score
 from .formats import ConllFormat, Sentence, bies_tags, make_format, read_corpus
 from .model import Model
 from .samples import SAMPLES, sample_path
+from .tagging import tag_file
 
 DEFAULT_CONFIG = "conll2000"
 
@@ -81,9 +83,24 @@ def resume(checkpoint, model=None, *, epochs=None, log=None, verbose=False, prog
     return result
 
 
-def load(path):
-    """A model saved by train() or `seqbil train`."""
-    return Model.load(path)
+def load(path, *, verify=True):
+    """A model saved by train() or `seqbil train`. The file is mapped, not read: its
+    weights are paged in as tagging uses them. verify=False skips the checksum of the
+    file's contents (its header is always checked, and a damaged file can give wrong
+    labels but never a crash), so that start-up does not grow with the model's size."""
+    return Model.load(path, verify=verify)
+
+
+def convert(path, output, *, precision="float32", prune=0.0):
+    """Write the model file `path` in the current format to `output` (atomically; it
+    may be `path`), with its weights at `precision` (float32 or float64) and those with
+    |w| <= prune dropped (Model.compact). Reads the files of older seqbil versions.
+    Returns Model.compact's account of what was kept."""
+    model = Model.load(path)
+    kept = model.compact(prune, precision)
+    model.training.setdefault("conversions", []).append({"from": str(path), "precision": precision, "prune": prune})
+    model.save(output)
+    return kept
 
 
 def _in_memory(fmt, sentences, name):
@@ -190,4 +207,4 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
     return result
 
 
-__all__ = ["train", "resume", "load", "evaluate", "evaluate_files", "Model", "SeqbilError"]
+__all__ = ["train", "resume", "load", "evaluate", "evaluate_files", "tag_file", "Model", "SeqbilError"]

@@ -3,6 +3,7 @@
 The options of `seqbil train` that set training parameters are generated from the
 parameter table (params.py), so the flags, the TOML keys and the docs agree.
 """
+import contextlib
 import functools
 import json
 import sys
@@ -132,25 +133,37 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
               **overrides)
 
 
-@main.command()
+@main.command(context_settings={"show_default": True})
 @click.option("--model", "-m", "model_path", required=True, metavar="FILE", help="Model file written by `seqbil train`.")
 @click.argument("input_path", required=False, metavar="[INPUT]")
-@click.option("--encoding", default=None, help="Input encoding. [default: the model's]")
+@click.option("--input", "-i", "input_option", metavar="FILE", help="File to tag, the same as INPUT (- or neither: "
+              "standard input); gzip files are read as they are.  [default: standard input]")
+@click.option("--output", "-o", "output_path", metavar="FILE", help="Write to FILE instead of standard output. "
+              "FILE is replaced only when everything is tagged: a failed or interrupted run leaves it as it was.  "
+              "[default: standard output]")
+@click.option("--encoding", default=None, help="Encoding of the input and of the output.  [default: the model's, "
+              "that of its training corpus: utf-8 unless trained otherwise]")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, metavar="N", help="Tag blocks of sentences in N "
+              "worker processes, each with the model, and write them in input order: the same output as one. "
+              "0: one per CPU core.")
 @click.option("--dict", "user_dicts", multiple=True, metavar="[NAME=]FILE", help="Add the words (or phrases) of "
-              "FILE to the model's dictionary NAME (default: its only one) for this run; no retraining. Repeatable.")
+              "FILE to the model's dictionary NAME (default: its only one) for this run; no retraining. Repeatable.  "
+              "[default: none]")
 @click.option("--nbest", type=click.IntRange(min=1), metavar="K", help="Print the K best labelings of each "
-              "sentence, each under a line `# RANK SCORE`, as CRF++'s crf_test -n does (see above).")
+              "sentence, each under a line `# RANK SCORE`, as CRF++'s crf_test -n does (see above).  "
+              "[default: the best only, no header]")
 @click.option("--confidence", is_flag=True, help="Print how sure the model is: a line `# confidence MARGIN` "
-              "before each sentence and, for CoNLL models, each label's margin after it (see above).")
+              "before each sentence and, for CoNLL models, each label's margin after it (see above).  [default: off]")
 @fail_cleanly
-def tag(model_path, input_path, encoding, user_dicts, nbest, confidence):
-    """Tag INPUT (default: standard input) and write to standard output.
+def tag(model_path, input_path, input_option, output_path, encoding, jobs, user_dicts, nbest, confidence):
+    """Tag INPUT (default: standard input) and write to standard output (or --output).
 
     CoNLL models read one token per line (the attribute fields, with or without the
     label) and print each line with the predicted label appended. Segmentation models
     read one sentence per line and print it split into words. Sentences are tagged in
     blocks; from a pipe, output follows as soon as the input pauses, so seqbil works
-    inside a pipe and interactively.
+    inside a pipe and interactively. With --jobs N, N processes tag the blocks and
+    the output comes in input order, byte for byte the same as with one.
 
     --nbest K prints the K best labelings of each sentence, best first (fewer when a
     short sentence has fewer), as CRF++'s `crf_test -n` does: a line `# RANK SCORE`
@@ -168,69 +181,43 @@ def tag(model_path, input_path, encoding, user_dicts, nbest, confidence):
     Segmentation output keeps one line per sentence; per-character margins come from
     the Python API: seqbil.load(MODEL).confidence(text) -> (tags, margins, margin).
     Numbers are printed with 10 significant digits.
+
+    In Python: seqbil.tag_file(model, input, output, jobs=N, ...).
     """
     from .model import Model
+    from .tagging import tag_file
 
     if nbest and confidence:
         raise click.UsageError("--nbest and --confidence print different layouts; give one of them")
+    if input_path is not None and input_option is not None:
+        raise click.UsageError("give the input as INPUT or as --input, not both")
     model = Model.load(model_path)
     for spec in user_dicts:
         name, eq, path = spec.rpartition("=")
         model.add_word_file(path, name if eq else None)
-    fmt, out = model.format, sys.stdout.buffer
-    encoding = encoding or model.corpus.get("encoding", "utf-8")
-    name = input_path or "<stdin>"
-    sentences = fmt.read(input_path, labeled=False, encoding=encoding, keep_empty=True)
-    if not (nbest or confidence):
-        for block in _blocks(sentences, input_path):
-            nonempty = [s for s in block if len(s)]
-            tags = iter(model.predict(nonempty, name) if nonempty else [])
-            out.write("".join(fmt.write(s, next(tags)) if len(s) else "\n" for s in block).encode("utf-8"))
-            out.flush()
+    with _sigterm_as_exit():
+        tag_file(model, input_path if input_path is not None else input_option, output_path, encoding=encoding,
+                 jobs=jobs, nbest=nbest, confidence=confidence)
+
+
+@contextlib.contextmanager
+def _sigterm_as_exit():
+    """SIGTERM ends the command as an error does (exit status 143), so that a temporary
+    output file is removed and worker processes are stopped."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
         return
-    for sentence in sentences:
-        if nbest:  # an empty line (segmentation) has one labeling, the empty one
-            text = "".join(f"# {rank} {_number(score)}\n" + fmt.write(sentence, tags)
-                           for rank, (tags, score) in enumerate(model.predict_nbest([sentence], nbest, name)[0]))
-        elif confidence:
-            tags, margins, margin = model.predict_confidence([sentence], name)[0]
-            if fmt.name == "conll":  # the margin becomes one more field after the label
-                tags = [f"{tag} {_number(m)}" for tag, m in zip(tags, margins)]
-            text = f"# confidence {_number(margin)}\n" + fmt.write(sentence, tags)
-        out.write(text.encode("utf-8"))
-        out.flush()
 
-
-def _blocks(sentences, input_path, size=1024):
-    """Sentences in blocks of up to `size`, encoded and decoded together. From a pipe or
-    a terminal a block also ends when no more input is waiting, so each sentence is
-    written as soon as the input pauses (seqbil stays usable interactively)."""
-    import select
-    fd = None
-    if input_path in (None, "-"):
-        try:
-            fd = sys.stdin.fileno()
-        except (AttributeError, OSError, ValueError):  # a stream without a descriptor (tests, embedding)
-            fd = None
-
-    def waiting():
-        try:
-            return bool(select.select([fd], [], [], 0)[0])
-        except (OSError, ValueError):
-            return True
-    block = []
-    for sentence in sentences:
-        block.append(sentence)
-        if len(block) >= size or (fd is not None and not waiting()):
-            yield block
-            block = []
-    if block:
-        yield block
-
-
-def _number(x):
-    """A score or margin for `seqbil tag`: 10 significant digits, inf as inf."""
-    return format(x, ".10g")
+    def stop(_signum, _frame):
+        sys.exit(143)
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @main.command(name="eval")
@@ -293,6 +280,28 @@ def inspect(model_path, as_json):
 
     info = model_info(Model.load(model_path), model_path)
     click.echo(json.dumps(info, indent=2, ensure_ascii=False) if as_json else describe(info), nl=not as_json)
+
+
+@main.command()
+@click.argument("model_path", metavar="MODEL")
+@click.argument("output_path", metavar="OUTPUT")
+@click.option("--precision", type=click.Choice(["float32", "float64"]), default="float32", show_default=True,
+              help="Floating-point type of the weights written.")
+@click.option("--prune", type=click.FloatRange(min=0), default=0.0, show_default=True, metavar="EPS",
+              help="Drop the weights with |w| <= EPS and the attributes left without weights.")
+@fail_cleanly
+def convert(model_path, output_path, precision, prune):
+    """Write MODEL in the current file format to OUTPUT: model files of older seqbil
+    versions (dense float64 weights) become sparse and load without copying. Also
+    changes the precision of a model's weights or prunes small weights; prints what
+    the model keeps. OUTPUT is written atomically and may be MODEL itself."""
+    from .api import convert as convert_model
+
+    kept = convert_model(model_path, output_path, precision=precision, prune=prune)
+    attrs = [sum(kept[o]["attributes"][i] for o in (0, 1)) for i in (0, 1)]
+    weights = [sum(kept[o]["weights"][i] for o in (0, 1)) for i in (0, 1)]
+    echo_err(f"{output_path}: {attrs[1]:,} of {attrs[0]:,} attributes and {weights[1]:,} of {weights[0]:,} "
+             f"non-zero weights kept, as {precision}")
 
 
 @main.command(name="params")

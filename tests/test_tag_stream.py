@@ -1,8 +1,11 @@
 """`seqbil tag` in blocks: the same output as tagging sentence by sentence, and from a
-pipe each sentence comes out as soon as the input pauses, before the input ends."""
+pipe each sentence comes out as soon as the input pauses, before the input ends (with
+one process or several)."""
 import select
 import subprocess
 import sys
+
+import pytest
 
 import seqbil
 from seqbil.samples import sample_path
@@ -31,12 +34,13 @@ def _split(lines, sentences):
     return out
 
 
-def test_a_pipe_gets_each_sentence_before_the_input_ends(tmp_path):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_pipe_gets_each_sentence_before_the_input_ends(tmp_path, jobs):
     model = seqbil.train(config="sighan2005", learner="sp", epochs=1)
     path = tmp_path / "m.sbm"
     model.save(path)
-    proc = subprocess.Popen([sys.executable, "-m", "seqbil", "tag", "-m", str(path)], cwd=tmp_path, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, env=ENV, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "seqbil", "tag", "-m", str(path), "--jobs", str(jobs)], cwd=tmp_path,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=ENV, text=True)
     try:
         for text in ("扬帆远东做与中国合作的先行", "希望的新世纪"):
             proc.stdin.write(text + "\n")

@@ -1,0 +1,526 @@
+"""Tagging a stream: what `seqbil tag` runs, as seqbil.tag_file.
+
+The input is read as bytes and cut into blocks of whole sentences (at a blank line for
+CoNLL models, at a line end for segmentation models) without looking at every line.
+Each block is decoded, parsed, tagged, formatted and encoded in one piece, by this
+process (jobs=1) or by worker processes that each hold the model (jobs>1), and the
+blocks are written in input order: the output does not depend on the number of jobs
+or on where the blocks were cut. A block ends after about BLOCK_BYTES of input, at the
+end of the input, or, from a pipe or a terminal, when no more input is waiting, so that
+each sentence comes out as soon as the input pauses.
+"""
+import codecs
+import collections
+import contextlib
+import gzip
+import io
+import multiprocessing
+import multiprocessing.connection
+import os
+import re
+import select
+import signal
+import stat
+import sys
+import tempfile
+import zlib
+
+from .errors import InputError, SeqbilError
+from .formats.textio import open_binary
+from .model import Model
+
+BLOCK_BYTES = 1 << 18  # input bytes per block: a few thousand tokens, well above the per-block overhead
+READ_BYTES = 1 << 16   # what one read asks for; a pipe gives what it has
+# a blank line (whitespace only) after a line end: where a CoNLL sentence may end
+_BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
+
+
+def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=None, confidence=False):
+    """Tag a file or stream and write the result; returns the number of sentences
+    (for segmentation models: of lines) read.
+
+    model: a Model (seqbil.load) or the path of a model file.
+    input: a path (plain or gzip), None or "-" for standard input, or a binary stream.
+        CoNLL models read one token per line (the attribute fields, with or without
+        the label) with a blank line after each sentence; segmentation models read
+        one sentence per line.
+    output: a path, None or "-" for standard output, or a stream. A path is written
+        atomically: a temporary file in the same directory, replacing the file only
+        when everything has been tagged, so that a failed or interrupted run leaves the
+        old file as it was. Streams are flushed after every block.
+    encoding: of the input and the output; default: the model's (the encoding of its
+        training corpus, utf-8 unless it was trained otherwise).
+    jobs: worker processes tagging blocks of sentences in parallel, each with the
+        model (shared with this process where processes start by fork); 0: one per
+        available CPU core. The output is the same, byte for byte, for any jobs.
+    nbest: print the nbest best labelings of each sentence, each under a line
+        `# RANK SCORE` (as `seqbil tag --nbest`); confidence: print the margins
+        (as `seqbil tag --confidence`). At most one of them.
+
+    The output of a CoNLL model is each input line with the predicted label appended
+    and a blank line after each sentence; that of a segmentation model each line
+    split into words. Problems with the input or the options raise SeqbilError
+    (InputError names the file and line).
+    """
+    if not isinstance(model, Model):
+        model = Model.load(model)
+    if nbest is not None and (isinstance(nbest, bool) or not isinstance(nbest, int) or nbest < 1):
+        raise SeqbilError(f"nbest must be a whole number of at least 1, got {nbest!r}")
+    if nbest and confidence:
+        raise SeqbilError("nbest and confidence print different layouts; give one of them")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
+        raise SeqbilError(f"jobs must be a whole number of at least 0, got {jobs!r}")
+    jobs = jobs or _cpus()
+    encoding = encoding or model.corpus.get("encoding", "utf-8")
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise SeqbilError(f"unknown encoding {encoding!r}") from None
+    stream, name, close = open_binary(input)
+    try:
+        tagger = _Tagger(model, name, encoding, nbest, confidence)
+        # the k best paths of a block need k times the memory of one: blocks k times smaller
+        size = max(1, BLOCK_BYTES // nbest) if nbest else BLOCK_BYTES
+        reader = _Reader(stream, name, model.format.name == "sighan", size)
+        with _destination(output, encoding) as write:
+            if jobs == 1:
+                return _tag_here(tagger, reader, write)
+            return _tag_in_workers(tagger, reader, write, jobs)
+    finally:
+        if close:
+            stream.close()
+
+
+def _cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1
+
+
+def _number(x):
+    """A score or margin: 10 significant digits, inf as inf."""
+    return format(x, ".10g")
+
+
+# --- reading: blocks of whole sentences -------------------------------------------
+
+class _Reader:
+    """The input as blocks of whole sentences, each (bytes, number of its first line,
+    byte offset of its start); None when a pipe pauses within a sentence."""
+
+    def __init__(self, stream, name, one_per_line, size):
+        self.stream, self.name = stream, name
+        self.one_per_line, self.size = one_per_line, size
+        self.pause_fd = _pause_fd(stream)
+        self.ready = collections.deque()  # blocks cut, not yet taken
+
+    def waiting(self):
+        """Whether the next block comes without waiting for input: one is cut already,
+        or input is waiting (always, for a regular file)."""
+        return bool(self.ready) or self._input_waiting()
+
+    def _input_waiting(self):
+        if self.pause_fd is None:
+            return True
+        try:
+            return bool(select.select([self.pause_fd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True
+
+    def __iter__(self):
+        read = getattr(self.stream, "read1", None) or self.stream.read
+        buf, line, offset = bytearray(), 1, 0
+        scan = pause_scan = 0  # where the next search for a sentence end starts (none before it)
+
+        def take(cut):
+            nonlocal line, offset, scan, pause_scan
+            raw = bytes(buf[:cut])
+            del buf[:cut]
+            self.ready.append((raw, line, offset))
+            line, offset, scan, pause_scan = line + raw.count(b"\n"), offset + len(raw), 0, 0
+        while True:
+            while self.ready:
+                yield self.ready.popleft()
+            chunk = self._read(read)
+            if not chunk:
+                if buf:
+                    take(len(buf))
+                    yield self.ready.popleft()
+                return
+            buf += chunk
+            while len(buf) >= self.size:  # full blocks: up to the first sentence end after size bytes
+                start = max(scan, self.size - 1)
+                cut = self._first_end(buf, start)
+                if not cut:
+                    scan = self._resume(buf, start)
+                    break
+                take(cut)
+            if not self._input_waiting():
+                # the input pauses: what is complete goes now
+                cut = self._last_end(buf, pause_scan)
+                if cut:
+                    take(cut)
+                else:
+                    pause_scan = self._resume(buf, pause_scan)
+                    yield None
+
+    def _read(self, read):
+        try:
+            chunk = read(READ_BYTES)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise InputError(self.name, 0, f"corrupt gzip data: {exc}") from None
+        if isinstance(chunk, str):
+            raise SeqbilError(f"{self.name}: give a path or a binary stream, not a text stream")
+        return chunk
+
+    def _first_end(self, buf, start):
+        """Position after the first sentence end at or after start; 0 if none."""
+        if self.one_per_line:
+            return buf.find(b"\n", start) + 1
+        found = _BLANK_LINE.search(buf, start)
+        return found.end() if found else 0
+
+    def _last_end(self, buf, start):
+        """Position after the last sentence end at or after start; 0 if none."""
+        if self.one_per_line:
+            return buf.rfind(b"\n", start) + 1
+        end = 0
+        for found in _BLANK_LINE.finditer(buf, start):
+            end = found.end()
+        return end
+
+    @staticmethod
+    def _resume(buf, start):
+        """Where to search again once more input has come, when buf[start:] holds no
+        sentence end: at its last line end (it may begin a blank line)."""
+        last = buf.rfind(b"\n", start)
+        return last if last >= 0 else len(buf)
+
+
+def _pause_fd(stream):
+    """The descriptor to watch for pauses in the input: that of a pipe or terminal;
+    None for regular files, compressed input and streams without one."""
+    if isinstance(stream, gzip.GzipFile):
+        return None
+    try:
+        fd = stream.fileno()
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        select.select([fd], [], [], 0)
+    except (AttributeError, OSError, ValueError):  # no descriptor, or one select cannot watch
+        return None
+    return fd
+
+
+# --- tagging one block ---------------------------------------------------------------
+
+class _Tagger:
+    """Tags a block: its bytes in, (output bytes, sentences) out. The same in this
+    process and in the workers."""
+
+    def __init__(self, model, name, encoding, nbest, confidence):
+        self.model, self.name, self.encoding = model, name, encoding
+        self.nbest, self.confidence = nbest, confidence
+        self.utf8 = encoding.replace("-", "").lower().startswith("utf8")
+
+    def __call__(self, block):
+        raw, line, offset = block
+        if offset == 0 and self.utf8 and raw.startswith(codecs.BOM_UTF8):  # as formats/textio.py reads a file
+            raw, offset = raw[3:], 3
+        self._check(raw, line, offset)
+        # An empty line in front: the reader drops a byte order mark only from its first
+        # line, which a block after the first must not lose.
+        try:
+            sentences = list(self.model.format.read(io.BytesIO(b"\n" + raw), labeled=False, encoding=self.encoding,
+                                                    keep_empty=True))
+        except InputError as exc:
+            raise InputError(self.name, exc.line and exc.line + line - 2, exc.message) from None
+        if sentences and sentences[0].line == 1:  # segmentation: the empty line in front
+            del sentences[0]
+        return _encode(self._text(sentences), self.encoding), len(sentences)
+
+    def _check(self, raw, line, offset):
+        """The errors of formats/textio.py for a NUL byte or bytes the encoding cannot
+        decode, with the line and byte offset in the whole input."""
+        nul = raw.find(b"\0")
+        try:
+            raw.decode(self.encoding)
+            bad = -1
+        except UnicodeDecodeError as exc:
+            bad = exc.start
+        if nul < 0 and bad < 0:
+            return
+        nul_line = line + raw.count(b"\n", 0, nul) if nul >= 0 else float("inf")
+        bad_line = line + raw.count(b"\n", 0, bad) if bad >= 0 else float("inf")
+        if nul_line <= bad_line:  # a line is checked for NUL bytes before it is decoded
+            raise InputError(self.name, nul_line, f"NUL byte at byte offset {offset + nul}: not a text file?")
+        raise InputError(self.name, bad_line, f"invalid {self.encoding} at byte offset {offset + bad} "
+                         f"(byte 0x{raw[bad]:02x}); give the right --encoding")
+
+    def _text(self, sentences):
+        model, fmt, name = self.model, self.model.format, self.name
+        if self.nbest:  # an empty line (segmentation) has one labeling, the empty one
+            found = model.predict_nbest(sentences, self.nbest, name)
+            return "".join(f"# {rank} {_number(score)}\n" + fmt.write(s, tags)
+                           for s, paths in zip(sentences, found) for rank, (tags, score) in enumerate(paths))
+        if self.confidence:
+            parts = []
+            for s, (tags, margins, margin) in zip(sentences, model.predict_confidence(sentences, name)):
+                if fmt.name == "conll":  # the margin becomes one more field after the label
+                    tags = [f"{tag} {_number(m)}" for tag, m in zip(tags, margins)]
+                parts.append(f"# confidence {_number(margin)}\n" + fmt.write(s, tags))
+            return "".join(parts)
+        nonempty = [s for s in sentences if len(s)]
+        tags = iter(model.predict(nonempty, name) if nonempty else [])
+        return "".join(fmt.write(s, next(tags)) if len(s) else "\n" for s in sentences)
+
+
+def _encode(text, encoding):
+    """text in encoding, without the byte order mark that encodings such as utf-8-sig
+    or utf-16 begin with: the output gets it once, at its start (_mark)."""
+    encoder = codecs.getincrementalencoder(encoding)()
+    encoder.encode("")
+    try:
+        return encoder.encode(text, final=True)
+    except UnicodeEncodeError as exc:
+        raise SeqbilError(f"cannot write {exc.object[exc.start:exc.end]!r} in {encoding} (a label of the model?); "
+                          "give another --encoding") from None
+
+
+def _mark(encoding):
+    return codecs.getincrementalencoder(encoding)().encode("")
+
+
+# --- writing -------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _destination(output, encoding):
+    """A function writing a block's bytes to output (see tag_file)."""
+    mark, started = _mark(encoding), False
+
+    def writer(put, name, flush=None):
+        def write(data):
+            nonlocal started
+            if not data:
+                return
+            try:
+                if not started and mark:
+                    put(mark)
+                started = True
+                put(data)
+                if flush is not None:
+                    flush()
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                raise SeqbilError(f"{name}: cannot write: {exc.strerror or exc}") from None
+        return write
+
+    if output is None or output == "-" or hasattr(output, "write"):
+        stream = sys.stdout if output is None or output == "-" else output
+        name = "<stdout>" if stream is sys.stdout else getattr(stream, "name", "<stream>")
+        if isinstance(stream, io.TextIOBase) and not hasattr(stream, "buffer"):  # e.g. io.StringIO
+            mark = b""
+            yield writer(lambda data: stream.write(data.decode(encoding)), name)
+            return
+        if hasattr(stream, "buffer"):  # text written before goes first
+            stream.flush()
+            stream = stream.buffer
+        yield writer(stream.write, name, stream.flush)
+        return
+    path = os.fspath(output)
+    if os.path.isdir(path):
+        raise SeqbilError(f"{path}: is a directory, not a file")
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp", dir=directory)
+    except OSError as exc:
+        raise SeqbilError(f"{path}: cannot write: {exc.strerror}") from None
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes it private; the result is an ordinary file
+        with os.fdopen(fd, "wb") as f:
+            yield writer(f.write, path)
+            try:
+                f.flush()
+                os.fsync(f.fileno())
+            except OSError as exc:
+                raise SeqbilError(f"{path}: cannot write: {exc.strerror}") from None
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # the rename itself survives a crash
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+# --- one process, or workers ---------------------------------------------------------
+
+def _tag_here(tagger, reader, write):
+    count = 0
+    for block in reader:
+        if block is not None:
+            data, n = tagger(block)
+            write(data)
+            count += n
+    return count
+
+
+def _tag_in_workers(tagger, reader, write, jobs):
+    """Blocks to idle workers, at most 2 * jobs ahead of the output; results written in
+    input order as they complete. From a pipe, input is read only when it is waiting or
+    when nothing is being tagged, so output never waits for more input."""
+    _warm(tagger.model)
+    workers = _Workers(tagger, jobs)
+    finished = False
+    try:
+        limit = 2 * jobs
+        blocks = iter(reader)
+        idle = list(workers.conns)
+        busy, done = {}, {}  # busy: connection -> block number; done: block number -> result
+        sent = written = count = 0
+        ended = False
+        while True:
+            while written in done:
+                result = done.pop(written)
+                written += 1
+                if result[0] != "ok":
+                    _raise(result)
+                write(result[1])
+                count += result[2]
+            if ended and written == sent:
+                finished = True
+                return count
+            while idle and not ended and sent - written < limit and (not busy or reader.waiting()):
+                try:
+                    block = next(blocks)
+                except StopIteration:
+                    ended = True
+                except SeqbilError as exc:  # a read error comes after the blocks before it, as with one job
+                    done[sent], sent, ended = _failure(exc), sent + 1, True
+                else:
+                    if block is not None:
+                        conn = idle.pop()
+                        workers.send(conn, block)
+                        busy[conn], sent = sent, sent + 1
+            if not busy:
+                continue
+            watch = list(busy)
+            if reader.pause_fd is not None and idle and not ended and sent - written < limit:
+                watch.append(reader.pause_fd)
+            for conn in multiprocessing.connection.wait(watch):
+                if conn in busy:
+                    done[busy.pop(conn)] = workers.receive(conn)
+                    idle.append(conn)
+    finally:
+        workers.close(abort=not finished)
+
+
+def _warm(model):
+    """Tag one token, so that what a model builds on first use is built once, here,
+    and shared by the workers (fork) instead of built in each."""
+    fmt = model.format
+    model.tag("x" if fmt.name == "sighan" else [["x"] * (fmt.n_fields - 1)])
+
+
+def _failure(exc):
+    if isinstance(exc, InputError):
+        return ("input", exc.path, exc.line, exc.message)
+    if isinstance(exc, SeqbilError):
+        return ("seqbil", str(exc))
+    return ("failed", f"{type(exc).__name__}: {exc}")
+
+
+def _raise(result):
+    if result[0] == "input":
+        raise InputError(*result[1:])
+    if result[0] == "seqbil":
+        raise SeqbilError(result[1])
+    raise SeqbilError(f"tagging failed in a worker process: {result[1]}")
+
+
+class _Workers:
+    """Worker processes, one pipe each, one block at a time each (so that neither side
+    ever waits to send while the other waits to send too)."""
+
+    def __init__(self, tagger, n):
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        context = multiprocessing.get_context(method)
+        self.conns, self.procs = [], []
+        try:
+            for _ in range(n):
+                mine, theirs = context.Pipe()
+                # a forked worker closes its copies of this process's ends, so that each
+                # side sees the other's end of the pipe close when it exits or dies
+                inherited = self.conns + [mine] if method == "fork" else []
+                proc = context.Process(target=_work, args=(tagger, theirs, inherited), daemon=True,
+                                       name="seqbil-tag")
+                proc.start()
+                theirs.close()
+                self.conns.append(mine)
+                self.procs.append(proc)
+        except BaseException:
+            self.close(abort=True)
+            raise
+
+    def send(self, conn, block):
+        try:
+            conn.send(block)
+        except OSError:
+            raise SeqbilError(self._died(conn)) from None
+
+    def receive(self, conn):
+        try:
+            return conn.recv()
+        except (EOFError, OSError):
+            raise SeqbilError(self._died(conn)) from None
+
+    def _died(self, conn):
+        proc = self.procs[self.conns.index(conn)]
+        proc.join(5)
+        code = proc.exitcode
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+        return f"a tagging worker process stopped unexpectedly ({how})"
+
+    def close(self, abort):
+        """Stop the workers: at once (abort), or when they see their pipe close."""
+        if abort:
+            for proc in self.procs:
+                if proc.is_alive():
+                    proc.terminate()
+        for conn in self.conns:
+            conn.close()
+        for proc in self.procs:
+            proc.join(10)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+
+
+def _work(tagger, conn, inherited):
+    """A worker process: tag the blocks that come on conn until it closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches every process; the main one stops the workers
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not a handler of the main process's, inherited by fork
+    for other in inherited:
+        other.close()
+    while True:
+        try:
+            block = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            data, n = tagger(block)
+            result = ("ok", data, n)
+        except Exception as exc:  # reported by the main process, in its place in the output
+            result = _failure(exc)
+        try:
+            conn.send(result)
+        except OSError:
+            return
