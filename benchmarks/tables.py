@@ -61,7 +61,48 @@ def encode_table(record):
             + "\n".join(rows) + f"\n\n{provenance(record)}\n")
 
 
-RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table}
+def tag_table(record):
+    out = []
+    for corpus, c in record["corpora"].items():
+        rows = ["| system | tagging (s) | tokens/s | peak RSS (MiB) | model (MiB) |", "| --- | --- | --- | --- | --- |"]
+        for r in c["rows"]:
+            rows.append(f"| {r['system']} | {spread(r['tag_s'])} | {spread(r['tokens_per_s'], '{:,.0f}')} | "
+                        f"{spread(r['peak_rss_mib'], '{:.0f}')} | {r['model_mib']:.1f} |")
+        ratios = [f"seqbil is {c['speedup_vs_crf_test']:.2f}× crf_test's tokens per second"] \
+            if c["speedup_vs_crf_test"] else []
+        ratios.append(f"--jobs 2 is {c['jobs2_vs_jobs1']:.2f}× --jobs 1 (same output)")
+        crfpp = (f" CRF++'s model: {c['crfpp_iterations']} L-BFGS iterations (its tagging cost does not depend "
+                 f"on how far it was trained)." if c["crfpp_iterations"] else "")
+        out.append(f"{c['description']}, concatenated {c['copies']} times ({c['tokens']:,} tokens); "
+                   + "; ".join(ratios) + " (medians). Start-up: `seqbil tag` of one sentence "
+                   f"{spread(c['startup_one_sentence_process_s'])} s as a whole process; loading the model and "
+                   f"tagging a first sentence {spread(c['load_and_first_sentence_s'], '{:.3f}')} s in a process "
+                   f"that has imported seqbil.{crfpp}\n\n" + "\n".join(rows) + "\n")
+    return "\n".join(out) + f"\nEnd to end through the shell (raw text in, labels out); crf_test reads its " \
+        f"column format ready-made. {provenance(record)}\n"
+
+
+def size_table(record):
+    out = []
+    for c in record["corpora"].values():
+        rows = ["| learner | weights | prune | model (MiB) | attributes | non-zero weights | test score |",
+                "| --- | --- | --- | --- | --- | --- | --- |"]
+        for r in c["rows"]:
+            rows.append(f"| {r['model']} | {r['precision']} | {r['prune']:g} | {r['mib']:.1f} | {r['attributes']:,} | "
+                        f"{r['nonzero_weights']:,} | {r['score']:.2f} |")
+        out.append(f"{c['description']}.\n\n" + "\n".join(rows) + "\n")
+    m = record["machine"]
+    return "\n".join(out) + (f"\nprune: `seqbil convert --prune EPS` of the float32 model. `{record['command']}` at "
+                             f"commit {record['commit'][:12]}, {record['date']}, {m['cpu']} ({m['cores']} cores); "
+                             f"sizes and scores are deterministic, measured once.\n")
+
+
+RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
+             "model_size": size_table}
+
+
+def render_record(record):
+    return RENDERERS[record["benchmark"]](record)
 
 
 def read_csv_record(path):
