@@ -52,15 +52,23 @@ class Rows:
         return Rows(None, None, self.to_dense().astype(self.val.dtype), self.width)
 
     @classmethod
-    def from_dense(cls, dense, precision="float32", prune=0.0):
+    def from_dense(cls, dense, precision="float32", prune=0.0, chunk=1 << 16):
         """The cells of a 2-D array with |w| > prune, after rounding to the precision
-        (a weight that rounds to 0 is not kept)."""
+        (a weight that rounds to 0 is not kept). Works through `chunk` rows at a time,
+        so that no full-size copy of the weights is made."""
         dense = np.asarray(dense)
-        rounded = dense.astype(PRECISIONS[precision], copy=False)
-        rows, idx = np.nonzero(np.abs(rounded) > prune if prune > 0 else rounded)
+        dtype = PRECISIONS[precision]
+        counts, idx, val = np.zeros(dense.shape[0], dtype=np.int64), [], []
+        for lo in range(0, dense.shape[0], chunk):
+            rounded = dense[lo:lo + chunk].astype(dtype)
+            rows, cols = np.nonzero(np.abs(rounded) > prune if prune > 0 else rounded)
+            counts[lo:lo + chunk] = np.bincount(rows, minlength=len(rounded))
+            idx.append(cols.astype(np.int32))
+            val.append(rounded[rows, cols])
         ptr = np.zeros(dense.shape[0] + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=dense.shape[0]), out=ptr[1:])
-        return cls(ptr, idx.astype(np.int32), rounded[rows, idx], dense.shape[1])
+        np.cumsum(counts, out=ptr[1:])
+        return cls(ptr, np.concatenate(idx) if idx else np.zeros(0, np.int32),
+                   np.concatenate(val) if val else np.zeros(0, dtype), dense.shape[1])
 
     def to_dense(self):
         if self.dense:
