@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from record import ROOT, header, write_record
+from record import find_corpus as find, ROOT, header
 
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
 CORPORA = {
@@ -28,15 +28,6 @@ CORPORA = {
             "learners": ["sp", "bol"], "options": ["--config", "sighan2005"],
             "description": "SIGHAN 2005 pku (stand-in training set), the paper's setting"},
 }
-
-
-def find(folder, name, data):
-    roots = [Path(data)] if data else [ROOT / "data", ROOT.parent / "shared" / "data"]
-    for r in roots:
-        for path in (r / folder / name, r / name):
-            if path.exists():
-                return path
-    sys.exit(f"{folder}/{name} not found under {', '.join(map(str, roots))} (see data_scripts/)")
 
 
 def score(model, test):
@@ -60,11 +51,14 @@ def row(name, precision, prune, model, test):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("corpora", nargs="*", choices=[[], *CORPORA], default=list(CORPORA))
+    ap.add_argument("corpora", nargs="*", metavar="CORPUS", help=f"{' '.join(CORPORA)} (default: all)")
     ap.add_argument("--prune", default="0.01,0.1,1", help="EPS values for --prune (default 0.01,0.1,1)")
     ap.add_argument("--data", help="corpora as data_scripts/ installs them (default: data/, then ../shared/data)")
     ap.add_argument("--out", default=str(ROOT / "results" / "speed" / "model_size.json"))
     args = ap.parse_args()
+    for corpus in args.corpora:
+        if corpus not in CORPORA:
+            ap.error(f"unknown corpus {corpus!r} (choose from {', '.join(CORPORA)})")
     record = {**header(), "benchmark": "model_size", "repeat": 1, "corpora": {}}
     eps_values = [float(x) for x in args.prune.split(",") if x]
     with tempfile.TemporaryDirectory() as tmp:
@@ -88,11 +82,8 @@ def main():
                                              str(pruned)], check=True, capture_output=True)
                     rows.append(row(learner, "float32", eps, pruned, test))
             record["corpora"][corpus] = {"description": spec["description"], "rows": rows}
-    write_record(args.out, record)
-    from tables import render_record
-    md = Path(args.out).with_suffix(".md")
-    md.write_text(render_record(record) + "\n", encoding="utf-8")
-    print(md.read_text(encoding="utf-8"))
+    from tables import publish
+    publish(args.out, record)
 
 
 if __name__ == "__main__":

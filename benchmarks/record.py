@@ -77,3 +77,14 @@ def run_measured(cmd, stdin=None, stdout=None, env=None):
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"failed: {' '.join(map(str, cmd))}\n{err}")
     return wall, usage.ru_maxrss / 1024, err
+
+
+def find_corpus(folder, name, data=None):
+    """A corpus file as data_scripts/ installs it: under DATA, else data/, else
+    ../shared/data (possibly gzipped); exits with a message when it is missing."""
+    roots = [Path(data)] if data else [ROOT / "data", ROOT.parent / "shared" / "data"]
+    for r in roots:
+        for path in (r / folder / name, r / folder / (name + ".gz"), r / name, r / (name + ".gz")):
+            if path.exists():
+                return path
+    sys.exit(f"{folder}/{name} not found under {', '.join(map(str, roots))} (see data_scripts/)")

@@ -105,6 +105,15 @@ def render_record(record):
     return RENDERERS[record["benchmark"]](record)
 
 
+def publish(path, record):
+    """Write a benchmark's record (JSON) and its table (Markdown beside it); print the table."""
+    from record import write_record
+    write_record(path, record)
+    md = Path(path).with_suffix(".md")
+    md.write_text(render_record(record) + "\n", encoding="utf-8")
+    print(md.read_text(encoding="utf-8"))
+
+
 def read_csv_record(path):
     """(meta, rows) of an experiment's CSV: its '# key: value' header lines (command,
     commit, date, machine) and its rows as dicts."""

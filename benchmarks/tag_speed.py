@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from record import ROOT, header, run_measured, stats, write_record
+from record import find_corpus as find, ROOT, header, run_measured, stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
@@ -41,15 +41,6 @@ CORPORA = {
             "options": ["--config", "sighan2005"],
             "description": "SIGHAN 2005 pku test set, the paper's character templates (configs/sighan2005.toml)"},
 }
-
-
-def find(folder, name, data):
-    roots = [Path(data)] if data else [ROOT / "data", ROOT.parent / "shared" / "data"]
-    for r in roots:
-        for path in (r / folder / name, r / name):
-            if path.exists():
-                return path
-    sys.exit(f"{folder}/{name} not found under {', '.join(map(str, roots))} (see data_scripts/)")
 
 
 def prepare(corpus, args, work):
@@ -138,23 +129,23 @@ def bench(corpus, args, work):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("corpora", nargs="*", choices=[[], *CORPORA], default=list(CORPORA))
+    ap.add_argument("corpora", nargs="*", metavar="CORPUS", help=f"{' '.join(CORPORA)} (default: all)")
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--copies", type=int, default=10, help="times the test set is concatenated (default 10)")
     ap.add_argument("--crfpp-iterations", type=int, default=20)
     ap.add_argument("--data", help="corpora as data_scripts/ installs them (default: data/, then ../shared/data)")
     ap.add_argument("--out", default=str(ROOT / "results" / "speed" / "tag.json"))
     args = ap.parse_args()
+    for corpus in args.corpora:
+        if corpus not in CORPORA:
+            ap.error(f"unknown corpus {corpus!r} (choose from {', '.join(CORPORA)})")
     record = {**header(), "benchmark": "tag_speed", "repeat": args.repeat, "corpora": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for corpus in args.corpora or list(CORPORA):
             print(f"tag_speed: {corpus}", file=sys.stderr)
             record["corpora"][corpus] = bench(corpus, args, Path(tmp))
-    write_record(args.out, record)
-    from tables import render_record
-    md = Path(args.out).with_suffix(".md")
-    md.write_text(render_record(record) + "\n", encoding="utf-8")
-    print(md.read_text(encoding="utf-8"))
+    from tables import publish
+    publish(args.out, record)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from record import ROOT, header, run_measured, stats, write_record
+from record import find_corpus as find, ROOT, header, run_measured, stats, write_record
 from tables import speed_table
 
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]  # -P: the installed seqbil, never the current directory's
@@ -41,15 +41,6 @@ CORPORA = {
             "character templates as 1st-order features, no averaging); crfsuite's averaged perceptron "
             "with the templates as state features"),
 }
-
-
-def find(folder, name, data):
-    roots = [Path(data)] if data else [ROOT / "data", ROOT.parent / "shared" / "data"]
-    for r in roots:
-        for path in (r / folder / name, r / folder / (name + ".gz"), r / (name), r / (name + ".gz")):
-            if path.exists():
-                return path
-    sys.exit(f"{folder}/{name} not found under {', '.join(map(str, roots))} (see data_scripts/)")
 
 
 def plain(path, work):
