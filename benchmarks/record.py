@@ -68,15 +68,25 @@ def write_record(path, record):
 
 
 def run_measured(cmd, stdin=None, stdout=None, env=None):
-    """(wall seconds, peak RSS in MiB, stderr text) of one subprocess; exits on failure."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdin=stdin, stdout=stdout or subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    err = proc.stderr.read().decode("utf-8", "replace")
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"failed: {' '.join(map(str, cmd))}\n{err}")
-    return wall, usage.ru_maxrss / 1024, err
+    """(wall seconds, peak RSS in MiB, stderr text) of one subprocess; exits on failure.
+
+    The peak RSS comes from GNU time when it is there: Linux carries a process's peak
+    over exec, so a command started straight from this (possibly large) Python process
+    would report at least this process's size."""
+    import tempfile
+    gnu_time = Path("/usr/bin/time")
+    with tempfile.NamedTemporaryFile(suffix=".rss") as rss_file:
+        wrapped = [str(gnu_time), "-f", "%M", "-o", rss_file.name, *map(str, cmd)] if gnu_time.exists() else cmd
+        start = time.perf_counter()
+        proc = subprocess.Popen(wrapped, stdin=stdin, stdout=stdout or subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                env=env)
+        err = proc.stderr.read().decode("utf-8", "replace")
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"failed: {' '.join(map(str, cmd))}\n{err}")
+        peak_kib = int(Path(rss_file.name).read_text().split()[-1]) if gnu_time.exists() else usage.ru_maxrss
+    return wall, peak_kib / 1024, err
 
 
 def find_corpus(folder, name, data=None):
