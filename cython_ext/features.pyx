@@ -52,6 +52,18 @@ def attribute_keys(const int32_t[:, ::1] fields, const int64_t[::1] index,
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef inline int64_t find_key(const int64_t* table, int64_t lo, int64_t hi, int64_t k) noexcept nogil:
+    """Position of key k in the sorted table[lo:hi], or -1 (binary search)."""
+    cdef int64_t end = hi, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if table[mid] < k:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < end and table[lo] == k else -1
+
+
 def lookup_csr(const int64_t[:, ::1] keys, const int64_t[::1] table, const int64_t[::1] table_ptr):
     """CSR (ptr, ids) of the attributes found in the dictionary.
 
@@ -68,15 +80,8 @@ def lookup_csr(const int64_t[:, ::1] keys, const int64_t[::1] table, const int64
         for p in range(P):
             for t in range(T):
                 k = keys[p, t]
-                lo = table_ptr[t]
-                hi = table_ptr[t + 1]
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if table[mid] < k:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                if lo < table_ptr[t + 1] and table[lo] == k:
+                lo = find_key(&table[0], table_ptr[t], table_ptr[t + 1], k)
+                if lo >= 0:
                     ids[n] = <int32_t>lo
                     n += 1
             ptr[p + 1] = n
@@ -242,15 +247,8 @@ def encode_csr(const int32_t[:, ::1] fields, const int64_t[::1] index,
         for p in range(P):
             for t in range(T):
                 k = _key(F, width, index[p], t, &t_ptr[0], &r_row[0], &r_col[0], &r_mult[0])
-                lo = table_ptr[t]
-                hi = table_ptr[t + 1]
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if table[mid] < k:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                if lo < table_ptr[t + 1] and table[lo] == k:
+                lo = find_key(&table[0], table_ptr[t], table_ptr[t + 1], k)
+                if lo >= 0:
                     ids[n] = <int32_t>lo
                     n += 1
             ptr[p + 1] = n

@@ -193,7 +193,7 @@ class Model:
         paths = np.zeros((rows, data.n_positions), dtype=np.int32)
         scores = np.full((data.n_sequences, rows), np.nan)
         counts = np.zeros(data.n_sequences, dtype=np.int32)
-        nbest_corpus(data, self._decoding_weights(), rows, paths, scores, counts)
+        nbest_corpus(data, self.store, rows, paths, scores, counts)
         return paths, scores, counts
 
     def decode_confidence(self, data):
@@ -201,7 +201,7 @@ class Model:
         of each (see confidence) and the margin of each sequence."""
         out = np.zeros(data.n_positions, dtype=np.int32)
         margins, sentence = np.zeros(data.n_positions), np.zeros(data.n_sequences)
-        confidence_corpus(data, self._decoding_weights(), out, margins, sentence)
+        confidence_corpus(data, self.store, out, margins, sentence)
         return out, margins, sentence
 
     def predict_nbest(self, sentences, k, source="<input>"):
@@ -233,10 +233,6 @@ class Model:
                 found.append((list(labels[ids[a:b]]), margins[a:b].tolist(), float(sentence[j])))
         found = iter(found)
         return [next(found) if len(s) else ([], [], float("inf")) for s in sentences]
-
-    def _decoding_weights(self):
-        """The weights dict of the decode kernels."""
-        return self.store
 
     # --- files ----------------------------------------------------------------
     def save(self, path):
