@@ -49,14 +49,14 @@ class Rows:
             return self
         if self.dense:
             return Rows.from_dense(self.val, self.val.dtype.name)
-        return Rows(None, None, self.to_dense().astype(self.val.dtype), self.width)
+        return Rows(None, None, self.to_dense(self.val.dtype), self.width)
 
     @classmethod
     def from_dense(cls, dense, precision="float32", prune=0.0, chunk=1 << 16):
         """The cells of a 2-D array with |w| > prune, after rounding to the precision
         (a weight that rounds to 0 is not kept). Works through `chunk` rows at a time,
         so that no full-size copy of the weights is made."""
-        dense = np.asarray(dense)
+        dense = dense if isinstance(dense, _Factors) else np.asarray(dense)
         dtype = PRECISIONS[precision]
         counts, idx, val = np.zeros(dense.shape[0], dtype=np.int64), [], []
         for lo in range(0, dense.shape[0], chunk):
@@ -70,10 +70,10 @@ class Rows:
         return cls(ptr, np.concatenate(idx) if idx else np.zeros(0, np.int32),
                    np.concatenate(val) if val else np.zeros(0, dtype), dense.shape[1])
 
-    def to_dense(self):
+    def to_dense(self, dtype=np.float64):
         if self.dense:
-            return self.val.astype(np.float64)
-        out = np.zeros((self.n_rows, self.width))
+            return self.val.astype(dtype)
+        out = np.zeros((self.n_rows, self.width), dtype=dtype)
         rows = np.repeat(np.arange(self.n_rows), np.diff(self.ptr))
         out[rows, self.idx] = self.val
         return out
@@ -134,17 +134,30 @@ def sparse_weights(kind, weights, S, precision="float32", prune=0.0):
         W1 = np.asarray(weights["W1"])
         out["W1"] = Rows.from_dense(W1.reshape(len(W1), S * (S + 1)), precision, prune)
     else:
-        dtype = PRECISIONS[precision]
-        ab = np.hstack([np.asarray(weights["alpha"]).astype(dtype), np.asarray(weights["beta"]).astype(dtype)])
-        if prune > 0:
-            ab[np.abs(ab) <= prune] = 0
-        # alpha[a] beta[a]^T is zero when either factor is: keep both or neither
-        ab[~(ab[:, :S].any(axis=1) & ab[:, S:].any(axis=1))] = 0
-        out["AB"] = Rows.from_dense(ab, precision)
+        out["AB"] = Rows.from_dense(_Factors(weights["alpha"], weights["beta"], PRECISIONS[precision], prune),
+                                    precision)
     for name in ("W0", "W1", "AB"):
         if name in out:
             out[name] = out[name].compact_layout()
     return out
+
+
+class _Factors:
+    """[alpha | beta] rows at a precision, pruned, made chunk by chunk as
+    Rows.from_dense slices them (no full-size copy)."""
+
+    def __init__(self, alpha, beta, dtype, prune):
+        self.alpha, self.beta, self.dtype, self.prune = np.asarray(alpha), np.asarray(beta), dtype, prune
+        self.shape = (len(self.alpha), self.alpha.shape[1] + self.beta.shape[1])
+
+    def __getitem__(self, rows):
+        S = self.alpha.shape[1]
+        ab = np.hstack([self.alpha[rows].astype(self.dtype), self.beta[rows].astype(self.dtype)])
+        if self.prune > 0:
+            ab[np.abs(ab) <= self.prune] = 0
+        # alpha[a] beta[a]^T is zero when either factor is: keep both or neither
+        ab[~(ab[:, :S].any(axis=1) & ab[:, S:].any(axis=1))] = 0
+        return ab
 
 
 def dense_weights(kind, store, S):

@@ -307,10 +307,14 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         if log:
             log.close()
     model.kind, model.weights = learner.parameters()
-    kept = model.compact(settings["prune"])
-    echo(_compaction_line(kept, settings))
     model.training = _training_record(settings, learner, history, train_record, dev_sentences, dev_name,
                                       template_file, config)
+    # the encoded corpus and the learner's working state (the dual blocks, the
+    # averaging sums) are done with: compaction then never raises the peak memory
+    del learner, data
+    _return_freed_memory()
+    kept = model.compact(settings["prune"])
+    echo(_compaction_line(kept, settings))
     model.training["compaction"] = {"prune": settings["prune"], "precision": settings["precision"],
                                     **{f"order{o}": kept[o] for o in (0, 1)}}
     if lexicon_info:
