@@ -12,8 +12,8 @@ squares (collect_dphi sums before the norm is taken).
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, corpus_view, linear_view, rank1_view, lattice_new,
-                    chunk_limits, differs, path_diff, next_diff, score_unary, score_pair_bilinear, viterbi)
+from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, b_begin, corpus_view, linear_view, rank1_view,
+                    lattice_new, chunk_limits, differs, path_diff, next_diff, score_unary, score_pair_bilinear, viterbi)
 
 
 cdef struct Dphi:
@@ -87,7 +87,7 @@ cdef inline void collect_dphi(const Corpus* c, const int32_t* pred, int64_t p0, 
         if m.transitions:
             f.dtrans[d.g * T + d.gp] += 1.0
             f.dtrans[d.p * T + d.pp] -= 1.0
-        for q in range(c.b_ptr[p0 + d.i], c.b_ptr[p0 + d.i + 1]):
+        for q in range(b_begin(c, p0 + d.i), b_begin(c, p0 + d.i + 1)):
             a = c.b_ids[q]
             if f.mark1[a] < 0:
                 f.mark1[a] = k1
@@ -133,8 +133,8 @@ cdef class BCDKernel:
         cdef double C = self.C
         cdef int S = m.S, T = S + 1, width = S if side == 0 else T
         cdef int maxlen, maxb, maxu
-        chunk_limits(order, c.seq_ptr, c.b_ptr, &maxlen, &maxb)
-        chunk_limits(order, c.seq_ptr, c.u_ptr, &maxlen, &maxu)
+        chunk_limits(order, c.seq_ptr, c.b_ptr, c.b_width, &maxlen, &maxb)
+        chunk_limits(order, c.seq_ptr, c.u_ptr, 0, &maxlen, &maxu)
         cdef Lattice L
         work = lattice_new(&L, maxlen, S)
         cdef int32_t[::1] t0 = np.zeros(maxu, dtype=np.int32), t1 = np.zeros(maxb, dtype=np.int32)

@@ -4,25 +4,33 @@
 # The dual matrix Theta = sum of C * dPhi over the mistakes is block diagonal, one
 # S x (S+1) block per 1st-order attribute. Blocks are stored densely, but only for
 # attributes that took part in a mistake (`slot[a]` indexes a growing pool; see
-# learners/bol.py: BlockPool).
+# learners/bol.py: BlockPool), as float32: Theta sums C * dPhi, whose entries are
+# whole multiples of C for binary features, so for C = 1 float32 holds them exactly
+# (up to 2^24 mistakes on one cell) at half the memory. Products with the blocks
+# are summed in double.
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, SEQBIL_PREFETCH, path_diff, next_diff, differs,
+from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, SEQBIL_PREFETCH, b_begin, path_diff, next_diff, differs,
                     linear_update, score_unary, score_pair_bilinear, viterbi)
 
 
 cdef struct Dual:
     int S
-    int64_t* slot             # slot[a]: pool index of Theta_a, -1 until a takes part in a mistake
-    double* pool              # S x (S + 1) doubles per slot
+    int32_t* slot             # slot[a]: pool index of Theta_a, -1 until a takes part in a mistake
+    float* pool               # S x (S + 1) values per slot
     int64_t n_slots           # slots in use
     int32_t* mark             # mark[a]: index of a in touched while an update runs, else -1
     int32_t* touched          # the attributes of the current C * dPhi, in order of first visit
     double* dblk              # their blocks of C * dPhi
 
 
-cdef inline Dual dual_view(int64_t[::1] slot, double[:, :, ::1] pool, int32_t[::1] mark) except *:
+ctypedef fused real:
+    float
+    double
+
+
+cdef inline Dual dual_view(int32_t[::1] slot, float[:, :, ::1] pool, int32_t[::1] mark) except *:
     """The Theta pool of a learner (kept alive by the caller); see dual_buffers."""
     cdef Dual d
     d.S = pool.shape[1]
@@ -55,7 +63,7 @@ cdef inline int collect_dphi(const Corpus* c, const int32_t* pred, int64_t p0, i
     cdef double* blk
     cdef PathDiff at = path_diff(c.labels + p0, pred, n, S)
     while next_diff(&at):
-        for q in range(c.b_ptr[p0 + at.i], c.b_ptr[p0 + at.i + 1]):
+        for q in range(b_begin(c, p0 + at.i), b_begin(c, p0 + at.i + 1)):
             a = c.b_ids[q]
             j = d.mark[a]
             if j < 0:
@@ -71,43 +79,43 @@ cdef inline int collect_dphi(const Corpus* c, const int32_t* pred, int64_t p0, i
 
 
 cdef inline void prefetch_blocks(const Dual* d, int k, const double* sigma) noexcept nogil:
-    """Ask the cache for the Theta blocks of the k touched attributes (their slots and,
-    unless sigma is NULL, sigmas first), which lie at random places: the refresh loop
-    then finds them."""
-    cdef int j, off, n = d.S * (d.S + 1), nbytes = n * sizeof(double)
+    """Ask the cache for the Theta blocks of the k touched attributes (their slots
+    first and, unless sigma is NULL, sigma by slot), which lie at random places: the
+    refresh loop then finds them."""
+    cdef int j, off, n = d.S * (d.S + 1), nbytes = n * sizeof(float)
     cdef int64_t s
     for j in range(k):
         SEQBIL_PREFETCH(&d.slot[d.touched[j]])
-        if sigma != NULL:
-            SEQBIL_PREFETCH(&sigma[d.touched[j]])
     for j in range(k):
         s = d.slot[d.touched[j]]
         if s >= 0:
+            if sigma != NULL:
+                SEQBIL_PREFETCH(&sigma[s])
             off = 0
             while off < nbytes:
                 SEQBIL_PREFETCH(<char*> (d.pool + s * n) + off)
                 off += 64
 
 
-cdef inline double* theta_block(Dual* d, int32_t a) noexcept nogil:
+cdef inline float* theta_block(Dual* d, int32_t a) noexcept nogil:
     """The Theta block of attribute a, given a zeroed pool slot on first use."""
     cdef int n = d.S * (d.S + 1)
     cdef int64_t s = d.slot[a]
     if s < 0:
         s = d.n_slots
-        d.slot[a] = s
+        d.slot[a] = <int32_t> s
         d.n_slots += 1
-        memset(d.pool + s * n, 0, n * sizeof(double))
+        memset(d.pool + s * n, 0, n * sizeof(float))
     return d.pool + s * n
 
 
-cdef inline double* absorb(Dual* d, int j) noexcept nogil:
+cdef inline float* absorb(Dual* d, int j) noexcept nogil:
     """Theta_a += C * dPhi_a (Algorithm 2, line 6) for the j-th touched attribute a;
     clears mark[a] and returns Theta_a."""
     cdef int32_t a = d.touched[j]
     cdef int r, c, S = d.S, T = S + 1
     d.mark[a] = -1
-    cdef double* th = theta_block(d, a)
+    cdef float* th = theta_block(d, a)
     cdef const double* D = d.dblk + j * S * T
     for r in range(S):
         for c in range(T):
@@ -144,7 +152,7 @@ cdef inline double dot(const double* x, const double* y, int n) noexcept nogil:
     return s
 
 
-cdef inline void matvec(const double* M, const double* x, double* out, int rows, int cols,
+cdef inline void matvec(const real* M, const double* x, double* out, int rows, int cols,
                         double scale, bint accumulate) noexcept nogil:
     """out (+)= scale * M x for a row-major rows x cols matrix."""
     cdef int r, c
@@ -156,7 +164,7 @@ cdef inline void matvec(const double* M, const double* x, double* out, int rows,
         out[r] = out[r] + scale * s if accumulate else scale * s
 
 
-cdef inline void rmatvec(const double* M, const double* x, double* out, int rows, int cols,
+cdef inline void rmatvec(const real* M, const double* x, double* out, int rows, int cols,
                          double scale, bint accumulate) noexcept nogil:
     """out (+)= scale * M^T x for a row-major rows x cols matrix."""
     cdef int r, c

@@ -12,7 +12,9 @@ column holding its largest entry, which Theta_a cannot annihilate, plus a small
 fixed dense part (so the start is not orthogonal to the top right singular vector
 of an integer-valued block), and runs plain normalised power steps.
 
-Parameters for scoring: alpha[a] = sigma_a u_a and beta[a] = v_a.
+Parameters for scoring: alpha[a] = sigma_a u_a and beta[a] = v_a. Like the Theta
+blocks, alpha, beta, sigma and their averaging sums have a row only for the
+attributes that took part in a mistake, at the attribute's slot (Rank1.slot).
 Averaging keeps U += c * delta (Daume 2006).
 The paper's literal global reading is in bol_global.pyx.
 """
@@ -21,11 +23,11 @@ import numpy as np
 from libc.math cimport sqrt, fabs
 from libc.stdint cimport int32_t, int64_t
 from chain cimport Corpus, Linear, Rank1, Lattice, corpus_view, linear_view, rank1_view, lattice_new, chunk_limits
-from blocks cimport Dual, dual_view, dual_buffers, absorb, bilinear_mistake, dot, matvec, rmatvec
+from blocks cimport real, Dual, dual_view, dual_buffers, absorb, bilinear_mistake, dot, matvec, rmatvec
 
 
 @cython.cdivision(True)
-cdef inline double fresh_pair(const double* Th, int S, int R, double* u, double* v) noexcept nogil:
+cdef inline double fresh_pair(const real* Th, int S, int R, double* u, double* v) noexcept nogil:
     """Top singular pair of a block by R normalised power steps from about e_c, c the
     column of the block's largest entry. Returns sigma (0 for a zero block)."""
     cdef int r, c, best_c = 0, tau, T = S + 1
@@ -54,7 +56,7 @@ cdef inline double fresh_pair(const double* Th, int S, int R, double* u, double*
 
 
 @cython.cdivision(True)
-cdef inline double warm_pair(const double* Th, int S, int R, double sigma, double* u, double* v,
+cdef inline double warm_pair(const real* Th, int S, int R, double sigma, double* u, double* v,
                       double* tmp) noexcept nogil:
     """R power steps on Theta_t (= Th) warm-started from v, each normalised by the
     block's previous sigma, as in eqs. (9)-(12): when (u, v, sigma) is the exact
@@ -101,7 +103,7 @@ def block_update(const double[:, ::1] Th, double[::1] alpha, double[::1] beta, d
 
 
 @cython.cdivision(True)
-cdef double _refresh(const double* Th, int S, int R, double* alpha, double* beta,
+cdef double _refresh(const real* Th, int S, int R, double* alpha, double* beta,
                      double sigma, double* work) noexcept nogil:
     """New (alpha, beta, sigma) of one block; work holds 8 (S + 1) doubles."""
     cdef int r, c, T = S + 1
@@ -136,9 +138,9 @@ cdef double _refresh(const double* Th, int S, int R, double* alpha, double* beta
 
 cdef class BlockKernel:
     """Block mode of Algorithm 2 on a learner's arrays, updated in place: the linear
-    part (W0, trans, end and, when averaged, U0, Utrans, Uend), alpha[a] = sigma_a u_a
-    and beta[a] = v_a with their sums Ua, Ub, sigma, and the Theta pool (slot, pool,
-    mark; see blocks.pxd)."""
+    part (W0, trans, end and, when averaged, U0, Utrans, Uend), the Theta pool (slot,
+    pool, mark; see blocks.pxd), and at each attribute a's slot s = slot[a]:
+    alpha[s] = sigma_a u_a and beta[s] = v_a with their sums Ua, Ub, and sigma[s]."""
     cdef Linear lin
     cdef Rank1 w
     cdef Rank1 avg
@@ -150,12 +152,15 @@ cdef class BlockKernel:
 
     def __init__(self, double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
                  double[:, ::1] Utrans, double[::1] Uend, double[:, :] alpha, double[:, :] beta,
-                 double[::1] sigma, double[:, :] Ua, double[:, :] Ub, int64_t[::1] slot,
-                 double[:, :, ::1] pool, int32_t[::1] mark, double C, int R, bint averaged, bint transitions):
+                 double[::1] sigma, double[:, :] Ua, double[:, :] Ub, int32_t[::1] slot,
+                 float[:, :, ::1] pool, int32_t[::1] mark, double C, int R, bint averaged, bint transitions):
         self.lin = linear_view(W0, trans, end, U0, Utrans, Uend, averaged, transitions)
         self.w = rank1_view(alpha, beta)
         self.avg = rank1_view(Ua, Ub)
         self.d = dual_view(slot, pool, mark)
+        self.w.slot = self.avg.slot = &slot[0]
+        if alpha.shape[0] < pool.shape[0] or (averaged and Ua.shape[0] < pool.shape[0]):
+            raise ValueError("alpha, beta and their sums need a row per pool slot")
         if sigma.shape[0] != alpha.shape[0] or self.d.S != self.lin.S:
             raise ValueError("sigma, alpha and the pool do not fit")
         self.sigma = &sigma[0]
@@ -175,7 +180,7 @@ cdef class BlockKernel:
         cdef int R = self.R, S = m.S, T = S + 1
         cdef bint averaged = m.averaged
         cdef int maxlen, maxb
-        chunk_limits(order, c.seq_ptr, c.b_ptr, &maxlen, &maxb)
+        chunk_limits(order, c.seq_ptr, c.b_ptr, c.b_width, &maxlen, &maxb)
         cdef Lattice L
         work = lattice_new(&L, maxlen, S), dual_buffers(&d, maxb)
         cdef double[::1] scratch = np.zeros(8 * T)
@@ -184,9 +189,10 @@ cdef class BlockKernel:
         cdef int64_t p0, mistakes = 0, updated = 0
         cdef int n, k, j, r, q
         cdef int32_t a
+        cdef int64_t s
         cdef double* al
         cdef double* be
-        cdef double* th
+        cdef float* th
         with nogil:
             for jj in range(N):
                 p0 = c.seq_ptr[order[jj]]
@@ -198,21 +204,22 @@ cdef class BlockKernel:
                         for j in range(k):
                             a = d.touched[j]
                             th = absorb(&d, j)
-                            al = w.alpha + a * w.sa
-                            be = w.beta + a * w.sb
+                            s = d.slot[a]
+                            al = w.alpha + s * w.sa
+                            be = w.beta + s * w.sb
                             if averaged:
                                 for r in range(S):
                                     old[r] = al[r]
                                 for q in range(T):
                                     old[S + q] = be[q]
-                            sigma[a] = _refresh(th, S, R, al, be, sigma[a], &scratch[0])
-                            if sigma[a] < 0.0:
-                                sigma[a] = 0.0
+                            sigma[s] = _refresh(th, S, R, al, be, sigma[s], &scratch[0])
+                            if sigma[s] < 0.0:
+                                sigma[s] = 0.0
                             if averaged:
                                 for r in range(S):
-                                    avg.alpha[a * avg.sa + r] += counter * (al[r] - old[r])
+                                    avg.alpha[s * avg.sa + r] += counter * (al[r] - old[r])
                                 for q in range(T):
-                                    avg.beta[a * avg.sb + q] += counter * (be[q] - old[S + q])
+                                    avg.beta[s * avg.sb + q] += counter * (be[q] - old[S + q])
                             updated += 1
                 counter += 1
         return mistakes, counter, d.n_slots, updated

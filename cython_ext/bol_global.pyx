@@ -47,7 +47,7 @@ cdef int global_step(int k, const Dual* d, const Global* g, const Rank1* raw, co
     cdef int S = d.S, T = S + 1, j, r, c, tau
     cdef int32_t a
     cdef double sig, sig_use, na2, nb2, num, ga, gb, fro = 0.0
-    cdef double* th
+    cdef float* th
     cdef const double* D
     cdef double* state = g.state
     cdef double* tmp = g.tmp
@@ -129,8 +129,8 @@ cdef class GlobalKernel:
 
     def __init__(self, double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
                  double[:, ::1] Utrans, double[::1] Uend, double[:, :] alpha_raw, double[:, :] beta_raw,
-                 double[::1] state, double[:, :] Ua, double[:, :] Ub, int64_t[::1] slot,
-                 double[:, :, ::1] pool, int32_t[::1] mark, double C, int R, bint averaged, bint transitions):
+                 double[::1] state, double[:, :] Ua, double[:, :] Ub, int32_t[::1] slot,
+                 float[:, :, ::1] pool, int32_t[::1] mark, double C, int R, bint averaged, bint transitions):
         self.lin = linear_view(W0, trans, end, U0, Utrans, Uend, averaged, transitions)
         self.raw = rank1_view(alpha_raw, beta_raw)
         self.avg = rank1_view(Ua, Ub)
@@ -153,7 +153,7 @@ cdef class GlobalKernel:
         cdef double C = self.C
         cdef int R = self.R, S = m.S, T = S + 1
         cdef int maxlen, maxb
-        chunk_limits(order, c.seq_ptr, c.b_ptr, &maxlen, &maxb)
+        chunk_limits(order, c.seq_ptr, c.b_ptr, c.b_width, &maxlen, &maxb)
         cdef Lattice L
         cdef Global g
         g.state = state
@@ -188,17 +188,17 @@ cdef class GlobalKernel:
         return mistakes, counter, d.n_slots, updated
 
 
-def global_update(double[:, :, ::1] theta, const double[:, :, ::1] D, double[:, :] a_raw,
+def global_update(float[:, :, ::1] theta, const double[:, :, ::1] D, double[:, :] a_raw,
                   double[:, :] b_raw, double[::1] state, int R):
     """One global-mode update on small dense data, for tests: theta[a] and D[a] are the
     blocks of Theta_{t-1} and C dPhi_t of every attribute a (all counted as touched).
     Updates theta, a_raw, b_raw and state in place; returns the blocks updated."""
     cdef int A = theta.shape[0], S = theta.shape[1], T = S + 1, j, r, c
     touched_arr = np.arange(A, dtype=np.int32)
-    slot_arr = np.arange(A, dtype=np.int64)
+    slot_arr = np.arange(A, dtype=np.int32)
     dblk_arr = D.copy()
     cdef int32_t[::1] touched = touched_arr
-    cdef int64_t[::1] slot = slot_arr
+    cdef int32_t[::1] slot = slot_arr
     cdef double[:, :, ::1] dblk = dblk_arr
     cdef Dual d
     d.S, d.slot, d.pool, d.n_slots, d.mark = S, &slot[0], &theta[0, 0, 0], A, NULL

@@ -50,8 +50,9 @@ cdef struct Corpus:
     const int64_t* u_ptr      # 0-order attributes of position p: u_ids[u_ptr[p]:u_ptr[p + 1]]
     const int32_t* u_ids
     const float* u_vals       # value x of each u_ids entry; NULL: every x is 1
-    const int64_t* b_ptr      # 1st-order attributes, likewise
-    const int32_t* b_ids
+    const int64_t* b_ptr      # 1st-order attributes, likewise; NULL when every position
+    const int32_t* b_ids      # has b_width of them (b_begin)
+    int64_t b_width
 
 
 cdef struct Linear:
@@ -72,10 +73,14 @@ cdef struct Rank1:
     # The 1st-order weights of the bilinear model, eq. (1): alpha[a] (S values) at
     # alpha + a * sa and beta[a] (S + 1) at beta + a * sb. The learners interleave them
     # (beta = alpha + S, sa = sb = 2S + 1): one cache line per attribute.
+    # With slot (not NULL), attribute a's row is slot[a] instead of a, and an
+    # attribute with slot -1 has no row (zero weights): a learner then keeps rows
+    # only for the attributes that took part in a mistake (see blocks.pxd).
     double* alpha
     double* beta
     Py_ssize_t sa
     Py_ssize_t sb
+    const int32_t* slot
 
 
 cdef struct Lattice:
@@ -117,13 +122,21 @@ cdef inline Corpus corpus_view(data) except *:
     cdef const int32_t[::1] labels = data.labels
     cdef const int64_t[::1] u_ptr = data.u_ptr
     cdef const int32_t[::1] u_ids = data.u_ids
-    cdef const int64_t[::1] b_ptr = data.b_ptr
+    cdef const int64_t[::1] b_ptr
     cdef const int32_t[::1] b_ids = data.b_ids
     cdef const float[::1] u_vals
     cdef Corpus c
     c.seq_ptr, c.labels = &seq_ptr[0], &labels[0]
     c.u_ptr, c.u_ids = &u_ptr[0], &u_ids[0]
-    c.b_ptr, c.b_ids = &b_ptr[0], &b_ids[0]
+    c.b_ids, c.b_ptr, c.b_width = &b_ids[0], NULL, 0
+    if data.b_ptr is not None:
+        b_ptr = data.b_ptr
+        c.b_ptr = &b_ptr[0]
+    else:
+        # the kernels read b_ids[p * b_width + t] for every position p, unchecked
+        c.b_width = data.b_width
+        if c.b_width < 1 or b_ids.shape[0] != c.b_width * (seq_ptr[seq_ptr.shape[0] - 1]):
+            raise ValueError("b_ids must hold b_width ids per position")
     c.u_vals = NULL
     vals = getattr(data, "u_vals", None)
     if vals is not None:
@@ -163,6 +176,7 @@ cdef inline Rank1 rank1_view(const double[:, :] alpha, const double[:, :] beta) 
     cdef Rank1 w
     w.alpha, w.beta = <double*> &alpha[0, 0], <double*> &beta[0, 0]
     w.sa, w.sb = alpha.strides[0] // size, beta.strides[0] // size
+    w.slot = NULL
     return w
 
 
@@ -181,9 +195,16 @@ cdef inline tuple lattice_new(Lattice* L, int maxlen, int S):
 
 # --- sequences ------------------------------------------------------------------------
 
+cdef inline int64_t b_begin(const Corpus* c, int64_t p) noexcept nogil:
+    """Where the 1st-order attributes of position p start in b_ids (they end at
+    b_begin(c, p + 1))."""
+    return c.b_ptr[p] if c.b_ptr != NULL else p * c.b_width
+
+
 cdef inline void chunk_limits(const int64_t[::1] order, const int64_t* seq_ptr, const int64_t* ptr,
-                              int* maxlen, int* maxattr) noexcept nogil:
-    """Longest sequence of the chunk, and most attributes of one sequence (CSR ptr)."""
+                              int64_t width, int* maxlen, int* maxattr) noexcept nogil:
+    """Longest sequence of the chunk, and most attributes of one sequence (CSR ptr, or
+    width per position when ptr is NULL)."""
     cdef Py_ssize_t j
     cdef int64_t a, b
     maxlen[0] = 1
@@ -192,7 +213,7 @@ cdef inline void chunk_limits(const int64_t[::1] order, const int64_t* seq_ptr, 
         a = seq_ptr[order[j]]
         b = seq_ptr[order[j] + 1]
         maxlen[0] = max(maxlen[0], <int>(b - a))
-        maxattr[0] = max(maxattr[0], <int>(ptr[b] - ptr[a]))
+        maxattr[0] = max(maxattr[0], <int>((ptr[b] - ptr[a]) if ptr != NULL else (b - a) * width))
 
 
 cdef inline bint differs(const int32_t* gold, const int32_t* pred, int n) noexcept nogil:
@@ -297,17 +318,42 @@ cdef inline void linear_update(const Corpus* c, const int32_t* pred, int64_t p0,
 
 # --- scoring and decoding -----------------------------------------------------------
 
-cdef inline void prefetch_rows(const int32_t* ids, const int64_t* ptr, int64_t p, const char* base,
+cdef inline void prefetch_rows(const int32_t* ids, int64_t k0, int64_t k1, const char* base,
                                Py_ssize_t stride, Py_ssize_t nbytes) noexcept nogil:
-    """Ask the cache for the rows (nbytes at base + id * stride) of the attributes at p."""
+    """Ask the cache for the rows (nbytes at base + id * stride) of the attributes ids[k0:k1]."""
     cdef int64_t k
     cdef Py_ssize_t off
-    for k in range(ptr[p], ptr[p + 1]):
+    for k in range(k0, k1):
         off = 0
         while off < nbytes:
             SEQBIL_PREFETCH(base + ids[k] * stride + off)
             off += 64
         SEQBIL_PREFETCH(base + ids[k] * stride + nbytes - 1)
+
+
+cdef inline void prefetch_slots(const int32_t* ids, int64_t k0, int64_t k1, const int32_t* slot) noexcept nogil:
+    """Ask the cache for the slots of the attributes ids[k0:k1] (see prefetch_slot_rows)."""
+    cdef int64_t k
+    for k in range(k0, k1):
+        SEQBIL_PREFETCH(slot + ids[k])
+
+
+cdef inline void prefetch_slot_rows(const int32_t* ids, int64_t k0, int64_t k1, const int32_t* slot,
+                                    const char* base, Py_ssize_t stride, Py_ssize_t nbytes) noexcept nogil:
+    """prefetch_rows for rows found through slot[a], whose entries were asked for
+    earlier (prefetch_slots), so that reading them here rarely waits."""
+    cdef int64_t k
+    cdef int32_t s
+    cdef Py_ssize_t off
+    for k in range(k0, k1):
+        s = slot[ids[k]]
+        if s < 0:
+            continue
+        off = 0
+        while off < nbytes:
+            SEQBIL_PREFETCH(base + s * stride + off)
+            off += 64
+        SEQBIL_PREFETCH(base + s * stride + nbytes - 1)
 
 
 cdef inline void score_unary(const Corpus* c, const Linear* m, const Lattice* L, int64_t p0,
@@ -346,31 +392,36 @@ cdef inline void score_pair_linear(const Corpus* c, const double* W1, const Latt
     filled too and never read."""
     cdef int i, y, j, S = L.S, T = S + 1
     cdef Py_ssize_t row = S * T
-    cdef int64_t k
+    cdef int64_t k, q
     cdef double* out
     cdef const double* w
     cdef double* pair = L.pair
-    cdef const int64_t* ptr = c.b_ptr
     cdef const int32_t* ids = c.b_ids
     for y in range(S):
         pair[y * T + S] = 0.0
     cdef const char* base = <const char*> W1
     cdef Py_ssize_t stride = row * sizeof(double), nbytes = S * T * sizeof(double)
     for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
-        prefetch_rows(ids, ptr, p0 + i, base, stride, nbytes)
-    for k in range(ptr[p0], ptr[p0 + 1]):
+        prefetch_rows(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), base, stride, nbytes)
+    for k in range(b_begin(c, p0), b_begin(c, p0 + 1)):
         for y in range(S):
             pair[y * T + S] += W1[ids[k] * row + y * T + S]
     for i in range(1, n):
         if i + PREFETCH_AHEAD < n:
-            prefetch_rows(ids, ptr, p0 + i + PREFETCH_AHEAD, base, stride, nbytes)
+            q = p0 + i + PREFETCH_AHEAD
+            prefetch_rows(ids, b_begin(c, q), b_begin(c, q + 1), base, stride, nbytes)
         out = pair + i * row
         for j in range(S * T):
             out[j] = 0.0
-        for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
+        for k in range(b_begin(c, p0 + i), b_begin(c, p0 + i + 1)):
             w = W1 + ids[k] * row
             for j in range(S * T):
                 out[j] += w[j]
+
+
+cdef inline Py_ssize_t rank1_row(const Rank1* w, int32_t a) noexcept nogil:
+    """The row of attribute a in w, -1 when it has none."""
+    return a if w.slot == NULL else w.slot[a]
 
 
 cdef inline void sum_outer4(const int32_t* ids, int64_t k0, int64_t k1, const Rank1* w,
@@ -380,13 +431,17 @@ cdef inline void sum_outer4(const int32_t* ids, int64_t k0, int64_t k1, const Ra
     cdef double acc[20]
     cdef int y, v
     cdef int64_t k
+    cdef Py_ssize_t a
     cdef const double* al
     cdef const double* be
     for v in range(20):
         acc[v] = 0.0
     for k in range(k0, k1):
-        al = w.alpha + ids[k] * w.sa
-        be = w.beta + ids[k] * w.sb
+        a = rank1_row(w, ids[k])
+        if a < 0:
+            continue
+        al = w.alpha + a * w.sa
+        be = w.beta + a * w.sb
         for y in range(4):
             for v in range(5):
                 acc[y * 5 + v] += al[y] * be[v]
@@ -399,37 +454,56 @@ cdef inline void score_pair_bilinear(const Corpus* c, const Rank1* w, const Latt
     """pair[i, y, v] = scale * sum of alpha[a, y] * beta[a, v] over the 1st-order attributes
     at p0 + i (eq. 1). Rows are S + 1 wide, as in score_pair_linear."""
     cdef int i, y, v, S = L.S, T = S + 1
-    cdef int64_t k
+    cdef int64_t k, q
+    cdef Py_ssize_t a
     cdef double ay
     cdef double* out
     cdef const double* al
     cdef const double* be
     cdef double* pair = L.pair
-    cdef const int64_t* ptr = c.b_ptr
     cdef const int32_t* ids = c.b_ids
+    cdef const int32_t* slot = w.slot
     cdef Py_ssize_t sa = w.sa, sb = w.sb
-    # alpha[a] and beta[a] side by side (the usual layout): one prefetch covers both
+    # alpha[a] and beta[a] side by side (the usual layout): one prefetch covers both;
+    # through slots, the slots are asked for one step before the rows
     cdef const char* base = <const char*> w.alpha
     cdef Py_ssize_t stride = sa * sizeof(double), nbytes = (2 * S + 1) * sizeof(double)
     for y in range(S):
         pair[y * T + S] = 0.0
-    for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
-        prefetch_rows(ids, ptr, p0 + i, base, stride, nbytes)
-    for k in range(ptr[p0], ptr[p0 + 1]):
+    if slot == NULL:
+        for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
+            prefetch_rows(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), base, stride, nbytes)
+    else:
+        for i in range(1, min(n, 1 + 2 * PREFETCH_AHEAD)):
+            prefetch_slots(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), slot)
+    for k in range(b_begin(c, p0), b_begin(c, p0 + 1)):
+        a = rank1_row(w, ids[k])
+        if a < 0:
+            continue
         for y in range(S):
-            pair[y * T + S] += w.alpha[ids[k] * sa + y] * w.beta[ids[k] * sb + S]
+            pair[y * T + S] += w.alpha[a * sa + y] * w.beta[a * sb + S]
     for i in range(1, n):
-        if i + PREFETCH_AHEAD < n:
-            prefetch_rows(ids, ptr, p0 + i + PREFETCH_AHEAD, base, stride, nbytes)
+        q = p0 + i + PREFETCH_AHEAD
+        if slot == NULL:
+            if i + PREFETCH_AHEAD < n:
+                prefetch_rows(ids, b_begin(c, q), b_begin(c, q + 1), base, stride, nbytes)
+        else:
+            if i + 2 * PREFETCH_AHEAD < n:
+                prefetch_slots(ids, b_begin(c, q + PREFETCH_AHEAD), b_begin(c, q + PREFETCH_AHEAD + 1), slot)
+            if i + PREFETCH_AHEAD < n:
+                prefetch_slot_rows(ids, b_begin(c, q), b_begin(c, q + 1), slot, base, stride, nbytes)
         out = pair + i * S * T
         if S == 4:
-            sum_outer4(ids, ptr[p0 + i], ptr[p0 + i + 1], w, out)
+            sum_outer4(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), w, out)
             continue
         for v in range(S * T):
             out[v] = 0.0
-        for k in range(ptr[p0 + i], ptr[p0 + i + 1]):
-            al = w.alpha + ids[k] * sa
-            be = w.beta + ids[k] * sb
+        for k in range(b_begin(c, p0 + i), b_begin(c, p0 + i + 1)):
+            a = rank1_row(w, ids[k])
+            if a < 0:
+                continue
+            al = w.alpha + a * sa
+            be = w.beta + a * sb
             for y in range(S):
                 ay = al[y]
                 for v in range(T):

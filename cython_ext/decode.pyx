@@ -257,11 +257,19 @@ def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const
     return out, best
 
 
+cdef Corpus csr_corpus(data) except *:
+    """corpus_view of data encoded for tagging, whose 1st-order ids are always CSR."""
+    cdef Corpus c = corpus_view(data)
+    if c.b_ptr == NULL:
+        raise ValueError("decoding reads the 1st-order attributes by b_ptr")
+    return c
+
+
 def decode_corpus(data, weights, int32_t[::1] out):
     """Viterbi-decode every sequence of an encoded Dataset into out (one label id per
     position). weights maps trans and end (dense float64), W0 and, for the linear
     model W1, for the bilinear one AB (storage.Rows; see seqbil/storage.py)."""
-    cdef Corpus c = corpus_view(data)
+    cdef Corpus c = csr_corpus(data)
     weights = as_store(weights)
     cdef Weights w = weights_view(weights)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
@@ -432,7 +440,7 @@ def nbest_corpus(data, weights, int k, int32_t[:, ::1] paths, double[:, ::1] sco
     rest of row j is left as it was. paths needs nbest_rows(S, longest sequence, k)
     rows and scores as many columns, which is also the K of the work space. weights as
     for decode_corpus; paths[0] is decode_corpus's output."""
-    cdef Corpus c = corpus_view(data)
+    cdef Corpus c = csr_corpus(data)
     weights = as_store(weights)
     cdef Weights w = weights_view(weights)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
@@ -505,7 +513,7 @@ def confidence_corpus(data, weights, int32_t[::1] out, double[::1] token_margins
     sequence the score of the best path minus that of the second best (the first two
     of kbest) into sentence_margins: 0 on a tie, +inf when there is no second path
     (one label)."""
-    cdef Corpus c = corpus_view(data)
+    cdef Corpus c = csr_corpus(data)
     weights = as_store(weights)
     cdef Weights w = weights_view(weights)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1

@@ -6,7 +6,7 @@ therefore touches only the weights of the features in dPhi.
 """
 import numpy as np  # for the buffers of chain.pxd
 from libc.stdint cimport int32_t, int64_t
-from chain cimport (Corpus, Linear, Lattice, PathDiff, corpus_view, linear_view, lattice_new, chunk_limits,
+from chain cimport (Corpus, Linear, Lattice, PathDiff, b_begin, corpus_view, linear_view, lattice_new, chunk_limits,
                     differs, path_diff, next_diff, linear_update, score_unary, score_pair_linear, viterbi)
 
 
@@ -20,7 +20,7 @@ cdef inline void pair_update(const Corpus* c, const int32_t* pred, int64_t p0, i
     cdef double* u
     cdef PathDiff d = path_diff(c.labels + p0, pred, n, S)
     while next_diff(&d):
-        for k in range(c.b_ptr[p0 + d.i], c.b_ptr[p0 + d.i + 1]):
+        for k in range(b_begin(c, p0 + d.i), b_begin(c, p0 + d.i + 1)):
             w = W1 + c.b_ids[k] * row
             w[d.g * T + d.gp] += C
             w[d.p * T + d.pp] -= C
@@ -61,7 +61,7 @@ cdef class PerceptronKernel:
         cdef double* U1 = self.U1
         cdef double C = self.C, cc
         cdef int maxlen, maxb, n
-        chunk_limits(order, c.seq_ptr, c.b_ptr, &maxlen, &maxb)
+        chunk_limits(order, c.seq_ptr, c.b_ptr, c.b_width, &maxlen, &maxb)
         cdef Lattice L
         work = lattice_new(&L, maxlen, m.S)
         cdef Py_ssize_t j, N = order.shape[0]

@@ -77,7 +77,7 @@ class Model:
         self.precision = precision or self.precision
         S = len(self.labels)
         dense = self._weights if self._weights is not None else dense_weights(self.kind, self._store, S)
-        store = sparse_weights(self.kind, dense, S, self.precision, prune)
+        store = sparse_weights(self.kind, dense, S, self.precision, prune, layout=False)
         first, _ = first_order_block(self.kind, S)
         report, tables = {}, []
         for order, block in ((0, "W0"), (1, first)):

@@ -56,7 +56,7 @@ class Rows:
         """The cells of a 2-D array with |w| > prune, after rounding to the precision
         (a weight that rounds to 0 is not kept). Works through `chunk` rows at a time,
         so that no full-size copy of the weights is made."""
-        dense = dense if isinstance(dense, _Factors) else np.asarray(dense)
+        dense = np.asarray(dense)
         dtype = PRECISIONS[precision]
         counts, idx, val = np.zeros(dense.shape[0], dtype=np.int64), [], []
         for lo in range(0, dense.shape[0], chunk):
@@ -125,8 +125,9 @@ def first_order_block(kind, S):
     return ("W1", S * (S + 1)) if kind == "linear" else ("AB", 2 * S + 1)
 
 
-def sparse_weights(kind, weights, S, precision="float32", prune=0.0):
-    """{"W0": Rows, "W1" or "AB": Rows, "trans", "end"} of dense weights."""
+def sparse_weights(kind, weights, S, precision="float32", prune=0.0, layout=True):
+    """{"W0": Rows, "W1" or "AB": Rows, "trans", "end"} of dense weights; layout=False
+    leaves the choice of each block's layout (Rows.compact_layout) to the caller."""
     out = {"W0": Rows.from_dense(weights["W0"], precision, prune),
            "trans": np.asarray(weights["trans"], dtype=np.float64),
            "end": np.asarray(weights["end"], dtype=np.float64)}
@@ -134,30 +135,28 @@ def sparse_weights(kind, weights, S, precision="float32", prune=0.0):
         W1 = np.asarray(weights["W1"])
         out["W1"] = Rows.from_dense(W1.reshape(len(W1), S * (S + 1)), precision, prune)
     else:
-        out["AB"] = Rows.from_dense(_Factors(weights["alpha"], weights["beta"], PRECISIONS[precision], prune),
-                                    precision)
+        out["AB"] = Rows(None, None, _factor_rows(weights["alpha"], weights["beta"], PRECISIONS[precision], prune),
+                         2 * S + 1)
     for name in ("W0", "W1", "AB"):
-        if name in out:
+        if name in out and layout:
             out[name] = out[name].compact_layout()
     return out
 
 
-class _Factors:
-    """[alpha | beta] rows at a precision, pruned, made chunk by chunk as
-    Rows.from_dense slices them (no full-size copy)."""
-
-    def __init__(self, alpha, beta, dtype, prune):
-        self.alpha, self.beta, self.dtype, self.prune = np.asarray(alpha), np.asarray(beta), dtype, prune
-        self.shape = (len(self.alpha), self.alpha.shape[1] + self.beta.shape[1])
-
-    def __getitem__(self, rows):
-        S = self.alpha.shape[1]
-        ab = np.hstack([self.alpha[rows].astype(self.dtype), self.beta[rows].astype(self.dtype)])
-        if self.prune > 0:
-            ab[np.abs(ab) <= self.prune] = 0
+def _factor_rows(alpha, beta, dtype, prune, chunk=1 << 16):
+    """Dense [alpha | beta] rows at a precision, pruned, made chunk by chunk (no
+    full-size temporaries: these are the largest arrays of a bilinear model)."""
+    alpha, beta = np.asarray(alpha), np.asarray(beta)
+    S = alpha.shape[1]
+    out = np.empty((len(alpha), S + beta.shape[1]), dtype=dtype)
+    for lo in range(0, len(alpha), chunk):
+        ab = out[lo:lo + chunk]
+        ab[:, :S], ab[:, S:] = alpha[lo:lo + chunk], beta[lo:lo + chunk]
+        if prune > 0:
+            ab[np.abs(ab) <= prune] = 0
         # alpha[a] beta[a]^T is zero when either factor is: keep both or neither
         ab[~(ab[:, :S].any(axis=1) & ab[:, S:].any(axis=1))] = 0
-        return ab
+    return out
 
 
 def dense_weights(kind, store, S):

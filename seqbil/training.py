@@ -103,16 +103,32 @@ def file_record(path, sentences):
     return record
 
 
-def _return_freed_memory():
-    """Give the memory that reading and encoding freed back to the system before the
-    weights are allocated. glibc raises its mmap threshold as large blocks are freed,
-    so later buffers of the encoding come from its heap, where freed ones stay between
-    live ones; malloc_trim releases their pages."""
+def _glibc():
     if sys.platform.startswith("linux"):
         try:
-            ctypes.CDLL(None).malloc_trim(0)
-        except (OSError, AttributeError):  # not glibc
+            libc = ctypes.CDLL(None)
+            return libc if hasattr(libc, "malloc_trim") and hasattr(libc, "mallopt") else None
+        except OSError:
             pass
+    return None
+
+
+def _large_blocks_from_mmap():
+    """Have glibc serve every block of 1 MiB or more with its own mmap. By default it
+    raises that threshold (up to 32 MiB) each time a large block is freed, so that
+    after encoding the learner's arrays would come from its heap: zero-filled there
+    (every page resident, where a fresh mapping takes memory only where written) and
+    kept after they are freed."""
+    libc = _glibc()
+    if libc is not None:
+        libc.mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD; a fixed value turns the raising off
+
+
+def _return_freed_memory():
+    """Give the memory that freed small blocks leave in glibc's heap back to the system."""
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
 
 
 @contextmanager
@@ -193,6 +209,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         settings = _settings_of_base(base, settings, sources, template_file, echo, init_model)
     fmt = make_format(settings["format"], None, settings["label_column"])
     enc = settings["encoding"]
+    _large_blocks_from_mmap()
     t0 = time.perf_counter()
     tokens, train_name = _read_corpus(fmt, train_data, enc)
     templates = base.templates if base is not None else load_templates(settings, template_file, config)
@@ -224,6 +241,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                          base.index if base is not None else None, vectors=vectors, lexicons=lexicons,
                          length_cap=settings["dict_length_cap"], jackknife=jackknife)
     t_encode = time.perf_counter() - t0
+    data.without_b_ptr()
     # what the training record needs of the corpus; the passes need only `data`
     train_record = file_record(train_name, train_data if train_name == "<memory>" else tokens)
     del tokens, jackknife
@@ -306,12 +324,16 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     finally:
         if log:
             log.close()
+    # the encoded corpus and the learner's working state (the dual blocks, then the
+    # averaging sums) are done with: making and compacting the model then does not
+    # raise the peak memory of the run
+    del data
+    learner.finish()
+    _return_freed_memory()
     model.kind, model.weights = learner.parameters()
     model.training = _training_record(settings, learner, history, train_record, dev_sentences, dev_name,
                                       template_file, config)
-    # the encoded corpus and the learner's working state (the dual blocks, the
-    # averaging sums) are done with: compaction then never raises the peak memory
-    del learner, data
+    del learner
     _return_freed_memory()
     kept = model.compact(settings["prune"])
     echo(_compaction_line(kept, settings))

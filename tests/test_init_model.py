@@ -136,7 +136,8 @@ def test_new_labels_and_attributes_start_at_zero(tmp_path, learner):
                     got = sum((new.weights[name][a] for a in all_), np.zeros(new.weights[name].shape[1:]))
                     want = sum((old.weights[name][a] for a in known), np.zeros(shape))
                 picked = got[np.ix_(rows, cols)] if cols is not None else got[rows]
-                np.testing.assert_allclose(picked, want, atol=1e-250)
+                # bol refreshes its factors from the float32 blocks alpha beta^T it starts from
+                np.testing.assert_allclose(picked, want, rtol=1e-6 if name == "alpha" else 1e-7, atol=1e-250)
                 rest = np.ones(got.shape, dtype=bool)
                 rest[np.ix_(rows, cols) if cols is not None else rows] = False
                 assert np.all(np.abs(got[rest]) < 1e-250)

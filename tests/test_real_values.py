@@ -218,7 +218,8 @@ def block_bilinear_reference(data, orders, S, A0, A1, C, R):
                 differ = [i for i in range(len(gold)) if gold[i] != pred[i] or (i and gold[i - 1] != pred[i - 1])]
                 touched = {int(a) for i in differ for a in data.b_ids[data.b_ptr[p0 + i]:data.b_ptr[p0 + i + 1]]}
                 for a in sorted(touched):
-                    theta[a] += C * d["W1"][a]
+                    # the learner keeps Theta in float32 (cython_ext/blocks.pxd)
+                    theta[a] = (theta[a] + C * d["W1"][a]).astype(np.float32)
                     alpha[a], beta[a], sigma[a] = refresh_reference(theta[a], alpha[a], beta[a], sigma[a], R)
             avg.add(weights())
     return weights(), avg.mean()

@@ -19,6 +19,8 @@ class Dataset:
     # float32, parallel to u_ids: the value of each 0-order entry (its feature is
     # value * [label = y]); None when every value is 1, as encode() produces
     u_vals: np.ndarray | None = None
+    # b_ptr None: every position has b_width 1st-order ids (see without_b_ptr)
+    b_width: int = 0
 
     @property
     def n_sequences(self):
@@ -27,6 +29,26 @@ class Dataset:
     @property
     def n_positions(self):
         return int(self.seq_ptr[-1])
+
+    def without_b_ptr(self):
+        """Drop b_ptr when every position has the same number of 1st-order ids, as
+        every training position has when no attribute falls under min_count: the
+        training kernels then find position p's ids at p * b_width, and the pointers
+        (8 bytes a token) take no memory. Returns self."""
+        if self.b_ptr is not None and self.n_positions > 0:
+            width = int(self.b_ptr[1] - self.b_ptr[0])
+            if width > 0 and len(self.b_ids) == width * self.n_positions and \
+                    all(np.all(np.diff(self.b_ptr[lo:lo + (1 << 20) + 1]) == width)
+                        for lo in range(0, self.n_positions, 1 << 20)):
+                self.b_ptr, self.b_width = None, width
+        return self
+
+    def b_pointers(self, lo=0, hi=None):
+        """b_ptr[lo:hi], also when it was dropped."""
+        hi = self.n_positions + 1 if hi is None else hi
+        if self.b_ptr is not None:
+            return self.b_ptr[lo:hi]
+        return np.arange(lo, hi, dtype=np.int64) * self.b_width
 
 
 def encode_labels(sentences, labels):

@@ -56,6 +56,10 @@ class Learner(ABC):
         """Called after pass k; returns a dict of diagnostics for the log."""
         return {}
 
+    def finish(self):
+        """Training is over: drop what only training needs (parameters() must still
+        work), so that saving the model does not add to the peak memory."""
+
     def snapshot(self):
         """(arrays, scalars) from which restore() rebuilds this learner exactly:
         every array it owns (views of them follow) and every number."""

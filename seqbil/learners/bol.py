@@ -23,15 +23,21 @@ from .base import Learner, register
 
 
 class BlockPool:
-    """Dense storage of the Theta blocks of the attributes touched so far, in order of
-    first touch. The pool is one zero-filled allocation for all attributes: the
+    """Dense storage of the Theta blocks (float32, see cython_ext/blocks.pxd) of the
+    attributes touched so far, in order of first touch: attribute a's block is
+    pool[slot[a]]. The pool is one zero-filled allocation for all attributes: the
     operating system maps its pages on first write, so memory grows with the blocks
     in use and no block is ever copied."""
 
     def __init__(self, n_attributes, S):
-        self.slot = np.full(n_attributes, -1, dtype=np.int64)
-        self.pool = np.zeros((max(n_attributes, 1), S, S + 1))
+        self.slot = np.full(n_attributes, -1, dtype=np.int32)
+        self.pool = np.zeros((max(n_attributes, 1), S, S + 1), dtype=np.float32)
         self.used = 0
+
+    def attributes(self):
+        """The attributes that hold a slot, in slot order."""
+        attrs = np.flatnonzero(self.slot >= 0)
+        return attrs[np.argsort(self.slot[attrs])]
 
 
 @register
@@ -55,7 +61,10 @@ class Bilinear(Learner):
         self.R = int(settings["power_steps"])
         self.mode = settings["rank1"]
         self.W0, self.end = np.zeros((self.A0, S)), np.zeros(S)
-        # alpha[a] and beta[a] side by side in memory (see chain.pxd: score_pair_bilinear)
+        # alpha and beta side by side in memory (see chain.pxd: score_pair_bilinear). In
+        # block mode row s belongs to the attribute with slot s, like sigma and the
+        # averaging sums, so that like the pool they take memory only as attributes
+        # take part in mistakes; the global mode keeps a row per attribute.
         self.ab = np.zeros((A1, 2 * S + 1))
         self.alpha, self.beta = self.ab[:, :S], self.ab[:, S:]
         self.sigma = np.zeros(A1 if self.mode == "block" else 0)
@@ -100,21 +109,25 @@ class Bilinear(Learner):
         alpha_a beta_a^T, whose top triple the saved factors are, so the first power
         steps refine the saved W_a instead of starting afresh. The factors are put in
         the learner's form alpha_a = sigma_a u_a, beta_a = v_a with unit u_a, v_a (an
-        averaged model's are not)."""
+        averaged model's are not), each live attribute at a slot of its own."""
         if self.mode == "global":
             raise ValueError("rank1 = global cannot continue a model; use rank1 = block")
+        weights = dict(weights)
+        alpha, beta = np.asarray(weights.pop("alpha")), np.asarray(weights.pop("beta"))
+        if alpha.shape != self.alpha.shape or beta.shape != self.beta.shape:
+            raise ValueError(f"alpha, beta: shapes {alpha.shape}, {beta.shape}, the learner has "
+                             f"{self.alpha.shape}, {self.beta.shape}")
         super().warm_start(weights)
-        na, nb = np.linalg.norm(self.alpha, axis=1), np.linalg.norm(self.beta, axis=1)
+        na, nb = np.linalg.norm(alpha, axis=1), np.linalg.norm(beta, axis=1)
         live = np.flatnonzero((na > 0) & (nb > 0))
-        dead = np.flatnonzero((na == 0) | (nb == 0))
-        self.alpha[live] *= nb[live, None]
-        self.beta[live] /= nb[live, None]
-        self.ab[dead] = 0.0
-        self.sigma[live] = na[live] * nb[live]
+        n = len(live)
+        self.alpha[:n] = alpha[live] * nb[live, None]
+        self.beta[:n] = beta[live] / nb[live, None]
+        self.sigma[:n] = na[live] * nb[live]
         b = self.blocks
-        b.slot[live] = np.arange(len(live))
-        b.used = len(live)
-        b.pool[:len(live)] = self.alpha[live, :, None] * self.beta[live, None, :]
+        b.slot[live] = np.arange(n)
+        b.used = n
+        b.pool[:n] = self.alpha[:n, :, None] * self.beta[:n, None, :]
 
     def _fold_scales(self):
         """Move a global scale into the raw vectors before it under- or overflows; the
@@ -175,18 +188,18 @@ class Bilinear(Learner):
         used = self.blocks.used
         if not used:
             return {}
-        attrs = np.flatnonzero(self.blocks.slot >= 0)
-        attrs = attrs[np.argsort(self.blocks.slot[attrs])]  # attrs[i] owns pool slot i
+        attrs = self.blocks.attributes()  # attrs[i] owns pool slot i
         top, ratio, angles, values = (np.empty(used) for _ in range(4))
         best = (-1.0, None, None, -1)
         for lo in range(0, used, batch):
             hi = min(lo + batch, used)
-            theta = self.blocks.pool[lo:hi]
+            theta = self.blocks.pool[lo:hi].astype(np.float64)
             u, s, vt = np.linalg.svd(theta)
             top[lo:hi] = s[:, 0]
             ratio[lo:hi] = np.divide(s[:, 1], s[:, 0], out=np.zeros(hi - lo), where=s[:, 0] > 0)
             a = attrs[lo:hi]
-            x, y = _unit(self.alpha[a]), _unit(self.beta[a])
+            rows = slice(lo, hi) if self.mode == "block" else a  # block mode keeps the factors by slot
+            x, y = _unit(self.alpha[rows]), _unit(self.beta[rows])
             angles[lo:hi] = np.maximum(_angle(x, u[:, :, 0]), _angle(y, vt[:, 0, :]))
             values[lo:hi] = np.divide(np.einsum("bi,bij,bj->b", x, theta, y), s[:, 0], out=np.zeros(hi - lo),
                                       where=s[:, 0] > 0)
@@ -211,13 +224,23 @@ class Bilinear(Learner):
         out["dual_objective"] = float(self.C * self.mistakes - f_star)
         return out
 
+    def finish(self):
+        """The Theta blocks and the kernel are done with; the factors stay."""
+        self.kernel = None
+        self.blocks.pool = np.zeros((0,) + self.blocks.pool.shape[1:], dtype=np.float32)
+        self.mark = None
+
     def parameters(self):
-        """Scoring weights: alpha folds in sigma (sigma_a u_a, or sigma_1 s_a a_raw)."""
+        """Scoring weights, a row per attribute: alpha folds in sigma (sigma_a u_a, or
+        sigma_1 s_a a_raw)."""
         if self.mode == "block":
-            alpha, beta = self.alpha, self.beta
+            b, S = self.blocks, self.S
+            attrs = b.attributes()
+            rows = self.ab[:len(attrs)]
             if self.averaged:
-                c = float(self.counter)
-                alpha, beta = alpha - self.Ua / c, beta - self.Ub / c
+                rows = rows - self.Uab[:len(attrs)] / float(self.counter)
+            alpha, beta = np.zeros((self.A1, S)), np.zeros((self.A1, S + 1))
+            alpha[attrs], beta[attrs] = rows[:, :S], rows[:, S:]
         else:
             sigma, s_a, s_b, _, _, G_a, G_b = self.state
             if self.averaged:  # means of (sigma s_a a_raw) and (s_b b_raw), initial values included
