@@ -11,7 +11,7 @@
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, SEQBIL_PREFETCH, b_begin, path_diff, next_diff, differs,
+from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, SEQBIL_PREFETCH, b_begin, own_step, path_diff, next_diff, differs,
                     linear_update, score_unary, score_pair_bilinear, viterbi)
 
 
@@ -51,15 +51,18 @@ cdef inline tuple dual_buffers(Dual* d, int maxb):
     return touched, dblk
 
 
-cdef inline int collect_dphi(const Corpus* c, const int32_t* pred, int64_t p0, int n, Dual* d,
+cdef inline int collect_dphi(const Corpus* c, const Linear* m, const int32_t* pred, int64_t p0, int n, Dual* d,
                              double C) noexcept nogil:
-    """Gather C * dPhi of a mistaken sequence per touched attribute block.
+    """Gather C * dPhi of a mistaken sequence per touched attribute block (each block's
+    part times its multi-task multiplier, own_step).
+
 
     touched[:k] lists the attributes, dblk[j] holds the block of touched[j], and
     mark[a] = j until absorb resets it. Returns k."""
     cdef int S = d.S, T = S + 1, k = 0, j
     cdef int64_t q
     cdef int32_t a
+    cdef double s
     cdef double* blk
     cdef PathDiff at = path_diff(c.labels + p0, pred, n, S)
     while next_diff(&at):
@@ -73,8 +76,9 @@ cdef inline int collect_dphi(const Corpus* c, const int32_t* pred, int64_t p0, i
                 memset(d.dblk + k * S * T, 0, S * T * sizeof(double))
                 k += 1
             blk = d.dblk + j * S * T
-            blk[at.g * T + at.gp] += C
-            blk[at.p * T + at.pp] -= C
+            s = C * own_step(m, 1, a)
+            blk[at.g * T + at.gp] += s
+            blk[at.p * T + at.pp] -= s
     return k
 
 
@@ -123,21 +127,22 @@ cdef inline float* absorb(Dual* d, int j) noexcept nogil:
     return th
 
 
-cdef inline int bilinear_mistake(const Corpus* c, const Linear* m, const Rank1* w, double scale,
-                                 const Lattice* L, Dual* d, const double* sigma, int64_t p0, int n,
+cdef inline int bilinear_mistake(const Corpus* c, const Linear* m, const Linear* scorer, const Rank1* w,
+                                 double scale, const Lattice* L, Dual* d, const double* sigma, int64_t p0, int n,
                                  double C, double cc) noexcept nogil:
     """Algorithm 2, lines 4-5 for the sequence at p0: decode with the bilinear model
-    (1st-order scores times scale). On a mistake, take the linear step (section 4.3,
+    (1st-order scores times scale; scorer: the linear part that scores this sequence,
+    chain.pxd: for_sequence, m: the one updated). On a mistake, take the linear step (section 4.3,
     cc = C * counter for averaging) and gather C * dPhi_t in d, asking the cache for
     the Theta blocks it touches (see prefetch_blocks). Returns the number of touched
     blocks, or -1 when the decoded path is right."""
-    score_unary(c, m, L, p0, n)
+    score_unary(c, scorer, L, p0, n)
     score_pair_bilinear(c, w, L, p0, n, scale)
-    viterbi(L, m, n, L.pred)
+    viterbi(L, scorer, n, L.pred)
     if not differs(c.labels + p0, L.pred, n):
         return -1
     linear_update(c, L.pred, p0, n, m, C, cc)
-    cdef int k = collect_dphi(c, L.pred, p0, n, d, C)
+    cdef int k = collect_dphi(c, m, L.pred, p0, n, d, C)
     prefetch_blocks(d, k, sigma)
     return k
 

@@ -22,7 +22,8 @@ cimport cython
 import numpy as np
 from libc.math cimport sqrt, fabs
 from libc.stdint cimport int32_t, int64_t
-from chain cimport Corpus, Linear, Rank1, Lattice, corpus_view, linear_view, rank1_view, lattice_new, chunk_limits
+from chain cimport (Corpus, Linear, Rank1, Lattice, corpus_view, linear_view, linear_tasks, for_sequence, task_buffers,
+                    check_tasks, rank1_view, lattice_new, chunk_limits)
 from blocks cimport real, Dual, dual_view, dual_buffers, absorb, bilinear_mistake, dot, matvec, rmatvec
 
 
@@ -153,8 +154,13 @@ cdef class BlockKernel:
     def __init__(self, double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, ::1] U0,
                  double[:, ::1] Utrans, double[::1] Uend, double[:, :] alpha, double[:, :] beta,
                  double[::1] sigma, double[:, :] Ua, double[:, :] Ub, int32_t[::1] slot,
-                 float[:, :, ::1] pool, int32_t[::1] mark, double C, int R, bint averaged, bint transitions):
+                 float[:, :, ::1] pool, int32_t[::1] mark, double C, int R, bint averaged, bint transitions,
+                 tasks=None):
+        """tasks: None, or (K, b, own attribute ids of order 0, of order 1) for
+        multi-task learning (chain.pxd: Linear); the task copies of an attribute are
+        blocks of their own."""
         self.lin = linear_view(W0, trans, end, U0, Utrans, Uend, averaged, transitions)
+        linear_tasks(&self.lin, tasks, trans.shape[0], end.shape[0])
         self.w = rank1_view(alpha, beta)
         self.avg = rank1_view(Ua, Ub)
         self.d = dual_view(slot, pool, mark)
@@ -171,7 +177,10 @@ cdef class BlockKernel:
         """Algorithm 2 over the sequences data[order], n_slots of the pool in use.
         Returns (mistakes, counter, n_slots, blocks_updated)."""
         cdef Corpus c = corpus_view(data)
-        cdef Linear m = self.lin
+        cdef Linear m = self.lin, eff
+        cdef const Linear* mm
+        check_tasks(&c, &m, order)
+        buffers = task_buffers(&eff, m.S)
         cdef Rank1 w = self.w, avg = self.avg
         cdef Dual d = self.d
         d.n_slots = n_slots
@@ -198,7 +207,8 @@ cdef class BlockKernel:
                 p0 = c.seq_ptr[order[jj]]
                 n = <int>(c.seq_ptr[order[jj] + 1] - p0)
                 if n > 0:
-                    k = bilinear_mistake(&c, &m, &w, 1.0, &L, &d, sigma, p0, n, C, C * counter)
+                    mm = for_sequence(&m, &eff, &c, order[jj])
+                    k = bilinear_mistake(&c, &m, mm, &w, 1.0, &L, &d, sigma, p0, n, C, C * counter)
                     if k >= 0:
                         mistakes += 1
                         for j in range(k):

@@ -167,7 +167,7 @@ cdef class GlobalKernel:
                 p0 = c.seq_ptr[order[jj]]
                 n = <int>(c.seq_ptr[order[jj] + 1] - p0)
                 if n > 0:
-                    k = bilinear_mistake(&c, &m, &raw, state[0] * state[1] * state[2], &L, &d, NULL, p0, n,
+                    k = bilinear_mistake(&c, &m, &m, &raw, state[0] * state[1] * state[2], &L, &d, NULL, p0, n,
                                          C, C * counter)
                     if k >= 0:
                         mistakes += 1

@@ -53,6 +53,7 @@ cdef struct Corpus:
     const int64_t* b_ptr      # 1st-order attributes, likewise; NULL when every position
     const int32_t* b_ids      # has b_width of them (b_begin)
     int64_t b_width
+    const int32_t* seq_task   # multi-task training: the task of each sequence; else NULL
 
 
 cdef struct Linear:
@@ -67,6 +68,20 @@ cdef struct Linear:
     double* Uend
     bint averaged
     bint transitions          # trans is learned (the template set has the bare B)
+    # Multi-task learning (Cavallanti, Cesa-Bianchi & Gentile 2008, Figure 1 with the
+    # interaction matrix of eq. 3) as augmented features: every weight has a shared
+    # copy and a copy per task, and a sequence of task k is scored with the sum of
+    # the shared copies and k's. An update on task k moves the shared copies by
+    # step_shared = b / (K (1 + b)) and k's by step_own = 1 / (1 + b) times the
+    # single-task step, so that the sum for task j moves by (A^-1)_{jk} times it.
+    # trans and end then hold tasks + 1 copies (shared first, S rows each); the task
+    # copies of the attributes are the ids own_lo[o] <= a < own_hi[o] of order o.
+    int tasks                 # K, or 0 for single-task training
+    int task                  # the task of the sequence being learned
+    double step_shared
+    double step_own
+    int32_t own_lo[2]
+    int32_t own_hi[2]
 
 
 cdef struct Rank1:
@@ -125,6 +140,7 @@ cdef inline Corpus corpus_view(data) except *:
     cdef const int64_t[::1] b_ptr
     cdef const int32_t[::1] b_ids = data.b_ids
     cdef const float[::1] u_vals
+    cdef const int32_t[::1] seq_task
     cdef Corpus c
     c.seq_ptr, c.labels = &seq_ptr[0], &labels[0]
     c.u_ptr, c.u_ids = &u_ptr[0], &u_ids[0]
@@ -138,6 +154,14 @@ cdef inline Corpus corpus_view(data) except *:
         if c.b_width < 1 or b_ids.shape[0] != c.b_width * (seq_ptr[seq_ptr.shape[0] - 1]):
             raise ValueError("b_ids must hold b_width ids per position")
     c.u_vals = NULL
+    c.seq_task = NULL
+    tasks = getattr(data, "seq_task", None)
+    if tasks is not None:
+        if not (isinstance(tasks, np.ndarray) and tasks.dtype == np.int32 and
+                tasks.shape == (seq_ptr.shape[0] - 1,)):
+            raise ValueError("seq_task must be an int32 array with one task per sequence")
+        seq_task = tasks
+        c.seq_task = &seq_task[0]
     vals = getattr(data, "u_vals", None)
     if vals is not None:
         # the kernels read u_vals[q] for every entry q of u_ids, unchecked
@@ -155,15 +179,63 @@ cdef inline Linear linear_view(const double[:, ::1] W0, const double[:, ::1] tra
     Decoding passes read-only arrays and never writes; the training kernels take
     theirs writable."""
     cdef Linear m
-    m.S = end.shape[0]
-    if trans.shape[0] != m.S or trans.shape[1] != m.S + 1 or W0.shape[1] != m.S:
+    m.S = W0.shape[1]
+    # (tasks + 1) copies of trans and end in multi-task learning (linear_tasks)
+    if m.S < 1 or trans.shape[1] != m.S + 1 or trans.shape[0] % m.S or end.shape[0] != trans.shape[0]:
         raise ValueError("W0, trans and end disagree on the number of labels")
     m.W0, m.trans, m.end = <double*> &W0[0, 0], <double*> &trans[0, 0], <double*> &end[0]
     m.U0 = m.Utrans = m.Uend = NULL
     if averaged:
         m.U0, m.Utrans, m.Uend = <double*> &U0[0, 0], <double*> &Utrans[0, 0], <double*> &Uend[0]
     m.averaged, m.transitions = averaged, transitions
+    m.tasks = m.task = 0
+    m.step_shared = m.step_own = 1.0
+    m.own_lo[0] = m.own_hi[0] = m.own_lo[1] = m.own_hi[1] = 0
     return m
+
+
+cdef inline int linear_tasks(Linear* m, tasks, Py_ssize_t trans_rows, Py_ssize_t end_len) except -1:
+    """Set up multi-task learning on m from tasks = (K, b, (lo0, hi0), (lo1, hi1)), or
+    None for one task; trans_rows and end_len: what the learner allocated."""
+    if tasks is None:
+        if trans_rows != m.S or end_len != m.S:
+            raise ValueError("trans and end must hold one copy")
+        return 0
+    K, b, own0, own1 = tasks
+    if K < 1 or b < 0 or trans_rows != (K + 1) * m.S or end_len != (K + 1) * m.S:
+        raise ValueError("trans and end must hold a shared copy and one per task")
+    m.tasks = K
+    m.step_shared, m.step_own = b / (K * (1.0 + b)), 1.0 / (1.0 + b)
+    m.own_lo[0], m.own_hi[0] = own0
+    m.own_lo[1], m.own_hi[1] = own1
+    return 0
+
+
+cdef inline double own_step(const Linear* m, int order, int32_t a) noexcept nogil:
+    """The step multiplier of attribute a of an order (1 for single-task learning)."""
+    if m.tasks == 0:
+        return 1.0
+    return m.step_own if m.own_lo[order] <= a < m.own_hi[order] else m.step_shared
+
+
+cdef inline const Linear* for_sequence(Linear* m, Linear* eff, const Corpus* c, int64_t j) noexcept nogil:
+    """The linear part that scores sequence j: m itself for one task; for task k, a
+    copy whose trans and end (in eff's own buffers) are the shared copies plus k's.
+    Sets m.task."""
+    if m.tasks == 0:
+        return m
+    cdef int S = m.S, k = c.seq_task[j], i
+    cdef int TS = S * (S + 1)
+    m.task = k
+    cdef double* trans = eff.trans
+    cdef double* end = eff.end
+    eff[0] = m[0]
+    eff.trans, eff.end = trans, end
+    for i in range(TS):
+        trans[i] = m.trans[i] + m.trans[(k + 1) * TS + i]
+    for i in range(S):
+        end[i] = m.end[i] + m.end[(k + 1) * S + i]
+    return eff
 
 
 cdef inline Rank1 rank1_view(const double[:, :] alpha, const double[:, :] beta) except *:
@@ -191,6 +263,26 @@ cdef inline tuple lattice_new(Lattice* L, int maxlen, int S):
     L.unary, L.pair, L.delta = &unary[0, 0], &pair[0, 0, 0], &delta[0, 0]
     L.back, L.pred = &back[0, 0], &pred[0]
     return unary, pair, delta, back, pred
+
+
+cdef inline tuple task_buffers(Linear* eff, int S):
+    """Point eff at fresh trans and end buffers (for_sequence); returns their arrays."""
+    cdef double[::1] trans = np.zeros(S * (S + 1)), end = np.zeros(S)
+    eff.trans, eff.end = &trans[0], &end[0]
+    return trans, end
+
+
+cdef inline int check_tasks(const Corpus* c, const Linear* m, const int64_t[::1] order) except -1:
+    """Multi-task learning needs a task in [0, K) for every sequence of the chunk."""
+    cdef Py_ssize_t j
+    if m.tasks == 0:
+        return 0
+    if c.seq_task == NULL:
+        raise ValueError("multi-task learning needs the task of every sequence (seq_task)")
+    for j in range(order.shape[0]):
+        if not 0 <= c.seq_task[order[j]] < m.tasks:
+            raise ValueError(f"sequence {order[j]} has task {c.seq_task[order[j]]}, not one of 0..{m.tasks - 1}")
+    return 0
 
 
 # --- sequences ------------------------------------------------------------------------
@@ -265,9 +357,9 @@ cdef inline void zero_order_step(const Corpus* c, const Linear* m, int64_t p, in
     cdef int64_t q
     cdef double* w
     cdef double* u
-    cdef double s, su
+    cdef double s, su, x
     cdef bint averaged = m.averaged
-    if c.u_vals == NULL:
+    if c.u_vals == NULL and m.tasks == 0:
         for q in range(c.u_ptr[p], c.u_ptr[p + 1]):
             w = m.W0 + <Py_ssize_t> c.u_ids[q] * S
             w[g] += C
@@ -276,14 +368,15 @@ cdef inline void zero_order_step(const Corpus* c, const Linear* m, int64_t p, in
                 u = m.U0 + <Py_ssize_t> c.u_ids[q] * S
                 u[g] += cc
                 u[y] -= cc
-    else:
+    else:  # values, or the step multipliers of multi-task learning (own_step)
         for q in range(c.u_ptr[p], c.u_ptr[p + 1]):
-            s = C * c.u_vals[q]
+            x = (1.0 if c.u_vals == NULL else c.u_vals[q]) * own_step(m, 0, c.u_ids[q])
+            s = C * x
             w = m.W0 + <Py_ssize_t> c.u_ids[q] * S
             w[g] += s
             w[y] -= s
             if averaged:
-                su = cc * c.u_vals[q]
+                su = cc * x
                 u = m.U0 + <Py_ssize_t> c.u_ids[q] * S
                 u[g] += su
                 u[y] -= su
@@ -294,26 +387,37 @@ cdef inline void linear_update(const Corpus* c, const int32_t* pred, int64_t p0,
     """Perceptron step on the linear part: 0-order weights (section 4.3; a valued entry
     steps by C x), label transitions and end scores; cc = C * counter goes to the
     averaging sums."""
-    cdef int S = m.S, T = S + 1, g, p
+    cdef int S = m.S, T = S + 1, g, p, copy
     cdef bint averaged = m.averaged
-    cdef PathDiff d = path_diff(c.labels + p0, pred, n, S)
-    while next_diff(&d):
-        if m.transitions:
-            m.trans[d.g * T + d.gp] += C
-            m.trans[d.p * T + d.pp] -= C
+    cdef PathDiff d
+    # one pass for one task; with tasks, the shared copies of trans and end, then the
+    # task's own (the 0-order weights take their multipliers in zero_order_step)
+    cdef int copies = 1 if m.tasks == 0 else 2
+    cdef Py_ssize_t t_off, e_off
+    cdef double step, s, sc
+    for copy in range(copies):
+        step = 1.0 if m.tasks == 0 else (m.step_shared if copy == 0 else m.step_own)
+        t_off = 0 if copy == 0 else (m.task + 1) * S * T
+        e_off = 0 if copy == 0 else (m.task + 1) * S
+        s, sc = C * step, cc * step
+        d = path_diff(c.labels + p0, pred, n, S)
+        while next_diff(&d):
+            if m.transitions:
+                m.trans[t_off + d.g * T + d.gp] += s
+                m.trans[t_off + d.p * T + d.pp] -= s
+                if averaged:
+                    m.Utrans[t_off + d.g * T + d.gp] += sc
+                    m.Utrans[t_off + d.p * T + d.pp] -= sc
+            if copy == 0 and d.g != d.p:
+                zero_order_step(c, m, p0 + d.i, d.g, d.p, C, cc)
+        g = c.labels[p0 + n - 1]
+        p = pred[n - 1]
+        if g != p:
+            m.end[e_off + g] += s
+            m.end[e_off + p] -= s
             if averaged:
-                m.Utrans[d.g * T + d.gp] += cc
-                m.Utrans[d.p * T + d.pp] -= cc
-        if d.g != d.p:
-            zero_order_step(c, m, p0 + d.i, d.g, d.p, C, cc)
-    g = c.labels[p0 + n - 1]
-    p = pred[n - 1]
-    if g != p:
-        m.end[g] += C
-        m.end[p] -= C
-        if averaged:
-            m.Uend[g] += cc
-            m.Uend[p] -= cc
+                m.Uend[e_off + g] += sc
+                m.Uend[e_off + p] -= sc
 
 
 # --- scoring and decoding -----------------------------------------------------------

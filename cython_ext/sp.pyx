@@ -6,28 +6,34 @@ therefore touches only the weights of the features in dPhi.
 """
 import numpy as np  # for the buffers of chain.pxd
 from libc.stdint cimport int32_t, int64_t
-from chain cimport (Corpus, Linear, Lattice, PathDiff, b_begin, corpus_view, linear_view, lattice_new, chunk_limits,
-                    differs, path_diff, next_diff, linear_update, score_unary, score_pair_linear, viterbi)
+from chain cimport (Corpus, Linear, Lattice, PathDiff, b_begin, corpus_view, linear_view, linear_tasks, own_step,
+                    for_sequence, task_buffers, check_tasks, lattice_new, chunk_limits, differs, path_diff,
+                    next_diff, linear_update, score_unary, score_pair_linear, viterbi)
 
 
-cdef inline void pair_update(const Corpus* c, const int32_t* pred, int64_t p0, int n, int S, double* W1,
-                             double* U1, double C, double cc, bint averaged) noexcept nogil:
-    """Perceptron step on the 1st-order weights W1 (A1 x S x (S + 1)) and their sums U1."""
-    cdef int T = S + 1
+cdef inline void pair_update(const Corpus* c, const Linear* m, const int32_t* pred, int64_t p0, int n, double* W1,
+                             double* U1, double C, double cc) noexcept nogil:
+    """Perceptron step on the 1st-order weights W1 (A1 x S x (S + 1)) and their sums U1
+    (each attribute's step times its multi-task multiplier, own_step)."""
+    cdef int S = m.S, T = S + 1
     cdef Py_ssize_t row = S * T
     cdef int64_t k
     cdef double* w
     cdef double* u
+    cdef double step, s
     cdef PathDiff d = path_diff(c.labels + p0, pred, n, S)
     while next_diff(&d):
         for k in range(b_begin(c, p0 + d.i), b_begin(c, p0 + d.i + 1)):
+            step = own_step(m, 1, c.b_ids[k])
+            s = C * step
             w = W1 + c.b_ids[k] * row
-            w[d.g * T + d.gp] += C
-            w[d.p * T + d.pp] -= C
-            if averaged:
+            w[d.g * T + d.gp] += s
+            w[d.p * T + d.pp] -= s
+            if m.averaged:
+                s = cc * step
                 u = U1 + c.b_ids[k] * row
-                u[d.g * T + d.gp] += cc
-                u[d.p * T + d.pp] -= cc
+                u[d.g * T + d.gp] += s
+                u[d.p * T + d.pp] -= s
 
 
 cdef class PerceptronKernel:
@@ -42,8 +48,11 @@ cdef class PerceptronKernel:
 
     def __init__(self, double[:, ::1] W0, double[:, :, ::1] W1, double[:, ::1] trans, double[::1] end,
                  double[:, ::1] U0, double[:, :, ::1] U1, double[:, ::1] Utrans, double[::1] Uend, double C,
-                 bint averaged, bint transitions):
+                 bint averaged, bint transitions, tasks=None):
+        """tasks: None, or (K, b, own attribute ids of order 0, of order 1) for
+        multi-task learning (chain.pxd: Linear)."""
         self.lin = linear_view(W0, trans, end, U0, Utrans, Uend, averaged, transitions)
+        linear_tasks(&self.lin, tasks, trans.shape[0], end.shape[0])
         self.W1 = &W1[0, 0, 0]
         self.U1 = &U1[0, 0, 0]
         self.C = C
@@ -56,7 +65,10 @@ cdef class PerceptronKernel:
         updated averaging counter.
         """
         cdef Corpus c = corpus_view(data)
-        cdef Linear m = self.lin
+        cdef Linear m = self.lin, eff
+        cdef const Linear* mm
+        check_tasks(&c, &m, order)
+        buffers = task_buffers(&eff, m.S)
         cdef double* W1 = self.W1
         cdef double* U1 = self.U1
         cdef double C = self.C, cc
@@ -71,13 +83,14 @@ cdef class PerceptronKernel:
                 p0 = c.seq_ptr[order[j]]
                 n = <int>(c.seq_ptr[order[j] + 1] - p0)
                 if n > 0:
-                    score_unary(&c, &m, &L, p0, n)
+                    mm = for_sequence(&m, &eff, &c, order[j])
+                    score_unary(&c, mm, &L, p0, n)
                     score_pair_linear(&c, W1, &L, p0, n)
-                    viterbi(&L, &m, n, L.pred)
+                    viterbi(&L, mm, n, L.pred)
                     if differs(c.labels + p0, L.pred, n):
                         mistakes += 1
                         cc = C * counter
                         linear_update(&c, L.pred, p0, n, &m, C, cc)
-                        pair_update(&c, L.pred, p0, n, m.S, W1, U1, C, cc, m.averaged)
+                        pair_update(&c, &m, L.pred, p0, n, W1, U1, C, cc)
                 counter += 1
         return mistakes, counter

@@ -25,15 +25,24 @@ class Learner(ABC):
     options = ()         # params.Param entries only this learner reads
     averages = True      # honours the `averaged` option
     bilinear = False     # factors the 1st-order weights: without 1st-order templates it is sp
+    multitask = False    # learns several tasks at once (the `tasks` argument)
     # scalars that change while training, with their least value; restore() requires
     # every other scalar to equal the fresh learner's
     progress = {"counter": 1}
 
-    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True):
-        """transitions: learn the label-transition matrix (the template set has a bare B)."""
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
+        """transitions: learn the label-transition matrix (the template set has a bare B).
+        tasks: None, or (K, b, (lo0, hi0), (lo1, hi1)) for multi-task learning with
+        coupling b, the attributes lo <= a < hi of each order being the tasks' own
+        copies (the others are shared): see cython_ext/chain.pxd, Linear. trans and
+        end then stack K + 1 copies, the shared one first."""
         self.S, self.A0, self.A1 = n_labels, n_attributes0, n_attributes1
         self.settings, self.transitions = settings, bool(transitions)
-        self.trans = np.zeros((n_labels, n_labels + 1))
+        if tasks is not None and not self.multitask:
+            raise ValueError(f"learner {self.name} does not learn several tasks")
+        self.tasks = tasks
+        self.copies = 1 if tasks is None else tasks[0] + 1
+        self.trans = np.zeros((self.copies * n_labels, n_labels + 1))
         self.C = float(settings["C"])
         self.averaged = bool(settings["averaged"])
 

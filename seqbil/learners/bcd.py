@@ -23,8 +23,8 @@ class CoordinateDescent(Learner):
     )
     progress = {"side": 0}
 
-    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True):
-        super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions)
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
+        super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
         S = self.S
         self.rounds, self.epochs = int(settings["bcd_rounds"]), int(settings["bcd_epochs"])
         self.W0, self.end = np.zeros((self.A0, S)), np.zeros(S)

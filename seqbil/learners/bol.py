@@ -45,6 +45,7 @@ class Bilinear(Learner):
     name = "bol"
     summary = "online bilinear learner (Wu & Sun 2015, Algorithm 2), power-iteration updates"
     bilinear = True
+    multitask = True  # block mode: a task copy of a 1st-order attribute is a block of its own
     options = (
         Param("rank1", str, "block", "rank-1 per attribute block, or the paper's literal global rank-1",
               choices=("block", "global")),
@@ -55,12 +56,14 @@ class Bilinear(Learner):
     )
     progress = {"counter": 1, "updated": 0, "mistakes": 0}
 
-    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True):
-        super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions)
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
+        super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
         S, A1 = self.S, self.A1
         self.R = int(settings["power_steps"])
         self.mode = settings["rank1"]
-        self.W0, self.end = np.zeros((self.A0, S)), np.zeros(S)
+        if tasks is not None and self.mode == "global":
+            raise ValueError("rank1 = global does not learn several tasks; use rank1 = block")
+        self.W0, self.end = np.zeros((self.A0, S)), np.zeros(self.copies * S)
         # alpha and beta side by side in memory (see chain.pxd: score_pair_bilinear). In
         # block mode row s belongs to the attribute with slot s, like sigma and the
         # averaging sums, so that like the pool they take memory only as attributes
@@ -89,7 +92,7 @@ class Bilinear(Learner):
         if self.mode == "block":
             self.kernel = BlockKernel(self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend, self.alpha,
                                       self.beta, self.sigma, self.Ua, self.Ub, b.slot, b.pool, self.mark, self.C,
-                                      self.R, self.averaged, self.transitions)
+                                      self.R, self.averaged, self.transitions, tasks)
         else:  # alpha and beta hold the raw vectors, scaled by state[1] and state[2]
             self.kernel = GlobalKernel(self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend, self.alpha,
                                        self.beta, self.state, self.Ua, self.Ub, b.slot, b.pool, self.mark, self.C,
