@@ -11,8 +11,8 @@
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, SEQBIL_PREFETCH, b_begin, own_step, path_diff, next_diff, differs,
-                    linear_update, score_unary, score_pair_bilinear, viterbi)
+from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, SEQBIL_PREFETCH, b_begin, own_step, path_diff, next_diff,
+                    differs, linear_update, score_unary, score_pair_bilinear, viterbi)
 
 
 cdef struct Dual:

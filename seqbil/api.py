@@ -45,6 +45,10 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
     init_model: a saved model (path) to continue training on this data: its
         templates, corpus settings, labels and weights are the start, new
         attributes and labels are added; inspect shows the lineage.
+    tasks=["NAME=TRAIN[,DEV]", ...] (instead of train and dev): one model for
+        several tasks, e.g. segmentation standards, learned together (Cavallanti,
+        Cesa-Bianchi & Gentile 2008; coupling=b sets how much they share); tag
+        with model.for_task(NAME).
     options: any name of the parameter table (`seqbil params`), e.g. epochs=3,
         learner="bol"; they override the config.
     verbose: print the run's messages on stderr; progress: show progress bars.
@@ -55,7 +59,7 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
         config = DEFAULT_CONFIG
     config = params.find_config(config) if config is not None else None
     settings, sources = params.resolve(config, options)
-    if train is None:
+    if train is None and not settings["tasks"]:  # (multi-task: the corpora of the tasks)
         train_name, dev_name = SAMPLES[settings["format"]]
         train = str(sample_path(train_name))
         if dev is None:
@@ -132,12 +136,15 @@ def _in_memory(fmt, sentences, name):
     return out
 
 
-def evaluate(model, data, *, words=None, metric=None):
+def evaluate(model, data, *, words=None, metric=None, task=None):
     """Tag an annotated corpus (a path) with a model (or a model path) and score it.
 
     metric: chunk, segment or accuracy; by default the one stored in the model.
     words: the training word list, for the OOV figures of segmentation."""
     model = model if isinstance(model, Model) else Model.load(model)
+    if task is not None:
+        model = model.for_task(task)
+    model._need_task()
     sentences = read_corpus(model.format, data, model.corpus.get("encoding", "utf-8"))
     missing = next((s for s in sentences if s.labels is None), None)
     if missing is not None:

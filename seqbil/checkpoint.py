@@ -23,6 +23,8 @@ def fingerprint(data):
     arrays = [data.seq_ptr, data.labels, data.u_ptr, data.u_ids, "b_ptr", data.b_ids]
     if getattr(data, "u_vals", None) is not None:
         arrays.append(data.u_vals)
+    if getattr(data, "seq_task", None) is not None:
+        arrays.append(data.seq_task)
     crc = 0
     for array in arrays:
         if isinstance(array, str):  # the same CRC whether b_ptr was dropped or not
@@ -62,14 +64,16 @@ def load(path):
 
 def _check_run(run, path):
     settings = run["settings"]
-    if not isinstance(settings, dict) or set(settings) != {p.name for p in params.table()}:
+    # parameters added since the checkpoint was written take their defaults
+    if not isinstance(settings, dict) or set(settings) - {p.name for p in params.table()}:
         raise ValueError("settings")
     for p in params.table():
-        params.check_value(p, settings[p.name], path)
+        if p.name in settings:
+            params.check_value(p, settings[p.name], path)
     if not isinstance(run.get("sources", {}), dict):
         raise ValueError("sources")
-    for key in ("train", "dev", "template", "config"):
-        if not (isinstance(run[key], str) or (key != "train" and run[key] is None)):
+    for key in ("train", "dev", "template", "config"):  # multi-task runs read the corpora of their tasks
+        if not (isinstance(run[key], str) or ((key != "train" or settings.get("tasks")) and run[key] is None)):
             raise ValueError(key)
     if type(run["checkpoint_every"]) is not int or run["checkpoint_every"] < 0 or type(run["data"]) is not int:
         raise ValueError("checkpoint_every or data")

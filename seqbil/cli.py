@@ -154,8 +154,10 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
               "[default: the best only, no header]")
 @click.option("--confidence", is_flag=True, help="Print how sure the model is: a line `# confidence MARGIN` "
               "before each sentence and, for CoNLL models, each label's margin after it (see above).  [default: off]")
+@click.option("--task", metavar="NAME", help="The task to tag, for a model trained on several (train --task): "
+              "e.g. the segmentation standard.  [default: none; a multi-task model needs one]")
 @fail_cleanly
-def tag(model_path, input_path, input_option, output_path, encoding, jobs, user_dicts, nbest, confidence):
+def tag(model_path, input_path, input_option, output_path, encoding, jobs, user_dicts, nbest, confidence, task):
     """Tag INPUT (default: standard input) and write to standard output (or --output).
 
     CoNLL models read one token per line (the attribute fields, with or without the
@@ -197,7 +199,7 @@ def tag(model_path, input_path, input_option, output_path, encoding, jobs, user_
         model.add_word_file(path, name if eq else None)
     with _sigterm_as_exit():
         tag_file(model, input_path if input_path is not None else input_option, output_path, encoding=encoding,
-                 jobs=jobs, nbest=nbest, confidence=confidence)
+                 jobs=jobs, nbest=nbest, confidence=confidence, task=task)
 
 
 @contextlib.contextmanager
@@ -234,9 +236,10 @@ def _sigterm_as_exit():
               help="Format of --gold/--pred. [default: the model's, else conll]")
 @click.option("--words", "words_path", metavar="FILE",
               help="Training words (a word list or the segmented training file) for OOV/IV recall.")
+@click.option("--task", metavar="NAME", help="With --model: the task to score, for a model trained on several.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 @fail_cleanly
-def evaluate(model_path, data_path, gold_path, pred_path, metric, scheme, format_name, words_path, as_json):
+def evaluate(model_path, data_path, gold_path, pred_path, metric, scheme, format_name, words_path, task, as_json):
     """Score a model on annotated data, or predictions against gold.
 
     \b
@@ -251,10 +254,12 @@ def evaluate(model_path, data_path, gold_path, pred_path, metric, scheme, format
     from .evaluation import format_report
 
     if model_path and data_path and not (gold_path or pred_path):
-        result = api.evaluate(model_path, data_path, words=words_path, metric=metric)
+        result = api.evaluate(model_path, data_path, words=words_path, metric=metric, task=task)
         if scheme:
             raise click.UsageError("--scheme goes with --gold/--pred; a model scores with its own scheme")
     elif gold_path and pred_path and not data_path:
+        if task:
+            raise click.UsageError("--task goes with --model and --data")
         result = api.evaluate_files(gold_path, pred_path, format=format_name, metric=metric, scheme=scheme,
                                     words=words_path, model=model_path)
     else:

@@ -13,6 +13,34 @@ def _count_nonzero(a):
     return int(np.count_nonzero(np.asarray(a)))
 
 
+def task_attributes(model):
+    """{task: its own attributes that hold weights}, of a multi-task model: the
+    attributes of the templates reading %task (their last macro, of multiplier 1 in
+    the key; None when a template's keys are hashed)."""
+    counts = {name: 0 for name in model.tasks}
+    store, S, index = model.store, len(model.labels), model.index
+    first, _ = first_order_block(model.kind, S)
+    K = index.K
+    for order, (templates, (table, ptr)) in enumerate(zip(model.templates.by_order, index.tables)):
+        rows = store["W0" if order == 0 else first]
+        t_ptr, _, _, mults = index.specs[order]
+        for t, template in enumerate(templates):
+            if not template.refs or template.refs[-1][1].kind != "task":
+                continue
+            if mults[t_ptr[t]] == 0:
+                return None
+            lo, hi = int(ptr[t]), int(ptr[t + 1])
+            field = template.refs[-1][1]
+            radix = len(index.fields[field]) + 2 * K + 1
+            value = table[lo:hi] % radix - (2 * K + 1 if index.layout == "boundaries-first" else 0)
+            held = np.array([rows.count(a, a + 1) > 0 for a in range(lo, hi)], dtype=bool)
+            strings = index.fields[field].strings
+            for v in np.unique(value[held]):
+                if 0 <= v < len(strings) and strings[v] in counts:
+                    counts[strings[v]] += int(np.count_nonzero(held & (value == v)))
+    return counts
+
+
 def model_info(model, path=None):
     """The model's description; path adds the file's size and format version."""
     training = dict(model.training)
@@ -56,6 +84,11 @@ def model_info(model, path=None):
                  "weights": {"layout": "sparse rows", "precision": model.precision}, "arrays": arrays},
         "seqbil_version": training.get("seqbil_version", __version__),
     }
+    if model.tasks:
+        own = task_attributes(model)
+        info["tasks"] = [{"name": name, "own_attributes": own[name] if own else None,
+                          **training.get("tasks", {}).get(name, {})} for name in model.tasks]
+        info["training"].pop("tasks", None)
     return info
 
 
@@ -76,6 +109,12 @@ def describe(info):
         if f:
             lines.append(f"{name}: {f['path']} ({f['sentences']} sentences, {f['tokens']} tokens, "
                          f"sha256 {f['sha256'][:16]}...)")
+    for task in info.get("tasks", []):
+        train = task.get("train") or {}
+        best = task.get("best_dev")
+        lines.append(f"task {task['name']}: {task['own_attributes']} own attributes with weights; trained on "
+                     f"{train.get('path')} ({train.get('sentences')} sentences)"
+                     + (f", best dev {best['metric']} {best['value']:.2f} at pass {best['pass']}" if best else ""))
     if "passes_run" in t:
         lines.append(f"passes run: {t['passes_run']} of {t['passes_planned']}"
                      + (f"; best dev {t['best_dev']['metric']} {t['best_dev']['value']:.2f} at pass "

@@ -12,12 +12,14 @@ Training fills these blocks densely (`weights`); a model keeps, decodes with and
 saves only their non-zero cells (`store`, see storage.py), float32 by default.
 """
 import codecs
+import copy
 
 import numpy as np
 
 from ._version import __version__
 from ._kernels.decode import confidence_corpus, decode_corpus, nbest_corpus, nbest_rows
 from .formats import Sentence, make_format
+from .formats.sentence import Corpus
 from .features.dataset import encode
 from .features.dictionaries import Lexicon
 from .features.vectors import VectorFeatures, VectorTable
@@ -31,11 +33,16 @@ KINDS = {"linear": ("W0", "W1", "trans", "end"), "bilinear": ("W0", "alpha", "be
 
 
 class Model:
-    def __init__(self, kind, labels, index, corpus, weights=None, training=None, store=None, precision="float32"):
+    def __init__(self, kind, labels, index, corpus, weights=None, training=None, store=None, precision="float32",
+                 tasks=None):
         """weights: the dense blocks (see the module docstring), as training makes
         them; store: the same as storage.sparse_weights keeps them, as a model file
-        holds them (give one of the two)."""
+        holds them (give one of the two). tasks: the task names of a multi-task
+        model, whose trans and end stack a shared copy and one per task (see
+        cython_ext/chain.pxd, Linear), and whose templates read %task: it tags
+        through for_task(name)."""
         self.kind, self.labels = kind, list(labels)
+        self.tasks, self.task = list(tasks or []), None
         self.index, self.templates = index, index.templates
         self.corpus = dict(corpus)  # format, n_fields, label_column, encoding, normalize, metric, scheme
         self.precision = precision
@@ -63,7 +70,12 @@ class Model:
     @property
     def store(self):
         """The weights as decoding reads them: storage.sparse_weights of the dense ones
-        (at the model's precision), made once per assignment of the weights."""
+        (at the model's precision), made once per assignment of the weights; for one
+        task of a multi-task model, its base's with the task's trans and end."""
+        if self._store is None and self.task is not None:
+            store, S, k = self._base.store, len(self.labels), self.tasks.index(self.task)
+            self._store = {**store, "trans": store["trans"][:S] + store["trans"][(k + 1) * S:(k + 2) * S],
+                           "end": store["end"][:S] + store["end"][(k + 1) * S:(k + 2) * S]}
         if self._store is None:
             self._store = sparse_weights(self.kind, self._weights, len(self.labels), self.precision)
         return self._store
@@ -95,8 +107,29 @@ class Model:
         self._weights, self._store = None, store
         return report
 
+    # --- tasks ------------------------------------------------------------------
+    def for_task(self, name):
+        """The model of one task of a multi-task model: it scores with the shared
+        weights plus the task's own (Cavallanti et al. 2008), and tags, evaluates and
+        lists k-best labelings like any model. It shares the weights with this one."""
+        if not self.tasks:
+            raise SeqbilError(f"the model has no tasks; it tags without --task (asked for {name!r})")
+        if name not in self.tasks:
+            raise SeqbilError(f"the model has no task {name!r} (its tasks: {', '.join(self.tasks)})")
+        view = copy.copy(self)
+        view._weights, view._store, view._base, view.task = None, None, self, name
+        return view
+
+    def _need_task(self):
+        if self.tasks and self.task is None:
+            raise SeqbilError(f"this is a multi-task model: say which task to tag, evaluate or continue "
+                              f"(--task; its tasks: {', '.join(self.tasks)})")
+
     # --- decoding -------------------------------------------------------------
     def encode(self, sentences, source="<input>"):
+        self._need_task()
+        if self.tasks:
+            sentences = Corpus.of(sentences).with_task(self.tasks, self.tasks.index(self.task))
         return encode(sentences, self.templates, self.index, self.labels)[0]
 
     def decode(self, data):
@@ -238,11 +271,15 @@ class Model:
     def save(self, path):
         """Write the model file (atomically). A model that holds dense weights is
         compacted first (compact(): the same labels, a smaller file)."""
+        if self.task is not None:
+            raise SeqbilError("save the multi-task model itself, not the model of one of its tasks")
         if self._weights is not None:
             self.compact()
         meta = {"format": "seqbil-model", "seqbil_version": __version__, "kind": self.kind,
                 "labels": self.labels, "templates": [t.text for t in self.templates.templates],
                 "corpus": self.corpus, "training": self.training}
+        if self.tasks:
+            meta["tasks"] = self.tasks
         if self.index.layout != "values-first":
             meta["index_layout"] = self.index.layout
         first, _ = first_order_block(self.kind, len(self.labels))
@@ -345,7 +382,15 @@ class Model:
                 first, width = first_order_block(meta["kind"], S)
                 store = {"W0": Rows.from_arrays(arrays, "W0", S), first: Rows.from_arrays(arrays, first, width),
                          "trans": arrays["trans"], "end": arrays["end"]}
-                model = cls(meta["kind"], meta["labels"], index, corpus, None, training, store, info["precision"])
+                tasks = meta.get("tasks")
+                if tasks is not None and not (isinstance(tasks, list) and len(tasks) > 1 and
+                                              all(isinstance(n, str) and n for n in tasks) and
+                                              len(set(tasks)) == len(tasks) and templates.tasks):
+                    raise ValueError("tasks")
+                if tasks is None and templates.tasks:
+                    raise ValueError("templates read %task in a model without tasks")
+                model = cls(meta["kind"], meta["labels"], index, corpus, None, training, store, info["precision"],
+                            tasks)
                 model._check_shapes()
         except (KeyError, ValueError, TypeError, UnicodeDecodeError, SeqbilError) as exc:
             raise ModelFileError(f"{path}: inconsistent model contents ({exc})") from None
@@ -353,23 +398,25 @@ class Model:
 
     def _check_shapes(self):
         S = len(self.labels)
-        if self.format.name == "conll" and any(f.column >= self.format.n_fields or f.column == self.format._label_index(
-                self.format.n_fields) for f in self.templates.fields):
+        if self.format.name == "conll" and any(f.kind != "task" and (f.column >= self.format.n_fields or f.column ==
+                                                                     self.format._label_index(self.format.n_fields))
+                                               for f in self.templates.fields):
             raise ValueError("the templates read columns the corpus format does not have")
         A0, A1 = self.index.n_attributes(0), self.index.n_attributes(1)
         for o, (table, ptr) in enumerate(self.index.tables):
             if table.dtype != np.int64 or ptr.dtype != np.int64 or len(ptr) != len(self.index.specs[o][0]) \
                     or ptr[0] != 0 or ptr[-1] != len(table) or np.any(np.diff(ptr) < 0):
                 raise ValueError(f"attribute table {o} is inconsistent")
+        copies = 1 if self.task is not None else len(self.tasks) + 1 if self.tasks else 1
         if self._weights is not None:
             w = self._weights
-            expected = {"W0": (A0, S), "end": (S,), "W1": (A1, S, S + 1), "alpha": (A1, S), "beta": (A1, S + 1),
-                        "trans": (S, S + 1)}
+            expected = {"W0": (A0, S), "end": (copies * S,), "W1": (A1, S, S + 1), "alpha": (A1, S),
+                        "beta": (A1, S + 1), "trans": (copies * S, S + 1)}
             shapes = {name: (tuple(w[name].shape), expected[name]) for name in KINDS[self.kind]}
         else:
             w = self._store
             first, width = first_order_block(self.kind, S)
-            shapes = {"trans": (w["trans"].shape, (S, S + 1)), "end": (w["end"].shape, (S,)),
+            shapes = {"trans": (w["trans"].shape, (copies * S, S + 1)), "end": (w["end"].shape, (copies * S,)),
                       "W0": ((w["W0"].n_rows, w["W0"].width), (A0, S)), first: ((w[first].n_rows, w[first].width),
                                                                               (A1, width))}
             if w["trans"].dtype != np.float64 or w["end"].dtype != np.float64:

@@ -84,7 +84,14 @@ CORE = [
     Param("prune", float, 0.0, "after training, drop the weights with |w| <= PRUNE (0: only the zero ones) and "
           "the attributes left without weights; the model file shrinks, the scores may change", minimum=0),
     Param("precision", str, "float32", "floating-point type of the weights in the model file (training runs "
-          "in float64)", choices=("float32", "float64")),
+          "in float64, bol's dual blocks in float32)", choices=("float32", "float64")),
+    Param("tasks", list, [], "multi-task training (Cavallanti, Cesa-Bianchi & Gentile 2008): one NAME=TRAIN_FILE"
+          "[,DEV_FILE] per task, e.g. corpora of different segmentation standards (in a config also "
+          "[tasks.NAME] tables with train and dev keys); every feature gets a shared weight and one per task, "
+          "and the sentences of all tasks are shuffled together every epoch", flag="--task"),
+    Param("coupling", float, 1.0, "multi-task coupling b (eq. 3 of Cavallanti et al.): an update on a task moves "
+          "the shared weights by b/(K(1+b)) and the task's own by 1/(1+b) of the step; 0: independent tasks, "
+          "large: one shared model", minimum=0, learners=("sp", "bol")),
 ]
 
 
@@ -175,6 +182,8 @@ def load_config(path):
         raise ConfigError(path, int(at[1]) if at else 0, f"invalid TOML: {message}") from None
     params = {(p.section, p.name): p for p in _table()}
     settings = {}
+    if "tasks" in data:  # [tasks.NAME] tables: the `tasks` parameter's NAME=TRAIN[,DEV] entries
+        settings["tasks"] = _task_tables(data.pop("tasks"), path, _line_of(text, "[tasks"))
     for section, values in data.items():
         if not isinstance(values, dict) or section not in SECTIONS:
             raise ConfigError(path, _line_of(text, section), f"unknown top-level key {section!r} "
@@ -186,6 +195,18 @@ def load_config(path):
                 raise ConfigError(path, _line_of(text, key), f"unknown key [{section}] {key} (known: {known})")
             settings[key] = check_value(param, value, path, _line_of(text, key))
     return settings
+
+
+def _task_tables(tables, path, line):
+    entries = []
+    if not isinstance(tables, dict):
+        raise ConfigError(path, line, "tasks are tables: [tasks.NAME] with train = FILE and dev = FILE (optional)")
+    for name, table in tables.items():
+        if not isinstance(table, dict) or not isinstance(table.get("train"), str) or \
+                not isinstance(table.get("dev", ""), str) or set(table) - {"train", "dev"}:
+            raise ConfigError(path, line, f"[tasks.{name}] takes train = FILE and dev = FILE (optional)")
+        entries.append(f"{name}={table['train']}" + (f",{table['dev']}" if table.get("dev") else ""))
+    return entries
 
 
 def bundled_config(name):

@@ -35,11 +35,12 @@ READ_BYTES = 1 << 16   # what one read asks for; a pipe gives what it has
 _BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
 
 
-def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=None, confidence=False):
+def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=None, confidence=False, task=None):
     """Tag a file or stream and write the result; returns the number of sentences
     (for segmentation models: of lines) read.
 
     model: a Model (seqbil.load) or the path of a model file.
+    task: the task to tag, for a multi-task model (Model.for_task).
     input: a path (plain or gzip), None or "-" for standard input, or a binary stream.
         CoNLL models read one token per line (the attribute fields, with or without
         the label) with a blank line after each sentence; segmentation models read
@@ -64,6 +65,9 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
     """
     if not isinstance(model, Model):
         model = Model.load(model)
+    if task is not None:
+        model = model.for_task(task)
+    model._need_task()
     if nbest is not None and (isinstance(nbest, bool) or not isinstance(nbest, int) or nbest < 1):
         raise SeqbilError(f"nbest must be a whole number of at least 1, got {nbest!r}")
     if nbest and confidence:

@@ -21,7 +21,7 @@ from .features.dictionaries import training_lexicons
 from .features.index import normalizer
 from .features.vectors import VectorFeatures, VectorTable
 from .features.vectors import parse_specs as vector_specs
-from .features.templates import TemplateSet, parse_template, read_template_file
+from .features.templates import TemplateSet, own_attributes, parse_template, read_template_file, task_copies
 from .formats import make_format, read_corpus
 from .formats.sentence import Corpus
 from .learners import LEARNERS
@@ -163,6 +163,34 @@ def _read(fmt, source, encoding):
     return read_corpus(fmt, source, encoding), str(source)
 
 
+def task_list(entries, origin="<settings>"):
+    """[(name, train, dev or None)] of the `tasks` parameter: NAME=TRAIN[,DEV] entries."""
+    out = []
+    for entry in entries:
+        name, eq, files = str(entry).partition("=")
+        name, paths = name.strip(), [p.strip() for p in files.split(",")]
+        if not eq or not name or not paths[0] or len(paths) > 2 or (len(paths) == 2 and not paths[1]):
+            raise ConfigError(origin, 0, f"task {entry!r}: write NAME=TRAIN_FILE or NAME=TRAIN_FILE,DEV_FILE")
+        if any(ch.isspace() for ch in name) or name in [n for n, _, _ in out]:
+            raise ConfigError(origin, 0, f"task {entry!r}: task names are single words, each given once")
+        out.append((name, paths[0], paths[1] if len(paths) == 2 else None))
+    if len(out) == 1:
+        raise ConfigError(origin, 0, "multi-task training needs two tasks or more")
+    return out
+
+
+def _read_tasks(fmt, tasks, encoding):
+    """(the tasks' training corpora joined into one, each sentence in its task;
+    a name for messages; each task's training-file record)."""
+    corpora, records = [], {}
+    for name, path, _ in tasks:
+        corpus, _ = _read_corpus(fmt, path, encoding)
+        corpora.append(corpus)
+        records[name] = file_record(path, corpus)
+    joined = Corpus.joined(corpora, [name for name, _, _ in tasks])
+    return joined, "; ".join(f"{name}={path}" for name, path, _ in tasks), records
+
+
 def _read_corpus(fmt, source, encoding):
     """(Corpus, name) of a path or of sentences already in memory. A file's sentences
     go into the corpus as they are read: they are never all in memory as strings."""
@@ -206,14 +234,27 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     base = None
     if init_model is not None:
         base = Model.load(init_model)
+        if base.tasks:
+            raise ConfigError("arguments", 0, f"{init_model} is a multi-task model: continuing one is not "
+                              f"supported; train it anew with --task")
         settings = _settings_of_base(base, settings, sources, template_file, echo, init_model)
     fmt = make_format(settings["format"], None, settings["label_column"])
     enc = settings["encoding"]
+    tasks = task_list(settings["tasks"], sources.get("tasks", "<settings>")) if settings["tasks"] else None
+    if tasks and (train_data is not None or dev is not None or base is not None):
+        raise ConfigError(sources.get("tasks", "<settings>"), 0, "multi-task training reads each task's corpora "
+                          "from its NAME=TRAIN[,DEV] entry: give no other training or dev corpus, nor a model "
+                          "to continue")
     _large_blocks_from_mmap()
     t0 = time.perf_counter()
-    tokens, train_name = _read_corpus(fmt, train_data, enc)
+    if tasks:
+        tokens, train_name, task_records = _read_tasks(fmt, tasks, enc)
+    else:
+        tokens, train_name = _read_corpus(fmt, train_data, enc)
     templates = base.templates if base is not None else load_templates(settings, template_file, config)
     origin = template_file or config or "<settings>"
+    if tasks:
+        templates = task_copies(templates.templates, str(origin))
     if fmt.name == "conll":
         if fmt.n_fields is None:  # sentences given in memory
             fmt.n_fields = tokens.n_fields
@@ -243,15 +284,25 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     t_encode = time.perf_counter() - t0
     data.without_b_ptr()
     # what the training record needs of the corpus; the passes need only `data`
-    train_record = file_record(train_name, train_data if train_name == "<memory>" else tokens)
+    if tasks:
+        train_record = {"tasks": task_records}
+    else:
+        train_record = file_record(train_name, train_data if train_name == "<memory>" else tokens)
     del tokens, jackknife
     _return_freed_memory()
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
-    dev_sentences, dev_name = _read(fmt, dev, enc) if dev is not None else (None, None)
     corpus = {"format": fmt.name, "n_fields": fmt.n_fields, "label_column": settings["label_column"],
               "encoding": enc, "normalize": settings["normalize"], "metric": metric, "scheme": scheme}
-    model = Model("linear", labels, index, corpus, {}, precision=settings["precision"])
-    dev_data = model.encode(dev_sentences, dev_name) if dev_sentences else None
+    names = [name for name, _, _ in tasks] if tasks else None
+    model = Model("linear", labels, index, corpus, {}, precision=settings["precision"], tasks=names)
+    if tasks:  # per task: (sentences, file name, encoded) of its dev corpus
+        devs = {name: _read(fmt, d, enc) for name, _, d in tasks if d is not None}
+        devs = {name: (s, n, model.for_task(name).encode(s, n)) for name, (s, n) in devs.items()}
+        dev_sentences, dev_name, dev_data = None, None, None
+    else:
+        devs = {}
+        dev_sentences, dev_name = _read(fmt, dev, enc) if dev is not None else (None, None)
+        dev_data = model.encode(dev_sentences, dev_name) if dev_sentences else None
     echo(f"read {data.n_sequences} sequences, {data.n_positions} tokens, {len(labels)} labels; "
          f"{A0} 0-order and {A1} 1st-order attributes "
          f"({len(templates.by_order[0])} + {len(templates.by_order[1])} templates"
@@ -260,7 +311,22 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     echo(f"metric: {metric}" + (f" ({scheme})" if metric == "chunk" else "") +
          (f", chosen because {why}" if settings["metric"] == "auto" else ""))
 
-    learner = LEARNERS[settings["learner"]](len(labels), A0, A1, settings, templates.transition)
+    learner_class = LEARNERS[settings["learner"]]
+    task_spec = None
+    if tasks:
+        if not learner_class.multitask:
+            multi = ", ".join(name for name, cls in LEARNERS.items() if cls.multitask)
+            raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner_class.name!r} "
+                              f"does not learn several tasks (multi-task learners: {multi})")
+        if settings["learner"] == "bol" and settings["rank1"] != "block":
+            raise ConfigError(sources.get("rank1", "<settings>"), 0, "multi-task training needs rank1 = \"block\"")
+        own0, own1 = own_attributes(index, templates)
+        task_spec = (len(tasks), float(settings["coupling"]), own0, own1)
+        data.seq_task = np.ascontiguousarray(data.seq_task, dtype=np.int32)
+        echo(f"tasks: {', '.join(names)}; coupling b = {settings['coupling']:g}: an update on one task moves the "
+             f"shared weights by {task_spec[1] / (len(tasks) * (1 + task_spec[1])):.3g} and its own by "
+             f"{1 / (1 + task_spec[1]):.3g} of the step")
+    learner = learner_class(len(labels), A0, A1, settings, templates.transition, task_spec)
     if base is not None:
         if (base.kind == "bilinear") != learner.bilinear:
             raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner.name!r} cannot "
@@ -274,7 +340,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     if not isinstance(train_data, (str, type(None))) and not hasattr(train_data, "__fspath__") and \
             checkpoint_every:
         raise ConfigError("arguments", 0, "checkpoints need the training data as a file")
-    run = {"settings": settings, "sources": sources, "train": train_name, "dev": dev_name,
+    run = {"settings": settings, "sources": sources, "train": None if tasks else train_name, "dev": dev_name,
            "template": template_file and str(template_file), "config": config and str(config),
            "checkpoint_every": checkpoint_every, "data": checkpoint.fingerprint(data),
            "init_model": init_model and str(init_model)}
@@ -309,6 +375,12 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                     record["dev"] = result
                     name, value = headline(result)
                     line += f", dev {name} {value:.2f}"
+                elif devs:
+                    model.kind, model.weights = learner.parameters()
+                    scores = {task: _score(model.for_task(task), d, s) for task, (s, _, d) in devs.items()}
+                    record["dev_tasks"] = scores
+                    line += ", dev " + ", ".join(f"{task} {headline(r)[0]} {headline(r)[1]:.2f}"
+                                                 for task, r in scores.items())
                 echo(line)
                 history.append(record)
                 if log:
@@ -333,6 +405,10 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     model.kind, model.weights = learner.parameters()
     model.training = _training_record(settings, learner, history, train_record, dev_sentences, dev_name,
                                       template_file, config)
+    if tasks:
+        model.training["train"] = None
+        model.training["tasks"] = {name: _task_record(name, train_record["tasks"][name], devs.get(name), history)
+                                   for name in names}
     del learner
     _return_freed_memory()
     kept = model.compact(settings["prune"])
@@ -450,6 +526,17 @@ def _training_record(settings, learner, history, train_record, dev_sentences, de
         if dev_scores else None,
         "seqbil_version": __version__,
     }
+
+
+def _task_record(name, train, dev, history):
+    """What inspect shows of one task of a multi-task run."""
+    out = {"train": train, "dev": file_record(dev[1], dev[0]) if dev else None}
+    scores = [(r["pass"], *headline(r["dev_tasks"][name])) for r in history if name in r.get("dev_tasks", {})]
+    if scores:
+        best = max(scores, key=lambda t: t[2])
+        out["best_dev"] = {"pass": best[0], "metric": best[1], "value": best[2]}
+        out["last_dev"] = {"pass": scores[-1][0], "metric": scores[-1][1], "value": scores[-1][2]}
+    return out
 
 
 def _diagnostics(record):

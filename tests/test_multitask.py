@@ -153,3 +153,121 @@ def test_tasks_are_checked(rng):
             LEARNERS[name](S, A0, A1, defaults(), tasks=tasks_spec(2, 1.0, A0, A1))
     with pytest.raises(ValueError, match="several tasks"):
         LEARNERS["bol"](S, A0, A1, {**defaults(), "rank1": "global"}, tasks=tasks_spec(2, 1.0, A0, A1))
+
+
+# --- the product: corpora of several tasks, %task templates, models with task heads ----
+
+from click.testing import CliRunner  # noqa: E402
+
+import seqbil  # noqa: E402
+from seqbil.cli import main  # noqa: E402
+from seqbil.errors import ConfigError, SeqbilError  # noqa: E402
+from seqbil.features.templates import own_attributes, parse_template, task_copies  # noqa: E402
+from seqbil.formats import Sentence  # noqa: E402
+from seqbil.formats.sentence import Corpus  # noqa: E402
+
+CWS = ["U00:%x[0,0]", "B01:%x[-1,0]", "B02:%x[-1,0]%x[0,0]", "B"]
+
+
+def test_joined_corpus_keeps_every_cell_label_and_task():
+    a = [Sentence([["x", "y"], ["1", "2"]], ["P", "Q"], 1), Sentence([["y"], ["3"]], ["Q"], 3)]
+    b = [Sentence([["z", "x"], ["1", "4"]], ["R", "P"], 1)]
+    joined = Corpus.joined([Corpus.of(a), Corpus.of(b)], ["first", "second"])
+    assert joined.task_names == ["first", "second"] and list(joined.tasks) == [0, 0, 1]
+    for c in range(2):
+        values, ids = joined.column(c)
+        assert [values[i] for i in ids] == [v for s in a + b for v in s.columns[c]]
+    assert [y for seq in joined.label_sequences() for y in seq] == ["P", "Q", "Q", "R", "P"]
+    names, per_token = joined.task_values()
+    assert [names[i] for i in per_token] == ["first"] * 3 + ["second"] * 2
+
+
+def test_task_copies_follow_the_shared_templates():
+    templates = task_copies([parse_template(t) for t in CWS])
+    texts = [t.text for t in templates.templates]
+    assert texts == CWS + ["U00:%x[0,0]/%task", "B01:%x[-1,0]/%task", "B02:%x[-1,0]%x[0,0]/%task"]
+    assert templates.tasks and templates.transition
+    with pytest.raises(ConfigError, match="made by multi-task training"):
+        task_copies([parse_template("U00:%x[0,0]/%task")])
+
+
+def pku_lines(path, lo, hi):
+    return [line.strip() for line in open(path, encoding="utf-8").readlines()[lo:hi] if line.strip()]
+
+
+@pytest.fixture
+def two_standards(tmp_path, pku_sample):
+    """Two segmentation standards of the same text: the sample's words, and its
+    characters paired into two-character words."""
+    first = pku_lines(pku_sample, 0, 150)
+    second = [" ".join(s[i:i + 2] for i in range(0, len(s), 2))
+              for s in ("".join(line.split()) for line in pku_lines(pku_sample, 150, 300))]
+    paths = {}
+    for name, lines in (("words", first), ("pairs", second)):
+        paths[name] = tmp_path / f"{name}.utf8"
+        paths[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return paths
+
+
+@pytest.mark.parametrize("learner", ["sp", "bol"])
+def test_a_multi_task_model_tags_each_task_in_its_standard(tmp_path, two_standards, learner):
+    tasks = [f"{name}={path},{path}" for name, path in two_standards.items()]
+    model = seqbil.train(config="sighan2005", tasks=tasks, learner=learner, epochs=4, coupling=0.5,
+                         model=str(tmp_path / "m.sbm"))
+    assert model.tasks == ["words", "pairs"]
+    # each task's head learned its own standard
+    own = {name: seqbil.evaluate(model, str(two_standards[name]), task=name)["f1"] for name in model.tasks}
+    other = {name: seqbil.evaluate(model, str(two_standards[name]), task=({"words", "pairs"} - {name}).pop())["f1"]
+             for name in model.tasks}
+    assert all(own[name] > other[name] + 20 for name in model.tasks), (own, other)
+    text = "扬帆远东做与中国合作的先行"
+    loaded = seqbil.load(str(tmp_path / "m.sbm"))
+    for name in model.tasks:
+        assert loaded.for_task(name).segment(text) == model.for_task(name).segment(text)
+        scores = seqbil.evaluate(loaded, str(two_standards[name]), task=name)
+        assert scores["f1"] == loaded.training["tasks"][name]["last_dev"]["value"]
+    with pytest.raises(SeqbilError, match="tasks: words, pairs"):
+        loaded.tag(list(text))
+    with pytest.raises(SeqbilError, match="no task 'other'"):
+        loaded.for_task("other")
+    with pytest.raises(SeqbilError, match="model itself"):
+        loaded.for_task("words").save(str(tmp_path / "x.sbm"))
+    # the task copies of the attributes follow the shared ones, order by order
+    (lo0, hi0), (lo1, hi1) = own_attributes(loaded.index, loaded.templates)
+    assert lo0 == hi0 == 0 and 0 < lo1 < hi1 == loaded.index.n_attributes(1)  # sighan2005: B templates only
+
+
+def test_the_command_line_trains_tags_and_scores_tasks(tmp_path, two_standards):
+    config = tmp_path / "mt.toml"
+    config.write_text(f'[tasks.words]\ntrain = "{two_standards["words"]}"\n[tasks.pairs]\n'
+                      f'train = "{two_standards["pairs"]}"\ndev = "{two_standards["pairs"]}"\n'
+                      '[corpus]\nformat = "sighan"\n[features]\ntemplates = ["U00:%x[0,0]", "U01:%x[-1,0]", '
+                      '"U02:%x[1,0]", "B"]\n[train]\nlearner = "sp"\nepochs = 3\n', encoding="utf-8")
+    runner = CliRunner()
+    model = tmp_path / "m.sbm"
+    result = runner.invoke(main, ["train", "--config", str(config), "--model", str(model), "-q"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(main, ["tag", "-m", str(model)], input="扬帆远东\n")
+    assert result.exit_code == 2 and "--task" in result.output and "words, pairs" in result.output
+    result = runner.invoke(main, ["tag", "-m", str(model), "--task", "pairs"], input="扬帆远东\n")
+    assert result.exit_code == 0 and result.output == "扬帆  远东\n"
+    result = runner.invoke(main, ["eval", "-m", str(model), "--data", str(two_standards["pairs"]), "--task",
+                                  "pairs", "--json"])
+    assert result.exit_code == 0
+    result = runner.invoke(main, ["inspect", str(model)])
+    assert "task words:" in result.output and "task pairs:" in result.output
+    flags = [arg for name, path in two_standards.items() for arg in ("--task", f"{name}={path}")]
+    result = runner.invoke(main, ["train", "--config", "sighan2005", *flags, "--learner", "bcd", "-q"])
+    assert result.exit_code == 2 and "does not learn several tasks" in result.output
+
+
+def test_a_multi_task_run_resumes_as_it_would_have_gone_on(tmp_path, two_standards):
+    tasks = [f"{name}={path}" for name, path in two_standards.items()]
+    common = dict(config="sighan2005", tasks=tasks, epochs=3, learner="sp")
+    whole = seqbil.train(model=str(tmp_path / "whole.sbm"), **common)
+    seqbil.train(model=str(tmp_path / "part.sbm"), checkpoint_every=1, **{**common, "epochs": 2})
+    resumed = seqbil.resume(str(tmp_path / "part.sbm.ckpt"), str(tmp_path / "resumed.sbm"), epochs=3)
+    text = "扬帆远东做与中国合作的先行"
+    for name in whole.tasks:
+        assert resumed.for_task(name).segment(text) == whole.for_task(name).segment(text)
+    assert (tmp_path / "resumed.sbm").read_bytes() == (tmp_path / "whole.sbm").read_bytes()

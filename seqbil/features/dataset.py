@@ -21,6 +21,7 @@ class Dataset:
     u_vals: np.ndarray | None = None
     # b_ptr None: every position has b_width 1st-order ids (see without_b_ptr)
     b_width: int = 0
+    seq_task: np.ndarray | None = None  # int32 [N]: the task of each sequence (multi-task training)
 
     @property
     def n_sequences(self):
@@ -80,4 +81,7 @@ def encode(sentences, templates, index=None, labels=(), min_count=1, normalize="
         u_ptr, u_ids, u_vals = index.vectors.add(corpus, corpus.lengths, parts[0], parts[1], index.n_keyed(0),
                                                  index.fold)
         parts = [u_ptr, u_ids, parts[2], parts[3], u_vals]
-    return Dataset(seq_ptr, encode_labels(corpus, labels), *parts), index
+    data = Dataset(seq_ptr, encode_labels(corpus, labels), *parts)
+    if corpus.tasks is not None:
+        data.seq_task = np.ascontiguousarray(corpus.tasks, dtype=np.int32)
+    return data, index

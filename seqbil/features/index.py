@@ -121,9 +121,12 @@ def field_matrix(corpus, fields, K, token_ids, fold=None, layout="boundaries-fir
     matrix = np.empty((len(fields), int((lengths + 2 * K).sum())), dtype=np.int32)
     distinct = {}  # column -> (its distinct values, the position of each token's value among them)
     for i, f in enumerate(fields):
-        if f.column not in distinct:
-            distinct[f.column] = corpus.column(f.column, fold)
-        values, inverse = distinct[f.column]
+        if f.kind == "task":  # the sentence's task (multi-task models)
+            values, inverse = corpus.task_values()
+        else:
+            if f.column not in distinct:
+                distinct[f.column] = corpus.column(f.column, fold)
+            values, inverse = distinct[f.column]
         if f.source:
             inverse, values = lexicon_codes(f, values, inverse, lengths)
         if f.chain:

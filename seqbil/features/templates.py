@@ -22,7 +22,8 @@ from .functions import chain_text, describe, parse_chain
 
 _CHAIN = r"((?:\|[A-Za-z_]+(?::[^|/%\s]*)?)*)"
 _MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]" + _CHAIN + r"|%(dict|gaz)\[([^\]]*)\]" + _CHAIN +
-                    r"|%vec\[\s*(-?\d+)\s*,\s*(\d+)\s*,\s*([A-Za-z_][\w.-]*)\s*\]")
+                    r"|%vec\[\s*(-?\d+)\s*,\s*(\d+)\s*,\s*([A-Za-z_][\w.-]*)\s*\]|(%task)\b")
+TASK = "%task"  # the task of the sentence, in multi-task models (task_copies)
 
 
 @dataclass(frozen=True, order=True)
@@ -30,13 +31,16 @@ class Field:
     """What a macro reads at a token: a column, passed through a chain of functions
     ((name, arg), ...; empty for the cell itself); or, with a source, where the
     entries of that dictionary cover the token (features/dictionaries.py; kind:
-    longest, begin, end, any or bilou), through the chain."""
+    longest, begin, end, any or bilou), through the chain; or, with kind task, the
+    task of the sentence (multi-task models)."""
     column: int
     chain: tuple = ()
     source: str = ""
     kind: str = ""
 
     def __str__(self):
+        if self.kind == "task":
+            return TASK
         if self.kind == "vec":
             return f"{self.column}%vec[{self.source}]"
         if self.source:
@@ -78,6 +82,10 @@ def parse_template(text, source="<template>", line=0):
     for m in _MACRO.finditer(text):
         pieces.append(text[last:m.start()].replace("{", "{{").replace("}", "}}"))
         pieces.append("{}")
+        if m.group(10):
+            refs.append((0, Field(0, (), "", "task")))
+            last = m.end()
+            continue
         if m.group(9):  # a dense vector: the template is this macro alone, 0-order
             if text[0] != "U" or len(_MACRO.findall(text)) != 1 or m.end() != len(text):
                 raise ConfigError(source, line, f"template {text!r}: %vec[r,c,NAME] stands alone in a U template, "
@@ -97,8 +105,8 @@ def parse_template(text, source="<template>", line=0):
         last = m.end()
     rest = text[last:]
     if "%" in "".join(p for p in pieces if p != "{}") + rest:
-        raise ConfigError(source, line, f"template {text!r}: only the %x, %dict and %gaz macros are known "
-                                        "(seqbil train --help-templates)")
+        raise ConfigError(source, line, f"template {text!r}: only the %x, %dict, %gaz, %vec and %task macros "
+                                        "are known (seqbil train --help-templates)")
     pieces.append(rest.replace("{", "{{").replace("}", "}}"))
     return Template(text, 0 if text[0] == "U" else 1, "".join(pieces), tuple(refs))
 
@@ -123,6 +131,8 @@ In <text>, each macro is replaced by what it reads at the token:
   %gaz[NAME]        B, I, L or U inside the longest phrase of gazetteer NAME covering the
                     token, O outside
   %dict[ROW,NAME,KIND], %gaz[ROW,NAME]: the same at the token ROW rows away
+  %task             the task of the sentence, in multi-task training (seqbil train --task):
+                    each template T gets the copy T/%task, which seqbil adds by itself
   %vec[r,c,NAME]    the vector of the cell in the word vectors NAME: its components are
                     real-valued 0-order features; alone in a U template (U30:%vec[0,0,emb]).
                     A word without a vector is tried in lower case, then reads an unknown
@@ -162,6 +172,36 @@ def read_template_file(path):
     return templates
 
 
+def task_copies(templates, source="<templates>"):
+    """The templates of a multi-task model (Cavallanti et al. 2008, as augmented
+    features): every template, then a copy of each that also reads the task, T/%task
+    (not the bare B, whose task copies are kept with the label transitions, nor %vec).
+    The copies come after all the others, so that in each order the task copies of
+    the attributes are the ids after the shared ones."""
+    templates = list(templates)
+    for t in templates:
+        if any(f.kind == "task" for _, f in t.refs):
+            raise ConfigError(source, 0, f"template {t.text!r}: the %task copies of the templates are made by "
+                              f"multi-task training itself; give the templates without %task")
+    copies = [parse_template(f"{t.text}/{TASK}", source) for t in templates
+              if t.refs and t.refs[0][1].kind != "vec"]
+    return TemplateSet(templates + copies)
+
+
+def own_attributes(index, templates):
+    """Per order, the (lo, hi) ids of the task copies of the attributes in an index of
+    task_copies(templates): those of the templates reading %task."""
+    out = []
+    for order in (0, 1):
+        table, ptr = index.tables[order]
+        reads = [any(f.kind == "task" for _, f in t.refs) for t in templates.by_order[order]]
+        first = reads.index(True) if True in reads else len(reads)
+        if any(not r for r in reads[first:]):
+            raise ValueError("the task copies of the templates must come after the shared ones")
+        out.append((int(ptr[first]), int(ptr[-1])))
+    return out
+
+
 class TemplateSet:
     """The 0-order and 1st-order templates of a model and their expansion."""
 
@@ -184,12 +224,15 @@ class TemplateSet:
         self.dictionaries = sorted({f.source for f in self.fields if f.source})
         self.vectors = sorted({t.refs[0][1].source for t in self.vector_templates})
         self.reach = max([abs(r) for t in keyed for r, _ in t.refs] or [0])
+        self.tasks = any(f.kind == "task" for f in self.fields)
 
     def check_columns(self, n_fields, label_index, data, origin):
         """Every column a template reads exists in `data` and is not its label column."""
         for t in self.templates:
             for _, f in t.refs:
                 c = f.column
+                if f.kind == "task":
+                    continue
                 if c >= n_fields or c == label_index:
                     what = (f"column {c}, the label column of {n_fields}-field data (are the labels missing?)"
                             if c == label_index else f"column {c}, but the data has {n_fields} fields")

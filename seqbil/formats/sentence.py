@@ -43,6 +43,50 @@ class Corpus:
         self.ids = ids                    # per column: int32 [P], None for the label column
         self.label_values = label_values  # distinct labels
         self.label_ids = label_ids        # int32 [P]
+        self.tasks = None                 # multi-task corpora: int32 [N], the task of each sentence
+        self.task_names = None            # and the names of the tasks
+
+    def with_task(self, names, task):
+        """This corpus with every sentence in task `task` of the tasks `names`."""
+        self.task_names, self.tasks = list(names), np.full(len(self), task, dtype=np.int32)
+        return self
+
+    def task_values(self):
+        """(task names, the task of every token among them): what %task reads."""
+        if self.tasks is None:
+            raise ValueError("the %task macro reads the task of a sentence: this corpus has none")
+        return self.task_names, np.repeat(self.tasks, self.lengths)
+
+    @classmethod
+    def joined(cls, corpora, names):
+        """One corpus of several, sentence j of corpora[k] being in task names[k]."""
+        n_fields = max(c.n_fields for c in corpora)
+        values, ids = [], []
+        for col in range(n_fields):
+            present = [c for c in corpora if col < c.n_fields and c.values[col] is not None]
+            if not present:
+                values.append(None)
+                ids.append(None)
+                continue
+            merged, parts = _Ids(), []
+            for c in corpora:
+                if col >= c.n_fields or c.values[col] is None:
+                    parts.append(np.full(c.n_tokens, -1, dtype=np.int32))
+                    continue
+                lut = np.fromiter(map(merged.__getitem__, c.values[col]), dtype=np.int32, count=len(c.values[col]))
+                parts.append(np.where(c.ids[col] >= 0, lut[c.ids[col]], -1).astype(np.int32))
+            values.append(list(merged))
+            ids.append(np.concatenate(parts))
+        labels, label_parts = _Ids(), []
+        for c in corpora:
+            lut = np.append(np.fromiter(map(labels.__getitem__, c.label_values), dtype=np.int32,
+                                        count=len(c.label_values)), np.int32(-1))
+            label_parts.append(lut[c.label_ids])  # -1 (no label) reads the last entry, -1
+        out = cls(np.concatenate([c.lengths for c in corpora]), values, ids, list(labels),
+                  np.concatenate(label_parts))
+        out.task_names = list(names)
+        out.tasks = np.concatenate([np.full(len(c), k, dtype=np.int32) for k, c in enumerate(corpora)])
+        return out
 
     def __len__(self):
         return len(self.lengths)
