@@ -49,6 +49,8 @@ def check_settings(settings, sources, templates, echo):
         if not p.used_by(learner.name) and not chosen_elsewhere:
             echo(f"warning: [{p.section}] {name} (from {source}) is not used by learner {learner.name} "
                  f"(it is read by {', '.join(p.learners) or 'no learner'})")
+    if "coupling" in sources and not settings["tasks"]:
+        echo(f"warning: coupling (from {sources['coupling']}) is read by multi-task training only (--task)")
     if learner.bilinear and not templates.by_order[1]:
         raise ConfigError(sources.get("learner", "<settings>"), 0,
                           f"[train] learner = {learner.name!r} factors the 1st-order features, but no B template "
