@@ -12,8 +12,8 @@ squares (collect_dphi sums before the norm is taken).
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, b_begin, corpus_view, linear_view, rank1_view,
-                    lattice_new, chunk_limits, differs, path_diff, next_diff, score_unary, score_pair_bilinear, viterbi)
+from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, b_begin, corpus_view, linear_view, linear_tasks,
+                    rank1_view, lattice_new, chunk_limits, differs, path_diff, next_diff, score_unary, score_pair_bilinear, viterbi)
 
 
 cdef struct Dphi:
@@ -117,6 +117,7 @@ cdef class BCDKernel:
     def __init__(self, double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, :] alpha,
                  double[:, :] beta, int32_t[::1] mark0, int32_t[::1] mark1, double C, bint transitions):
         self.lin = linear_view(W0, trans, end, None, None, None, False, transitions)
+        linear_tasks(&self.lin, None, trans.shape[0], end.shape[0])  # one task: one copy of trans and end
         self.w = rank1_view(alpha, beta)
         if mark0.shape[0] != W0.shape[0] or mark1.shape[0] != alpha.shape[0] or beta.shape[0] != alpha.shape[0]:
             raise ValueError("W0, alpha, beta and the marks do not fit")

@@ -4,10 +4,11 @@
 # The dual matrix Theta = sum of C * dPhi over the mistakes is block diagonal, one
 # S x (S+1) block per 1st-order attribute. Blocks are stored densely, but only for
 # attributes that took part in a mistake (`slot[a]` indexes a growing pool; see
-# learners/bol.py: BlockPool), as float32: Theta sums C * dPhi, whose entries are
-# whole multiples of C for binary features, so for C = 1 float32 holds them exactly
-# (up to 2^24 mistakes on one cell) at half the memory. Products with the blocks
-# are summed in double.
+# learners/bol.py: BlockPool), as float32, at half the memory: Theta sums C * dPhi,
+# whose entries are whole multiples of C for binary features, so that with C = 1
+# (and no multi-task steps) float32 holds them exactly up to 2^24 mistakes on one
+# cell; other steps are rounded to float32 as they are added (relative error 6e-8).
+# Products with the blocks are summed in double.
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset

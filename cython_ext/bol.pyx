@@ -165,7 +165,8 @@ cdef class BlockKernel:
         self.avg = rank1_view(Ua, Ub)
         self.d = dual_view(slot, pool, mark)
         self.w.slot = self.avg.slot = &slot[0]
-        if alpha.shape[0] < pool.shape[0] or (averaged and Ua.shape[0] < pool.shape[0]):
+        # a slot per attribute at most: alpha, beta and their sums need a row per attribute
+        if alpha.shape[0] < slot.shape[0] or (averaged and Ua.shape[0] < slot.shape[0]):
             raise ValueError("alpha, beta and their sums need a row per pool slot")
         if sigma.shape[0] != alpha.shape[0] or self.d.S != self.lin.S:
             raise ValueError("sigma, alpha and the pool do not fit")

@@ -15,7 +15,8 @@ Block mode (bol.pyx) is what the learner runs by default (see learners/bol.py).
 import numpy as np
 from libc.math cimport sqrt
 from libc.stdint cimport int32_t, int64_t
-from chain cimport Corpus, Linear, Rank1, Lattice, corpus_view, linear_view, rank1_view, lattice_new, chunk_limits
+from chain cimport (Corpus, Linear, Rank1, Lattice, corpus_view, linear_view, linear_tasks, rank1_view, lattice_new,
+                    chunk_limits)
 from blocks cimport Dual, dual_view, dual_buffers, absorb, bilinear_mistake, dot, matvec, rmatvec
 
 
@@ -132,6 +133,7 @@ cdef class GlobalKernel:
                  double[::1] state, double[:, :] Ua, double[:, :] Ub, int32_t[::1] slot,
                  float[:, :, ::1] pool, int32_t[::1] mark, double C, int R, bint averaged, bint transitions):
         self.lin = linear_view(W0, trans, end, U0, Utrans, Uend, averaged, transitions)
+        linear_tasks(&self.lin, None, trans.shape[0], end.shape[0])  # one task: one copy of trans and end
         self.raw = rank1_view(alpha_raw, beta_raw)
         self.avg = rank1_view(Ua, Ub)
         self.d = dual_view(slot, pool, mark)

@@ -580,6 +580,8 @@ cdef inline void score_pair_bilinear(const Corpus* c, const Rank1* w, const Latt
     else:
         for i in range(1, min(n, 1 + 2 * PREFETCH_AHEAD)):
             prefetch_slots(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), slot)
+        for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
+            prefetch_slot_rows(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), slot, base, stride, nbytes)
     for k in range(b_begin(c, p0), b_begin(c, p0 + 1)):
         a = rank1_row(w, ids[k])
         if a < 0:

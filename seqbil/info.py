@@ -33,7 +33,7 @@ def task_attributes(model):
             field = template.refs[-1][1]
             radix = len(index.fields[field]) + 2 * K + 1
             value = table[lo:hi] % radix - (2 * K + 1 if index.layout == "boundaries-first" else 0)
-            held = np.array([rows.count(a, a + 1) > 0 for a in range(lo, hi)], dtype=bool)
+            held = rows.nonempty()[lo:hi]
             strings = index.fields[field].strings
             for v in np.unique(value[held]):
                 if 0 <= v < len(strings) and strings[v] in counts:
@@ -112,7 +112,8 @@ def describe(info):
     for task in info.get("tasks", []):
         train = task.get("train") or {}
         best = task.get("best_dev")
-        lines.append(f"task {task['name']}: {task['own_attributes']} own attributes with weights; trained on "
+        own = "?" if task["own_attributes"] is None else task["own_attributes"]
+        lines.append(f"task {task['name']}: {own} own attributes with weights; trained on "
                      f"{train.get('path')} ({train.get('sentences')} sentences)"
                      + (f", best dev {best['metric']} {best['value']:.2f} at pass {best['pass']}" if best else ""))
     if "passes_run" in t:

@@ -34,15 +34,17 @@ KINDS = {"linear": ("W0", "W1", "trans", "end"), "bilinear": ("W0", "alpha", "be
 
 class Model:
     def __init__(self, kind, labels, index, corpus, weights=None, training=None, store=None, precision="float32",
-                 tasks=None):
+                 tasks=None, task_labels=None):
         """weights: the dense blocks (see the module docstring), as training makes
         them; store: the same as storage.sparse_weights keeps them, as a model file
         holds them (give one of the two). tasks: the task names of a multi-task
         model, whose trans and end stack a shared copy and one per task (see
         cython_ext/chain.pxd, Linear), and whose templates read %task: it tags
-        through for_task(name)."""
+        through for_task(name); task_labels: {task: the labels it may give} where
+        the tasks' label sets differ."""
         self.kind, self.labels = kind, list(labels)
         self.tasks, self.task = list(tasks or []), None
+        self.task_labels = {k: list(v) for k, v in (task_labels or {}).items()}
         self.index, self.templates = index, index.templates
         self.corpus = dict(corpus)  # format, n_fields, label_column, encoding, normalize, metric, scheme
         self.precision = precision
@@ -59,6 +61,7 @@ class Model:
     def weights(self):
         """The dense blocks: W0, trans, end and W1 or alpha and beta (float64). A model
         read from a file holds its weights sparse (store), and makes these on demand."""
+        self._not_a_view("weights")
         if self._weights is None:
             self._weights = dense_weights(self.kind, self._store, len(self.labels))
         return self._weights
@@ -74,8 +77,12 @@ class Model:
         task of a multi-task model, its base's with the task's trans and end."""
         if self._store is None and self.task is not None:
             store, S, k = self._base.store, len(self.labels), self.tasks.index(self.task)
-            self._store = {**store, "trans": store["trans"][:S] + store["trans"][(k + 1) * S:(k + 2) * S],
-                           "end": store["end"][:S] + store["end"][(k + 1) * S:(k + 2) * S]}
+            trans = store["trans"][:S] + store["trans"][(k + 1) * S:(k + 2) * S]
+            end = store["end"][:S] + store["end"][(k + 1) * S:(k + 2) * S]
+            if self.task in self.task_labels:  # labels of other tasks: no path goes through them
+                other = np.array([y not in set(self.task_labels[self.task]) for y in self.labels])
+                trans[other, :] = end[other] = -np.inf
+            self._store = {**store, "trans": trans, "end": end}
         if self._store is None:
             self._store = sparse_weights(self.kind, self._weights, len(self.labels), self.precision)
         return self._store
@@ -86,6 +93,7 @@ class Model:
         weight out of the key tables. Returns, per order, the attributes and the
         non-zero weights before and after. Tagging then gives what the saved model
         gives."""
+        self._not_a_view("compact")
         self.precision = precision or self.precision
         S = len(self.labels)
         dense = self._weights if self._weights is not None else dense_weights(self.kind, self._store, S)
@@ -116,9 +124,15 @@ class Model:
             raise SeqbilError(f"the model has no tasks; it tags without --task (asked for {name!r})")
         if name not in self.tasks:
             raise SeqbilError(f"the model has no task {name!r} (its tasks: {', '.join(self.tasks)})")
-        view = copy.copy(self)
-        view._weights, view._store, view._base, view.task = None, None, self, name
+        base = self if self.task is None else self._base
+        view = copy.copy(base)
+        view._weights, view._store, view._base, view.task = None, None, base, name
         return view
+
+    def _not_a_view(self, what):
+        if self.task is not None:
+            raise SeqbilError(f"{what}: the model of task {self.task!r} is a view of a multi-task model; "
+                              f"use the multi-task model itself")
 
     def _need_task(self):
         if self.tasks and self.task is None:
@@ -134,6 +148,7 @@ class Model:
 
     def decode(self, data):
         """Best label id of every position of an encoded Dataset."""
+        self._need_task()
         out = np.zeros(data.n_positions, dtype=np.int32)
         decode_corpus(data, self.store, out)
         return out
@@ -280,6 +295,8 @@ class Model:
                 "corpus": self.corpus, "training": self.training}
         if self.tasks:
             meta["tasks"] = self.tasks
+            if self.task_labels:
+                meta["task_labels"] = self.task_labels
         if self.index.layout != "values-first":
             meta["index_layout"] = self.index.layout
         first, _ = first_order_block(self.kind, len(self.labels))
@@ -389,8 +406,12 @@ class Model:
                     raise ValueError("tasks")
                 if tasks is None and templates.tasks:
                     raise ValueError("templates read %task in a model without tasks")
+                task_labels = meta.get("task_labels", {})
+                if not (isinstance(task_labels, dict) and set(task_labels) <= set(tasks or []) and
+                        all(isinstance(v, list) and v and set(v) <= set(meta["labels"]) for v in task_labels.values())):
+                    raise ValueError("task labels")
                 model = cls(meta["kind"], meta["labels"], index, corpus, None, training, store, info["precision"],
-                            tasks)
+                            tasks, task_labels)
                 model._check_shapes()
         except (KeyError, ValueError, TypeError, UnicodeDecodeError, SeqbilError) as exc:
             raise ModelFileError(f"{path}: inconsistent model contents ({exc})") from None

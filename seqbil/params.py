@@ -88,7 +88,7 @@ CORE = [
     Param("tasks", list, [], "multi-task training (Cavallanti, Cesa-Bianchi & Gentile 2008): one NAME=TRAIN_FILE"
           "[,DEV_FILE] per task, e.g. corpora of different segmentation standards (in a config also "
           "[tasks.NAME] tables with train and dev keys); every feature gets a shared weight and one per task, "
-          "and the sentences of all tasks are shuffled together every epoch", flag="--task"),
+          "and the sentences of all tasks are shuffled together every epoch", flag="--task", learners=("sp", "bol")),
     Param("coupling", float, 4.0, "multi-task coupling b (eq. 3 of Cavallanti et al.): an update on a task moves "
           "the shared weights by b/(K(1+b)) and the task's own by 1/(1+b) of the step; 0: independent tasks, "
           "large: one shared model, b = K: the paper's half-update (the default was the best of 0.25, 1, 4 and 16 "
@@ -206,6 +206,9 @@ def _task_tables(tables, path, line):
         if not isinstance(table, dict) or not isinstance(table.get("train"), str) or \
                 not isinstance(table.get("dev", ""), str) or set(table) - {"train", "dev"}:
             raise ConfigError(path, line, f"[tasks.{name}] takes train = FILE and dev = FILE (optional)")
+        # kept as the NAME=TRAIN[,DEV] entries of the tasks parameter
+        if "=" in name or "," in table["train"] or "," in table.get("dev", ""):
+            raise ConfigError(path, line, f"[tasks.{name}]: a task name cannot hold '=', nor a file name ','")
         entries.append(f"{name}={table['train']}" + (f",{table['dev']}" if table.get("dev") else ""))
     return entries
 

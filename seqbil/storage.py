@@ -16,7 +16,8 @@ rows themselves (the bilinear factors with few labels), a block keeps its rows
 dense instead: val is then n_rows x width, and ptr and idx are None. The label
 transitions and end scores (S (S + 1) + S values) stay dense float64.
 Attributes whose rows are empty are taken out of the key tables altogether
-(compact), so that a model holds neither keys nor rows for them.
+(compact), so that a model holds neither keys nor rows for them. (A multi-task model
+stacks a shared copy of trans and end and one per task: (K + 1) S rows.)
 """
 import numpy as np
 
@@ -156,6 +157,7 @@ def _factor_rows(alpha, beta, dtype, prune, chunk=1 << 16):
             ab[np.abs(ab) <= prune] = 0
         # alpha[a] beta[a]^T is zero when either factor is: keep both or neither
         ab[~(ab[:, :S].any(axis=1) & ab[:, S:].any(axis=1))] = 0
+        ab[ab == 0] = 0  # -0.0 as +0.0, as the (cell, value) layout would store it
     return out
 
 

@@ -120,7 +120,9 @@ def _large_blocks_from_mmap():
     raises that threshold (up to 32 MiB) each time a large block is freed, so that
     after encoding the learner's arrays would come from its heap: zero-filled there
     (every page resident, where a fresh mapping takes memory only where written) and
-    kept after they are freed."""
+    kept after they are freed. The setting holds for the rest of the process (glibc
+    cannot give the raising back): for a Python program that trains, large buffers
+    then cost a mapping each, and freed ones return to the system at once."""
     libc = _glibc()
     if libc is not None:
         libc.mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD; a fixed value turns the raising off
@@ -184,13 +186,17 @@ def task_list(entries, origin="<settings>"):
 def _read_tasks(fmt, tasks, encoding):
     """(the tasks' training corpora joined into one, each sentence in its task;
     a name for messages; each task's training-file record)."""
-    corpora, records = [], {}
+    corpora, records, labels = [], {}, {}
     for name, path, _ in tasks:
         corpus, _ = _read_corpus(fmt, path, encoding)
         corpora.append(corpus)
         records[name] = file_record(path, corpus)
+        labels[name] = sorted(corpus.label_values)
     joined = Corpus.joined(corpora, [name for name, _, _ in tasks])
-    return joined, "; ".join(f"{name}={path}" for name, path, _ in tasks), records
+    # where the tasks' label sets differ (CoNLL), each task tags with its own labels only
+    if fmt.name == "sighan" or all(v == labels[tasks[0][0]] for v in labels.values()):
+        labels = {}
+    return joined, "; ".join(f"{name}={path}" for name, path, _ in tasks), records, labels
 
 
 def _read_corpus(fmt, source, encoding):
@@ -250,13 +256,16 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     _large_blocks_from_mmap()
     t0 = time.perf_counter()
     if tasks:
-        tokens, train_name, task_records = _read_tasks(fmt, tasks, enc)
+        tokens, train_name, task_records, task_labels = _read_tasks(fmt, tasks, enc)
     else:
         tokens, train_name = _read_corpus(fmt, train_data, enc)
     templates = base.templates if base is not None else load_templates(settings, template_file, config)
     origin = template_file or config or "<settings>"
     if tasks:
         templates = task_copies(templates.templates, str(origin))
+    elif templates.tasks and base is None:
+        raise ConfigError(str(origin), 0, "the templates read %task, the task of a sentence, which only multi-task "
+                          "training (--task NAME=TRAIN ...) gives; and it adds the %task copies itself")
     if fmt.name == "conll":
         if fmt.n_fields is None:  # sentences given in memory
             fmt.n_fields = tokens.n_fields
@@ -296,7 +305,8 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     corpus = {"format": fmt.name, "n_fields": fmt.n_fields, "label_column": settings["label_column"],
               "encoding": enc, "normalize": settings["normalize"], "metric": metric, "scheme": scheme}
     names = [name for name, _, _ in tasks] if tasks else None
-    model = Model("linear", labels, index, corpus, {}, precision=settings["precision"], tasks=names)
+    model = Model("linear", labels, index, corpus, {}, precision=settings["precision"], tasks=names,
+                  task_labels=task_labels if tasks else None)
     if tasks:  # per task: (sentences, file name, encoded) of its dev corpus
         devs = {name: _read(fmt, d, enc) for name, _, d in tasks if d is not None}
         devs = {name: (s, n, model.for_task(name).encode(s, n)) for name, (s, n) in devs.items()}

@@ -317,3 +317,14 @@ def test_model_decodes_with_the_weights_assigned_last(rng):
         model.kind, model.weights = learner.parameters()
         fresh = Model("bilinear", labels, index, model.corpus, {k: v.copy() for k, v in model.weights.items()})
         assert list(model.decode(data)) == list(fresh.decode(data))
+
+
+def test_bol_trains_when_no_first_order_attribute_is_left(rng, tmp_path):
+    """min_count can leave no 1st-order attribute: bol then learns the linear part."""
+    import seqbil
+    path = tmp_path / "train.txt"
+    path.write_text("".join("".join(f"{w} {y}\n" for w, y in zip(s.columns[0], s.labels)) + "\n"
+                            for s in separable_corpus(rng, 20)), encoding="utf-8")
+    model = seqbil.train(str(path), config="conll2000", learner="bol", min_count=10 ** 6, epochs=2,
+                         templates=["U00:%x[0,0]", "B01:%x[0,0]", "B"])
+    assert model.index.n_attributes(1) == 0 and len(model.tag(["a", "b"])) == 2

@@ -15,7 +15,7 @@ from seqbil.features.dataset import Dataset
 from seqbil.learners import LEARNERS
 from seqbil.params import defaults
 from test_decode import random_dataset, tables
-from test_real_values import Snapshots, best_path, dphi, epoch_orders
+from test_real_values import Snapshots, best_path, dphi, epoch_orders, refresh_reference
 
 
 def augmented(data, task, K, A0, A1):
@@ -271,3 +271,89 @@ def test_a_multi_task_run_resumes_as_it_would_have_gone_on(tmp_path, two_standar
     for name in whole.tasks:
         assert resumed.for_task(name).segment(text) == whole.for_task(name).segment(text)
     assert (tmp_path / "resumed.sbm").read_bytes() == (tmp_path / "whole.sbm").read_bytes()
+
+
+def block_bilinear_tasks_reference(data, task, orders, K, b, S, A0, A1, C, R):
+    """bol with tasks in numpy (test_real_values.block_bilinear_reference with the
+    multi-task steps): the augmented attributes of data (shared a < A, task k's own
+    A + k A + a), trans and end with a shared copy and one per task; a sequence of
+    task k is decoded with the shared plus k's copies, and on a mistake every copy
+    steps by C times its multiplier."""
+    shared, own = b / (K * (1 + b)), 1 / (1 + b)
+    n0, n1 = A0 + K * A0, A1 + K * A1
+    step0, step1 = np.where(np.arange(n0) < A0, shared, own), np.where(np.arange(n1) < A1, shared, own)
+    W0, trans, end = np.zeros((n0, S)), np.zeros(((K + 1) * S, S + 1)), np.zeros((K + 1) * S)
+    alpha, beta, sigma, theta = np.zeros((n1, S)), np.zeros((n1, S + 1)), np.zeros(n1), np.zeros((n1, S, S + 1))
+    for order in orders:
+        for j in order:
+            k, p0 = task[j], data.seq_ptr[j]
+            gold = data.labels[p0:data.seq_ptr[j + 1]]
+            mine = slice((k + 1) * S, (k + 2) * S)
+            W1 = alpha[:, :, None] * beta[:, None, :]
+            pred, _ = best_path(*tables(data, j, W0, W1), trans[:S] + trans[mine], end[:S] + end[mine])
+            if np.array_equal(pred, gold):
+                continue
+            d = dphi(data, j, gold, pred, S, n0, n1)
+            W0 += C * step0[:, None] * d["W0"]
+            trans[:S] += C * shared * d["trans"]
+            trans[mine] += C * own * d["trans"]
+            end[:S] += C * shared * d["end"]
+            end[mine] += C * own * d["end"]
+            differ = [i for i in range(len(gold)) if gold[i] != pred[i] or (i and gold[i - 1] != pred[i - 1])]
+            touched = {int(a) for i in differ for a in data.b_ids[data.b_ptr[p0 + i]:data.b_ptr[p0 + i + 1]]}
+            for a in sorted(touched):
+                theta[a] = (theta[a] + C * step1[a] * d["W1"][a]).astype(np.float32)
+                alpha[a], beta[a], sigma[a] = refresh_reference(theta[a], alpha[a], beta[a], sigma[a], R)
+    return {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
+
+
+def test_bol_with_tasks_equals_its_reference(rng):
+    # C and the steps are powers of two (b = 1, K = 2: 1/4 and 1/2), so that Theta is
+    # summed exactly in float32 by the kernel and the reference alike
+    K, S, A0, A1, C, R, b = 2, 3, 5, 4, 0.5, 4, 1.0
+    base = untied_dataset(rng, 24, S, A0, A1)
+    task = rng.integers(0, K, size=base.n_sequences)
+    data = augmented(base, task, K, A0, A1)
+    orders = epoch_orders(rng, base, 3)
+    learner = LEARNERS["bol"](S, A0 + K * A0, A1 + K * A1, {**defaults(), "averaged": False, "C": C,
+                                                           "power_steps": R}, tasks=tasks_spec(K, b, A0, A1))
+    assert sum(learner.train_chunk(data, order) for order in orders) > 0
+    want = block_bilinear_tasks_reference(data, task, orders, K, b, S, A0, A1, C, R)
+    got = learner.parameters()[1]
+    for weights in (want, got):  # the products: (alpha, beta) and (-alpha, -beta) are the same weights
+        weights["W1"] = weights.pop("alpha")[:, :, None] * weights.pop("beta")[:, None, :]
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-9, atol=1e-10, err_msg=name)
+
+
+def test_templates_and_models_of_tasks_are_checked(tmp_path, two_standards):
+    tasks = [f"{name}={path}" for name, path in two_standards.items()]
+    with pytest.raises(ConfigError, match="%vec"):
+        task_copies([parse_template("U30:%vec[0,0,emb]")])
+    with pytest.raises(ConfigError, match="only multi-task training"):
+        seqbil.train(str(two_standards["words"]), config="sighan2005", templates=["U00:%x[0,0]/%task", "B"])
+    model = seqbil.train(config="sighan2005", tasks=tasks, epochs=1)
+    view = model.for_task("words")
+    text = list("扬帆远东做与中国合作的先行")
+    assert view.for_task("pairs").tag(text) == model.for_task("pairs").tag(text)  # a view of a view
+    for use in (lambda: view.weights, lambda: view.compact(), lambda: view.save(str(tmp_path / "v.sbm"))):
+        with pytest.raises(SeqbilError, match="multi-task model"):
+            use()
+    with pytest.raises(SeqbilError, match="which task"):
+        model.decode(view.encode([Sentence([text], None, 1)]))
+
+
+def test_each_task_tags_with_its_own_labels(tmp_path, conll_sample):
+    """CoNLL tasks whose label sets differ: a task never gives another task's labels."""
+    lines = open(conll_sample, encoding="utf-8").read().split("\n\n")
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_text("\n\n".join(lines[:60]) + "\n", encoding="utf-8")
+    second.write_text("\n\n".join(lines[60:120]).replace("-NP\n", "-XP\n") + "\n", encoding="utf-8")
+    model = seqbil.train(config="conll2000", tasks=[f"first={first}", f"second={second}"], epochs=3,
+                         model=str(tmp_path / "m.sbm"))
+    model = seqbil.load(str(tmp_path / "m.sbm"))
+    assert "B-XP" in model.task_labels["second"] and "B-XP" not in model.task_labels["first"]
+    rows = [line.split()[:-1] for line in lines[61].splitlines()]
+    tags = {name: set(y for s in model.for_task(name).tag_many([rows] * 3) for y in s) for name in model.tasks}
+    assert not any(y.endswith("-XP") for y in tags["first"]) and any(y.endswith("-XP") for y in tags["second"])
+    assert not any(y.endswith("-NP") for y in tags["second"])

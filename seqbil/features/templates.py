@@ -175,16 +175,19 @@ def read_template_file(path):
 def task_copies(templates, source="<templates>"):
     """The templates of a multi-task model (Cavallanti et al. 2008, as augmented
     features): every template, then a copy of each that also reads the task, T/%task
-    (not the bare B, whose task copies are kept with the label transitions, nor %vec).
+    (not the bare B: the learners keep a copy of the label transitions per task).
     The copies come after all the others, so that in each order the task copies of
-    the attributes are the ids after the shared ones."""
+    the attributes are the ids after the shared ones. %vec templates, whose
+    components follow the keyed attributes, have no task copies: they are refused."""
     templates = list(templates)
     for t in templates:
         if any(f.kind == "task" for _, f in t.refs):
             raise ConfigError(source, 0, f"template {t.text!r}: the %task copies of the templates are made by "
                               f"multi-task training itself; give the templates without %task")
-    copies = [parse_template(f"{t.text}/{TASK}", source) for t in templates
-              if t.refs and t.refs[0][1].kind != "vec"]
+        if t.refs and t.refs[0][1].kind == "vec":
+            raise ConfigError(source, 0, f"template {t.text!r}: word vectors (%vec) are not supported in "
+                              f"multi-task training")
+    copies = [parse_template(f"{t.text}/{TASK}", source) for t in templates if t.order == 0 or t.refs]
     return TemplateSet(templates + copies)
 
 
