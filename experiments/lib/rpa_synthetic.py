@@ -234,6 +234,13 @@ def summary_lines(points, title):
     b = band(points)
     if b["pa"] is not None:
         lines.append(f"mean over variances 4..10: PA {b['pa']:.3f}, RPA {b['rpa']:.3f}")
+    noisy = [pt for pt in points if pt["noise_variance"] > 0]
+    if noisy:  # RPA re-embeds only words it trained on: its gain should sit on the seen ones
+        share = statistics.fmean(pt["test_seen_share"] for pt in noisy)
+        seen = {m: _mean([pt[m]["mean_test_seen"] for pt in noisy]) for m in ("pa", "rpa")}
+        unseen = {m: _mean([pt[m]["mean_test_unseen"] for pt in noisy]) for m in ("pa", "rpa")}
+        lines.append(f"noise > 0, test documents whose word occurs in training ({share:.0%}): PA {seen['pa']:.3f}, "
+                     f"RPA {seen['rpa']:.3f}; the others: PA {unseen['pa']:.3f}, RPA {unseen['rpa']:.3f}")
     return lines
 
 
