@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Section 5 of Denis & Ralaivola (2017) on movie-review polarity (Pang & Lee 2004):
+# PA-II on fixed random word vectors, RPA re-embedding them (k = 50, 100), and PA-II on
+# one-hot words, in the corpus's standard 10-fold cross-validation.
+NAME=rpa_polarity
+USAGE="Reads polarity/reviews.tsv.gz (not in the repository: under --data, else data/ or
+../shared/data). Per fold, hyper-parameters chosen on the next fold over section 5.4's grid
+(C = 10^-6..10^6, lambda = 10^-3..10^3, passes 1, 5, 10), then retrained on the nine
+training folds; one pass and the chosen number of passes. Writes rpa_polarity.csv
+(method,setting,accuracy,sd,folds) and rpa_polarity.json (run record, choices per fold).
+--quick: 2 folds of 600 reviews and a small grid."
+source "$(dirname "$0")/common.sh"
+parse_options "$@"
+sed -i "s|^data: .*|data: polarity/reviews.tsv under ${DATA} (else ../shared/data)|" "$OUT/meta.txt"
+
+EXTRA=()
+[ "$QUICK" = 1 ] && EXTRA+=(--quick)
+# data/ is only the default place: without it, lib/rpa_polarity.py looks in ../shared/data too
+[ "$DATA" != "$ROOT/data" ] && EXTRA+=(--data "$DATA")
+"$PY" "$EXP/lib/rpa_polarity.py" --out "$OUT" ${EXTRA[@]+"${EXTRA[@]}"} --command "$COMMAND_LINE"
+rmdir "$OUT/runs" 2>/dev/null || true  # this experiment keeps no per-run files
