@@ -20,6 +20,8 @@ from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs
 
 
+# Its own small helpers: this kernel shares no structure with the sequence kernels, so
+# it does not cimport chain.pxd or blocks.pxd.
 cdef inline double dot(const double* a, const double* b, int k) noexcept nogil:
     cdef double s = 0.0
     cdef int d

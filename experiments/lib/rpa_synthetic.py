@@ -33,6 +33,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from record import header, write_record  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from report import pyplot  # noqa: E402
+
 SAMPLING = ("each document one word, drawn uniformly with replacement from its class's half of the vocabulary "
             "(test words may occur in training)")
 # footnote 1: passes over the training set, C, and lambda = 10^k
@@ -169,16 +172,6 @@ def write_outputs(out, stem, points, grid, record, title):
         fig.savefig(out / f"{stem}.png", dpi=120, bbox_inches="tight")
         plt.close(fig)
     return edges
-
-
-def pyplot():
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        return plt
-    except ImportError:
-        return None
 
 
 def figure2(out, anchored, epochs=10):
