@@ -8,12 +8,19 @@ USAGE="Reads polarity/reviews.tsv.gz (not in the repository: under --data, else 
 (C = 10^-6..10^6, lambda = 10^-3..10^3, passes 1, 5, 10), then retrained on the nine
 training folds; one pass and the chosen number of passes. Writes rpa_polarity.csv
 (method,setting,accuracy,sd,folds) and rpa_polarity.json (run record, choices per fold).
---quick: 2 folds of 600 reviews and a small grid."
+--quick: 2 folds of 600 reviews and a small grid. --extended: RPA only, lambda in
+10^-5..10^3 (below the grid's edge too), written to rpa_polarity_extended.*"
 source "$(dirname "$0")/common.sh"
-parse_options "$@"
+EXTRA=()
+args=()
+for a in "$@"; do
+    if [ "$a" = --extended ]; then EXTRA+=(--extended); else args+=("$a"); fi
+done
+parse_options ${args[@]+"${args[@]}"}
+COMMAND_LINE="experiments/$(basename "$0") $*"
+write_meta
 sed -i "s|^data: .*|data: polarity/reviews.tsv under ${DATA} (else ../shared/data)|" "$OUT/meta.txt"
 
-EXTRA=()
 [ "$QUICK" = 1 ] && EXTRA+=(--quick)
 # data/ is only the default place: without it, lib/rpa_polarity.py looks in ../shared/data too
 [ "$DATA" != "$ROOT/data" ] && EXTRA+=(--data "$DATA")

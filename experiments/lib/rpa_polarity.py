@@ -38,6 +38,8 @@ from record import find_corpus, header, write_record  # noqa: E402
 GRID = {"C": [10.0 ** e for e in (-6, -4, -2, 0, 2, 4, 6)], "lam": [10.0 ** e for e in range(-3, 4)],
         "passes": [1, 5, 10]}
 QUICK_GRID = {"C": [1e-2, 1.0], "lam": [1e-2, 1.0], "passes": [1, 5]}
+# RPA only, lambda also below the grid's low edge (10^-3, chosen in most folds)
+EXTENDED_LAM = [1e-5, 1e-4] + GRID["lam"]
 SEED = 20170403
 
 
@@ -108,6 +110,8 @@ def main():
     ap.add_argument("--data", help="the directory holding polarity/reviews.tsv(.gz) (default: data/, "
                                    "then ../shared/data)")
     ap.add_argument("--quick", action="store_true", help="2 folds, 600 reviews, a small grid")
+    ap.add_argument("--extended", action="store_true",
+                    help=f"RPA only, with lambda in {EXTENDED_LAM}: writes rpa_polarity_extended.*")
     ap.add_argument("--command")
     args = ap.parse_args()
     path = find_corpus("polarity", "reviews.tsv", args.data)
@@ -119,8 +123,13 @@ def main():
         tokens, y, folds = [tokens[i] for i in keep], y[keep], folds[keep]
         grid, test_folds = QUICK_GRID, range(2)
     methods = [("pa", None)] + [(m, k) for k in (50, 100) for m in ("pa", "rpa")]
+    stem = "rpa_polarity"
+    if args.extended:
+        grid, stem = {**grid, "lam": EXTENDED_LAM}, "rpa_polarity_extended"
+        methods = [("rpa", 50), ("rpa", 100)]
     jobs = [(m, k, f, folds, tokens, y, grid) for f in test_folds for m, k in methods]
     jobs.sort(key=lambda j: (j[0] != "rpa", -(j[1] or 0)))  # the long jobs first
+    record = header(args.command)  # the commit and date at the start: the code that runs
     print(f"rpa_polarity: {path}, {len(y)} reviews, folds {list(test_folds)}, {len(jobs)} jobs on 2 processes")
     start = time.perf_counter()
     with multiprocessing.Pool(min(2, multiprocessing.cpu_count())) as pool:
@@ -140,13 +149,13 @@ def main():
             table.append({"method": name, "setting": setting, "mean": statistics.fmean(acc),
                           "sd": statistics.stdev(acc) if len(acc) > 1 else 0.0, "folds": len(acc)})
     args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "rpa_polarity.csv", "w", newline="") as f:
+    with open(args.out / f"{stem}.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["method", "setting", "accuracy", "sd", "folds"])
         for t in table:
             w.writerow([t["method"], t["setting"], f"{t['mean']:.4f}", f"{t['sd']:.4f}", t["folds"]])
-    write_record(args.out / "rpa_polarity.json", {
-        **header(args.command), "data": str(path.name), "reviews": len(y), "grid": grid,
+    write_record(args.out / f"{stem}.json", {
+        **record, "data": str(path.name), "reviews": len(y), "grid": grid,
         "protocol": "10-fold CV by file-id blocks; per fold: vocabulary = words seen twice or more in the training "
                     "folds, 0-1 bags scaled to unit L2 norm, random vectors uniform on (-1, 1); hyper-parameters "
                     "chosen on the next fold as dev (ties: first in grid order), then retrained on all training "
@@ -156,7 +165,7 @@ def main():
     print(f"{'method':<14} {'setting':<14} accuracy (mean ± sd over folds)")
     for t in table:
         print(f"{t['method']:<14} {t['setting']:<14} {t['mean']:.4f} ± {t['sd']:.4f}")
-    print(f"rpa_polarity: {seconds:.0f} s; wrote {args.out}/rpa_polarity.csv and .json")
+    print(f"rpa_polarity: {seconds:.0f} s; wrote {args.out}/{stem}.csv and .json")
 
 
 if __name__ == "__main__":
