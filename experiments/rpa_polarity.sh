@@ -11,18 +11,10 @@ training folds; one pass and the chosen number of passes. Writes rpa_polarity.cs
 --quick: 2 folds of 600 reviews and a small grid. --extended: RPA only, lambda in
 10^-5..10^3 (below the grid's edge too), written to rpa_polarity_extended.*"
 source "$(dirname "$0")/common.sh"
-EXTRA=()
-args=()
-for a in "$@"; do
-    if [ "$a" = --extended ]; then EXTRA+=(--extended); else args+=("$a"); fi
-done
-parse_options ${args[@]+"${args[@]}"}
-COMMAND_LINE="experiments/$(basename "$0") $*"
-write_meta
-sed -i "s|^data: .*|data: polarity/reviews.tsv under ${DATA} (else ../shared/data)|" "$OUT/meta.txt"
-
-[ "$QUICK" = 1 ] && EXTRA+=(--quick)
+source "$EXP/lib/driver.sh"
+DRIVER_FLAGS="--extended"
+DATA_NOTE="polarity/reviews.tsv from @DATA@ (or, when that is the default data/ and lacks it, ../shared/data)"
+parse_driver_options "$@"
 # data/ is only the default place: without it, lib/rpa_polarity.py looks in ../shared/data too
-[ "$DATA" != "$ROOT/data" ] && EXTRA+=(--data "$DATA")
-"$PY" "$EXP/lib/rpa_polarity.py" --out "$OUT" ${EXTRA[@]+"${EXTRA[@]}"} --command "$COMMAND_LINE"
-rmdir "$OUT/runs" 2>/dev/null || true  # this experiment keeps no per-run files
+[ "$DATA" != "$ROOT/data" ] && DRIVER_ARGS+=(--data "$DATA")
+run_driver rpa_polarity.py

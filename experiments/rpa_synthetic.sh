@@ -15,24 +15,9 @@ rpa_figure2.png; when the grid's low edge binds, the same with the grid extended
                 inner iterate) instead of anchored at (w_t, Phi_t)
   --quick       3 noise variances, 2 draws: well under a minute"
 source "$(dirname "$0")/common.sh"
-
-NOISE=""
-EXTRA=()
-args=()
-while [ $# -gt 0 ]; do
-    case $1 in
-        --noise) NOISE=${2:?--noise needs a list such as 0,2,4}; shift ;;
-        --written) EXTRA+=(--written) ;;
-        *) args+=("$1") ;;
-    esac
-    shift
-done
-parse_options ${args[@]+"${args[@]}"}
-COMMAND_LINE="experiments/$(basename "$0") ${NOISE:+--noise $NOISE }${EXTRA[*]:+${EXTRA[*]} }${args[*]:-}"
-write_meta
-sed -i 's|^data: .*|data: synthetic, drawn by experiments/lib/rpa_synthetic.py|' "$OUT/meta.txt"
-
-[ "$QUICK" = 1 ] && EXTRA+=(--quick)
-"$PY" "$EXP/lib/rpa_synthetic.py" --out "$OUT" ${NOISE:+--noise "$NOISE"} ${EXTRA[@]+"${EXTRA[@]}"} \
-    --command "$COMMAND_LINE"
-rmdir "$OUT/runs" 2>/dev/null || true  # this experiment keeps no per-run files
+source "$EXP/lib/driver.sh"
+DRIVER_FLAGS="--written"
+DRIVER_VALUED="--noise"
+DATA_NOTE="synthetic, drawn by experiments/lib/rpa_synthetic.py"
+parse_driver_options "$@"
+run_driver rpa_synthetic.py

@@ -22,7 +22,7 @@ def test_rpa_synthetic_quick(tmp_path):
     # without noise the embedding separates the classes: both learners are perfect
     assert float(rows[0]["pa"]) == 1.0 and float(rows[0]["rpa"]) == 1.0
     record = json.loads((out / "rpa_synthetic.json").read_text())
-    assert record["command"].startswith("experiments/rpa_synthetic.sh --noise 0,6")
+    assert record["command"].startswith("experiments/rpa_synthetic.sh --quick --noise 0,6 --out ")
     assert record["machine"]["cores"] >= 1 and record["machine"]["cpu"]
     for row, point in zip(rows, record["points"]):
         for m in ("pa", "rpa"):
