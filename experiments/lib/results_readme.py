@@ -300,6 +300,43 @@ def seeds_section():
             f"(from {c.source()})\n\n" + c.body() + "\n")
 
 
+def _json(rel):
+    return json.loads((RESULTS / rel).read_text(encoding="utf-8"))
+
+
+def rpa_section():
+    """Denis & Ralaivola's experiments with seqbil.classify (experiments/rpa_*.sh)."""
+    syn, ext = _json("rpa_synthetic/rpa_synthetic.json"), _json("rpa_synthetic/rpa_synthetic_extended.json")
+    out = ["## Re-embedding passive-aggressive learning (Denis & Ralaivola 2017), document classification\n",
+           f"Synthetic task (their section 4, Figure 1): `{syn['command']}` → "
+           "[`rpa_synthetic/rpa_synthetic.csv`](rpa_synthetic/rpa_synthetic.csv) "
+           f"(seqbil {syn['seqbil']}, {syn['date']}). {syn['task']['sampling'].capitalize()}; "
+           f"{syn['task']['draws']} draws per point; {syn['rpa']['reading']}. Mean test accuracy (sd over draws), "
+           "with the hyper-parameters of footnote 1's grid chosen on the dev split, and on the grid extended "
+           "below its low edge:\n",
+           "| noise variance | PA | RPA | PA, extended grid | RPA, extended grid |", "| --- | --- | --- | --- | --- |"]
+    wider = {pt["noise_variance"]: pt for pt in ext["points"]}
+    for pt in syn["points"]:
+        w = wider.get(pt["noise_variance"])
+        out.append(f"| {pt['noise_variance']:g} | {f(pt['pa']['mean'], 3)} ({f(pt['pa']['sd'], 3)}) | "
+                   f"{f(pt['rpa']['mean'], 3)} ({f(pt['rpa']['sd'], 3)}) | "
+                   f"{f(w['pa']['mean'], 3) if w else '–'} | {f(w['rpa']['mean'], 3) if w else '–'} |")
+    m, me = syn["mean_over_variance_4_to_10"], ext["mean_over_variance_4_to_10"]
+    out += ["", f"Over variances 4 to 10: RPA {f(m['rpa'], 3)} against PA {f(m['pa'], 3)} (extended grid: "
+                f"{f(me['rpa'], 3)} against {f(me['pa'], 3)}).", ""]
+    pol = _json("rpa_polarity/rpa_polarity.json")
+    out += [f"Movie-review polarity (their section 5): `{pol['command']}` → "
+            "[`rpa_polarity/rpa_polarity.csv`](rpa_polarity/rpa_polarity.csv) "
+            f"(seqbil {pol['seqbil']}, {pol['date']}). {pol['protocol']}. Accuracy (sd over folds):\n",
+            "| method | one pass | passes chosen |", "| --- | --- | --- |"]
+    table = {(r["method"], r["setting"]): r for r in pol["table"]}
+    for method in dict.fromkeys(r["method"] for r in pol["table"]):
+        cells = [table.get((method, s)) for s in ("one pass", "passes chosen")]
+        out.append(f"| {method} | " + " | ".join(f"{f(c['mean'], 3)} ({f(c['sd'], 3)})" if c else "–"
+                                               for c in cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 def build():
     parts = [header(), table1_section(),
              curve_section("figure1/curve.json", "Figure 1: segmentation learning curves", "figure1.sh",
@@ -308,7 +345,8 @@ def build():
              curve_section("figure3/curve.json", "Figure 3: CoNLL-2000 chunking learning curve", "figure3.sh",
                            None, figure3_closing),
              power_section(), seeds_section()]
-    for rel, section in (("cws_features/cws_features.json", cws_section), ("taggers/taggers.json", taggers_section)):
+    for rel, section in (("cws_features/cws_features.json", cws_section), ("taggers/taggers.json", taggers_section),
+                         ("rpa_synthetic/rpa_synthetic.json", rpa_section)):
         if (RESULTS / rel).exists():
             parts.append(section())
     return "\n".join(parts)
