@@ -95,12 +95,20 @@ def load(path, *, verify=True):
     return Model.load(path, verify=verify)
 
 
-def convert(path, output, *, precision="float32", prune=0.0):
+def convert(path, output, *, precision="float32", prune=0.0, task=None):
     """Write the model file `path` in the current format to `output` (atomically; it
     may be `path`), with its weights at `precision` (float32 or float64) and those with
     |w| <= prune dropped (Model.compact). Reads the files of older seqbil versions.
+    task: write the model of that task of a multi-task model as a model of its own
+    (Model.single_task), which tags at the cost of a single-task model.
     Returns Model.compact's account of what was kept."""
     model = Model.load(path)
+    if task is not None:
+        single = model.single_task(task)
+        if single is None:
+            raise SeqbilError(f"{path}: the keys of a template are hashed and cannot be split by task; tag with "
+                              f"--task instead")
+        model = single
     kept = model.compact(prune, precision)
     model.training.setdefault("conversions", []).append({"from": str(path), "precision": precision, "prune": prune})
     model.save(output)

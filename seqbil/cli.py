@@ -294,15 +294,17 @@ def inspect(model_path, as_json):
               help="Floating-point type of the weights written.")
 @click.option("--prune", type=click.FloatRange(min=0), default=0.0, show_default=True, metavar="EPS",
               help="Drop the weights with |w| <= EPS and the attributes left without weights.")
+@click.option("--task", metavar="NAME", help="Of a multi-task model, write the model of task NAME alone: its "
+              "shared and own weights summed, tagging at the cost of a single-task model.")
 @fail_cleanly
-def convert(model_path, output_path, precision, prune):
+def convert(model_path, output_path, precision, prune, task):
     """Write MODEL in the current file format to OUTPUT: model files of older seqbil
     versions (dense float64 weights) become sparse and load without copying. Also
     changes the precision of a model's weights or prunes small weights; prints what
     the model keeps. OUTPUT is written atomically and may be MODEL itself."""
     from .api import convert as convert_model
 
-    kept = convert_model(model_path, output_path, precision=precision, prune=prune)
+    kept = convert_model(model_path, output_path, precision=precision, prune=prune, task=task)
     attrs = [sum(kept[o]["attributes"][i] for o in (0, 1)) for i in (0, 1)]
     weights = [sum(kept[o]["weights"][i] for o in (0, 1)) for i in (0, 1)]
     echo_err(f"{output_path}: {attrs[1]:,} of {attrs[0]:,} attributes and {weights[1]:,} of {weights[0]:,} "

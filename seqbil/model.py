@@ -129,6 +129,60 @@ class Model:
         view._weights, view._store, view._base, view.task = None, None, base, name
         return view
 
+    def single_task(self, name):
+        """The model of one task as a model of its own, with no %task templates: each
+        attribute's weights are the sum of its shared weights and the task's own (the
+        keys of a task copy T/%task are those of T times the task field's radix plus
+        the task's id, so they fold into T's keys). It tags as for_task(name) does (up
+        to the rounding of sums taken in another order), reading half the attributes,
+        and saves as an ordinary model. The sums are kept in float64; a bilinear model's
+        become linear, alpha_s beta_s^T + alpha_k beta_k^T being of rank 2. Returns None
+        when a template's keys are hashed, which cannot be taken apart."""
+        view = self.for_task(name)
+        base = view._base
+        store, index, S = view.store, base.index, len(self.labels)
+        first, _ = first_order_block(self.kind, S)
+        task_field = next(f for f in base.templates.fields if f.kind == "task")
+        radix = len(index.fields[task_field]) + 2 * index.K + 1
+        task_id = index.fields[task_field].index[name] + (2 * index.K + 1 if index.layout == "boundaries-first" else 0)
+        shared = [t for t in base.templates.templates if not any(f.kind == "task" for _, f in t.refs)]
+        position = {t.text: (o, i) for o in (0, 1) for i, t in enumerate(base.templates.by_order[o])}
+        tables, rows = [], {}
+        for order, block in ((0, "W0"), (1, first)):
+            table, ptr = index.tables[order]
+            _, _, _, mults = index.specs[order]
+            t_ptr = index.specs[order][0]
+            keys, parts, new_ptr = [], [], [0]
+            dense = store[block]
+            width = dense.width if block != "AB" else S * (S + 1)
+            for t in (t for t in shared if t.order == order and (t.refs or order == 0)):
+                i = position[t.text][1]
+                _, j = position[f"{t.text}/%task"]
+                if (len(t.refs) and mults[t_ptr[i]] == 0) or mults[t_ptr[j]] == 0:
+                    return None
+                s_lo, s_hi, o_lo, o_hi = int(ptr[i]), int(ptr[i + 1]), int(ptr[j]), int(ptr[j + 1])
+                own = table[o_lo:o_hi]
+                mine = np.flatnonzero(own % radix == task_id)
+                union = np.union1d(table[s_lo:s_hi], own[mine] // radix)
+                block_rows = np.zeros((len(union), width))
+                block_rows[np.searchsorted(union, table[s_lo:s_hi])] += _rows(dense, s_lo, s_hi, S)
+                block_rows[np.searchsorted(union, own[mine] // radix)] += _rows(dense, o_lo, o_hi, S)[mine]
+                keys.append(union)
+                parts.append(block_rows)
+                new_ptr.append(new_ptr[-1] + len(union))
+            tables.append((np.concatenate(keys) if keys else np.zeros(0, np.int64), np.array(new_ptr, np.int64)))
+            merged = np.concatenate(parts) if parts else np.zeros((0, width))
+            rows["W0" if order == 0 else "W1"] = Rows.from_dense(merged, "float64")
+        templates = TemplateSet(shared)
+        fields = {f: index.fields[f] for f in templates.fields}
+        single = FeatureIndex(templates, fields, tables, index.normalize, index.layout, index.lexicons,
+                              index.length_cap)
+        store = {"trans": np.asarray(store["trans"]), "end": np.asarray(store["end"]), **rows}
+        model = Model("linear", self.labels, single, self.corpus, None, dict(self.training), store, "float64")
+        model.training["task"] = name
+        model.compact()
+        return model
+
     def _not_a_view(self, what):
         if self.task is not None:
             raise SeqbilError(f"{what}: the model of task {self.task!r} is a view of a multi-task model; "
@@ -447,6 +501,19 @@ class Model:
                 raise ValueError(f"array {name} has shape {tuple(got)}, expected {want}")
         if S == 0:
             raise ValueError("empty label set")
+
+
+def _rows(rows, lo, hi, S):
+    """Rows lo:hi of storage.Rows as a dense float64 array; the rows of bilinear
+    factors [alpha | beta] as their products alpha beta^T, S (S + 1) wide."""
+    if rows.dense:
+        out = rows.val[lo:hi].astype(np.float64)
+    else:
+        out = Rows(rows.ptr[lo:hi + 1] - rows.ptr[lo], rows.idx[rows.ptr[lo]:rows.ptr[hi]],
+                   rows.val[rows.ptr[lo]:rows.ptr[hi]], rows.width).to_dense()
+    if rows.width == 2 * S + 1 and S * (S + 1) != 2 * S + 1:  # factors (S = 1 never factors)
+        out = (out[:, :S, None] * out[:, None, S:]).reshape(len(out), S * (S + 1))
+    return out
 
 
 def _check_meta(meta):

@@ -357,3 +357,25 @@ def test_each_task_tags_with_its_own_labels(tmp_path, conll_sample):
     tags = {name: set(y for s in model.for_task(name).tag_many([rows] * 3) for y in s) for name in model.tasks}
     assert not any(y.endswith("-XP") for y in tags["first"]) and any(y.endswith("-XP") for y in tags["second"])
     assert not any(y.endswith("-NP") for y in tags["second"])
+
+
+@pytest.mark.parametrize("learner", ["sp", "bol"])
+def test_one_task_as_a_model_of_its_own_tags_as_the_task(tmp_path, two_standards, learner):
+    tasks = [f"{name}={path}" for name, path in two_standards.items()]
+    model = seqbil.train(config="sighan2005", tasks=tasks, learner=learner, epochs=3,
+                         templates=["U00:%x[0,0]", "U01:bias", "B02:%x[-1,0]%x[0,0]", "B"],
+                         model=str(tmp_path / "joint.sbm"))
+    lines = [line.replace(" ", "") for path in two_standards.values()
+             for line in open(path, encoding="utf-8").read().split("\n") if line]
+    for name in model.tasks:
+        single = model.single_task(name)
+        assert not single.tasks and not single.templates.tasks and single.kind == "linear"
+        # half the attributes: the shared ones and this task's own, folded together
+        assert single.index.n_attributes(1) < model.index.n_attributes(1) / 1.5
+        view = model.for_task(name)
+        assert [single.segment(s) for s in lines] == [view.segment(s) for s in lines]
+        result = CliRunner().invoke(main, ["convert", "--task", name, "--precision", "float64",
+                                           str(tmp_path / "joint.sbm"), str(tmp_path / f"{name}.sbm")])
+        assert result.exit_code == 0, result.output
+        saved = seqbil.load(str(tmp_path / f"{name}.sbm"))
+        assert [saved.segment(s) for s in lines] == [view.segment(s) for s in lines]
