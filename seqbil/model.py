@@ -145,7 +145,7 @@ class Model:
         task_field = next(f for f in base.templates.fields if f.kind == "task")
         radix = len(index.fields[task_field]) + 2 * index.K + 1
         task_id = index.fields[task_field].index[name] + (2 * index.K + 1 if index.layout == "boundaries-first" else 0)
-        shared = [t for t in base.templates.templates if not any(f.kind == "task" for _, f in t.refs)]
+        shared = [t for t in base.templates.templates if not t.reads_task]
         position = {t.text: (o, i) for o in (0, 1) for i, t in enumerate(base.templates.by_order[o])}
         tables, rows = [], {}
         for order, block in ((0, "W0"), (1, first)):
@@ -163,10 +163,11 @@ class Model:
                 s_lo, s_hi, o_lo, o_hi = int(ptr[i]), int(ptr[i + 1]), int(ptr[j]), int(ptr[j + 1])
                 own = table[o_lo:o_hi]
                 mine = np.flatnonzero(own % radix == task_id)
-                union = np.union1d(table[s_lo:s_hi], own[mine] // radix)
+                folded = own[mine] // radix
+                union = np.union1d(table[s_lo:s_hi], folded)
                 block_rows = np.zeros((len(union), width))
                 block_rows[np.searchsorted(union, table[s_lo:s_hi])] += _rows(dense, s_lo, s_hi, S)
-                block_rows[np.searchsorted(union, own[mine] // radix)] += _rows(dense, o_lo, o_hi, S)[mine]
+                block_rows[np.searchsorted(union, folded)] += _rows(dense, o_lo, o_hi, S)[mine]
                 keys.append(union)
                 parts.append(block_rows)
                 new_ptr.append(new_ptr[-1] + len(union))
@@ -506,11 +507,7 @@ class Model:
 def _rows(rows, lo, hi, S):
     """Rows lo:hi of storage.Rows as a dense float64 array; the rows of bilinear
     factors [alpha | beta] as their products alpha beta^T, S (S + 1) wide."""
-    if rows.dense:
-        out = rows.val[lo:hi].astype(np.float64)
-    else:
-        out = Rows(rows.ptr[lo:hi + 1] - rows.ptr[lo], rows.idx[rows.ptr[lo]:rows.ptr[hi]],
-                   rows.val[rows.ptr[lo]:rows.ptr[hi]], rows.width).to_dense()
+    out = rows.rows(lo, hi).to_dense()
     if rows.width == 2 * S + 1 and S * (S + 1) != 2 * S + 1:  # factors (S = 1 never factors)
         out = (out[:, :S, None] * out[:, None, S:]).reshape(len(out), S * (S + 1))
     return out

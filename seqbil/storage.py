@@ -93,6 +93,13 @@ class Rows:
         cells = np.repeat(keep, np.diff(self.ptr))
         return Rows(ptr, self.idx[cells], self.val[cells], self.width)
 
+    def rows(self, lo, hi):
+        """Rows lo:hi, as views of these arrays (pointers made to start at 0)."""
+        if self.dense:
+            return Rows(None, None, self.val[lo:hi], self.width)
+        a, b = self.ptr[lo], self.ptr[hi]
+        return Rows(self.ptr[lo:hi + 1] - a, self.idx[a:b], self.val[a:b], self.width)
+
     def count(self, lo, hi):
         """Non-zero cells in rows lo:hi."""
         if self.dense:

@@ -330,15 +330,17 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
             multi = ", ".join(name for name, cls in LEARNERS.items() if cls.multitask)
             raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner_class.name!r} "
                               f"does not learn several tasks (multi-task learners: {multi})")
-        if settings["learner"] == "bol" and settings["rank1"] != "block":
-            raise ConfigError(sources.get("rank1", "<settings>"), 0, "multi-task training needs rank1 = \"block\"")
         own0, own1 = own_attributes(index, templates)
         task_spec = (len(tasks), float(settings["coupling"]), own0, own1)
-        data.seq_task = np.ascontiguousarray(data.seq_task, dtype=np.int32)
         echo(f"tasks: {', '.join(names)}; coupling b = {settings['coupling']:g}: an update on one task moves the "
              f"shared weights by {task_spec[1] / (len(tasks) * (1 + task_spec[1])):.3g} and its own by "
              f"{1 / (1 + task_spec[1]):.3g} of the step")
-    learner = learner_class(len(labels), A0, A1, settings, templates.transition, task_spec)
+    try:
+        learner = learner_class(len(labels), A0, A1, settings, templates.transition, task_spec)
+    except ValueError as exc:  # options of the learner that cannot learn several tasks (bol's rank1 = global)
+        if task_spec is None:
+            raise
+        raise ConfigError(sources.get("learner", "<settings>"), 0, f"multi-task training: {exc}") from None
     if base is not None:
         if (base.kind == "bilinear") != learner.bilinear:
             raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner.name!r} cannot "

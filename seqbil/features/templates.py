@@ -73,6 +73,11 @@ class Template:
     fmt: str       # str.format pattern, one {} per macro
     refs: tuple    # ((row, Field), ...) of the macros, in order
 
+    @property
+    def reads_task(self):
+        """Whether a macro reads the sentence's task (%task)."""
+        return any(f.kind == "task" for _, f in self.refs)
+
 
 def parse_template(text, source="<template>", line=0):
     text = text.strip()
@@ -181,7 +186,7 @@ def task_copies(templates, source="<templates>"):
     components follow the keyed attributes, have no task copies: they are refused."""
     templates = list(templates)
     for t in templates:
-        if any(f.kind == "task" for _, f in t.refs):
+        if t.reads_task:
             raise ConfigError(source, 0, f"template {t.text!r}: the %task copies of the templates are made by "
                               f"multi-task training itself; give the templates without %task")
         if t.refs and t.refs[0][1].kind == "vec":
@@ -197,7 +202,7 @@ def own_attributes(index, templates):
     out = []
     for order in (0, 1):
         table, ptr = index.tables[order]
-        reads = [any(f.kind == "task" for _, f in t.refs) for t in templates.by_order[order]]
+        reads = [t.reads_task for t in templates.by_order[order]]
         first = reads.index(True) if True in reads else len(reads)
         if any(not r for r in reads[first:]):
             raise ValueError("the task copies of the templates must come after the shared ones")
