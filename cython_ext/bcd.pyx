@@ -13,7 +13,8 @@ import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
 from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, b_begin, corpus_view, linear_view, linear_tasks,
-                    rank1_view, lattice_new, chunk_limits, differs, path_diff, next_diff, score_unary, score_pair_bilinear, viterbi)
+                    rank1_view, lattice_new, chunk_limits, differs, path_diff, next_diff, score_unary, score_pair_bilinear,
+                     viterbi, mark_wrong)
 
 
 cdef struct Dphi:
@@ -164,6 +165,7 @@ cdef class BCDKernel:
                 if not differs(c.labels + p0, L.pred, n):
                     continue
                 mistakes += 1
+                mark_wrong(&c, order[jj])
                 gold = path_score(&L, &m, c.labels + p0, n)
                 collect_dphi(&c, L.pred, p0, n, &m, &w, side, &f)
                 sq = 0.0

@@ -16,7 +16,7 @@ import numpy as np
 from libc.math cimport sqrt
 from libc.stdint cimport int32_t, int64_t
 from chain cimport (Corpus, Linear, Rank1, Lattice, corpus_view, linear_view, linear_tasks, rank1_view, lattice_new,
-                    chunk_limits)
+                    chunk_limits, mark_wrong)
 from blocks cimport Dual, dual_view, dual_buffers, absorb, bilinear_mistake, dot, matvec, rmatvec
 
 
@@ -173,6 +173,7 @@ cdef class GlobalKernel:
                                          C, C * counter)
                     if k >= 0:
                         mistakes += 1
+                        mark_wrong(&c, order[jj])
                         for j in range(k):
                             a = d.touched[j]
                             absorb(&d, j)

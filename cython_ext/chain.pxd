@@ -19,7 +19,7 @@
 # Python object. The kernels are built with boundscheck off (setup.py): &x[0] of an
 # empty array only computes its address, which is never read.
 import numpy as np
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.math cimport INFINITY
 
 cdef extern from *:
@@ -54,6 +54,7 @@ cdef struct Corpus:
     const int32_t* b_ids      # has b_width of them (b_begin)
     int64_t b_width
     const int32_t* seq_task   # multi-task training: the task of each sequence; else NULL
+    uint8_t* seq_wrong        # set to 1 for each sequence the learner got wrong; NULL: not kept
 
 
 cdef struct Linear:
@@ -141,6 +142,7 @@ cdef inline Corpus corpus_view(data) except *:
     cdef const int32_t[::1] b_ids = data.b_ids
     cdef const float[::1] u_vals
     cdef const int32_t[::1] seq_task
+    cdef uint8_t[::1] seq_wrong
     cdef Corpus c
     c.seq_ptr, c.labels = &seq_ptr[0], &labels[0]
     c.u_ptr, c.u_ids = &u_ptr[0], &u_ids[0]
@@ -155,6 +157,13 @@ cdef inline Corpus corpus_view(data) except *:
             raise ValueError("b_ids must hold b_width ids per position")
     c.u_vals = NULL
     c.seq_task = NULL
+    c.seq_wrong = NULL
+    wrong = getattr(data, "seq_wrong", None)
+    if wrong is not None:
+        if not (isinstance(wrong, np.ndarray) and wrong.dtype == np.uint8 and wrong.shape == (seq_ptr.shape[0] - 1,)):
+            raise ValueError("seq_wrong must be a uint8 array with one flag per sequence")
+        seq_wrong = wrong
+        c.seq_wrong = &seq_wrong[0]
     tasks = getattr(data, "seq_task", None)
     if tasks is not None:
         if not (isinstance(tasks, np.ndarray) and tasks.dtype == np.int32 and
@@ -315,6 +324,12 @@ cdef inline bint differs(const int32_t* gold, const int32_t* pred, int n) noexce
         if pred[i] != gold[i]:
             return True
     return False
+
+
+cdef inline void mark_wrong(const Corpus* c, int64_t j) noexcept nogil:
+    """Note that sequence j was decoded wrongly (for the per-task mistake counts)."""
+    if c.seq_wrong != NULL:
+        c.seq_wrong[j] = 1
 
 
 cdef inline PathDiff path_diff(const int32_t* gold, const int32_t* pred, int n, int S) noexcept nogil:

@@ -372,17 +372,29 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                 learner.start_pass(k)
                 order = rng.permutation(N).astype(np.int64)
                 start, mistakes = time.perf_counter(), 0
+                if tasks:  # the learners flag the sequences they get wrong, counted per task and chunk
+                    data.seq_wrong = np.zeros(N, np.uint8)
+                    curve = np.zeros((2, -(-N // CHUNK), len(names)), np.int64)
                 with tqdm(total=N, desc=learner.pass_name(k), unit="seq", leave=False,
                           disable=not show_progress, dynamic_ncols=True) as bar:
                     for c in range(0, N, CHUNK):
                         mistakes += learner.train_chunk(data, order[c:c + CHUNK])
+                        if tasks:
+                            seen = data.seq_task[order[c:c + CHUNK]]
+                            curve[0, c // CHUNK] = np.bincount(seen, minlength=len(names))
+                            curve[1, c // CHUNK] = np.bincount(seen, data.seq_wrong[order[c:c + CHUNK]],
+                                                               len(names))
                         bar.update(min(CHUNK, N - c))
                         bar.set_postfix(mistakes=mistakes, refresh=False)
                 record = {"pass": k + 1, "name": learner.pass_name(k), "mistakes": int(mistakes),
                           "error_rate": mistakes / max(N, 1), "seconds": time.perf_counter() - start}
+                if tasks:
+                    record["task_mistakes"] = dict(zip(names, curve[1].sum(axis=0).tolist()))
                 record.update(learner.end_pass(k))
                 line = f"{record['name']}: {mistakes} mistakes ({100 * record['error_rate']:.2f}%), " \
                        f"{record['seconds']:.2f} s" + _diagnostics(record)
+                if tasks:
+                    line += " (" + ", ".join(f"{t} {n}" for t, n in record["task_mistakes"].items()) + ")"
                 if dev_data is not None:
                     model.kind, model.weights = learner.parameters()
                     result = _score(model, dev_data, dev_sentences)
@@ -398,7 +410,11 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                 echo(line)
                 history.append(record)
                 if log:
-                    log.write(json.dumps(record) + "\n")
+                    # multi-task runs: each chunk's sequences and mistakes per task, in the
+                    # order learned (the mistake curves of Cavallanti et al.), in the log only
+                    extra = {"chunk": CHUNK, "task_sequences_per_chunk": curve[0].tolist(),
+                             "task_mistakes_per_chunk": curve[1].tolist()} if tasks else {}
+                    log.write(json.dumps({**record, **extra}) + "\n")
                     log.flush()
                 last = k + 1 == learner.passes()
                 if checkpoint_every and ((k + 1) % checkpoint_every == 0 or stop["stop"] or last):

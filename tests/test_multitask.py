@@ -7,6 +7,7 @@ The reference is the paper's Figure 1 written out: K explicit weight vectors, th
 sequence of task k decoded by brute force with vector k, and on a mistake every
 vector j moved by (A^-1)_{jk} C dPhi, A^-1 computed by numpy from eq. (3)."""
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -62,21 +63,22 @@ def figure1_reference(data, task, orders, K, b, S, A0, A1, C):
     U = [{"W0": np.zeros((A0, S)), "W1": np.zeros((A1, S, S + 1)), "trans": np.zeros((S, S + 1)),
           "end": np.zeros(S)} for _ in range(K)]
     avg = [Snapshots(u) for u in U]
-    mistakes = 0
+    wrong = []  # per epoch, the sequences decoded wrongly
     for order in orders:
+        wrong.append(np.zeros(data.n_sequences, np.uint8))
         for j in order:
             k = task[j]
             gold = data.labels[data.seq_ptr[j]:data.seq_ptr[j + 1]]
             pred, _ = best_path(*tables(data, j, U[k]["W0"], U[k]["W1"]), U[k]["trans"], U[k]["end"])
             if not np.array_equal(pred, gold):
-                mistakes += 1
+                wrong[-1][j] = 1
                 d = dphi(data, j, gold, pred, S, A0, A1)
                 for i in range(K):
                     for name in d:
                         U[i][name] += C * A_inv[i, k] * d[name]
             for i in range(K):
                 avg[i].add(U[i])
-    return mistakes, U, [a.mean() for a in avg]
+    return wrong, U, [a.mean() for a in avg]
 
 
 def untied_dataset(rng, n_seq, S, A0, A1):
@@ -102,9 +104,12 @@ def test_augmented_perceptron_equals_figure1(rng, b, averaged):
     orders = epoch_orders(rng, base, 3)
     learner = LEARNERS["sp"](S, A0 + K * A0, A1 + K * A1, {**defaults(), "averaged": averaged, "C": C},
                              tasks=tasks_spec(K, b, A0, A1))
-    mistakes = sum(learner.train_chunk(data, order) for order in orders)
-    ref_mistakes, final, mean = figure1_reference(base, task, orders, K, b, S, A0, A1, C)
-    assert mistakes == ref_mistakes > 0
+    ref_wrong, final, mean = figure1_reference(base, task, orders, K, b, S, A0, A1, C)
+    for order, want in zip(orders, ref_wrong):
+        data.seq_wrong = np.zeros(data.n_sequences, np.uint8)  # the learner flags each sequence it gets wrong
+        assert learner.train_chunk(data, order) == want.sum()
+        np.testing.assert_array_equal(data.seq_wrong, want)
+    assert sum(w.sum() for w in ref_wrong) > 0
     for got, want in zip(per_task(learner.parameters()[1], K, S, A0, A1), mean if averaged else final):
         for name in want:
             np.testing.assert_allclose(got[name], want[name], rtol=0, atol=1e-12, err_msg=name)
@@ -213,8 +218,14 @@ def two_standards(tmp_path, pku_sample):
 def test_a_multi_task_model_tags_each_task_in_its_standard(tmp_path, two_standards, learner):
     tasks = [f"{name}={path},{path}" for name, path in two_standards.items()]
     model = seqbil.train(config="sighan2005", tasks=tasks, learner=learner, epochs=4, coupling=0.5,
-                         model=str(tmp_path / "m.sbm"))
+                         model=str(tmp_path / "m.sbm"), log=str(tmp_path / "log.jsonl"))
     assert model.tasks == ["words", "pairs"]
+    # the log counts each pass's sequences and mistakes per task, chunk by chunk
+    for line in (tmp_path / "log.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        seen, wrong = np.array(record["task_sequences_per_chunk"]), np.array(record["task_mistakes_per_chunk"])
+        assert seen.sum(axis=0).tolist() == [150, 150] and np.all(wrong <= seen)
+        assert wrong.sum() == record["mistakes"] and wrong.sum(axis=0).tolist() == list(record["task_mistakes"].values())
     # each task's head learned its own standard
     own = {name: seqbil.evaluate(model, str(two_standards[name]), task=name)["f1"] for name in model.tasks}
     other = {name: seqbil.evaluate(model, str(two_standards[name]), task=({"words", "pairs"} - {name}).pop())["f1"]
@@ -284,7 +295,9 @@ def block_bilinear_tasks_reference(data, task, orders, K, b, S, A0, A1, C, R):
     step0, step1 = np.where(np.arange(n0) < A0, shared, own), np.where(np.arange(n1) < A1, shared, own)
     W0, trans, end = np.zeros((n0, S)), np.zeros(((K + 1) * S, S + 1)), np.zeros((K + 1) * S)
     alpha, beta, sigma, theta = np.zeros((n1, S)), np.zeros((n1, S + 1)), np.zeros(n1), np.zeros((n1, S, S + 1))
+    wrong = []  # per epoch, the sequences decoded wrongly
     for order in orders:
+        wrong.append(np.zeros(data.n_sequences, np.uint8))
         for j in order:
             k, p0 = task[j], data.seq_ptr[j]
             gold = data.labels[p0:data.seq_ptr[j + 1]]
@@ -293,6 +306,7 @@ def block_bilinear_tasks_reference(data, task, orders, K, b, S, A0, A1, C, R):
             pred, _ = best_path(*tables(data, j, W0, W1), trans[:S] + trans[mine], end[:S] + end[mine])
             if np.array_equal(pred, gold):
                 continue
+            wrong[-1][j] = 1
             d = dphi(data, j, gold, pred, S, n0, n1)
             W0 += C * step0[:, None] * d["W0"]
             trans[:S] += C * shared * d["trans"]
@@ -304,7 +318,7 @@ def block_bilinear_tasks_reference(data, task, orders, K, b, S, A0, A1, C, R):
             for a in sorted(touched):
                 theta[a] = (theta[a] + C * step1[a] * d["W1"][a]).astype(np.float32)
                 alpha[a], beta[a], sigma[a] = refresh_reference(theta[a], alpha[a], beta[a], sigma[a], R)
-    return {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
+    return {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}, wrong
 
 
 def test_bol_with_tasks_equals_its_reference(rng):
@@ -317,8 +331,12 @@ def test_bol_with_tasks_equals_its_reference(rng):
     orders = epoch_orders(rng, base, 3)
     learner = LEARNERS["bol"](S, A0 + K * A0, A1 + K * A1, {**defaults(), "averaged": False, "C": C,
                                                            "power_steps": R}, tasks=tasks_spec(K, b, A0, A1))
-    assert sum(learner.train_chunk(data, order) for order in orders) > 0
-    want = block_bilinear_tasks_reference(data, task, orders, K, b, S, A0, A1, C, R)
+    want, wrong = block_bilinear_tasks_reference(data, task, orders, K, b, S, A0, A1, C, R)
+    for order, flags in zip(orders, wrong):
+        data.seq_wrong = np.zeros(data.n_sequences, np.uint8)
+        assert learner.train_chunk(data, order) == flags.sum()
+        np.testing.assert_array_equal(data.seq_wrong, flags)
+    assert sum(w.sum() for w in wrong) > 0
     got = learner.parameters()[1]
     for weights in (want, got):  # the products: (alpha, beta) and (-alpha, -beta) are the same weights
         weights["W1"] = weights.pop("alpha")[:, :, None] * weights.pop("beta")[:, None, :]

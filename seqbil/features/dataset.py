@@ -22,6 +22,7 @@ class Dataset:
     # b_ptr None: every position has b_width 1st-order ids (see without_b_ptr)
     b_width: int = 0
     seq_task: np.ndarray | None = None  # int32 [N]: the task of each sequence (multi-task training)
+    seq_wrong: np.ndarray | None = None  # uint8 [N]: the learners flag each sequence they got wrong here
 
     @property
     def n_sequences(self):
