@@ -3,8 +3,9 @@
 
     python3 data_scripts/corpora.py conll2000  [--from DIR]  [--out DIR] [--force]
     python3 data_scripts/corpora.py sighan2005 [--from PATH] [--out DIR] [--only WHICH] [--force]
+    python3 data_scripts/corpora.py cws-more   [--from DIR]  [--out DIR] [--only WHICH] [--force]
 
-get_conll2000.sh and get_sighan2005.sh run these two commands.  Standard library only.
+get_conll2000.sh, get_sighan2005.sh and get_cws_more.sh run these commands.  Standard library only.
 
 Exit status: 0 done (or already up to date), 1 a corpus could not be obtained (the
 message lists what was tried), 2 bad command line.
@@ -19,6 +20,7 @@ import argparse
 import gzip
 import hashlib
 import http.client
+import io
 import os
 import re
 import shutil
@@ -32,7 +34,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 import zlib
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 DATA_DIR = f"{ROOT}/data"
@@ -56,6 +58,12 @@ BIG5 = "BIG5-HKSCS"
 CP950 = "CP950"
 # Extensions of the Big5 files that some versions of icwb2-data have instead of .utf8
 BIG5_EXTENSIONS = {"cityu": ("txt",), "as": ("b5", "txt")}
+
+CWS_PROG = "get_cws_more"
+CWS_URL = "https://raw.githubusercontent.com/hankcs/multi-criteria-cws/master/data/other"
+CWS_CORPORA = ("udc", "wtb", "zx")
+CWS_SPLITS = ("train", "dev", "test")
+CWS_README = "README.txt"  # wtb's licence, which must be installed with the data
 
 TEMP_PREFIX = ".seqbil-tmp."
 
@@ -333,12 +341,16 @@ def is_zip(path):
     return os.path.isfile(path) and _starts_with(path, b"PK\x03\x04")
 
 
-def extract(src, dest, encoding=None):
+def extract(src, dest, encoding=None, sentences=None):
     """Write SRC to DEST (mode 644), gunzipped if it is gzip-compressed and converted from
-    ENCODING to UTF-8 if ENCODING is given.  False, and no DEST, if that fails."""
+    ENCODING to UTF-8 if ENCODING is given.  With SENTENCES (a function from the lines of a UTF-8
+    text to its sentences), DEST gets instead the sentences of SRC, one a line.  False, and no
+    DEST, if that fails."""
     try:
         with (gzip.open(src, "rb") if is_gzip(src) else open(src, "rb")) as fin, open(dest, "wb") as fout:
-            if encoding is None:
+            if sentences is not None:
+                fout.writelines(f"{s}\n".encode() for s in sentences(io.TextIOWrapper(fin, "utf-8-sig")))
+            elif encoding is None:
                 shutil.copyfileobj(fin, fout, 1 << 20)
             else:
                 # Big5 trail bytes are never b"\n", so lines can be decoded one by one.
@@ -346,7 +358,7 @@ def extract(src, dest, encoding=None):
                     fout.write(decode_big5(line, encoding).encode("utf-8"))
         os.chmod(dest, 0o644)
         return True
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError):
+    except (OSError, EOFError, zlib.error, ValueError):  # ValueError: also UnicodeDecodeError
         _remove(dest)
         return False
 
@@ -386,6 +398,21 @@ def download(url, dest, retries=2):
             _remove(dest)
             raise
         time.sleep(pause)
+
+
+def download_files(prog, urls, work, tried):
+    """Download URLS into WORK, each under its last name, saying so: the files, or None (a note
+    in TRIED) as soon as one fails."""
+    files = []
+    for url in urls:
+        files.append(f"{work}/{url.rsplit('/', 1)[-1]}")
+        say(prog, f"downloading {url}")
+        try:
+            download(url, files[-1])
+        except (DownloadError, OSError) as e:
+            tried.append(f"download {url}: {e}")
+            return None
+    return files
 
 
 def _fetch(url, dest, timeout, deadline, max_time):
@@ -477,17 +504,8 @@ def stage_conll(sources, stage, what, md5, tried):
 
 def download_conll(work, tried):
     """Download train.txt.gz and test.txt.gz into WORK: {name: file}, or None."""
-    sources = {}
-    for f in CONLL_FILES:
-        url = f"{CONLL_URL}/{f}.gz"
-        say(CONLL_PROG, f"downloading {url}")
-        try:
-            download(url, f"{work}/{f}.gz")
-        except (DownloadError, OSError) as e:
-            tried.append(f"download {url}: {e}")
-            return None
-        sources[f] = f"{work}/{f}.gz"
-    return sources
+    files = download_files(CONLL_PROG, [f"{CONLL_URL}/{f}.gz" for f in CONLL_FILES], work, tried)
+    return None if files is None else dict(zip(CONLL_FILES, files))
 
 
 def conll_failed(tried):
@@ -608,14 +626,16 @@ Environment: SEQBIL_LOCAL_DATA, SEQBIL_DL_TIMEOUT, SEQBIL_DL_MAX_TIME (see data_
 
 
 class PlanItem(NamedTuple):
-    """One file a source provides: installed NAME, SOURCE file, its ENCODING (None: UTF-8)."""
+    """One file a source provides: installed NAME, SOURCE file, its ENCODING (None: UTF-8),
+    and the function giving its SENTENCES if it is in another format (see extract)."""
     name: str
     source: str
-    encoding: str | None
+    encoding: str | None = None
+    sentences: Callable | None = None
 
 
 class Found(NamedTuple):
-    """A source that provides SIGHAN files: the plan, and how to describe the source."""
+    """A source that provides files to install: the plan, and how to describe the source."""
     plan: list
     description: str
 
@@ -701,17 +721,12 @@ def sighan_from_path(path, scratch, tried):
 
 
 def sighan_download(scratch, tried):
-    path = f"{scratch.work()}/icwb2-data.zip"
-    say(SIGHAN_PROG, f"downloading {SIGHAN_URL}")
-    try:
-        download(SIGHAN_URL, path)
-    except (DownloadError, OSError) as e:
-        tried.append(f"download {SIGHAN_URL}: {e}")
+    if (files := download_files(SIGHAN_PROG, [SIGHAN_URL], scratch.work(), tried)) is None:
         return None
-    return sighan_from_zip(path, f"download from {SIGHAN_URL}", scratch, tried)
+    return sighan_from_zip(files[0], f"download from {SIGHAN_URL}", scratch, tried)
 
 
-def install_plan(dest, found, scratch):
+def install_plan(dest, found, scratch, prog=SIGHAN_PROG):
     """Write every file of FOUND's plan into DEST atomically, then DEST/SHA256SUMS.  False if none could be."""
     scratch.makedirs(dest)
     stage = scratch.tempdir(dest)  # beside the output, so that installing is a rename
@@ -720,16 +735,16 @@ def install_plan(dest, found, scratch):
         staged = f"{stage}/{item.name}"
         if extract(item.source, staged, item.encoding):
             if item.encoding:
-                say(SIGHAN_PROG, f"converted {os.path.basename(item.source)} from {item.encoding} to UTF-8")
+                say(prog, f"converted {os.path.basename(item.source)} from {item.encoding} to UTF-8")
         elif item.encoding and item.name.startswith("as_") and extract(item.source, staged, CP950):
-            say(SIGHAN_PROG, f"converted {os.path.basename(item.source)} from {CP950} to UTF-8")
+            say(prog, f"converted {os.path.basename(item.source)} from {CP950} to UTF-8")
         else:
             how = f"/convert from {item.encoding}" if item.encoding else ""
-            warn(SIGHAN_PROG, f"skipping {item.name}: could not read{how} {item.source}")
+            warn(prog, f"skipping {item.name}: could not read{how} {item.source}")
             continue
         names.append(item.name)
     if not names:
-        warn(SIGHAN_PROG, f"nothing could be installed into {dest}")
+        warn(prog, f"nothing could be installed into {dest}")
         return False
     old = manifest_names(dest)
     _remove(f"{dest}/{MANIFEST}")  # an interrupted run must not look up to date
@@ -740,10 +755,10 @@ def install_plan(dest, found, scratch):
     manifest_write(dest, names)
     for name in old:
         if name and os.path.isfile(f"{dest}/{name}") and name not in names:
-            warn(SIGHAN_PROG, f"kept {name} from an earlier install "
-                              f"(not in this source; no longer listed in {MANIFEST})")
-    say(SIGHAN_PROG, f"installed {len(names)} files into {showpath(dest)} "
-                     f"from {found.description} (sha256 in {MANIFEST})")
+            warn(prog, f"kept {name} from an earlier install "
+                       f"(not in this source; no longer listed in {MANIFEST})")
+    say(prog, f"installed {len(names)} files into {showpath(dest)} "
+              f"from {found.description} (sha256 in {MANIFEST})")
     return True
 
 
@@ -875,6 +890,204 @@ def install_sighan(out=None, source=None, only=None, force=False):
     return status
 
 
+# ---------------------------------------------------------------- cws-more: udc, wtb, zx
+
+CWS_USAGE = f"""\
+Usage: bash data_scripts/get_cws_more.sh [--from DIR] [--out DIR] [--only WHICH] [--force]
+   or: python3 data_scripts/corpora.py cws-more [--from DIR] [--out DIR] [--only WHICH] [--force]
+
+Three more Chinese word segmentation corpora, as collected for multi-criteria
+segmentation by Chen et al. (ACL 2017) and He et al. (2019):
+  udc  Universal Dependencies Chinese (UD_Chinese-GSD)
+  wtb  Chinese Weibo Treebank (Wang et al., EMNLP 2014)
+  zx   Zhuxian, a web novel (Zhang et al., 2014)
+installed as
+  <out>/cws-more/<c>/train.txt, dev.txt, test.txt   one sentence per line, words
+                                                    separated by single spaces, UTF-8
+  <out>/cws-more/wtb/README.txt                     wtb's licence: keep it with the data
+  <out>/cws-more/<c>/SHA256SUMS                     sha256 of the installed files
+
+Without --from it downloads from {CWS_URL}/
+  udc/ and wtb/{{train,dev,test}}.conll   converted: the words are the second column
+  zx/{{train,dev,test}}.zhuxian.wordpos   converted: word_POS tokens, the POS tags go
+  wtb/README.txt
+For a corpus whose download fails it uses the local copy in <repo>/../shared/data
+(or $SEQBIL_LOCAL_DATA) and says so.
+
+No checksums of the official files are known, so the sha256 of what was
+installed is recorded in SHA256SUMS; the next run checks the installed files
+against it and does nothing when they match (use --force to reinstall).
+
+Options:
+  --from DIR   take a local copy instead of downloading.  DIR is one of:
+               a directory with a cws-more/ subdirectory (e.g. ../shared/data),
+               a cws-more/ directory: <c>/{{train,dev,test}}.txt[.gz], wtb/README.txt,
+               a clone of hankcs/multi-criteria-cws, its data/other/ directory, or
+               a directory holding udc/ wtb/ zx/ with the files named as upstream
+  --out DIR    data directory to install into (default: <repo>/data);
+               the files go to DIR/cws-more/<c>/
+  --only WHICH install only udc, wtb or zx (or a comma-separated list of them)
+  --force      reinstall even if the installed files are up to date
+  -h, --help   show this help
+
+If a corpus cannot be obtained, the others are installed and the exit status is 1.
+Environment: SEQBIL_LOCAL_DATA, SEQBIL_DL_TIMEOUT, SEQBIL_DL_MAX_TIME (see data_scripts/README.md).
+"""
+
+
+def conll_sentences(lines):
+    """The sentences of CoNLL(-U) LINES: the words of the FORM (second) column, a blank line ending
+    a sentence.  Comment lines (#) and multiword-token or empty-node lines (ids 3-4, 3.1) are skipped."""
+    words = []
+    for line in lines:
+        if not line.strip():
+            if words:
+                yield " ".join(words)
+            words = []
+        elif not line.startswith("#"):
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) < 2:
+                raise ValueError(f"no FORM column in {line!r}")
+            if "-" not in fields[0] and "." not in fields[0]:
+                words.append(fields[1])
+    if words:
+        yield " ".join(words)
+
+
+def wordpos_sentences(lines):
+    """The sentences of LINES of word_POS tokens separated by spaces, without the _POS."""
+    for line in lines:
+        if tokens := line.split():
+            yield " ".join(token.rsplit("_", 1)[0] for token in tokens)
+
+
+def cws_upstream(corpus):
+    """[(upstream file name, the function giving its sentences)] for each split of CORPUS."""
+    if corpus == "zx":
+        return [(f"{split}.zhuxian.wordpos", wordpos_sentences) for split in CWS_SPLITS]
+    return [(f"{split}.conll", conll_sentences) for split in CWS_SPLITS]
+
+
+def cws_readme(corpus):
+    return [CWS_README] if corpus == "wtb" else []
+
+
+def plan_cws(d, corpus):
+    """The files of CORPUS in directory D, in the local copy's layout (train.txt[.gz], ...) or named
+    as upstream (train.conll, ...), and wtb's README.txt; [] if D lacks any of them."""
+    readme = [PlanItem(name, find_file(f"{d}/{name}")) for name in cws_readme(corpus)]
+    for plan in ([PlanItem(f"{split}.txt", find_file(f"{d}/{split}.txt")) for split in CWS_SPLITS],
+                 [PlanItem(f"{split}.txt", find_file(f"{d}/{name}"), None, sentences)
+                  for split, (name, sentences) in zip(CWS_SPLITS, cws_upstream(corpus))]):
+        if all(item.source for item in plan + readme):
+            return plan + readme
+    return []
+
+
+def cws_from_path(path, corpus, tried):
+    """CORPUS from the local directory PATH (not unpacked or converted yet)."""
+    for d in (f"{path}/cws-more", f"{path}/data/other", path):
+        if plan := plan_cws(f"{d}/{corpus}", corpus):
+            return Found(plan, f"local copy {showpath(d)}/{corpus}")
+    readme = "".join(f", {name}" for name in cws_readme(corpus))
+    upstream = "{" + ",".join(name for name, _ in cws_upstream(corpus)) + "}"
+    tried.append(f"local copy {showpath(path)}: " + (
+        f"no {corpus}/{{train,dev,test}}.txt[.gz]{readme} (nor {corpus}/{upstream}{readme}) "
+        "in it or in its cws-more/ or data/other/ subdirectory" if os.path.isdir(path) else "no such directory"))
+    return None
+
+
+def cws_download(corpus, scratch, tried):
+    """Download CORPUS's upstream files (not converted yet); None if that fails."""
+    work = tempfile.mkdtemp(prefix=f"{corpus}.", dir=scratch.work())
+    names = [name for name, _ in cws_upstream(corpus)] + cws_readme(corpus)
+    if download_files(CWS_PROG, [f"{CWS_URL}/{corpus}/{name}" for name in names], work, tried) is None:
+        return None
+    return Found(plan_cws(work, corpus), f"download from {CWS_URL}/{corpus}")
+
+
+def cws_stage(found, scratch, tried):
+    """FOUND's files unpacked and converted in the run's directory, so that a file that cannot be
+    read is noticed before anything is installed: a Found of them, or None (a note in TRIED)."""
+    if found is None:
+        return None
+    work = tempfile.mkdtemp(prefix="staged.", dir=scratch.work())
+    for item in found.plan:
+        staged = f"{work}/{item.name}"
+        if not extract(item.source, staged, sentences=item.sentences):
+            problem = "could not read/convert"
+        elif os.path.getsize(staged) == 0:
+            problem = "nothing in"
+        else:
+            continue
+        tried.append(f"{found.description}: {problem} {os.path.basename(item.source)}")
+        return None
+    return Found([PlanItem(item.name, f"{work}/{item.name}") for item in found.plan], found.description)
+
+
+def install_cws_corpus(dest, corpus, source, force, scratch, tried):
+    """Install CORPUS into DEST from the local copy SOURCE or, without SOURCE, by download, falling
+    back on the local copy.  False (notes in TRIED) if it could not be obtained."""
+    problem = None if force else manifest_verify(dest, [f"{split}.txt" for split in CWS_SPLITS] + cws_readme(corpus))
+    found = cws_from_path(source, corpus, tried) if source else None
+    if not force and problem is None and (found or not source):
+        say(CWS_PROG, f"up to date: {showpath(dest)} matches its {MANIFEST}; nothing to do (--force to reinstall)")
+        return True
+    if source:
+        found = cws_stage(found, scratch, tried)
+    else:
+        found = cws_stage(cws_download(corpus, scratch, tried), scratch, tried)
+        if found is None:
+            local = local_data_dir()
+            warn(CWS_PROG, tried[-1])
+            say(CWS_PROG, f"download failed; falling back to the local copy in {showpath(local)}")
+            if found := cws_from_path(local, corpus, tried):
+                found = cws_stage(found._replace(description=f"{found.description}, as the download failed"),
+                                  scratch, tried)
+    if found is None:
+        return False
+    if problem and os.path.isfile(f"{dest}/{MANIFEST}"):
+        say(CWS_PROG, f"reinstalling {corpus}: {problem}")
+    return install_plan(dest, found, scratch, CWS_PROG)
+
+
+def cws_failed(failed, tried, installed):
+    tried = dict.fromkeys(tried)  # (a missing local copy is tried for each corpus)
+    lines = [f"{CWS_PROG}: error: could not obtain {' '.join(failed)}. Tried:", *(f"  - {t}" for t in tried),
+             "Point --from at the local copy (a directory with cws-more/, a cws-more/ directory,",
+             "a clone of hankcs/multi-criteria-cws or its data/other/ directory), e.g.:",
+             "  bash data_scripts/get_cws_more.sh --from ../shared/data"]
+    if installed:
+        lines.append(f"(installed: {' '.join(installed)}; to ask for these only, add --only {','.join(installed)})")
+    print("\n".join(lines), file=sys.stderr, flush=True)
+    return 1
+
+
+def install_cws_more(out=None, source=None, only=None, force=False):
+    """Install udc, wtb and zx into OUT/cws-more/<c> (OUT default <repo>/data; ONLY: a comma-separated
+    list of some of them).  Returns the exit status."""
+    selected = only.split(",") if only else CWS_CORPORA
+    if not set(selected) <= set(CWS_CORPORA):
+        raise ValueError(f"only must list some of {CWS_CORPORA}, not {only!r}")
+    root = f"{out or DATA_DIR}/cws-more"
+    failed, tried = [], []
+    with Scratch() as scratch:
+        try:
+            for corpus in (c for c in CWS_CORPORA if c in selected):
+                notes = []
+                if not install_cws_corpus(f"{root}/{corpus}", corpus, source, force, scratch, notes):
+                    failed.append(corpus)
+                    tried += notes
+        except BrokenPipeError:
+            raise  # main() ends the run quietly
+        except (Fatal, OSError) as e:
+            error(CWS_PROG, str(e))
+            return 1
+    if failed:
+        return cws_failed(failed, tried, [c for c in CWS_CORPORA if c in selected and c not in failed])
+    return 0
+
+
 # ---------------------------------------------------------------- command line
 
 class _UsageError(Exception):
@@ -891,16 +1104,21 @@ class _Parser(argparse.ArgumentParser):
 
 
 _MISSING = object()  # an option given without its value
+# command: (program name in messages, usage)
+_COMMANDS = {"conll2000": (CONLL_PROG, CONLL_USAGE), "sighan2005": (SIGHAN_PROG, SIGHAN_USAGE),
+             "cws-more": (CWS_PROG, CWS_USAGE)}
+# command: (what --only takes, whether it takes a comma-separated list of them)
+_ONLY = {"sighan2005": ("sighan2005 or sighan2008-sxu", False), "cws-more": ("udc, wtb or zx", True)}
 
 
 def _parser():
     top = _Parser(prog="corpora.py", add_help=False, allow_abbrev=False)
     commands = top.add_subparsers(dest="command", parser_class=_Parser)
-    for name, prog in (("conll2000", CONLL_PROG), ("sighan2005", SIGHAN_PROG)):
+    for name, (prog, _) in _COMMANDS.items():
         p = commands.add_parser(name, prog=prog, add_help=False, allow_abbrev=False)
         p.add_argument("--from", dest="source", nargs="?", const=_MISSING)
         p.add_argument("--out", nargs="?", const=_MISSING)
-        if name == "sighan2005":
+        if name in _ONLY:
             p.add_argument("--only", nargs="?", const=_MISSING)
         p.add_argument("--force", action="store_true")
         p.add_argument("-h", "--help", action="store_true")
@@ -910,6 +1128,7 @@ def _parser():
 TOP_USAGE = """\
 Usage: python3 data_scripts/corpora.py conll2000  [--from DIR]  [--out DIR] [--force]
        python3 data_scripts/corpora.py sighan2005 [--from PATH] [--out DIR] [--only WHICH] [--force]
+       python3 data_scripts/corpora.py cws-more   [--from DIR]  [--out DIR] [--only WHICH] [--force]
 Installs the corpora of the seqbil benchmarks; COMMAND --help tells more.
 """
 
@@ -922,10 +1141,14 @@ def _check_values(args):
     if args.out is _MISSING:
         return "--out needs a directory (try --help)"
     only = getattr(args, "only", None)
+    if only is None:
+        return None
+    choices, listed = _ONLY[args.command]
     if only is _MISSING:
-        return "--only needs sighan2005 or sighan2008-sxu"
-    if only and only not in ONLY_CHOICES:
-        return f"--only takes sighan2005 or sighan2008-sxu, not '{only}'"
+        return f"--only needs {choices}"
+    valid = CWS_CORPORA if listed else ONLY_CHOICES
+    if not all(name in valid for name in (only.split(",") if listed else [only])):
+        return f"--only takes {choices}{' (or a comma-separated list of them)' if listed else ''}, not '{only}'"
     return None
 
 
@@ -941,9 +1164,9 @@ def main(argv=None):
         helped = any(a in ("-h", "--help") for a in argv)
         print(TOP_USAGE, end="", file=sys.stdout if helped else sys.stderr)
         return 0 if helped else 2
-    prog = CONLL_PROG if args.command == "conll2000" else SIGHAN_PROG
+    prog, usage = _COMMANDS[args.command]
     if args.help:
-        print(CONLL_USAGE if args.command == "conll2000" else SIGHAN_USAGE, end="")
+        print(usage, end="")
         return 0
     if unknown:
         error(prog, f"unknown argument: {unknown[0]} (try --help)")
@@ -954,6 +1177,8 @@ def main(argv=None):
     try:
         if args.command == "conll2000":
             return install_conll2000(args.out, args.source, args.force)
+        if args.command == "cws-more":
+            return install_cws_more(args.out, args.source, args.only, args.force)
         return install_sighan(args.out, args.source, args.only, args.force)
     except KeyboardInterrupt:
         return 130

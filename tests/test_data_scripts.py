@@ -1,11 +1,12 @@
-"""data_scripts/corpora.py (behind get_conll2000.sh and get_sighan2005.sh), on tiny corpora
-built here: no network, no local copy of the real corpora, no seqbil."""
+"""data_scripts/corpora.py (behind get_conll2000.sh, get_sighan2005.sh and get_cws_more.sh), on tiny
+corpora built here: no network, no local copy of the real corpora, no seqbil."""
 import gzip
 import hashlib
 import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -24,6 +25,7 @@ def _load_corpora():
 
 corpora = _load_corpora()
 REAL_DOWNLOAD = corpora.download
+REAL_EXTRACT = corpora.extract
 
 # ---------------------------------------------------------------- fixtures
 
@@ -70,6 +72,40 @@ LOCAL_SIGHAN = {
 }
 LOCAL_SXU = {"train.txt": "我们  走\n".encode(), "test.txt": "他  来\n".encode()}
 
+# cws-more as the local copy has it (and as it is installed): corpus -> {name: bytes}
+WTB_README = b"This is the Chinese Weibo Treebank dataset.\nYou must retain this readme file in the re-distribution.\n"
+LOCAL_CWS = {
+    "udc": {"train.txt": "同样 , 施力 的 大小 .\n大 多数 的 礼车 .\n".encode(), "dev.txt": "这种 车辆 .\n".encode(),
+            "test.txt": "动作 冒险 游戏 .\n".encode()},
+    "wtb": {"train.txt": "不论 你 是 什么\n".encode(), "dev.txt": "中国 和 塔吉克斯坦\n".encode(),
+            "test.txt": "很多 人\n".encode(), "README.txt": WTB_README},
+    "zx": {"train.txt": "第一 章 妖逝\n".encode(), "dev.txt": "张小凡 只 觉得\n".encode(), "test.txt": "炽热 的 地下\n".encode()},
+}
+# The same corpora as upstream has them (data/other/ of hankcs/multi-criteria-cws), with what must come of them
+UPSTREAM_CWS = {
+    # comments, a multiword token (3-4) and an empty node (4.1) to skip; extra blank lines; no final blank line
+    "udc/train.conll": ("# sent_id = 1\n# text = 同样,施力的大小.\n"
+                        "1\t同样\t_\tADV\tRB\t_\t4\tadvmod\t_\t_\n2\t,\t_\tPUNCT\t,\t_\t4\tpunct\t_\t_\n"
+                        "3-4\t施力的\t_\t_\t_\t_\t_\t_\t_\t_\n3\t施力\t_\tVERB\tVV\t_\t5\tacl\t_\t_\n"
+                        "4\t的\t_\tPART\tDEC\t_\t3\tacl\t_\t_\n4.1\t是\t_\tVERB\tVC\t_\t_\t_\t_\t_\n"
+                        "5\t大小\t_\tNOUN\tNN\t_\t0\troot\t_\t_\n6\t.\t_\tPUNCT\t.\t_\t5\tpunct\t_\t_\n\n\n"
+                        "1\t大\t_\tADV\tRB\t_\t2\tadvmod\t_\t_\n2\t多数\t_\tADJ\tJJ\t_\t0\troot\t_\t_\n"
+                        "3\t的\t_\tPART\tDEC\t_\t2\tcase\t_\t_\n4\t礼车\t_\tNOUN\tNN\t_\t2\tnsubj\t_\t_\n"
+                        "5\t.\t_\tPUNCT\t.\t_\t2\tpunct\t_\t_").encode(),
+    "udc/dev.conll": "1\t这种\t_\tDET\r\n2\t车辆\t_\tNOUN\r\n3\t.\t_\tPUNCT\r\n\r\n".encode(),  # CRLF
+    "udc/test.conll": "1\t动作\t_\n2\t冒险\t_\n3\t游戏\t_\n4\t.\t_\n\n".encode(),
+    "wtb/train.conll": "1\t不论\t_\tCS\n2\t你\t_\tPN\n3\t是\t_\tVC\n4\t什么\t_\tPN\n\n".encode(),
+    "wtb/dev.conll": "1\t中国\t_\n2\t和\t_\n3\t塔吉克斯坦\t_\n\n".encode(),
+    "wtb/test.conll": "1\t很多\t_\n2\t人\t_\n\n".encode(),
+    "wtb/README.txt": WTB_README,
+    "zx/train.zhuxian.wordpos": "第一_OD 章_M 妖逝_VV\n".encode(),
+    "zx/dev.zhuxian.wordpos": "张小凡_NR 只_AD  觉得_VV \n\n".encode(),  # two spaces, a trailing space, a blank line
+    "zx/test.zhuxian.wordpos": "炽热_VA 的_DEC 地下_NN\n".encode(),
+}
+# underscores in words: only the last _POS goes
+UPSTREAM_CWS_EXTRA = {"zx/test.zhuxian.wordpos": "a_b_NN __PU 地下_NN\n".encode()}
+EXPECTED_CWS_EXTRA = {"zx": {"test.txt": "a_b _ 地下\n".encode()}}
+
 
 def gz(path, data):
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -113,6 +149,32 @@ def age(root):
             os.utime(path, ns=(10**18, 10**18))
 
 
+def installed(out, *argv):
+    """Run ARGV, which must succeed, then age what is under OUT and return its tree."""
+    assert run(*argv) == 0
+    age(out)
+    return tree(out)
+
+
+def assert_rewritten(before, after):
+    """AFTER holds the files of BEFORE, with the same contents and modes, each written again."""
+    assert {k: v[:2] for k, v in after.items()} == {k: v[:2] for k, v in before.items()}
+    assert all(after[k][2] != before[k][2] for k in after if after[k][0] is not None)
+
+
+def interrupt_extract(monkeypatch, at):
+    """From now on, the AT-th call of corpora.extract leaves half a file and raises KeyboardInterrupt."""
+    calls = []
+
+    def interrupted(src, dest, *args, **kwargs):
+        calls.append(src)
+        if len(calls) == at:
+            Path(dest).write_bytes(b"half")
+            raise KeyboardInterrupt
+        return REAL_EXTRACT(src, dest, *args, **kwargs)
+    monkeypatch.setattr(corpora, "extract", interrupted)
+
+
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
     """No network, no real local copy, no writes into the repository's data/."""
@@ -126,8 +188,14 @@ def isolated(tmp_path, monkeypatch):
 
 @pytest.fixture
 def local(tmp_path):
-    """A local copy like ../shared/data: conll2000/, sighan2005/ (pku stand-in), sighan2008-sxu/."""
+    """A local copy like ../shared/data: conll2000/, sighan2005/ (pku stand-in), sighan2008-sxu/, cws-more/."""
     root = tmp_path / "local"
+    for corpus, files in LOCAL_CWS.items():
+        for name, data in files.items():
+            if name == "README.txt":
+                write(root / "cws-more" / corpus / name, data)
+            else:
+                gz(root / "cws-more" / corpus / f"{name}.gz", data)
     for name, data in CONLL.items():
         gz(root / "conll2000" / f"{name}.gz", data)
     for name, data in LOCAL_SIGHAN.items():
@@ -291,9 +359,7 @@ def test_conll_md5_table_is_a_parameter(tmp_path, local):
 
 def test_conll_second_run_changes_nothing_and_force_reinstalls(tmp_path, local, capsys):
     out = tmp_path / "out"
-    assert run("conll2000", "--from", local, "--out", out) == 0
-    age(out)
-    before = tree(out)
+    before = installed(out, "conll2000", "--from", local, "--out", out)
     capsys.readouterr()
     assert run("conll2000", "--from", local, "--out", out) == 0
     assert capsys.readouterr().out == (f"get_conll2000: up to date: {out}/conll2000/{{train,test}}.txt "
@@ -361,26 +427,13 @@ def test_conll_failure_lists_what_was_tried(tmp_path, capsys):
 
 def test_conll_interrupted_install_leaves_no_partial_files(tmp_path, local, monkeypatch):
     out = tmp_path / "out"
-    real_extract = corpora.extract
-    calls = []
-
-    def interrupted(src, dest, encoding=None):
-        calls.append(src)
-        if len(calls) == 2:  # train.txt is staged, test.txt is being written
-            Path(dest).write_bytes(b"half")
-            raise KeyboardInterrupt
-        return real_extract(src, dest, encoding)
-
-    monkeypatch.setattr(corpora, "extract", interrupted)
+    interrupt_extract(monkeypatch, 2)  # train.txt is staged, test.txt is being written
     assert run("conll2000", "--from", local, "--out", out) == 130
     assert not out.exists()
     # with an earlier install: it stays as it was
-    monkeypatch.setattr(corpora, "extract", real_extract)
-    assert run("conll2000", "--from", local, "--out", out) == 0
-    age(out)
-    before = tree(out)
-    calls.clear()
-    monkeypatch.setattr(corpora, "extract", interrupted)
+    monkeypatch.setattr(corpora, "extract", REAL_EXTRACT)
+    before = installed(out, "conll2000", "--from", local, "--out", out)
+    interrupt_extract(monkeypatch, 2)
     assert run("conll2000", "--from", local, "--out", out, "--force") == 130
     assert tree(out) == before
 
@@ -444,9 +497,7 @@ def test_sighan_skips_a_cityu_file_that_is_not_big5(tmp_path, capsys):
 
 def test_sighan_second_run_changes_nothing_and_checks_the_manifest(tmp_path, icwb2_zip, local, capsys):
     out = tmp_path / "out"
-    assert run("sighan2005", "--from", icwb2_zip, "--out", out) == 0
-    age(out)
-    before = tree(out)
+    before = installed(out, "sighan2005", "--from", icwb2_zip, "--out", out)
     capsys.readouterr()
     assert run("sighan2005", "--from", icwb2_zip, "--out", out) == 0
     up_to_date = f"get_sighan2005: up to date: {out}/sighan2005 matches its SHA256SUMS; nothing to do\n"
@@ -462,9 +513,7 @@ def test_sighan_second_run_changes_nothing_and_checks_the_manifest(tmp_path, icw
     age(out)
     before = tree(out)
     assert run("sighan2005", "--from", icwb2_zip, "--out", out, "--force") == 0
-    after = tree(out)
-    assert {k: v[:2] for k, v in after.items()} == {k: v[:2] for k, v in before.items()}
-    assert all(after[k][2] != before[k][2] for k in after if after[k][0] is not None)
+    assert_rewritten(before, tree(out))
     # a source with other files: the earlier ones are kept, but no longer listed
     assert run("sighan2005", "--from", local, "--out", out, "--only", "sighan2005") == 0
     captured = capsys.readouterr()
@@ -537,26 +586,195 @@ def test_sighan_failure_lists_what_was_tried(tmp_path, capsys):
 
 def test_sighan_interrupted_install_leaves_no_partial_files(tmp_path, icwb2_zip, local, monkeypatch):
     out = tmp_path / "out"
-    assert run("sighan2005", "--from", icwb2_zip, "--out", out, "--only", "sighan2005") == 0
-    age(out)
-    before = tree(out)
-    real_extract = corpora.extract
-    calls = []
-
-    def interrupted(src, dest, encoding=None):
-        calls.append(src)
-        if len(calls) == 3:
-            Path(dest).write_bytes(b"half")
-            raise KeyboardInterrupt
-        return real_extract(src, dest, encoding)
-
-    monkeypatch.setattr(corpora, "extract", interrupted)
+    before = installed(out, "sighan2005", "--from", icwb2_zip, "--out", out, "--only", "sighan2005")
+    interrupt_extract(monkeypatch, 3)
     assert run("sighan2005", "--from", local, "--out", out, "--force") == 130
     assert tree(out) == before
     # nothing left in a new output directory either
-    calls.clear()
+    interrupt_extract(monkeypatch, 3)
     assert run("sighan2005", "--from", local, "--out", tmp_path / "new") == 130
     assert not (tmp_path / "new").exists()
+
+
+# ---------------------------------------------------------------- cws-more: udc, wtb, zx
+
+def cws_files(out):
+    """{corpus: {name: bytes}} installed under OUT/cws-more, without the SHA256SUMS (checked here)."""
+    found = {}
+    for d in sorted((Path(out) / "cws-more").iterdir()):
+        files = {p.name: p.read_bytes() for p in d.iterdir() if p.name != "SHA256SUMS"}
+        assert (d / "SHA256SUMS").read_text() == manifest_text(
+            {name: files[name] for name in ("train.txt", "dev.txt", "test.txt", "README.txt") if name in files})
+        found[d.name] = files
+    return found
+
+
+def upstream_copy(root, members=None, compress=False):
+    for name, data in (members or UPSTREAM_CWS).items():
+        (gz if compress else write)(root / (f"{name}.gz" if compress else name), data)
+    return root
+
+
+def test_conll_and_wordpos_sentences():
+    lines = ["# newdoc\n", "1\ta\t_\n", "2-3\tbc\t_\n", "2\tb\t_\n", "3\tc\t_\n", "3.1\tx\t_\n", "\n", "  \n",
+             "1\td\n", "\n", "1\te\t_\n"]
+    assert list(corpora.conll_sentences(lines)) == ["a b c", "d", "e"]
+    with pytest.raises(ValueError, match="no FORM column"):
+        list(corpora.conll_sentences(["1\ta\n", "oops\n"]))
+    assert list(corpora.wordpos_sentences(["x_NN y_z_VV  __PU\n", "\n", "w\n"])) == ["x y_z _", "w"]
+
+
+def test_extract_converts_or_writes_nothing(tmp_path):
+    gz(tmp_path / "a.conll.gz", "1\t甲\t_\n2\t乙\t_\n\n1\t丙\t_\n".encode())
+    assert corpora.extract(str(tmp_path / "a.conll.gz"), str(tmp_path / "a.txt"), sentences=corpora.conll_sentences)
+    assert (tmp_path / "a.txt").read_bytes() == "甲 乙\n丙\n".encode()
+    write(tmp_path / "bad.conll", b"1\tok\n2 no tab\n")
+    assert not corpora.extract(str(tmp_path / "bad.conll"), str(tmp_path / "b.txt"), sentences=corpora.conll_sentences)
+    write(tmp_path / "latin1.wordpos", b"caf\xe9_NN\n")
+    assert not corpora.extract(str(tmp_path / "latin1.wordpos"), str(tmp_path / "c.txt"),
+                               sentences=corpora.wordpos_sentences)
+    assert sorted(os.listdir(tmp_path)) == ["a.conll.gz", "a.txt", "bad.conll", "latin1.wordpos"]
+
+
+@pytest.mark.parametrize("layout", ["parent", "cws-more", "uncompressed"])
+def test_cws_installs_the_local_copy(tmp_path, local, capsys, layout):
+    for corpus, files in LOCAL_CWS.items():
+        for name, data in files.items():
+            write(tmp_path / "plain" / corpus / name, data)
+    source = {"parent": local, "cws-more": local / "cws-more", "uncompressed": tmp_path / "plain"}[layout]
+    out = tmp_path / "out"
+    assert run("cws-more", "--from", source, "--out", out) == 0
+    assert cws_files(out) == LOCAL_CWS
+    assert {p.stat().st_mode & 0o777 for p in (out / "cws-more").rglob("*") if p.is_file()} == {0o644}
+    shown = local / "cws-more" if layout != "uncompressed" else source
+    assert capsys.readouterr().out == "".join(
+        f"get_cws_more: installed {len(files)} files into {out}/cws-more/{corpus} "
+        f"from local copy {shown}/{corpus} (sha256 in SHA256SUMS)\n" for corpus, files in LOCAL_CWS.items())
+
+
+@pytest.mark.parametrize("layout", ["clone", "data-other", "gzipped"])
+def test_cws_converts_the_upstream_files(tmp_path, layout):
+    clone = tmp_path / "multi-criteria-cws"
+    upstream_copy(clone / "data" / "other", compress=layout == "gzipped")
+    source = clone if layout == "clone" else clone / "data" / "other"
+    assert run("cws-more", "--from", source, "--out", tmp_path / "out") == 0
+    assert cws_files(tmp_path / "out") == LOCAL_CWS
+    upstream_copy(tmp_path / "extra", {**UPSTREAM_CWS, **UPSTREAM_CWS_EXTRA})
+    assert run("cws-more", "--from", tmp_path / "extra", "--out", tmp_path / "out2", "--only", "zx") == 0
+    assert cws_files(tmp_path / "out2") == {"zx": {**LOCAL_CWS["zx"], **EXPECTED_CWS_EXTRA["zx"]}}
+
+
+def test_cws_second_run_changes_nothing_and_force_reinstalls(tmp_path, local, capsys):
+    out = tmp_path / "out"
+    argv = ["cws-more", "--from", local, "--out", out]
+    before = installed(out, *argv)
+    capsys.readouterr()
+    for again in (argv, argv[:1] + argv[3:]):  # (without --from: no download when up to date)
+        assert run(*again) == 0 and tree(out) == before
+        assert capsys.readouterr().out == "".join(f"get_cws_more: up to date: {out}/cws-more/{corpus} matches its "
+                                                  "SHA256SUMS; nothing to do (--force to reinstall)\n"
+                                                  for corpus in LOCAL_CWS)
+    # a modified file is noticed and reinstalled, the other corpora stay as they are
+    with open(out / "cws-more" / "zx" / "dev.txt", "ab") as f:
+        f.write(b"x")
+    assert run(*argv) == 0
+    assert ("get_cws_more: reinstalling zx: dev.txt does not match its sha256 in SHA256SUMS\n"
+            in capsys.readouterr().out)
+    assert cws_files(out) == LOCAL_CWS
+    rewritten = {k for k, v in tree(out).items() if v[2] != before[k][2]}
+    assert rewritten == {f"cws-more/zx/{name}" for name in ("train.txt", "dev.txt", "test.txt", "SHA256SUMS")}
+    before = installed(out, *argv)
+    assert run(*argv, "--force") == 0
+    assert_rewritten(before, tree(out))
+
+
+def serve(monkeypatch, files):
+    """Downloads from CWS_URL get FILES[path] (None: the download fails); returns the paths asked for."""
+    asked = []
+
+    def download(url, dest, retries=2):
+        asked.append(url.removeprefix(corpora.CWS_URL + "/"))
+        if files[asked[-1]] is None:
+            raise corpora.DownloadError("timed out")
+        Path(dest).write_bytes(files[asked[-1]])
+    monkeypatch.setattr(corpora, "download", download)
+    return asked
+
+
+def test_cws_download_is_converted(tmp_path, capsys, monkeypatch):
+    asked = serve(monkeypatch, UPSTREAM_CWS)
+    assert run("cws-more", "--out", tmp_path / "out") == 0
+    assert asked == list(UPSTREAM_CWS)
+    assert cws_files(tmp_path / "out") == LOCAL_CWS
+    assert (f"get_cws_more: installed 4 files into {tmp_path}/out/cws-more/wtb from download from "
+            f"{corpora.CWS_URL}/wtb (sha256 in SHA256SUMS)\n") in capsys.readouterr().out
+
+
+def test_cws_download_failure_falls_back_to_the_local_copy(tmp_path, local, capsys, monkeypatch):
+    # udc and wtb cannot be downloaded; zx can, but it is empty: that falls back too
+    serve(monkeypatch, {**dict.fromkeys(UPSTREAM_CWS), **{k: b"" for k in UPSTREAM_CWS if k.startswith("zx/")}})
+    monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(local))
+    assert run("cws-more", "--out", tmp_path / "out") == 0
+    captured = capsys.readouterr()
+    assert captured.err == (f"get_cws_more: warning: download {corpora.CWS_URL}/udc/train.conll: timed out\n"
+                            f"get_cws_more: warning: download {corpora.CWS_URL}/wtb/train.conll: timed out\n"
+                            f"get_cws_more: warning: download from {corpora.CWS_URL}/zx: "
+                            "nothing in train.zhuxian.wordpos\n")
+    assert captured.out.count(f"get_cws_more: download failed; falling back to the local copy in {local}\n") == 3
+    assert (f"get_cws_more: installed 3 files into {tmp_path}/out/cws-more/zx from local copy {local}/cws-more/zx, "
+            "as the download failed (sha256 in SHA256SUMS)\n") in captured.out
+    assert cws_files(tmp_path / "out") == LOCAL_CWS
+    monkeypatch.setattr(corpora, "download", lambda *a, **k: pytest.fail("downloaded although up to date"))
+    assert run("cws-more", "--out", tmp_path / "out") == 0
+
+
+CWS_HINT = ("Point --from at the local copy (a directory with cws-more/, a cws-more/ directory,\n"
+            "a clone of hankcs/multi-criteria-cws or its data/other/ directory), e.g.:\n"
+            "  bash data_scripts/get_cws_more.sh --from ../shared/data\n")
+
+
+def test_cws_missing_corpus_fails_listing_what_was_tried(tmp_path, local, capsys):
+    partial = upstream_copy(tmp_path / "partial" / "data" / "other",  # no zx, and wtb without its README.txt
+                            {k: v for k, v in UPSTREAM_CWS.items() if k[:3] in ("udc", "wtb") and "README" not in k})
+    out = tmp_path / "out"
+    assert run("cws-more", "--from", partial.parent.parent, "--out", out) == 1
+    missing = "in it or in its cws-more/ or data/other/ subdirectory"
+    assert capsys.readouterr().err == (
+        "get_cws_more: error: could not obtain wtb zx. Tried:\n"
+        f"  - local copy {partial.parent.parent}: no wtb/{{train,dev,test}}.txt[.gz], README.txt "
+        f"(nor wtb/{{train.conll,dev.conll,test.conll}}, README.txt) {missing}\n"
+        f"  - local copy {partial.parent.parent}: no zx/{{train,dev,test}}.txt[.gz] "
+        f"(nor zx/{{train.zhuxian.wordpos,dev.zhuxian.wordpos,test.zhuxian.wordpos}}) {missing}\n"
+        f"{CWS_HINT}(installed: udc; to ask for these only, add --only udc)\n")
+    assert cws_files(out) == {"udc": LOCAL_CWS["udc"]}  # and no wtb without its licence
+    assert run("cws-more", "--from", partial, "--out", out, "--only", "udc") == 0
+    # nothing at all: no download, no local copy
+    assert run("cws-more", "--out", tmp_path / "none", "--only", "zx") == 1
+    assert capsys.readouterr().err.endswith(
+        "get_cws_more: error: could not obtain zx. Tried:\n"
+        f"  - download {corpora.CWS_URL}/zx/train.zhuxian.wordpos: network disabled in the tests\n"
+        f"  - local copy {tmp_path}/no-local-copy: no such directory\n{CWS_HINT}")
+    assert not (tmp_path / "none").exists()
+
+
+@pytest.mark.parametrize("only", ["udc", "wtb,zx", "zx,udc,zx"])
+def test_cws_only(tmp_path, local, only):
+    assert run("cws-more", "--from", local, "--out", tmp_path / "out", "--only", only) == 0
+    assert cws_files(tmp_path / "out") == {c: LOCAL_CWS[c] for c in only.split(",")}
+
+
+def test_cws_interrupted_install_leaves_no_partial_files(tmp_path, local, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    out = tmp_path / "out"
+    before = installed(out, "cws-more", "--from", upstream_copy(tmp_path / "upstream"), "--out", out)
+    interrupt_extract(monkeypatch, 5)  # udc's files are staged, and train.txt copied beside the output
+    assert run("cws-more", "--from", local, "--out", out, "--force") == 130
+    assert tree(out) == before
+    interrupt_extract(monkeypatch, 5)
+    assert run("cws-more", "--from", local, "--out", tmp_path / "new") == 130
+    assert not (tmp_path / "new").exists()
+    assert os.listdir(tmp_path / "tmp") == []  # nor anything in the temporary directory
 
 
 # ---------------------------------------------------------------- command line and entry points
@@ -570,10 +788,15 @@ def test_sighan_interrupted_install_leaves_no_partial_files(tmp_path, icwb2_zip,
     (["sighan2005", "--only"], "get_sighan2005: error: --only needs sighan2005 or sighan2008-sxu"),
     (["sighan2005", "--only", "sxu"], "get_sighan2005: error: --only takes sighan2005 or sighan2008-sxu, not 'sxu'"),
     (["sighan2005", "--forc"], "get_sighan2005: error: unknown argument: --forc (try --help)"),
+    (["cws-more", "--only"], "get_cws_more: error: --only needs udc, wtb or zx"),
+    (["cws-more", "--only", "udc,sxu"],
+     "get_cws_more: error: --only takes udc, wtb or zx (or a comma-separated list of them), not 'udc,sxu'"),
+    (["cws-more", "--from"], "get_cws_more: error: --from needs a directory (try --help)"),
     (["conll2001"], "corpora.py: error: argument command: invalid choice"),
     ([], "Usage: python3 data_scripts/corpora.py conll2000"),
 ], ids=["unknown", "stray", "from-without-value", "flag-with-value", "out-without-value", "only-without-value",
-        "only-wrong", "abbreviation", "no-such-command", "no-command"])
+        "only-wrong", "abbreviation", "cws-only-without-value", "cws-only-wrong", "cws-from-without-value",
+        "no-such-command", "no-command"])
 def test_bad_command_line_exits_2(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
     assert run(*argv) == 2
@@ -585,8 +808,10 @@ def test_bad_command_line_exits_2(tmp_path, capsys, monkeypatch, argv, message):
     (["conll2000", "--help"], "Usage: bash data_scripts/get_conll2000.sh [--from DIR] [--out DIR] [--force]"),
     (["sighan2005", "-h"],
      "Usage: bash data_scripts/get_sighan2005.sh [--from PATH] [--out DIR] [--only WHICH] [--force]"),
+    (["cws-more", "--help"],
+     "Usage: bash data_scripts/get_cws_more.sh [--from DIR] [--out DIR] [--only WHICH] [--force]"),
     (["--help"], "Usage: python3 data_scripts/corpora.py conll2000  [--from DIR]  [--out DIR] [--force]"),
-], ids=["conll2000", "sighan2005", "top"])
+], ids=["conll2000", "sighan2005", "cws-more", "top"])
 def test_help(capsys, argv, first_line):
     assert run(*argv) == 0
     assert capsys.readouterr().out.splitlines()[0] == first_line
@@ -611,3 +836,6 @@ def test_shell_entry_points(tmp_path, local):
     assert not (elsewhere / "out" / "conll2000").exists()
     proc = _script("get_conll2000.sh", "--frm", local, cwd=elsewhere)
     assert (proc.returncode, proc.stderr) == (2, "get_conll2000: error: unknown argument: --frm (try --help)\n")
+    proc = _script("get_cws_more.sh", "--only", "wtb", "--from", local, "--out", "out", cwd=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    assert cws_files(elsewhere / "out") == {"wtb": LOCAL_CWS["wtb"]}
