@@ -12,8 +12,8 @@
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
-from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, SEQBIL_PREFETCH, b_begin, own_step, path_diff, next_diff,
-                    differs, linear_update, score_unary, score_pair_bilinear, viterbi)
+from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, SEQBIL_PREFETCH, b_begin, update_targets, path_diff,
+                    next_diff, differs, linear_update, score_unary, score_pair_bilinear, viterbi, MAX_TASKS)
 
 
 cdef struct Dual:
@@ -54,32 +54,35 @@ cdef inline tuple dual_buffers(Dual* d, int maxb):
 
 cdef inline int collect_dphi(const Corpus* c, const Linear* m, const int32_t* pred, int64_t p0, int n, Dual* d,
                              double C) noexcept nogil:
-    """Gather C * dPhi of a mistaken sequence per touched attribute block (each block's
-    part times its multi-task multiplier, own_step).
-
+    """Gather C * dPhi of a mistaken sequence per touched attribute block (with tasks,
+    on each block the update reaches, times its multiplier: update_targets).
 
     touched[:k] lists the attributes, dblk[j] holds the block of touched[j], and
     mark[a] = j until absorb resets it. Returns k."""
-    cdef int S = d.S, T = S + 1, k = 0, j
+    cdef int S = d.S, T = S + 1, k = 0, j, t, n_t
     cdef int64_t q
     cdef int32_t a
     cdef double s
     cdef double* blk
+    cdef int32_t ids[MAX_TASKS]
+    cdef double steps[MAX_TASKS]
     cdef PathDiff at = path_diff(c.labels + p0, pred, n, S)
     while next_diff(&at):
         for q in range(b_begin(c, p0 + at.i), b_begin(c, p0 + at.i + 1)):
-            a = c.b_ids[q]
-            j = d.mark[a]
-            if j < 0:
-                j = k
-                d.mark[a] = k
-                d.touched[k] = a
-                memset(d.dblk + k * S * T, 0, S * T * sizeof(double))
-                k += 1
-            blk = d.dblk + j * S * T
-            s = C * own_step(m, 1, a)
-            blk[at.g * T + at.gp] += s
-            blk[at.p * T + at.pp] -= s
+            n_t = update_targets(m, 1, c.b_ids[q], ids, steps)
+            for t in range(n_t):
+                a = ids[t]
+                j = d.mark[a]
+                if j < 0:
+                    j = k
+                    d.mark[a] = k
+                    d.touched[k] = a
+                    memset(d.dblk + k * S * T, 0, S * T * sizeof(double))
+                    k += 1
+                blk = d.dblk + j * S * T
+                s = C * steps[t]
+                blk[at.g * T + at.gp] += s
+                blk[at.p * T + at.pp] -= s
     return k
 
 

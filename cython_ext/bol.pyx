@@ -156,11 +156,10 @@ cdef class BlockKernel:
                  double[::1] sigma, double[:, :] Ua, double[:, :] Ub, int32_t[::1] slot,
                  float[:, :, ::1] pool, int32_t[::1] mark, double C, int R, bint averaged, bint transitions,
                  tasks=None):
-        """tasks: None, or (K, b, own attribute ids of order 0, of order 1) for
-        multi-task learning (chain.pxd: Linear); the task copies of an attribute are
-        blocks of their own."""
+        """tasks: None, or multi-task learning as chain.pxd's linear_tasks takes it; the
+        task copies of an attribute are blocks of their own."""
         self.lin = linear_view(W0, trans, end, U0, Utrans, Uend, averaged, transitions)
-        linear_tasks(&self.lin, tasks, trans.shape[0], end.shape[0])
+        coupling = linear_tasks(&self.lin, tasks, trans.shape[0], end.shape[0])
         self.w = rank1_view(alpha, beta)
         self.avg = rank1_view(Ua, Ub)
         self.d = dual_view(slot, pool, mark)
@@ -172,7 +171,7 @@ cdef class BlockKernel:
             raise ValueError("sigma, alpha and the pool do not fit")
         self.sigma = &sigma[0]
         self.C, self.R = C, R
-        self.arrays = (W0, trans, end, U0, Utrans, Uend, alpha, beta, sigma, Ua, Ub, slot, pool, mark)
+        self.arrays = (W0, trans, end, U0, Utrans, Uend, alpha, beta, sigma, Ua, Ub, slot, pool, mark, coupling)
 
     def train_chunk(self, data, const int64_t[::1] order, int64_t counter, int64_t n_slots):
         """Algorithm 2 over the sequences data[order], n_slots of the pool in use.
@@ -192,7 +191,8 @@ cdef class BlockKernel:
         cdef int maxlen, maxb
         chunk_limits(order, c.seq_ptr, c.b_ptr, c.b_width, &maxlen, &maxb)
         cdef Lattice L
-        work = lattice_new(&L, maxlen, S), dual_buffers(&d, maxb)
+        # with a general interaction, an update reaches every task's copy of an attribute
+        work = lattice_new(&L, maxlen, S), dual_buffers(&d, maxb * (m.tasks if m.interaction != NULL else 1))
         cdef double[::1] scratch = np.zeros(8 * T)
         cdef double[::1] old = np.zeros(2 * T)
         cdef Py_ssize_t jj, N = order.shape[0]

@@ -83,6 +83,17 @@ cdef struct Linear:
     double step_own
     int32_t own_lo[2]
     int32_t own_hi[2]
+    # A general interaction matrix (Figure 1 in its explicit form): interaction is
+    # A^-1 (K x K, by rows), the shared copies stay 0, and an update on task k moves
+    # task j's copy of each attribute, a + rank[j] - rank[k] (every attribute has all
+    # K copies, adjacent), by (A^-1)_{jk} times the step. NULL: eq. (3) as above.
+    const double* interaction
+    const int32_t* rank
+
+
+# the most tasks a general interaction matrix may couple (update_targets' buffers)
+cdef enum:
+    MAX_TASKS = 64
 
 
 cdef struct Rank1:
@@ -200,24 +211,69 @@ cdef inline Linear linear_view(const double[:, ::1] W0, const double[:, ::1] tra
     m.tasks = m.task = 0
     m.step_shared = m.step_own = 1.0
     m.own_lo[0] = m.own_hi[0] = m.own_lo[1] = m.own_hi[1] = 0
+    m.interaction, m.rank = NULL, NULL
     return m
 
 
-cdef inline int linear_tasks(Linear* m, tasks, Py_ssize_t trans_rows, Py_ssize_t end_len) except -1:
-    """Set up multi-task learning on m from tasks = (K, b, (lo0, hi0), (lo1, hi1)), or
-    None for one task; trans_rows and end_len: what the learner allocated."""
+cdef inline tuple linear_tasks(Linear* m, tasks, Py_ssize_t trans_rows, Py_ssize_t end_len):
+    """Set up multi-task learning on m from tasks = (K, b, (lo0, hi0), (lo1, hi1)) with
+    eq. (3), or (K, A^-1, (lo0, hi0), (lo1, hi1), rank) with a general interaction
+    matrix, or None for one task; trans_rows and end_len: what the learner allocated.
+    Returns the arrays m points into, for the caller to keep."""
     if tasks is None:
         if trans_rows != m.S or end_len != m.S:
             raise ValueError("trans and end must hold one copy")
-        return 0
-    K, b, own0, own1 = tasks
-    if K < 1 or b < 0 or trans_rows != (K + 1) * m.S or end_len != (K + 1) * m.S:
+        return ()
+    K, b, own0, own1 = tasks[:4]
+    if K < 1 or trans_rows != (K + 1) * m.S or end_len != (K + 1) * m.S:
         raise ValueError("trans and end must hold a shared copy and one per task")
     m.tasks = K
-    m.step_shared, m.step_own = b / (K * (1.0 + b)), 1.0 / (1.0 + b)
     m.own_lo[0], m.own_hi[0] = own0
     m.own_lo[1], m.own_hi[1] = own1
-    return 0
+    if len(tasks) == 4:
+        if b < 0:
+            raise ValueError("the coupling b must be >= 0")
+        m.step_shared, m.step_own = b / (K * (1.0 + b)), 1.0 / (1.0 + b)
+        return ()
+    cdef const double[:, ::1] inverse = np.ascontiguousarray(b, dtype=np.float64)
+    cdef const int32_t[::1] rank = np.ascontiguousarray(tasks[4], dtype=np.int32)
+    if inverse.shape[0] != K or inverse.shape[1] != K or rank.shape[0] != K or K > MAX_TASKS:
+        raise ValueError(f"a general interaction needs a K x K inverse and K ranks, K <= {MAX_TASKS}")
+    m.step_shared, m.step_own = 0.0, 0.0
+    m.interaction, m.rank = &inverse[0, 0], &rank[0]
+    return inverse, rank
+
+
+cdef inline int update_targets(const Linear* m, int order, int32_t a, int32_t* ids, double* steps) noexcept nogil:
+    """The weights an update of attribute a of an order moves (ids) and by how much of
+    the step (steps; MAX_TASKS room): a by 1 for one task, or by own_step with eq. (3);
+    with a general interaction, on task k, every task j's copy of a task copy a by
+    (A^-1)_{jk}, and no shared attribute. Returns how many."""
+    cdef int j, K = m.tasks
+    if m.interaction == NULL:
+        ids[0], steps[0] = a, own_step(m, order, a)
+        return 1
+    if not m.own_lo[order] <= a < m.own_hi[order]:
+        return 0
+    for j in range(K):
+        ids[j] = a + m.rank[j] - m.rank[m.task]
+        steps[j] = m.interaction[j * K + m.task]
+    return K
+
+
+cdef inline int trans_targets(const Linear* m, int* copies, double* steps) noexcept nogil:
+    """The copies of trans and end an update moves (0 shared, 1 + j task j's) and by
+    how much of the step, as update_targets. Returns how many."""
+    cdef int j, K = m.tasks
+    if K == 0:
+        copies[0], steps[0] = 0, 1.0
+        return 1
+    if m.interaction == NULL:
+        copies[0], steps[0], copies[1], steps[1] = 0, m.step_shared, m.task + 1, m.step_own
+        return 2
+    for j in range(K):
+        copies[j], steps[j] = j + 1, m.interaction[j * K + m.task]
+    return K
 
 
 cdef inline double own_step(const Linear* m, int order, int32_t a) noexcept nogil:
@@ -367,13 +423,16 @@ cdef inline void zero_order_step(const Corpus* c, const Linear* m, int64_t p, in
                                  double cc) noexcept nogil:
     """W0[a, g] += C x and W0[a, y] -= C x for the 0-order entries (a, x) at position p,
     and likewise U0 with cc: the 0-order part of C * dPhi at a position labelled g on
-    the gold path and y on the predicted one."""
-    cdef int S = m.S
+    the gold path and y on the predicted one (with tasks, for each weight the update
+    reaches, update_targets)."""
+    cdef int S = m.S, n, t
     cdef int64_t q
     cdef double* w
     cdef double* u
     cdef double s, su, x
     cdef bint averaged = m.averaged
+    cdef int32_t ids[MAX_TASKS]
+    cdef double steps[MAX_TASKS]
     if c.u_vals == NULL and m.tasks == 0:
         for q in range(c.u_ptr[p], c.u_ptr[p + 1]):
             w = m.W0 + <Py_ssize_t> c.u_ids[q] * S
@@ -383,18 +442,20 @@ cdef inline void zero_order_step(const Corpus* c, const Linear* m, int64_t p, in
                 u = m.U0 + <Py_ssize_t> c.u_ids[q] * S
                 u[g] += cc
                 u[y] -= cc
-    else:  # values, or the step multipliers of multi-task learning (own_step)
+    else:  # values, or the weights of multi-task learning an update reaches
         for q in range(c.u_ptr[p], c.u_ptr[p + 1]):
-            x = (1.0 if c.u_vals == NULL else c.u_vals[q]) * own_step(m, 0, c.u_ids[q])
-            s = C * x
-            w = m.W0 + <Py_ssize_t> c.u_ids[q] * S
-            w[g] += s
-            w[y] -= s
-            if averaged:
-                su = cc * x
-                u = m.U0 + <Py_ssize_t> c.u_ids[q] * S
-                u[g] += su
-                u[y] -= su
+            n = update_targets(m, 0, c.u_ids[q], ids, steps)
+            for t in range(n):
+                x = (1.0 if c.u_vals == NULL else c.u_vals[q]) * steps[t]
+                s = C * x
+                w = m.W0 + <Py_ssize_t> ids[t] * S
+                w[g] += s
+                w[y] -= s
+                if averaged:
+                    su = cc * x
+                    u = m.U0 + <Py_ssize_t> ids[t] * S
+                    u[g] += su
+                    u[y] -= su
 
 
 cdef inline void linear_update(const Corpus* c, const int32_t* pred, int64_t p0, int n, const Linear* m,
@@ -402,32 +463,32 @@ cdef inline void linear_update(const Corpus* c, const int32_t* pred, int64_t p0,
     """Perceptron step on the linear part: 0-order weights (section 4.3; a valued entry
     steps by C x), label transitions and end scores; cc = C * counter goes to the
     averaging sums."""
-    cdef int S = m.S, T = S + 1, g, p, copy
+    cdef int S = m.S, T = S + 1, g, p, i, n_copies
     cdef bint averaged = m.averaged
     cdef PathDiff d
-    # one pass for one task; with tasks, the shared copies of trans and end, then the
-    # task's own (the 0-order weights take their multipliers in zero_order_step)
-    cdef int copies = 1 if m.tasks == 0 else 2
+    # one copy of trans and end for one task; with tasks, those trans_targets names
+    # (the 0-order weights take theirs in zero_order_step, once)
+    cdef int copies[MAX_TASKS]
+    cdef double steps[MAX_TASKS]
+    n_copies = trans_targets(m, copies, steps)
     cdef Py_ssize_t t_off, e_off
-    cdef double step, s, sc
-    for copy in range(copies):
-        step = 1.0 if m.tasks == 0 else (m.step_shared if copy == 0 else m.step_own)
-        t_off = 0 if copy == 0 else (m.task + 1) * S * T
-        e_off = 0 if copy == 0 else (m.task + 1) * S
-        s, sc = C * step, cc * step
+    cdef double s, sc
+    for i in range(n_copies):
+        t_off, e_off = copies[i] * S * T, copies[i] * S
+        s, sc = C * steps[i], cc * steps[i]
         d = path_diff(c.labels + p0, pred, n, S)
         while next_diff(&d):
-            if m.transitions:
+            if m.transitions and steps[i] != 0.0:
                 m.trans[t_off + d.g * T + d.gp] += s
                 m.trans[t_off + d.p * T + d.pp] -= s
                 if averaged:
                     m.Utrans[t_off + d.g * T + d.gp] += sc
                     m.Utrans[t_off + d.p * T + d.pp] -= sc
-            if copy == 0 and d.g != d.p:
+            if i == 0 and d.g != d.p:
                 zero_order_step(c, m, p0 + d.i, d.g, d.p, C, cc)
         g = c.labels[p0 + n - 1]
         p = pred[n - 1]
-        if g != p:
+        if g != p and steps[i] != 0.0:
             m.end[e_off + g] += s
             m.end[e_off + p] -= s
             if averaged:

@@ -6,34 +6,37 @@ therefore touches only the weights of the features in dPhi.
 """
 import numpy as np  # for the buffers of chain.pxd
 from libc.stdint cimport int32_t, int64_t
-from chain cimport (Corpus, Linear, Lattice, PathDiff, b_begin, corpus_view, linear_view, linear_tasks, own_step,
+from chain cimport (Corpus, Linear, Lattice, PathDiff, b_begin, corpus_view, linear_view, linear_tasks, update_targets,
                     for_sequence, task_buffers, check_tasks, lattice_new, chunk_limits, differs, path_diff,
-                    next_diff, linear_update, score_unary, score_pair_linear, viterbi, mark_wrong)
+                    next_diff, linear_update, score_unary, score_pair_linear, viterbi, mark_wrong, MAX_TASKS)
 
 
 cdef inline void pair_update(const Corpus* c, const Linear* m, const int32_t* pred, int64_t p0, int n, double* W1,
                              double* U1, double C, double cc) noexcept nogil:
     """Perceptron step on the 1st-order weights W1 (A1 x S x (S + 1)) and their sums U1
-    (each attribute's step times its multi-task multiplier, own_step)."""
-    cdef int S = m.S, T = S + 1
+    (with tasks, on each weight the update reaches, update_targets)."""
+    cdef int S = m.S, T = S + 1, t, n_t
     cdef Py_ssize_t row = S * T
     cdef int64_t k
     cdef double* w
     cdef double* u
-    cdef double step, s
+    cdef double s
+    cdef int32_t ids[MAX_TASKS]
+    cdef double steps[MAX_TASKS]
     cdef PathDiff d = path_diff(c.labels + p0, pred, n, S)
     while next_diff(&d):
         for k in range(b_begin(c, p0 + d.i), b_begin(c, p0 + d.i + 1)):
-            step = own_step(m, 1, c.b_ids[k])
-            s = C * step
-            w = W1 + c.b_ids[k] * row
-            w[d.g * T + d.gp] += s
-            w[d.p * T + d.pp] -= s
-            if m.averaged:
-                s = cc * step
-                u = U1 + c.b_ids[k] * row
-                u[d.g * T + d.gp] += s
-                u[d.p * T + d.pp] -= s
+            n_t = update_targets(m, 1, c.b_ids[k], ids, steps)
+            for t in range(n_t):
+                s = C * steps[t]
+                w = W1 + ids[t] * row
+                w[d.g * T + d.gp] += s
+                w[d.p * T + d.pp] -= s
+                if m.averaged:
+                    s = cc * steps[t]
+                    u = U1 + ids[t] * row
+                    u[d.g * T + d.gp] += s
+                    u[d.p * T + d.pp] -= s
 
 
 cdef class PerceptronKernel:
@@ -49,14 +52,13 @@ cdef class PerceptronKernel:
     def __init__(self, double[:, ::1] W0, double[:, :, ::1] W1, double[:, ::1] trans, double[::1] end,
                  double[:, ::1] U0, double[:, :, ::1] U1, double[:, ::1] Utrans, double[::1] Uend, double C,
                  bint averaged, bint transitions, tasks=None):
-        """tasks: None, or (K, b, own attribute ids of order 0, of order 1) for
-        multi-task learning (chain.pxd: Linear)."""
+        """tasks: None, or multi-task learning as chain.pxd's linear_tasks takes it."""
         self.lin = linear_view(W0, trans, end, U0, Utrans, Uend, averaged, transitions)
-        linear_tasks(&self.lin, tasks, trans.shape[0], end.shape[0])
+        coupling = linear_tasks(&self.lin, tasks, trans.shape[0], end.shape[0])
         self.W1 = &W1[0, 0, 0]
         self.U1 = &U1[0, 0, 0]
         self.C = C
-        self.arrays = (W0, W1, trans, end, U0, U1, Utrans, Uend)
+        self.arrays = (W0, W1, trans, end, U0, U1, Utrans, Uend, coupling)
 
     def train_chunk(self, data, const int64_t[::1] order, int64_t counter):
         """One pass of perceptron updates over the sequences data[order].

@@ -27,7 +27,7 @@ from .features.index import LAYOUTS, NORMALIZERS, FeatureIndex, Vocabulary
 from .errors import ModelFileError, SeqbilError
 from .modelfile import read_model, write_model
 from .storage import PRECISIONS, Rows, dense_weights, first_order_block, sparse_weights
-from .features.templates import TemplateSet, parse_template
+from .features.templates import TemplateSet, parse_template, task_digits
 
 KINDS = {"linear": ("W0", "W1", "trans", "end"), "bilinear": ("W0", "alpha", "beta", "trans", "end")}
 
@@ -142,9 +142,7 @@ class Model:
         base = view._base
         store, index, S = view.store, base.index, len(self.labels)
         first, _ = first_order_block(self.kind, S)
-        task_field = next(f for f in base.templates.fields if f.kind == "task")
-        radix = len(index.fields[task_field]) + 2 * index.K + 1
-        task_id = index.fields[task_field].index[name] + (2 * index.K + 1 if index.layout == "boundaries-first" else 0)
+        radix, (task_id,) = task_digits(index, base.templates, [name])
         shared = [t for t in base.templates.templates if not t.reads_task]
         position = {t.text: (o, i) for o in (0, 1) for i, t in enumerate(base.templates.by_order[o])}
         tables, rows = [], {}

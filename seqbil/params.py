@@ -93,6 +93,11 @@ CORE = [
           "the shared weights by b/(K(1+b)) and the task's own by 1/(1+b) of the step; 0: independent tasks, "
           "large: one shared model, b = K: the paper's half-update (the default was the best of 0.25, 1, 4 and 16 "
           "on the dev sets of five segmentation standards)", minimum=0, learners=("sp", "bol")),
+    Param("interaction", str, "", "multi-task training with a general interaction matrix instead of the "
+          "coupling: a file of K rows of K numbers, the matrix A of Cavallanti et al. (symmetric, positive "
+          "definite; rows and columns in the order of the tasks). Every feature then has a weight per task and "
+          "an update on task k moves task j's by (A^-1)_jk of the step (Figure 1 written out)",
+          learners=("sp", "bol")),
 ]
 
 

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import checkpoint, params
+from . import checkpoint, multitask, params
 from ._version import __version__
 from .errors import ConfigError, InputError
 from .evaluation import choose_metric, headline, score
@@ -21,7 +21,7 @@ from .features.dictionaries import training_lexicons
 from .features.index import normalizer
 from .features.vectors import VectorFeatures, VectorTable
 from .features.vectors import parse_specs as vector_specs
-from .features.templates import TemplateSet, own_attributes, parse_template, read_template_file, task_copies
+from .features.templates import TemplateSet, parse_template, read_template_file, task_copies
 from .formats import make_format, read_corpus
 from .formats.sentence import Corpus
 from .learners import LEARNERS
@@ -49,8 +49,9 @@ def check_settings(settings, sources, templates, echo):
         if not p.used_by(learner.name) and not chosen_elsewhere:
             echo(f"warning: [{p.section}] {name} (from {source}) is not used by learner {learner.name} "
                  f"(it is read by {', '.join(p.learners) or 'no learner'})")
-    if "coupling" in sources and not settings["tasks"]:
-        echo(f"warning: coupling (from {sources['coupling']}) is read by multi-task training only (--task)")
+    for name in ("coupling", "interaction"):
+        if name in sources and not settings["tasks"]:
+            echo(f"warning: {name} (from {sources[name]}) is read by multi-task training only (--task)")
     if learner.bilinear and not templates.by_order[1]:
         raise ConfigError(sources.get("learner", "<settings>"), 0,
                           f"[train] learner = {learner.name!r} factors the 1st-order features, but no B template "
@@ -292,6 +293,13 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     data, index = encode(tokens, templates, None, labels, settings["min_count"], settings["normalize"],
                          base.index if base is not None else None, vectors=vectors, lexicons=lexicons,
                          length_cap=settings["dict_length_cap"], jackknife=jackknife)
+    task_spec = None
+    if tasks:  # how the tasks are coupled (a general interaction matrix adds task copies of attributes)
+        if settings["interaction"] and "coupling" in sources:
+            raise ConfigError(sources["coupling"], 0, "give either the coupling b or an interaction matrix "
+                              "(interaction), not both")
+        task_spec, coupling_line = multitask.task_spec(index, templates, [name for name, _, _ in tasks], settings,
+                                                       data, str(origin))
     t_encode = time.perf_counter() - t0
     data.without_b_ptr()
     # what the training record needs of the corpus; the passes need only `data`
@@ -324,17 +332,12 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
          (f", chosen because {why}" if settings["metric"] == "auto" else ""))
 
     learner_class = LEARNERS[settings["learner"]]
-    task_spec = None
     if tasks:
         if not learner_class.multitask:
             multi = ", ".join(name for name, cls in LEARNERS.items() if cls.multitask)
             raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner_class.name!r} "
                               f"does not learn several tasks (multi-task learners: {multi})")
-        own0, own1 = own_attributes(index, templates)
-        task_spec = (len(tasks), float(settings["coupling"]), own0, own1)
-        echo(f"tasks: {', '.join(names)}; coupling b = {settings['coupling']:g}: an update on one task moves the "
-             f"shared weights by {task_spec[1] / (len(tasks) * (1 + task_spec[1])):.3g} and its own by "
-             f"{1 / (1 + task_spec[1]):.3g} of the step")
+        echo(coupling_line)
     try:
         learner = learner_class(len(labels), A0, A1, settings, templates.transition, task_spec)
     except ValueError as exc:  # options of the learner that cannot learn several tasks (bol's rank1 = global)

@@ -19,16 +19,17 @@ from test_decode import random_dataset, tables
 from test_real_values import Snapshots, best_path, dphi, epoch_orders, refresh_reference
 
 
-def augmented(data, task, K, A0, A1):
+def augmented(data, task, K, A0, A1, adjacent=False):
     """data with each attribute a of an order (A attributes) at a position of a task-k
     sequence present twice: shared as a, and as k's own copy A + k A + a (values
-    alike); and seq_task."""
+    alike), or A + K a + k with adjacent (the explicit form's layout); and seq_task."""
     def copies(ptr, ids, vals, A):
         out_ptr, out_ids, out_vals = [0], [], []
         for j in range(data.n_sequences):
             for p in range(data.seq_ptr[j], data.seq_ptr[j + 1]):
                 mine = ids[ptr[p]:ptr[p + 1]]
-                out_ids += list(mine) + list(A + task[j] * A + mine)
+                own = A + K * mine + task[j] if adjacent else A + task[j] * A + mine
+                out_ids += list(mine) + list(own)
                 if vals is not None:
                     out_vals += list(vals[ptr[p]:ptr[p + 1]]) * 2
                 out_ptr.append(len(out_ids))
@@ -56,10 +57,15 @@ def per_task(weights, K, S, A0, A1):
     return out
 
 
-def figure1_reference(data, task, orders, K, b, S, A0, A1, C):
-    """Figure 1 with eq. (3), A = (1 + b) I - (b / K) 1 1^T: K perceptrons, the one of
-    the sequence's task predicting, all of them moved on its mistakes."""
-    A_inv = np.linalg.inv((1 + b) * np.eye(K) - (b / K) * np.ones((K, K)))
+def eq3(K, b):
+    """The interaction matrix of eq. (3)."""
+    return (1 + b) * np.eye(K) - (b / K) * np.ones((K, K))
+
+
+def figure1_reference(data, task, orders, K, A, S, A0, A1, C):
+    """Figure 1 with interaction matrix A: K perceptrons, the one of the sequence's
+    task predicting, all of them moved on its mistakes."""
+    A_inv = np.linalg.inv(A)
     U = [{"W0": np.zeros((A0, S)), "W1": np.zeros((A1, S, S + 1)), "trans": np.zeros((S, S + 1)),
           "end": np.zeros(S)} for _ in range(K)]
     avg = [Snapshots(u) for u in U]
@@ -104,7 +110,7 @@ def test_augmented_perceptron_equals_figure1(rng, b, averaged):
     orders = epoch_orders(rng, base, 3)
     learner = LEARNERS["sp"](S, A0 + K * A0, A1 + K * A1, {**defaults(), "averaged": averaged, "C": C},
                              tasks=tasks_spec(K, b, A0, A1))
-    ref_wrong, final, mean = figure1_reference(base, task, orders, K, b, S, A0, A1, C)
+    ref_wrong, final, mean = figure1_reference(base, task, orders, K, eq3(K, b), S, A0, A1, C)
     for order, want in zip(orders, ref_wrong):
         data.seq_wrong = np.zeros(data.n_sequences, np.uint8)  # the learner flags each sequence it gets wrong
         assert learner.train_chunk(data, order) == want.sum()
@@ -140,6 +146,78 @@ def test_without_coupling_each_task_learns_alone(rng, learner):
             got[name] = weights[name][A1 + k * A1:A1 + (k + 1) * A1]
         for name in want:
             np.testing.assert_array_equal(got[name], want[name], err_msg=f"task {k}: {name}")
+
+
+def random_interaction(rng, K):
+    """A random symmetric positive definite K x K matrix."""
+    M = rng.normal(size=(K, K))
+    return M @ M.T + 0.5 * np.eye(K)
+
+
+def explicit_spec(K, A_inv, A0, A1):
+    """The learners' tasks argument of the explicit form over augmented(..., adjacent=True)."""
+    return (K, A_inv, (A0, A0 + K * A0), (A1, A1 + K * A1), np.arange(K, dtype=np.int32))
+
+
+def explicit_per_task(weights, K, S, A0, A1):
+    """The weights of task j in the explicit form: its copies (the shared ones stay 0)."""
+    assert not np.any(weights["W0"][:A0]) and not np.any(weights["trans"][:S]) and not np.any(weights["end"][:S])
+    return [{"W0": weights["W0"][A0 + j:A0 + K * A0:K], "W1": weights["W1"][A1 + j:A1 + K * A1:K],
+             "trans": weights["trans"][(j + 1) * S:(j + 2) * S], "end": weights["end"][(j + 1) * S:(j + 2) * S]}
+            for j in range(K)]
+
+
+@pytest.mark.parametrize("interaction", ["random", "eq3"])
+@pytest.mark.parametrize("averaged", [False, True])
+def test_a_general_interaction_matrix_is_figure1_written_out(rng, interaction, averaged):
+    K, S, A0, A1, C = 3, 3, 5, 4, 0.7
+    A = random_interaction(rng, K) if interaction == "random" else eq3(K, 2.0)
+    base = untied_dataset(rng, 24, S, A0, A1)
+    task = rng.integers(0, K, size=base.n_sequences)
+    data = augmented(base, task, K, A0, A1, adjacent=True)
+    orders = epoch_orders(rng, base, 3)
+    learner = LEARNERS["sp"](S, A0 + K * A0, A1 + K * A1, {**defaults(), "averaged": averaged, "C": C},
+                             tasks=explicit_spec(K, np.linalg.inv(A), A0, A1))
+    ref_wrong, final, mean = figure1_reference(base, task, orders, K, A, S, A0, A1, C)
+    for order, want in zip(orders, ref_wrong):
+        data.seq_wrong = np.zeros(data.n_sequences, np.uint8)
+        assert learner.train_chunk(data, order) == want.sum()
+        np.testing.assert_array_equal(data.seq_wrong, want)
+    assert sum(w.sum() for w in ref_wrong) > 0
+    got = learner.parameters()[1]
+    for got_j, want_j in zip(explicit_per_task(got, K, S, A0, A1), mean if averaged else final):
+        for name in want_j:
+            np.testing.assert_allclose(got_j[name], want_j[name], rtol=0, atol=1e-12, err_msg=name)
+
+
+def test_bol_with_a_general_interaction_equals_its_reference(rng):
+    """Each task's copy of a 1st-order attribute is a block of its own, moved by
+    (A^-1)_{jk} C dPhi; A^-1 of powers of two keeps Theta exact in float32."""
+    K, S, A0, A1, C, R = 3, 3, 5, 4, 0.5, 4
+    A_inv = np.array([[1.0, 0.5, 0.25], [0.5, 1.0, 0.5], [0.25, 0.5, 1.0]])
+    base = untied_dataset(rng, 24, S, A0, A1)
+    task = rng.integers(0, K, size=base.n_sequences)
+    data = augmented(base, task, K, A0, A1, adjacent=True)
+    orders = epoch_orders(rng, base, 3)
+    learner = LEARNERS["bol"](S, A0 + K * A0, A1 + K * A1, {**defaults(), "averaged": False, "C": C,
+                                                           "power_steps": R},
+                              tasks=explicit_spec(K, A_inv, A0, A1))
+
+    def reach(order, a, k):  # the copies an update of attribute a on task k moves, and by how much
+        A = (A0, A1)[order]
+        return [] if a < A else [(A + K * ((a - A) // K) + j, A_inv[j, k]) for j in range(K)]
+
+    want, wrong = block_bilinear_tasks_reference(data, task, orders, K, S, A0, A1, C, R, reach,
+                                                 lambda k: [(j + 1, A_inv[j, k]) for j in range(K)])
+    for order, flags in zip(orders, wrong):
+        data.seq_wrong = np.zeros(data.n_sequences, np.uint8)
+        assert learner.train_chunk(data, order) == flags.sum()
+        np.testing.assert_array_equal(data.seq_wrong, flags)
+    got = learner.parameters()[1]
+    for weights in (want, got):
+        weights["W1"] = weights.pop("alpha")[:, :, None] * weights.pop("beta")[:, None, :]
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-9, atol=1e-10, err_msg=name)
 
 
 def test_tasks_are_checked(rng):
@@ -284,15 +362,13 @@ def test_a_multi_task_run_resumes_as_it_would_have_gone_on(tmp_path, two_standar
     assert (tmp_path / "resumed.sbm").read_bytes() == (tmp_path / "whole.sbm").read_bytes()
 
 
-def block_bilinear_tasks_reference(data, task, orders, K, b, S, A0, A1, C, R):
+def block_bilinear_tasks_reference(data, task, orders, K, S, A0, A1, C, R, reach, trans_reach):
     """bol with tasks in numpy (test_real_values.block_bilinear_reference with the
-    multi-task steps): the augmented attributes of data (shared a < A, task k's own
-    A + k A + a), trans and end with a shared copy and one per task; a sequence of
-    task k is decoded with the shared plus k's copies, and on a mistake every copy
-    steps by C times its multiplier."""
-    shared, own = b / (K * (1 + b)), 1 / (1 + b)
+    multi-task steps): the augmented attributes of data, trans and end with a shared
+    copy and one per task; a sequence of task k is decoded with the shared plus k's
+    copies, and on a mistake C dPhi of attribute a moves the attributes reach(order, a,
+    k) names, each by its multiplier, and the copies trans_reach(k) names."""
     n0, n1 = A0 + K * A0, A1 + K * A1
-    step0, step1 = np.where(np.arange(n0) < A0, shared, own), np.where(np.arange(n1) < A1, shared, own)
     W0, trans, end = np.zeros((n0, S)), np.zeros(((K + 1) * S, S + 1)), np.zeros((K + 1) * S)
     alpha, beta, sigma, theta = np.zeros((n1, S)), np.zeros((n1, S + 1)), np.zeros(n1), np.zeros((n1, S, S + 1))
     wrong = []  # per epoch, the sequences decoded wrongly
@@ -308,15 +384,20 @@ def block_bilinear_tasks_reference(data, task, orders, K, b, S, A0, A1, C, R):
                 continue
             wrong[-1][j] = 1
             d = dphi(data, j, gold, pred, S, n0, n1)
-            W0 += C * step0[:, None] * d["W0"]
-            trans[:S] += C * shared * d["trans"]
-            trans[mine] += C * own * d["trans"]
-            end[:S] += C * shared * d["end"]
-            end[mine] += C * own * d["end"]
+            for a in np.flatnonzero(np.any(d["W0"], axis=1)):
+                for target, step in reach(0, a, k):
+                    W0[target] += C * step * d["W0"][a]
+            for copy, step in trans_reach(k):
+                trans[copy * S:(copy + 1) * S] += C * step * d["trans"]
+                end[copy * S:(copy + 1) * S] += C * step * d["end"]
             differ = [i for i in range(len(gold)) if gold[i] != pred[i] or (i and gold[i - 1] != pred[i - 1])]
             touched = {int(a) for i in differ for a in data.b_ids[data.b_ptr[p0 + i]:data.b_ptr[p0 + i + 1]]}
-            for a in sorted(touched):
-                theta[a] = (theta[a] + C * step1[a] * d["W1"][a]).astype(np.float32)
+            moved = {}
+            for a in touched:
+                for target, step in reach(1, a, k):
+                    moved[target] = moved.get(target, 0) + C * step * d["W1"][a]
+            for a in sorted(moved):
+                theta[a] = (theta[a] + moved[a]).astype(np.float32)
                 alpha[a], beta[a], sigma[a] = refresh_reference(theta[a], alpha[a], beta[a], sigma[a], R)
     return {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}, wrong
 
@@ -331,7 +412,10 @@ def test_bol_with_tasks_equals_its_reference(rng):
     orders = epoch_orders(rng, base, 3)
     learner = LEARNERS["bol"](S, A0 + K * A0, A1 + K * A1, {**defaults(), "averaged": False, "C": C,
                                                            "power_steps": R}, tasks=tasks_spec(K, b, A0, A1))
-    want, wrong = block_bilinear_tasks_reference(data, task, orders, K, b, S, A0, A1, C, R)
+    shared, own = b / (K * (1 + b)), 1 / (1 + b)
+    want, wrong = block_bilinear_tasks_reference(
+        data, task, orders, K, S, A0, A1, C, R, lambda order, a, k: [(a, own if a >= (A0, A1)[order] else shared)],
+        lambda k: [(0, shared), (k + 1, own)])
     for order, flags in zip(orders, wrong):
         data.seq_wrong = np.zeros(data.n_sequences, np.uint8)
         assert learner.train_chunk(data, order) == flags.sum()
@@ -397,3 +481,44 @@ def test_one_task_as_a_model_of_its_own_tags_as_the_task(tmp_path, two_standards
         assert result.exit_code == 0, result.output
         saved = seqbil.load(str(tmp_path / f"{name}.sbm"))
         assert [saved.segment(s) for s in lines] == [view.segment(s) for s in lines]
+
+
+def test_an_interaction_matrix_file_couples_the_tasks(tmp_path, two_standards):
+    """The explicit form with eq. (3)'s matrix learns the weights the augmented
+    features learn with coupling b: the tasks tag alike; and each task's model of its
+    own still tags as the task."""
+    A = tmp_path / "A.txt"
+    A.write_text("# words pairs\n1.5 -0.5\n-0.5 1.5  # b = 1\n", encoding="utf-8")
+    tasks = [f"{name}={path}" for name, path in two_standards.items()]
+    common = dict(config="sighan2005", tasks=tasks, learner="sp", epochs=3)
+    explicit = seqbil.train(interaction=str(A), model=str(tmp_path / "e.sbm"), **common)
+    coupled = seqbil.train(coupling=1.0, **common)
+    explicit = seqbil.load(str(tmp_path / "e.sbm"))
+    lines = [line.replace(" ", "") for path in two_standards.values()
+             for line in open(path, encoding="utf-8").read().split("\n") if line]
+    for name in explicit.tasks:
+        view = explicit.for_task(name)
+        assert [view.segment(s) for s in lines] == [coupled.for_task(name).segment(s) for s in lines]
+        assert [explicit.single_task(name).segment(s) for s in lines] == [view.segment(s) for s in lines]
+    # every 1st-order attribute of the task-copy templates has a copy per task, adjacent
+    (_, _), (lo1, hi1) = own_attributes(explicit.index, explicit.templates)
+    assert (hi1 - lo1) % 2 == 0
+
+
+@pytest.mark.parametrize("text, message", [
+    ("1 0.5\n0.5\n", ":2: a row of the interaction matrix needs 2 finite numbers"),
+    ("1 x\n0 1\n", ":1: not a row of numbers"),
+    ("1 0\n0 1\n0 1\n", ":3: one row too many"),
+    ("1 0\n", "needs 2 rows"),
+    ("1 0.5\n0.4 1\n", "symmetric"),
+    ("1 2\n2 1\n", "positive definite"),
+])
+def test_a_bad_interaction_matrix_is_named(tmp_path, two_standards, text, message):
+    A = tmp_path / "A.txt"
+    A.write_text(text, encoding="utf-8")
+    flags = [arg for name, path in two_standards.items() for arg in ("--task", f"{name}={path}")]
+    result = CliRunner().invoke(main, ["train", "--config", "sighan2005", *flags, "--interaction", str(A), "-q"])
+    assert result.exit_code == 2 and message in result.output and str(A) in result.output, result.output
+    result = CliRunner().invoke(main, ["train", "--config", "sighan2005", *flags, "--interaction", str(A),
+                                       "--coupling", "2", "-q"])
+    assert result.exit_code == 2 and "not both" in result.output

@@ -210,6 +210,14 @@ def own_attributes(index, templates):
     return out
 
 
+def task_digits(index, templates, names):
+    """(radix, digits): a task copy T/%task of an attribute of T with key x has key
+    x * radix + digits[k] in task k."""
+    field = next(f for f in templates.fields if f.kind == "task")
+    offset = 2 * index.K + 1 if index.layout == "boundaries-first" else 0
+    return len(index.fields[field]) + 2 * index.K + 1, [index.fields[field].index[n] + offset for n in names]
+
+
 class TemplateSet:
     """The 0-order and 1st-order templates of a model and their expansion."""
 
