@@ -5,7 +5,9 @@ import csv
 import importlib.util
 import json
 import os
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -78,7 +80,6 @@ def power_runs(work):
 
 
 def seeds_runs(work):
-    import statistics
     f1 = {}
     for seed in (1, 2):
         for learner in ("bol", "sp"):
@@ -169,3 +170,41 @@ def test_unknown_option_is_an_error(tmp_path):
     proc = subprocess.run(["bash", str(EXPERIMENTS / "table1.sh"), "--quik"], cwd=tmp_path,
                           env={**ENV, "PYTHON": sys.executable}, capture_output=True, text=True)
     assert proc.returncode == 2 and "unknown option --quik" in proc.stderr
+
+
+def test_multitask_script_quick(tmp_path):
+    """experiments/multitask.sh --quick: its single and joint rows are the runs the
+    API gives on the same files, the coupling is the one with the best dev mean, and
+    the record, the mistakes table and (with matplotlib) the figure are written."""
+    out = tmp_path / "out"
+    proc = subprocess.run(["bash", str(EXPERIMENTS / "multitask.sh"), "--quick", "--out", str(out)], cwd=ROOT,
+                          env={**ENV, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    b = float(re.search(r"coupling b = ([0-9.]+)", proc.stdout).group(1))
+    pooled = {}  # each coupling's dev F1, pooled over tasks and learners
+    for r in rows(out / "multitask_dev.csv"):
+        if r["model"] != "single":
+            pooled.setdefault(float(r["model"][2:]), []).append(float(r["mean"]))
+    assert b == max(sorted(pooled), key=lambda k: statistics.fmean(pooled[k]))
+    q = out / "runs" / "quick"
+    names = ("words", "pairs")
+    for r in rows(out / "multitask.csv"):
+        if r["task"] == "mean":
+            continue
+        task, learner, seeds = r["task"], r["learner"], range(1, int(r["seeds"]) + 1)
+        train, test = q / f"{task}.train", q / f"{task}.test"
+        single = [scores(train, test, words=train, config="cws", learner=learner, seed=s, **QUICK)["f1"]
+                  for s in seeds]
+        joint = [seqbil.evaluate(seqbil.train(config="cws", tasks=[f"{n}={q / n}.train" for n in names],
+                                              coupling=b, learner=learner, seed=s, **QUICK),
+                                 str(test), words=str(train), task=task)["f1"] for s in seeds]
+        assert float(r["single_f1"]) == pytest.approx(statistics.fmean(single), abs=1e-9)
+        assert float(r["joint_f1"]) == pytest.approx(statistics.fmean(joint), abs=1e-9)
+    mistakes = rows(out / "multitask_mistakes.csv")
+    assert {(r["learner"], r["task"]) for r in mistakes} == {(m, t) for m in ("bol", "sp") for t in names}
+    assert all(int(r["first_pass_coupled"]) <= int(r["all_passes_coupled"]) for r in mistakes)
+    record = json.loads((out / "multitask.json").read_text())
+    assert all(record[key] for key in ("command", "seqbil", "machine", "date"))
+    assert (out / "multitask_mistakes.png").exists() == PLOTS
+    text = (out / "multitask.md").read_text()
+    assert "### An extra corpus as a sixth task" in text and "### Training time and model size" in text

@@ -92,7 +92,7 @@ def report(out, title):
              statistics.fmean(dev[learner][key].values())]
             for learner in sorted(dev) for key in ["single", *bs] if key in dev[learner]]
     write_csv(out, "multitask_dev", ["learner", "model", *tasks, "mean"], rows)
-    body += ["## The coupling b, chosen on dev sets", "",
+    body += ["### The coupling b, chosen on dev sets", "",
              f"| learner | model | {' | '.join(tasks)} | mean |", "|---" * (len(tasks) + 3) + "|"]
     body += [f"| {r[0]} | {r[1]} | " + " | ".join(fmt(x) for x in r[2:]) + " |" for r in rows]
     body += ["", f"Dev F1. single: a model per corpus; b=B: one model of all the tasks with coupling B. "
@@ -119,7 +119,7 @@ def report(out, title):
             rows.append([learner, "mean", None, None, None, None, None, statistics.fmean(gains), None])
     write_csv(out, "multitask", ["learner", "task", "seeds", "single_f1", "single_sd", "joint_f1", "joint_sd",
                                  "gain", "joint_ahead_at_seeds"], rows)
-    body += ["## Single-corpus against joint models (test sets)", "",
+    body += ["### Single-corpus against joint models (test sets)", "",
              "| learner | corpus | single F1 | joint F1 | gain | joint ≥ single |", "|---|---|---|---|---|---|"]
     for r in rows:
         if r[1] == "mean":
@@ -153,7 +153,7 @@ def report(out, title):
                                                                 [r["mib"] for r in mine])])
     write_csv(out, "multitask_cost", ["learner", "models", "runs", "train_s_min", "train_s_median", "train_s_max",
                                       "passes_s_min", "passes_s_median", "passes_s_max", "model_mib"], rows)
-    body += ["## Training time and model size", "",
+    body += ["### Training time and model size", "",
              "| learner | models | runs | train, end to end (s) | training passes only (s) | model MiB |",
              "|---|---|---|---|---|---|"]
     body += [f"| {r[0]} | {r[1]} | {r[2]} | {fmt(r[3], 1)} / {fmt(r[4], 1)} / {fmt(r[5], 1)} | "
@@ -183,7 +183,7 @@ def report(out, title):
         write_csv(out, "multitask_extra", ["corpus", "learner", "seeds", "single_f1", "single_sd", "joint_f1",
                                            "joint_sd", "gain", "joint_ahead_at_seeds", "five_tasks_mean_f1_before",
                                            "five_tasks_mean_f1_after"], rows)
-        body += ["## An extra corpus as a sixth task", "",
+        body += ["### An extra corpus as a sixth task", "",
                  "| corpus | learner | single F1 | in the joint model | gain | joint ≥ single | "
                  "the other tasks' mean F1: without / with it |", "|---|---|---|---|---|---|---|"]
         body += [f"| {r[0]} | {r[1]} | {fmt(r[3])} ± {fmt(r[4])} | {fmt(r[5])} ± {fmt(r[6])} | {r[7]:+.2f} | "
@@ -209,7 +209,7 @@ def report(out, title):
     if rows:
         write_csv(out, "multitask_mistakes", ["learner", "task", "first_pass_independent", "first_pass_coupled",
                                               "all_passes_independent", "all_passes_coupled"], rows)
-        body += ["## Mistakes while learning", "",
+        body += ["### Mistakes while learning", "",
                  f"| learner | task | first pass: b = 0 | b = {b_chosen:g} | all passes: b = 0 | b = {b_chosen:g} |",
                  "|---|---|---|---|---|---|"]
         body += [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]} | {r[5]} |" for r in rows]

@@ -337,6 +337,25 @@ def rpa_section():
     return "\n".join(out) + "\n"
 
 
+def multitask_section():
+    """experiments/multitask.sh: single-corpus against joint segmenters."""
+    c = Record("multitask/multitask.json")
+    body = c.body().replace("](multitask_mistakes.png)", "](multitask/multitask_mistakes.png)")
+    out = ["## Multi-task learning across segmentation standards (Cavallanti, Cesa-Bianchi & Gentile 2008)\n",
+           f"`bash experiments/multitask.sh` → [`multitask/multitask.md`](multitask/multitask.md) (from "
+           f"{c.source()})\n", body, ""]
+    for learner in sorted({r["learner"] for r in c.rows}):
+        rows = [r for r in c.rows if r["learner"] == learner and r["task"] != "mean"]
+        ahead_ = [r["task"] for r in rows if r["gain"] > 0]
+        behind = [r["task"] for r in rows if r["gain"] <= 0]
+        mean = c.get(learner=learner, task="mean")
+        out.append(f"- {learner}: the joint model is ahead on {len(ahead_)} of {len(rows)} corpora"
+                   + (f" (not on {', '.join(behind)})" if behind else "")
+                   + (f", by {mean['gain']:+.2f} F1 on average" if mean else "") + "; "
+                   + ", ".join(f"{r['task']} {f(r['single_f1'])} → {f(r['joint_f1'])}" for r in rows) + ".")
+    return "\n".join(out) + "\n"
+
+
 def build():
     parts = [header(), table1_section(),
              curve_section("figure1/curve.json", "Figure 1: segmentation learning curves", "figure1.sh",
@@ -346,6 +365,7 @@ def build():
                            None, figure3_closing),
              power_section(), seeds_section()]
     for rel, section in (("cws_features/cws_features.json", cws_section), ("taggers/taggers.json", taggers_section),
+                         ("multitask/multitask.json", multitask_section),
                          ("rpa_synthetic/rpa_synthetic.json", rpa_section)):
         if (RESULTS / rel).exists():
             parts.append(section())
