@@ -88,11 +88,12 @@ CORE = [
     Param("tasks", list, [], "multi-task training (Cavallanti, Cesa-Bianchi & Gentile 2008): one NAME=TRAIN_FILE"
           "[,DEV_FILE] per task, e.g. corpora of different segmentation standards (in a config also "
           "[tasks.NAME] tables with train and dev keys); every feature gets a shared weight and one per task, "
-          "and the sentences of all tasks are shuffled together every epoch", flag="--task", learners=("sp", "bol")),
+          "and the sentences of all tasks are shuffled together every epoch", flag="--task",
+          learners=("sp", "bol", "bcd")),
     Param("coupling", float, 4.0, "multi-task coupling b (eq. 3 of Cavallanti et al.): an update on a task moves "
           "the shared weights by b/(K(1+b)) and the task's own by 1/(1+b) of the step; 0: independent tasks, "
-          "large: one shared model, b = K: the paper's half-update (the default was the best of 0.25, 1, 4 and 16 "
-          "on the dev sets of five segmentation standards)", minimum=0, learners=("sp", "bol")),
+          "large: one shared model, b = K: the paper's half-update (the default was the best of 1, 4, 16 and 64 "
+          "on the dev sets of five segmentation standards, sp and bol: experiments/multitask.sh)", minimum=0, learners=("sp", "bol", "bcd")),
     Param("interaction", str, "", "multi-task training with a general interaction matrix instead of the "
           "coupling: a file of K rows of K numbers, the matrix A of Cavallanti et al. (symmetric, positive "
           "definite; rows and columns in the order of the tasks). Every feature then has a weight per task and "
