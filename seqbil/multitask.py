@@ -91,3 +91,22 @@ def task_spec(index, templates, names, settings, data, origin):
                                             f"{settings['interaction']}: an update on task k moves task j's "
                                             f"weights by (A^-1)_jk of the step, diagonal "
                                             f"{' '.join(f'{x:.3g}' for x in np.diag(inverse))}")
+
+
+
+def epoch_order(rng, seq_task, how):
+    """The order of an epoch over the sequences of all tasks: a fresh permutation,
+    shuffled across tasks; round-robin, a sequence of each task in turn (each task's
+    own shuffled; a task that runs out drops out); or tasks, task by task in the
+    order given, each shuffled. One permutation is drawn either way."""
+    perm = rng.permutation(len(seq_task)).astype(np.int64)
+    if how == "shuffled":
+        return perm
+    task = seq_task[perm]
+    if how == "tasks":
+        return perm[np.argsort(task, kind="stable")]
+    turn = np.empty(len(perm), np.int64)  # how many of its task's sequences come before it
+    for k in np.unique(task):
+        mine = np.flatnonzero(task == k)
+        turn[mine] = np.arange(len(mine))
+    return perm[np.lexsort((task, turn))]

@@ -49,7 +49,7 @@ def check_settings(settings, sources, templates, echo):
         if not p.used_by(learner.name) and not chosen_elsewhere:
             echo(f"warning: [{p.section}] {name} (from {source}) is not used by learner {learner.name} "
                  f"(it is read by {', '.join(p.learners) or 'no learner'})")
-    for name in ("coupling", "interaction"):
+    for name in ("coupling", "interaction", "task_order"):
         if name in sources and not settings["tasks"]:
             echo(f"warning: {name} (from {sources[name]}) is read by multi-task training only (--task)")
     if learner.bilinear and not templates.by_order[1]:
@@ -373,7 +373,8 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         with graceful_stop() as stop:
             for k in range(len(history), learner.passes()):
                 learner.start_pass(k)
-                order = rng.permutation(N).astype(np.int64)
+                order = multitask.epoch_order(rng, data.seq_task, settings["task_order"]) if tasks else \
+                    rng.permutation(N).astype(np.int64)
                 start, mistakes = time.perf_counter(), 0
                 if tasks:  # the learners flag the sequences they get wrong, counted per task and chunk
                     data.seq_wrong = np.zeros(N, np.uint8)
