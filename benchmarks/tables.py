@@ -97,8 +97,21 @@ def size_table(record):
                              f"sizes and scores are deterministic, measured once.\n")
 
 
+def task_tag_table(record):
+    rows = ["| model | tagging (s) | tokens/s | peak RSS (MiB) | model (MiB) |", "| --- | --- | --- | --- | --- |"]
+    for r in record["rows"]:
+        rows.append(f"| {r['system']} | {spread(r['tag_s'])} | {spread(r['tokens_per_s'], '{:,.0f}')} | "
+                    f"{spread(r['peak_rss_mib'], '{:.0f}')} | {r['model_mib']:.1f} |")
+    return (f"Tagging one task of a multi-task model: {record['description']}. The joint model tagging pku runs at "
+            f"{record['joint_vs_single']:.2f}× the tokens per second of the model of pku alone; its pku task "
+            f"converted into a model of its own (`seqbil convert --task pku`; its output differs on "
+            f"{record['converted_sentences_differing']} of {record['sentences']} sentences, from float32 rounding) at "
+            f"{record['converted_vs_single']:.2f}× (medians).\n\n" + "\n".join(rows)
+            + f"\n\nEnd to end through the shell (raw text in, words out). {provenance(record)}\n")
+
+
 RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
-             "model_size": size_table}
+             "model_size": size_table, "task_tag_speed": task_tag_table}
 
 
 def render_record(record):
