@@ -239,20 +239,30 @@ def _curve(run):
 
 
 def _draw(plt, curves, b):
+    """Per learner: cumulative mistakes per task, independent (dashed) and coupled
+    (solid); below, their ratio."""
     learners = sorted({lr for lr, _ in curves})
-    fig, axes = plt.subplots(1, len(learners), figsize=(6 * len(learners), 4.5), squeeze=False)
-    for ax, learner in zip(axes[0], learners):
+    fig, axes = plt.subplots(2, len(learners), figsize=(6 * len(learners), 8), squeeze=False,
+                             gridspec_kw={"height_ratios": [3, 2]})
+    for col, learner in enumerate(learners):
+        top, bottom = axes[0][col], axes[1][col]
         for i, task in enumerate(ordered(curves[(learner, b)])):
             color = f"C{i}"
-            for coupling, style in ((0.0, "--"), (b, "-")):
-                x, y = curves[(learner, coupling)][task]
-                ax.plot(x, y, style, color=color, label=f"{task}, {'independent' if coupling == 0 else f'b = {b:g}'}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("training sequences of the task seen (first pass)")
-        ax.set_ylabel("cumulative mistakes")
-        ax.set_title(f"{learner}: independent (dashed) against coupled (solid)")
-        ax.legend(fontsize=7, ncol=2)
+            (x0, y0), (x1, y1) = curves[(learner, 0.0)][task], curves[(learner, b)][task]
+            top.plot(x0, y0, "--", color=color, label=f"{task}, independent")
+            top.plot(x1, y1, "-", color=color, label=f"{task}, b = {b:g}")
+            seen = (x0 > 0) & (x1 == x0) & (y0 > 0)  # the same examples seen: chunk by chunk
+            bottom.plot(x1[seen], y1[seen] / y0[seen], "-", color=color, label=task)
+        top.set_xscale("log")
+        top.set_yscale("log")
+        top.set_ylabel("cumulative mistakes")
+        top.set_title(f"{learner}: independent (dashed) against coupled (solid)")
+        top.legend(fontsize=7, ncol=2)
+        bottom.axhline(1.0, color="grey", lw=0.8)
+        bottom.set_xscale("log")
+        bottom.set_xlabel("training sequences of the task seen (first pass)")
+        bottom.set_ylabel("coupled / independent")
+        bottom.legend(fontsize=7, ncol=3)
     return fig
 
 
