@@ -8,13 +8,22 @@ with margin 1 and step tau = min(C, loss / |dphi|^2). The linear part (0-order
 weights and end scores) is updated in both half-steps. A 0-order entry with value x
 adds x to Phi, so the 0-order rows of dphi hold summed values and |dphi|^2 their
 squares (collect_dphi sums before the norm is taken).
+
+Several tasks (Cavallanti, Cesa-Bianchi & Gentile 2008, eq. 3) are learned as
+augmented features (chain.pxd, Linear): a sequence of task k is scored with the
+shared copies plus k's. A copy whose updates the perceptron scales by c (own_step;
+b / (K (1 + b)) shared, 1 / (1 + b) own) is a feature scaled by sqrt(c) whose
+stored weight is sqrt(c) times its weight in that space, so PA-I there takes
+|dphi|^2 = sum over copies of c |dphi_copy|^2 and moves each copy by tau c dphi_copy.
+A general interaction matrix is not learned (sp and bol take it).
 """
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
 from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, b_begin, corpus_view, linear_view, linear_tasks,
-                    rank1_view, lattice_new, chunk_limits, differs, path_diff, next_diff, score_unary, score_pair_bilinear,
-                     viterbi, mark_wrong)
+                    own_step, trans_targets, for_sequence, task_buffers, check_tasks, rank1_view, lattice_new,
+                    chunk_limits, differs, path_diff, next_diff, score_unary, score_pair_bilinear, viterbi, mark_wrong,
+                    MAX_TASKS)
 
 
 cdef struct Dphi:
@@ -105,6 +114,66 @@ cdef inline void collect_dphi(const Corpus* c, const int32_t* pred, int64_t p0, 
     f.k0, f.k1 = k0, k1
 
 
+cdef inline double dphi_norm(const Dphi* f, const Linear* m, int width, double ct) noexcept nogil:
+    """|dphi|^2 with each copy's part weighted by its step multiplier: own_step for the
+    attributes, ct (the sum over the copies trans_targets names) for trans and end;
+    1 for one task, where the products below are exact and the sum is the plain one."""
+    cdef int S = m.S, T = S + 1, j, y
+    cdef double sq = 0.0, c
+    cdef const double* row
+    for y in range(S):
+        sq += (ct * f.dend[y]) * f.dend[y]
+        for j in range(T):
+            sq += (ct * f.dtrans[y * T + j]) * f.dtrans[y * T + j]
+    for j in range(f.k0):
+        c = own_step(m, 0, f.t0[j])
+        row = f.d0 + j * S
+        for y in range(S):
+            sq += (c * row[y]) * row[y]
+    for j in range(f.k1):
+        c = own_step(m, 1, f.t1[j])
+        row = f.d1 + j * T
+        for y in range(width):
+            sq += (c * row[y]) * row[y]
+    return sq
+
+
+cdef inline void pa_step(Dphi* f, const Linear* m, const Rank1* w, int side, int width, double tau,
+                         const int* copies, const double* steps, int n_copies) noexcept nogil:
+    """Move every weight copy by tau times its step multiplier times its part of dphi
+    (the copies of trans and end those trans_targets names), and clear the marks."""
+    cdef int S = m.S, T = S + 1, i, j, y
+    cdef int32_t a
+    cdef double s
+    cdef double* row
+    cdef double* target
+    cdef double* trans
+    cdef double* end
+    for i in range(n_copies):
+        s = tau * steps[i]
+        trans, end = m.trans + copies[i] * S * T, m.end + copies[i] * S
+        for y in range(S):
+            end[y] += s * f.dend[y]
+            for j in range(T):
+                trans[y * T + j] += s * f.dtrans[y * T + j]
+    for j in range(f.k0):
+        a = f.t0[j]
+        f.mark0[a] = -1
+        s = tau * own_step(m, 0, a)
+        row = f.d0 + j * S
+        target = m.W0 + <Py_ssize_t> a * S
+        for y in range(S):
+            target[y] += s * row[y]
+    for j in range(f.k1):
+        a = f.t1[j]
+        f.mark1[a] = -1
+        s = tau * own_step(m, 1, a)
+        row = f.d1 + j * T
+        target = w.alpha + a * w.sa if side == 0 else w.beta + a * w.sb
+        for y in range(width):
+            target[y] += s * row[y]
+
+
 cdef class BCDKernel:
     """PA-I steps of Algorithm 1 on a learner's arrays, updated in place: the linear
     part (W0, trans, end), alpha and beta, and the marks (mark0, mark1; see Dphi)."""
@@ -116,9 +185,15 @@ cdef class BCDKernel:
     cdef object arrays  # owns the memory the pointers above point into
 
     def __init__(self, double[:, ::1] W0, double[:, ::1] trans, double[::1] end, double[:, :] alpha,
-                 double[:, :] beta, int32_t[::1] mark0, int32_t[::1] mark1, double C, bint transitions):
+                 double[:, :] beta, int32_t[::1] mark0, int32_t[::1] mark1, double C, bint transitions,
+                 tasks=None):
+        """tasks: None, or (K, b, (lo0, hi0), (lo1, hi1)) as chain.pxd's linear_tasks
+        takes it (eq. 3); trans and end then hold K + 1 copies."""
+        if tasks is not None and len(tasks) != 4:
+            raise ValueError("bcd learns several tasks with the coupling b (eq. 3) only; a general interaction "
+                             "matrix needs sp or bol")
         self.lin = linear_view(W0, trans, end, None, None, None, False, transitions)
-        linear_tasks(&self.lin, None, trans.shape[0], end.shape[0])  # one task: one copy of trans and end
+        linear_tasks(&self.lin, tasks, trans.shape[0], end.shape[0])
         self.w = rank1_view(alpha, beta)
         if mark0.shape[0] != W0.shape[0] or mark1.shape[0] != alpha.shape[0] or beta.shape[0] != alpha.shape[0]:
             raise ValueError("W0, alpha, beta and the marks do not fit")
@@ -130,7 +205,10 @@ cdef class BCDKernel:
         """One PA-I pass over the sequences data[order], learning alpha (side 0) or beta
         (side 1) with the other fixed. Returns the number of mistakes."""
         cdef Corpus c = corpus_view(data)
-        cdef Linear m = self.lin
+        cdef Linear m = self.lin, eff
+        cdef const Linear* mm
+        check_tasks(&c, &m, order)
+        buffers = task_buffers(&eff, m.S)
         cdef Rank1 w = self.w
         cdef double C = self.C
         cdef int S = m.S, T = S + 1, width = S if side == 0 else T
@@ -148,56 +226,33 @@ cdef class BCDKernel:
         f.dend, f.dtrans, f.mark0, f.mark1 = &dend[0], &dtrans[0, 0], self.mark0, self.mark1
         cdef Py_ssize_t jj, N = order.shape[0]
         cdef int64_t p0, mistakes = 0
-        cdef int n, j, y
-        cdef int32_t a
-        cdef double gold, guess, sq, tau
-        cdef double* row
-        cdef double* target
+        cdef int n, i, n_copies
+        cdef double gold, guess, sq, tau, ct
+        # the copies of trans and end a step moves (one for one task; with tasks, the
+        # shared one and the sequence's task's) and their multipliers
+        cdef int copies[MAX_TASKS]
+        cdef double steps[MAX_TASKS]
         with nogil:
             for jj in range(N):
                 p0 = c.seq_ptr[order[jj]]
                 n = <int>(c.seq_ptr[order[jj] + 1] - p0)
                 if n == 0:
                     continue
-                score_unary(&c, &m, &L, p0, n)
+                mm = for_sequence(&m, &eff, &c, order[jj])
+                score_unary(&c, mm, &L, p0, n)
                 score_pair_bilinear(&c, &w, &L, p0, n)
-                guess = viterbi(&L, &m, n, L.pred)
+                guess = viterbi(&L, mm, n, L.pred)
                 if not differs(c.labels + p0, L.pred, n):
                     continue
                 mistakes += 1
                 mark_wrong(&c, order[jj])
-                gold = path_score(&L, &m, c.labels + p0, n)
+                gold = path_score(&L, mm, c.labels + p0, n)
                 collect_dphi(&c, L.pred, p0, n, &m, &w, side, &f)
-                sq = 0.0
-                for y in range(S):
-                    sq += f.dend[y] * f.dend[y]
-                    for j in range(T):
-                        sq += f.dtrans[y * T + j] * f.dtrans[y * T + j]
-                for j in range(f.k0):
-                    row = f.d0 + j * S
-                    for y in range(S):
-                        sq += row[y] * row[y]
-                for j in range(f.k1):
-                    row = f.d1 + j * T
-                    for y in range(width):
-                        sq += row[y] * row[y]
+                n_copies = trans_targets(&m, copies, steps)
+                ct = 0.0
+                for i in range(n_copies):
+                    ct += steps[i]
+                sq = dphi_norm(&f, &m, width, ct)
                 tau = 0.0 if sq == 0.0 else min(C, (guess - gold + 1.0) / sq)
-                for y in range(S):
-                    m.end[y] += tau * f.dend[y]
-                    for j in range(T):
-                        m.trans[y * T + j] += tau * f.dtrans[y * T + j]
-                for j in range(f.k0):
-                    a = f.t0[j]
-                    f.mark0[a] = -1
-                    row = f.d0 + j * S
-                    target = m.W0 + <Py_ssize_t> a * S
-                    for y in range(S):
-                        target[y] += tau * row[y]
-                for j in range(f.k1):
-                    a = f.t1[j]
-                    f.mark1[a] = -1
-                    row = f.d1 + j * T
-                    target = w.alpha + a * w.sa if side == 0 else w.beta + a * w.sb
-                    for y in range(width):
-                        target[y] += tau * row[y]
+                pa_step(&f, &m, &w, side, width, tau, copies, steps, n_copies)
         return mistakes

@@ -231,9 +231,8 @@ def test_tasks_are_checked(rng):
     data.seq_task[2] = 5
     with pytest.raises(ValueError, match="task 5"):
         learner.train_chunk(data, order)
-    for name in ("bcd",):
-        with pytest.raises(ValueError, match="several tasks"):
-            LEARNERS[name](S, A0, A1, defaults(), tasks=tasks_spec(2, 1.0, A0, A1))
+    with pytest.raises(ValueError, match=r"coupling b \(eq. 3\) only"):
+        LEARNERS["bcd"](S, 3 * A0, 3 * A1, defaults(), tasks=explicit_spec(2, np.eye(2), A0, A1))
     with pytest.raises(ValueError, match="several tasks"):
         LEARNERS["bol"](S, A0, A1, {**defaults(), "rank1": "global"}, tasks=tasks_spec(2, 1.0, A0, A1))
 
@@ -346,8 +345,10 @@ def test_the_command_line_trains_tags_and_scores_tasks(tmp_path, two_standards):
     result = runner.invoke(main, ["inspect", str(model)])
     assert "task words:" in result.output and "task pairs:" in result.output
     flags = [arg for name, path in two_standards.items() for arg in ("--task", f"{name}={path}")]
-    result = runner.invoke(main, ["train", "--config", "sighan2005", *flags, "--learner", "bcd", "-q"])
-    assert result.exit_code == 2 and "does not learn several tasks" in result.output
+    (tmp_path / "A.txt").write_text("1 0\n0 1\n", encoding="utf-8")
+    result = runner.invoke(main, ["train", "--config", "sighan2005", *flags, "--learner", "bcd", "--interaction",
+                                  str(tmp_path / "A.txt"), "-q"])
+    assert result.exit_code == 2 and "coupling b (eq. 3) only" in result.output
 
 
 def test_a_multi_task_run_resumes_as_it_would_have_gone_on(tmp_path, two_standards):

@@ -3,6 +3,12 @@
 alpha and beta start at 1/|1| in every attribute block; then R rounds, each running
 `bcd_epochs` passes of the online SVM solver for alpha with beta fixed, then as many
 for beta with alpha fixed (cython_ext/bcd.pyx). No parameter averaging.
+
+Several tasks are learned with the coupling b of Cavallanti, Cesa-Bianchi & Gentile
+(2008, eq. 3) as augmented features, like sp and bol: PA-I in the space where each
+weight copy is a feature scaled by the square root of its step multiplier, b / (K (1 +
+b)) shared and 1 / (1 + b) own (see cython_ext/bcd.pyx). A general interaction
+matrix is refused.
 """
 import numpy as np
 
@@ -17,6 +23,7 @@ class CoordinateDescent(Learner):
     summary = "blockwise coordinate descent for the bilinear model (Wu & Sun 2015, Algorithm 1), no averaging"
     bilinear = True
     averages = False
+    multitask = True  # with the coupling b of eq. (3) only
     options = (
         Param("bcd_rounds", int, 2, "alternations between alpha and beta (R)", positive=True),
         Param("bcd_epochs", int, 5, "epochs of the online SVM solver per half-step", positive=True),
@@ -27,7 +34,7 @@ class CoordinateDescent(Learner):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
         S = self.S
         self.rounds, self.epochs = int(settings["bcd_rounds"]), int(settings["bcd_epochs"])
-        self.W0, self.end = np.zeros((self.A0, S)), np.zeros(S)
+        self.W0, self.end = np.zeros((self.A0, S)), np.zeros(self.copies * S)
         self.ab = np.empty((self.A1, 2 * S + 1))  # alpha[a] next to beta[a] in memory
         self.alpha, self.beta = self.ab[:, :S], self.ab[:, S:]
         self.alpha[:], self.beta[:] = 1 / np.sqrt(S), 1 / np.sqrt(S + 1)
@@ -36,7 +43,7 @@ class CoordinateDescent(Learner):
         self.side = 0
         # the kernel works on these arrays in place: they are never replaced, only updated
         self.kernel = BCDKernel(self.W0, self.trans, self.end, self.alpha, self.beta, self.mark0, self.mark1, self.C,
-                                self.transitions)
+                                self.transitions, tasks)
 
     def passes(self):
         return 2 * self.rounds * self.epochs
