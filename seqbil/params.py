@@ -93,7 +93,8 @@ CORE = [
     Param("coupling", float, 4.0, "multi-task coupling b (eq. 3 of Cavallanti et al.): an update on a task moves "
           "the shared weights by b/(K(1+b)) and the task's own by 1/(1+b) of the step; 0: independent tasks, "
           "large: one shared model, b = K: the paper's half-update (the default was the best of 1, 4, 16 and 64 "
-          "on the dev sets of five segmentation standards, sp and bol: experiments/multitask.sh)", minimum=0, learners=("sp", "bol", "bcd")),
+          "on the dev sets of five segmentation standards, sp and bol: experiments/multitask.sh)", minimum=0,
+          learners=("sp", "bol", "bcd")),
     Param("task_order", str, "shuffled", "multi-task training: the order of each epoch over the tasks' "
           "sentences: shuffled (all tasks' sentences shuffled together, anew each epoch), round-robin (a sentence "
           "of each task in turn, each task's shuffled) or tasks (task by task in the order given, each shuffled)",
