@@ -44,7 +44,7 @@ def param_options(command):
         if p.flag == "-":
             continue
         default = " ".join(p.default) if isinstance(p.default, list) else p.default
-        default = str(default).lower() if isinstance(default, bool) else default
+        default = str(default).lower() if isinstance(default, bool) else default if default != "" else "(none)"
         users = f" Learners: {', '.join(p.learners)}." if p.learners else ""
         text = f"{p.help}. [config: [{p.section}] {p.name}; default: {default}]{users}"
         if p.type is bool:
@@ -56,7 +56,7 @@ def param_options(command):
         else:
             kind = click.Choice(p.choices) if p.choices else p.type
             option = click.option(p.cli_flag, p.name, type=kind, default=None, help=text,
-                                  metavar=None if p.choices else p.type.__name__.upper())
+                                  metavar=None if p.choices else p.metavar or p.type.__name__.upper())
         command = option(command)
     return command
 

@@ -31,6 +31,7 @@ class Param:
     positive: bool = False        # must be > 0
     learners: tuple = ()          # the learners that read it; () for all
     flag: str = ""                # command-line flag when not --name-with-dashes; "-" for none
+    metavar: str = ""             # what the flag's value is called in --help (default: its type)
 
     @property
     def cli_flag(self):
@@ -103,7 +104,7 @@ CORE = [
           "coupling: a file of K rows of K numbers, the matrix A of Cavallanti et al. (symmetric, positive "
           "definite; rows and columns in the order of the tasks). Every feature then has a weight per task and "
           "an update on task k moves task j's by (A^-1)_jk of the step (Figure 1 written out)",
-          learners=("sp", "bol")),
+          learners=("sp", "bol"), metavar="FILE"),
 ]
 
 
