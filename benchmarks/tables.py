@@ -165,7 +165,26 @@ def f1_summary():
     return "\n".join(out) + "\n\nFrom " + "; ".join(cites) + ".\n"
 
 
-SPECIAL = {"f1-summary": f1_summary}
+def multitask_summary():
+    """Single-corpus against joint segmenters, test F1 (experiments/multitask.sh)."""
+    record = json.loads((ROOT / "results" / "multitask" / "multitask.json").read_text(encoding="utf-8"))
+    rows = [dict(zip(record["columns"], r)) for r in record["rows"]]
+    learners = list(dict.fromkeys(r["learner"] for r in rows))
+    tasks = list(dict.fromkeys(r["task"] for r in rows if r["task"] != "mean"))
+    cell = {(r["learner"], r["task"]): r for r in rows}
+    out = ["| corpus | " + " | ".join(f"{m} alone | {m} joint" for m in learners) + " |",
+           "| --- |" + " --- | --- |" * len(learners)]
+    for t in tasks:
+        out.append(f"| {t} | " + " | ".join(f"{cell[(m, t)]['single_f1']:.2f} | {cell[(m, t)]['joint_f1']:.2f}"
+                                            if (m, t) in cell else "– | –" for m in learners) + " |")
+    out.append("| mean gain | " + " | ".join(f" | {cell[(m, 'mean')]['gain']:+.2f}" if (m, "mean") in cell
+                                             else " | –" for m in learners) + " |")
+    seeds = max(r["seeds"] or 0 for r in rows)
+    return ("\n".join(out) + f"\n\nMean test F1 over {seeds} seeds; from `results/multitask/multitask.json` "
+            f"(`{record['command'].strip()}`, seqbil {record['seqbil']}, {record['date']}, {record['machine']}).\n")
+
+
+SPECIAL = {"f1-summary": f1_summary, "multitask-summary": multitask_summary}
 
 
 def render(name):
