@@ -61,13 +61,19 @@ def encode_table(record):
             + "\n".join(rows) + f"\n\n{provenance(record)}\n")
 
 
+def tagging_rows(runs, first):
+    """The Markdown rows of tagging runs: time, tokens per second, peak RSS, model size."""
+    rows = [f"| {first} | tagging (s) | tokens/s | peak RSS (MiB) | model (MiB) |", "| --- | --- | --- | --- | --- |"]
+    for r in runs:
+        rows.append(f"| {r['system']} | {spread(r['tag_s'])} | {spread(r['tokens_per_s'], '{:,.0f}')} | "
+                    f"{spread(r['peak_rss_mib'], '{:.0f}')} | {r['model_mib']:.1f} |")
+    return rows
+
+
 def tag_table(record):
     out = []
     for corpus, c in record["corpora"].items():
-        rows = ["| system | tagging (s) | tokens/s | peak RSS (MiB) | model (MiB) |", "| --- | --- | --- | --- | --- |"]
-        for r in c["rows"]:
-            rows.append(f"| {r['system']} | {spread(r['tag_s'])} | {spread(r['tokens_per_s'], '{:,.0f}')} | "
-                        f"{spread(r['peak_rss_mib'], '{:.0f}')} | {r['model_mib']:.1f} |")
+        rows = tagging_rows(c["rows"], "system")
         ratios = [f"seqbil is {c['speedup_vs_crf_test']:.2f}× crf_test's tokens per second"] \
             if c["speedup_vs_crf_test"] else []
         ratios.append(f"--jobs 2 is {c['jobs2_vs_jobs1']:.2f}× --jobs 1 (same output)")
@@ -98,10 +104,7 @@ def size_table(record):
 
 
 def task_tag_table(record):
-    rows = ["| model | tagging (s) | tokens/s | peak RSS (MiB) | model (MiB) |", "| --- | --- | --- | --- | --- |"]
-    for r in record["rows"]:
-        rows.append(f"| {r['system']} | {spread(r['tag_s'])} | {spread(r['tokens_per_s'], '{:,.0f}')} | "
-                    f"{spread(r['peak_rss_mib'], '{:.0f}')} | {r['model_mib']:.1f} |")
+    rows = tagging_rows(record["rows"], "model")
     return (f"Tagging one task of a multi-task model: {record['description']}. The joint model tagging pku runs at "
             f"{record['joint_vs_single']:.2f}× the tokens per second of the model of pku alone; its pku task "
             f"converted into a model of its own (`seqbil convert --task pku`; its output differs on "

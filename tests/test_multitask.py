@@ -87,6 +87,17 @@ def figure1_reference(data, task, orders, K, A, S, A0, A1, C):
     return wrong, U, [a.mean() for a in avg]
 
 
+def learn_checking_flags(learner, data, orders, wrong):
+    """Run the learner over the epochs' orders; each epoch, the sequences it flags
+    wrong (data.seq_wrong) and its mistake count must be the reference's (wrong, per
+    epoch), which must make some."""
+    for order, want in zip(orders, wrong):
+        data.seq_wrong = np.zeros(data.n_sequences, np.uint8)
+        assert learner.train_chunk(data, order) == want.sum()
+        np.testing.assert_array_equal(data.seq_wrong, want)
+    assert sum(w.sum() for w in wrong) > 0
+
+
 def untied_dataset(rng, n_seq, S, A0, A1):
     """random_dataset with at least one 0-order entry at every position, valued at
     random: two paths then score alike with probability 0, so that the rounding of
@@ -111,11 +122,7 @@ def test_augmented_perceptron_equals_figure1(rng, b, averaged):
     learner = LEARNERS["sp"](S, A0 + K * A0, A1 + K * A1, {**defaults(), "averaged": averaged, "C": C},
                              tasks=tasks_spec(K, b, A0, A1))
     ref_wrong, final, mean = figure1_reference(base, task, orders, K, eq3(K, b), S, A0, A1, C)
-    for order, want in zip(orders, ref_wrong):
-        data.seq_wrong = np.zeros(data.n_sequences, np.uint8)  # the learner flags each sequence it gets wrong
-        assert learner.train_chunk(data, order) == want.sum()
-        np.testing.assert_array_equal(data.seq_wrong, want)
-    assert sum(w.sum() for w in ref_wrong) > 0
+    learn_checking_flags(learner, data, orders, ref_wrong)
     for got, want in zip(per_task(learner.parameters()[1], K, S, A0, A1), mean if averaged else final):
         for name in want:
             np.testing.assert_allclose(got[name], want[name], rtol=0, atol=1e-12, err_msg=name)
@@ -179,11 +186,7 @@ def test_a_general_interaction_matrix_is_figure1_written_out(rng, interaction, a
     learner = LEARNERS["sp"](S, A0 + K * A0, A1 + K * A1, {**defaults(), "averaged": averaged, "C": C},
                              tasks=explicit_spec(K, np.linalg.inv(A), A0, A1))
     ref_wrong, final, mean = figure1_reference(base, task, orders, K, A, S, A0, A1, C)
-    for order, want in zip(orders, ref_wrong):
-        data.seq_wrong = np.zeros(data.n_sequences, np.uint8)
-        assert learner.train_chunk(data, order) == want.sum()
-        np.testing.assert_array_equal(data.seq_wrong, want)
-    assert sum(w.sum() for w in ref_wrong) > 0
+    learn_checking_flags(learner, data, orders, ref_wrong)
     got = learner.parameters()[1]
     for got_j, want_j in zip(explicit_per_task(got, K, S, A0, A1), mean if averaged else final):
         for name in want_j:
@@ -209,10 +212,7 @@ def test_bol_with_a_general_interaction_equals_its_reference(rng):
 
     want, wrong = block_bilinear_tasks_reference(data, task, orders, K, S, A0, A1, C, R, reach,
                                                  lambda k: [(j + 1, A_inv[j, k]) for j in range(K)])
-    for order, flags in zip(orders, wrong):
-        data.seq_wrong = np.zeros(data.n_sequences, np.uint8)
-        assert learner.train_chunk(data, order) == flags.sum()
-        np.testing.assert_array_equal(data.seq_wrong, flags)
+    learn_checking_flags(learner, data, orders, wrong)
     got = learner.parameters()[1]
     for weights in (want, got):
         weights["W1"] = weights.pop("alpha")[:, :, None] * weights.pop("beta")[:, None, :]
@@ -417,11 +417,7 @@ def test_bol_with_tasks_equals_its_reference(rng):
     want, wrong = block_bilinear_tasks_reference(
         data, task, orders, K, S, A0, A1, C, R, lambda order, a, k: [(a, own if a >= (A0, A1)[order] else shared)],
         lambda k: [(0, shared), (k + 1, own)])
-    for order, flags in zip(orders, wrong):
-        data.seq_wrong = np.zeros(data.n_sequences, np.uint8)
-        assert learner.train_chunk(data, order) == flags.sum()
-        np.testing.assert_array_equal(data.seq_wrong, flags)
-    assert sum(w.sum() for w in wrong) > 0
+    learn_checking_flags(learner, data, orders, wrong)
     got = learner.parameters()[1]
     for weights in (want, got):  # the products: (alpha, beta) and (-alpha, -beta) are the same weights
         weights["W1"] = weights.pop("alpha")[:, :, None] * weights.pop("beta")[:, None, :]
