@@ -223,3 +223,54 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
 
 
 __all__ = ["train", "resume", "load", "evaluate", "evaluate_files", "tag_file", "Model", "SeqbilError"]
+
+
+def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, verbose=False, progress=False,
+                    echo=None, **options):
+    """Learn a structure from unlabeled text (Ando & Zhang's alternating structure
+    optimization; seqbil/aso.py) and return it (a features.structure.Structure),
+    saved to `out` when given; `seqbil train --structure OUT` then adds its features.
+
+    unlabeled: raw text files (plain or gzip), a sentence per line: tokens separated
+        by spaces, or for a segmentation config (format sighan) characters.
+    config: a bundled config name or a TOML file, for [corpus] format and encoding
+        and the [structure] section (splits, targets, dim, aux_*); options override.
+    jobs: threads training the auxiliary problems.
+    vectors: also write word vectors (word2vec text) of the split that reads only
+        the token itself, for every word of the text seen aux_min_count times.
+    """
+    import time
+
+    from .aso import Learner, read_text, split_specs, word_vectors, write_vectors
+
+    echo = echo or (_stderr if verbose else _quiet)
+    if isinstance(unlabeled, (str, bytes)) or hasattr(unlabeled, "__fspath__"):
+        unlabeled = [unlabeled]
+    unlabeled = [str(p) for p in unlabeled]
+    if not unlabeled:
+        raise SeqbilError("give the unlabeled text to learn from (--unlabeled FILE)")
+    config = params.find_config(config) if config is not None else None
+    settings, sources = params.resolve(config, options)
+    fmt = settings["format"]
+    unit = "char" if fmt == "sighan" else "token"
+    specs = split_specs(settings, fmt, sources.get("splits", "<settings>"))
+    from tqdm import tqdm
+    t0 = time.perf_counter()
+    with tqdm(desc="reading", unit=" " + unit + "s", unit_scale=True, leave=False, disable=not progress,
+              dynamic_ncols=True) as bar:
+        corpus, records = read_text(unlabeled, unit, settings["encoding"], bar.update)
+    echo(f"read {len(corpus)} sentences, {corpus.n_tokens} {unit}s ({len(corpus.values[0])} distinct) from "
+         f"{len(records)} file{'s' * (len(records) > 1)} in {time.perf_counter() - t0:.1f} s")
+    structure = Learner(settings, corpus, unit, specs, jobs, echo, progress).learn()
+    structure.provenance["unlabeled"] = records
+    structure.provenance["config"] = str(config) if config is not None else None
+    structure.provenance["format"] = fmt
+    if out is not None:
+        structure.save(out)
+        echo(f"wrote {out}: {len(structure.splits)} splits, {structure.dim} features per token "
+             f"({structure.provenance['seconds']:.1f} s)")
+    if vectors is not None:
+        words, matrix = word_vectors(structure, corpus, settings["aux_min_count"])
+        write_vectors(vectors, words, matrix)
+        echo(f"wrote {vectors}: {len(words)} word vectors of dimension {matrix.shape[1]}")
+    return structure

@@ -37,11 +37,16 @@ def echo_err(message):
     click.echo(message, err=True)
 
 
-def param_options(command):
-    """One click option per parameter of the table (defaults come from the config
-    or the table, so every flag defaults to None = not given)."""
+def param_options(sections, names=()):
+    """One click option per parameter of the table in these sections (and the named
+    ones); defaults come from the config or the table, so every flag defaults to
+    None = not given."""
+    return functools.partial(_param_options, sections, names)
+
+
+def _param_options(sections, names, command):
     for p in reversed(params.table()):
-        if p.flag == "-":
+        if p.flag == "-" or (p.section not in sections and p.name not in names):
             continue
         default = " ".join(p.default) if isinstance(p.default, list) else p.default
         default = str(default).lower() if isinstance(default, bool) else default if default != "" else "(none)"
@@ -100,7 +105,7 @@ def _help_templates(ctx, _param, value):
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.option("--help-templates", is_flag=True, expose_value=False, is_eager=True, callback=_help_templates,
               help="Show the template grammar and its functions, and exit.")
-@param_options
+@param_options(("corpus", "features", "train"))
 @fail_cleanly
 def train(config, template_file, train_path, dev_path, model_path, init_model, log_path, checkpoint_every,
           checkpoint_path, resume_path, quiet, **overrides):
@@ -131,6 +136,45 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
               log=log_path,
               echo=echo_err, progress=not quiet, checkpoint_every=checkpoint_every, checkpoint=checkpoint_path,
               **overrides)
+
+
+@main.command()
+@click.option("--config", "config", metavar="FILE|NAME", help="TOML config (its [corpus] format and encoding and "
+              "its [structure] section), or a bundled one by name. [default: none: English words]")
+@click.option("--unlabeled", "-u", "unlabeled", multiple=True, metavar="FILE",
+              help="Raw text, a sentence per line (tokens separated by spaces; for format sighan, characters); "
+              "plain or gzip. More files may follow (--unlabeled a.txt b.txt.gz) or repeat the flag.")
+@click.argument("more", nargs=-1, metavar="[FILE]...")
+@click.option("--out", "-o", "out", required=True, metavar="FILE", help="Where to write the structure (.sbs).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Threads training the auxiliary problems.")
+@click.option("--vectors", "vectors_path", metavar="FILE", help="Also write word vectors (word2vec text format) "
+              "from the split that reads only the token itself.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@param_options(("structure",), ("format", "encoding", "seed"))
+@fail_cleanly
+def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, **overrides):
+    """Learn structure from unlabeled text (Ando & Zhang 2005).
+
+    Sets auxiliary problems that raw text answers by itself (is the word at this
+    position w, from its left context; from its right context; are the words
+    around it w, from its spelling), one per frequent word and split, trains them,
+    and keeps per split the h directions their weight vectors share (an SVD):
+    Theta. `seqbil train --structure FILE` then gives every token the features
+    Theta phi(x).
+
+    \b
+    Examples:
+      seqbil aso --unlabeled news.txt.gz --unlabeled web.txt.gz --out en.sbs --jobs 2
+      seqbil aso --config sighan2005 --unlabeled zh.txt --out zh.sbs --vectors zh.vec
+      seqbil train --config conll2000 --train train.txt --structure en.sbs --model chunker.sbm
+    """
+    from .api import learn_structure
+
+    if not unlabeled and not more:
+        raise click.UsageError("give the unlabeled text: --unlabeled FILE...")
+    learn_structure(list(unlabeled) + list(more), out, config=config, jobs=jobs, vectors=vectors_path, echo=echo_err,
+                    progress=not quiet, **overrides)
 
 
 @main.command(context_settings={"show_default": True})

@@ -60,6 +60,14 @@ def model_info(model, path=None):
             features.append({"template": template.text, "order": 0, "attributes": size,
                              "nonzero_weights": store["W0"].count(lo, lo + size)})
             lo += size
+    structure = model.index.structure
+    if structure is not None:  # and the structure's, after them
+        lo = model.index.n_attributes(0) - structure.n_attributes
+        for w in structure.window:
+            for split in structure.structure.splits:
+                features.append({"template": f"(structure: {split.name} at {w:+d})", "order": 0,
+                                 "attributes": split.dim, "nonzero_weights": store["W0"].count(lo, lo + split.dim)})
+                lo += split.dim
     if model.templates.transition:
         features.append({"template": "B", "order": 1, "attributes": 1,
                          "nonzero_weights": _count_nonzero(store["trans"])})
@@ -130,6 +138,23 @@ def describe(info):
     if t.get("config") or t.get("template_file"):
         lines.append(f"config: {t.get('config')}" + (f", template file {t['template_file']}"
                                                     if t.get("template_file") else ""))
+    st = t.get("structure")
+    if st:
+        prov = st.get("provenance", {})
+        files = prov.get("unlabeled", [])
+        lines.append(f"structure: {st.get('path', st.get('source'))}" + (f" (sha256 {st['sha256'][:16]}...)" if
+                                                                         st.get("sha256") else "")
+                     + f", {st.get('dim', '?')} features per token at offsets {st.get('window', '?')}, "
+                     f"scale {st.get('scale', '?')}")
+        if prov:
+            lines.append(f"  learned from {sum(f['units'] for f in files):,} units of unlabeled text: "
+                         + ", ".join(f"{f['path']} ({f['units']:,}, sha256 {f['sha256'][:16]}...)" for f in files))
+            lines.append(f"  {prov.get('targets')} targets ({100 * prov.get('target_coverage', 0):.1f}% of the "
+                         f"text), h = {prov.get('dim')}, {prov.get('loss')} loss, lambda {prov.get('lambda')}, "
+                         f"{prov.get('epochs')} epochs, {prov.get('rounds')} round(s), {prov.get('seconds')} s")
+            for sp in prov.get("splits", []):
+                lines.append(f"  split {sp['name']}: {sp['attributes']:,} features, {sp['problems']} problems "
+                             f"({sp['method']})")
     if info["params"]:
         lines.append("params: " + ", ".join(f"{k}={v}" for k, v in info["params"].items()))
     lines.append("features (template: attributes, non-zero weights):")

@@ -22,6 +22,7 @@ from .formats import Sentence, make_format
 from .formats.sentence import Corpus
 from .features.dataset import encode
 from .features.dictionaries import Lexicon
+from .features.structure import Structure, StructureFeatures
 from .features.vectors import VectorFeatures, VectorTable
 from .features.index import LAYOUTS, NORMALIZERS, FeatureIndex, Vocabulary
 from .errors import ModelFileError, SeqbilError
@@ -375,6 +376,10 @@ class Model:
             for name, table in vectors.tables.items():
                 arrays[f"vectors:{name}"] = table.matrix
                 arrays[f"vectors:{name}:words"] = np.frombuffer("\n".join(table.words).encode("utf-8"), dtype=np.uint8)
+        structure = self.index.structure
+        if structure is not None:  # Theta and the split indexes travel with the model
+            meta["structure"] = {"window": structure.window, "scale": structure.scale, **structure.structure.meta()}
+            arrays.update(structure.structure.arrays())
         write_model(path, meta, arrays)
 
     def add_word_file(self, path, name=None):
@@ -438,6 +443,10 @@ class Model:
                     text = arrays[f"vectors:{name}:words"].tobytes().decode("utf-8")
                     vector_tables[name] = VectorTable(text.split("\n") if text else [], arrays[f"vectors:{name}"])
                 index.vectors = VectorFeatures(templates.vector_templates, vector_tables, info["unknown"], info["scale"])
+            if "structure" in meta:
+                info = meta["structure"]
+                index.structure = StructureFeatures(Structure.from_arrays(info, arrays),
+                                                    [int(w) for w in info["window"]], float(info["scale"]))
             S = len(meta["labels"])
             corpus, training = meta["corpus"], meta.get("training")
             if "W0" in arrays:  # a file of seqbil 0.2 or older: dense float64 blocks

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-SECTIONS = ("corpus", "features", "train")
+SECTIONS = ("corpus", "features", "train", "structure")
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,16 @@ CORE = [
           "(the whole file, so that unseen words keep their vectors at tagging time)", "features", ("seen", "all")),
     Param("vector_scale", float, 1.0, "factor applied to every vector component (their scale against the binary "
           "features matters to online learners)", "features", positive=True),
+    Param("structure", str, "", "a structure learned from unlabeled text (seqbil aso): at every token the "
+          "dense features Theta phi(x) of each of its splits become real-valued 0-order features, kept in the model",
+          "features", metavar="FILE"),
+    Param("structure_scale", float, 0.3, "factor applied to the structure's features (each split's are first "
+          "divided by their root mean square on the unlabeled text; 0.3 was the best of 0.1, 0.2, 0.3, 0.5 and 1 "
+          "for CoNLL-2000 chunking on held-out training data, learner bol: experiments/aso.sh)", "features",
+          positive=True),
+    Param("structure_window", str, "-1,0,1", "offsets of the tokens whose structure features each token reads, "
+          "comma-separated (0: its own only; -1,0,1: its neighbours' too, which gained twice as much as 0 for "
+          "CoNLL-2000 chunking on held-out training data)", "features", metavar="OFFSETS"),
     Param("learner", str, "sp", ""),  # help and choices come from the learner registry
     Param("epochs", int, 20, "passes over the training data (T)", positive=True),
     Param("C", float, 1.0, "learning rate / dual step size C", positive=True, flag="-C"),
@@ -100,6 +110,26 @@ CORE = [
           "sentences: shuffled (all tasks' sentences shuffled together, anew each epoch), round-robin (a sentence "
           "of each task in turn, each task's shuffled) or tasks (task by task in the order given, each shuffled)",
           choices=("shuffled", "round-robin", "tasks")),
+    Param("splits", list, [], "feature splits of seqbil aso, each 'NAME: MACRO ... -> OFFSET ...': the macros "
+          "(%x[r,0] with functions) are the split's features, the offsets the tokens its problems predict, one "
+          "problem per target (none given: left and right context and the token's own spelling, for words or "
+          "characters by the corpus format)", "structure", flag="--split"),
+    Param("targets", int, 1000, "seqbil aso: the most frequent words (or characters), lower-cased and digits as "
+          "0, each a target of one auxiliary problem per offset of a split", "structure", positive=True),
+    Param("dim", int, 50, "seqbil aso: rows of Theta per split (h, the singular vectors kept)", "structure",
+          positive=True),
+    Param("aux_loss", str, "huber", "seqbil aso: loss of the auxiliary problems, huber (Ando & Zhang's modified "
+          "Huber) or hinge", "structure", ("huber", "hinge")),
+    Param("aux_lambda", float, 1e-4, "seqbil aso: L2 regularisation lambda of the auxiliary problems",
+          "structure", positive=True),
+    Param("aux_epochs", int, 3, "seqbil aso: SGD passes over the unlabeled text per auxiliary problem",
+          "structure", positive=True),
+    Param("aux_rate", float, 0.1, "seqbil aso: first SGD step eta0 (then eta0 / (1 + 2 lambda eta0 t))",
+          "structure", positive=True),
+    Param("aux_min_count", int, 2, "seqbil aso: split features seen fewer times in the unlabeled text are "
+          "dropped", "structure", positive=True),
+    Param("rounds", int, 1, "seqbil aso: rounds of the alternating optimization (1, as Ando & Zhang; later "
+          "rounds train the problems with the last Theta and take the SVD again)", "structure", positive=True),
     Param("interaction", str, "", "multi-task training with a general interaction matrix instead of the "
           "coupling: a file of K rows of K numbers, the matrix A of Cavallanti et al. (symmetric, positive "
           "definite; rows and columns in the order of the tasks). Every feature then has a weight per task and "

@@ -4,6 +4,7 @@ save the model atomically (also on Ctrl-C, and in checkpoints to resume from).""
 import ctypes
 import hashlib
 import json
+import os
 import signal
 import sys
 import time
@@ -19,6 +20,7 @@ from .evaluation.chunks import detect_scheme
 from .features.dataset import encode
 from .features.dictionaries import training_lexicons
 from .features.index import normalizer
+from .features.structure import Structure, StructureFeatures
 from .features.vectors import VectorFeatures, VectorTable
 from .features.vectors import parse_specs as vector_specs
 from .features.templates import TemplateSet, parse_template, read_template_file, task_copies
@@ -290,8 +292,10 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         normalizer(settings["normalize"]), settings["dict_folds"], enc, base.index.lexicons if base is not None else None,
         sources.get("dictionaries", "<settings>"), settings["dict_min_length"])
     vector_info, vectors = _vector_features(settings, sources, templates, tokens, base, enc)
+    structure_info, structure = _structure_features(settings, sources, fmt.name, base, bool(tasks))
     data, index = encode(tokens, templates, None, labels, settings["min_count"], settings["normalize"],
-                         base.index if base is not None else None, vectors=vectors, lexicons=lexicons,
+                         base.index if base is not None else None, vectors=vectors, structure=structure,
+                         lexicons=lexicons,
                          length_cap=settings["dict_length_cap"], jackknife=jackknife)
     task_spec = None
     if tasks:  # how the tasks are coupled (a general interaction matrix adds task copies of attributes)
@@ -451,6 +455,8 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                                     **{f"order{o}": kept[o] for o in (0, 1)}}
     if lexicon_info:
         model.training["dictionaries"] = lexicon_info
+    if structure is not None:
+        model.training["structure"] = structure_info
     if vectors is not None:
         model.training["vectors"] = {name: {**vector_info[name], "rows_kept": len(t)}
                                      for name, t in sorted(vectors.tables.items())}
@@ -490,6 +496,43 @@ def _vector_features(settings, sources, templates, tokens, base, encoding):
                    "rows_in_file": len(full[name])} for name in templates.vectors}
     return info, VectorFeatures.for_training(templates.vector_templates, full, tokens, normalizer(settings["normalize"]),
                                        settings["vector_unknown"], settings["vector_scale"], settings["vector_rows"])
+
+
+def _structure_features(settings, sources, fmt, base, tasks):
+    """(its record, StructureFeatures) of [features] structure; a continued model keeps
+    its own."""
+    if base is not None and base.index.structure is not None:
+        if settings["structure"]:
+            raise ConfigError(sources.get("structure", "<settings>"), 0, "the continued model has a structure "
+                              "of its own; it keeps it (leave out structure)")
+        return {"source": "the model continued"}, base.index.structure
+    if not settings["structure"]:
+        return None, None
+    origin = sources.get("structure", "<settings>")
+    if tasks:
+        raise ConfigError(origin, 0, "a structure (structure = FILE) is not supported in multi-task training")
+    if base is not None:
+        raise ConfigError(origin, 0, "the continued model was trained without a structure; one cannot be added")
+    try:
+        window = [int(w) for w in settings["structure_window"].split(",")]
+    except ValueError:
+        raise ConfigError(sources.get("structure_window", "<settings>"), 0, f"[features] structure_window = "
+                          f"{settings['structure_window']!r}: give offsets such as 0 or -1,0,1") from None
+    if len(set(window)) != len(window):
+        raise ConfigError(sources.get("structure_window", "<settings>"), 0, "[features] structure_window: an "
+                          "offset is given twice")
+    path = settings["structure"]
+    if not os.path.isfile(path):
+        raise ConfigError(origin, 0, f"[features] structure: no such file {path!r}")
+    structure = Structure.load(path)
+    unit = "char" if fmt == "sighan" else "token"
+    if structure.unit != unit:
+        raise ConfigError(origin, 0, f"{path}: a structure of {structure.unit}s, for a corpus of {unit}s "
+                          f"(format {fmt}); learn one with seqbil aso --config for this format")
+    info = {"path": os.path.abspath(path), "sha256": _sha256_file(path), "bytes": os.path.getsize(path),
+            "window": window, "scale": settings["structure_scale"], "dim": structure.dim,
+            "splits": [s.spec() for s in structure.splits], "provenance": structure.provenance}
+    return info, StructureFeatures(structure, window, settings["structure_scale"])
 
 
 def _sha256_file(path):
@@ -547,10 +590,11 @@ def _training_record(settings, learner, history, train_record, dev_sentences, de
     """What inspect shows: every parameter, the data with checksums, the passes run
     and the best dev score. No dates or timings: the same run gives the same bytes."""
     dev_scores = [(r["pass"], *headline(r["dev"])) for r in history if "dev" in r]
+    table = params.by_name()  # what seqbil aso reads (the [structure] section) is not the run's
     best = max(dev_scores, key=lambda t: t[2]) if dev_scores else None
     return {
         "learner": settings["learner"],
-        "params": {k: v for k, v in settings.items() if k != "templates"},
+        "params": {k: v for k, v in settings.items() if k != "templates" and table[k].section != "structure"},
         "config": config and str(config), "template_file": template_file and str(template_file),
         "train": train_record,
         "dev": file_record(dev_name, dev_sentences) if dev_sentences else None,

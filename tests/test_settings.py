@@ -19,10 +19,16 @@ def run(*args):
 
 
 def test_every_parameter_has_its_flag_and_key(tmp_path):
+    """train takes every parameter but those of seqbil aso ([structure]), which aso
+    takes with the corpus format and encoding."""
     help_text = " ".join(run("train", "--help").output.split())
+    aso_text = " ".join(run("aso", "--help").output.split())
     for p in params.table():
         if p.flag != "-":
-            assert p.cli_flag in help_text and f"[{p.section}] {p.name}" in help_text
+            text = aso_text if p.section == "structure" else help_text
+            assert p.cli_flag in text and f"[{p.section}] {p.name}" in text
+            assert (f"[{p.section}] {p.name}" in aso_text) == (p.section == "structure" or
+                                                               p.name in ("format", "encoding", "seed"))
         value = p.default if p.type is not list else ["U00:%x[0,0]"]
         literal = json.dumps(value) if not isinstance(value, bool) else str(value).lower()
         (tmp_path / "c.toml").write_text(f"[{p.section}]\n{p.name} = {literal}\n")
@@ -93,7 +99,8 @@ def test_inspect_has_everything_to_reproduce(tmp_path):
     for key in ("learner", "params", "templates", "labels", "task_kind", "training", "features", "file",
                 "seqbil_version"):
         assert key in info
-    assert set(info["params"]) == {p.name for p in params.table()} - {"templates"}
+    # every parameter of a training run (those of seqbil aso are the structure's, shown with it)
+    assert set(info["params"]) == {p.name for p in params.table() if p.section != "structure"} - {"templates"}
     assert info["params"]["epochs"] == 2 and info["params"]["normalize"] == "nfkc"
     assert info["labels"] == ["B", "I", "E", "S"] and info["task_kind"]["metric"] == "segment"
     t = info["training"]

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..formats.sentence import Corpus
 from .index import FeatureIndex
+from .vectors import merge_csr
 
 
 @dataclass
@@ -64,7 +65,7 @@ def encode_labels(sentences, labels):
 
 
 def encode(sentences, templates, index=None, labels=(), min_count=1, normalize="none", base=None, vectors=None,
-           **lexicons):
+           structure=None, **lexicons):
     """Encode sentences (a list of Sentence or a Corpus). With index=None the attribute
     dictionary is built from these sentences (training), extending the index `base`
     when given; lexicons: the lexicons, length_cap and jackknife arguments of
@@ -73,14 +74,20 @@ def encode(sentences, templates, index=None, labels=(), min_count=1, normalize="
     seq_ptr = corpus.offsets()
     if index is None:
         index, parts = FeatureIndex.build(corpus, templates, min_count, normalize, base, **lexicons)
-        index.vectors = vectors
-        if vectors is not None and base is not None:  # the vector attributes follow the keyed ones
-            index.renumber[0] = np.concatenate([index.renumber[0], index.n_keyed(0) + np.arange(vectors.n_attributes)])
+        index.vectors, index.structure = vectors, structure
+        if base is not None:  # the real-valued attributes follow the keyed ones
+            extra = index.n_attributes(0) - index.n_keyed(0)
+            index.renumber[0] = np.concatenate([index.renumber[0], index.n_keyed(0) + np.arange(extra)])
     else:
         parts = index.encode(corpus)
     if index.vectors is not None:  # real-valued entries of the %vec templates after the keyed ones
         u_ptr, u_ids, u_vals = index.vectors.add(corpus, corpus.lengths, parts[0], parts[1], index.n_keyed(0),
                                                  index.fold)
+        parts = [u_ptr, u_ids, parts[2], parts[3], u_vals]
+    if index.structure is not None:  # and those of the structure after them
+        first = index.n_attributes(0) - index.structure.n_attributes
+        keyed = (parts[0], parts[1], parts[4] if len(parts) > 4 else None)
+        u_ptr, u_ids, u_vals = merge_csr([keyed, index.structure.block(corpus, first)], len(parts[0]) - 1)
         parts = [u_ptr, u_ids, parts[2], parts[3], u_vals]
     data = Dataset(seq_ptr, encode_labels(corpus, labels), *parts)
     if corpus.tasks is not None:

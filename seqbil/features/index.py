@@ -180,6 +180,7 @@ class FeatureIndex:
         self.templates, self.fields, self.tables = templates, fields, tables
         self.lexicons, self.length_cap = dict(lexicons or {}), length_cap
         self.vectors = None  # VectorFeatures of the %vec templates (features/vectors.py), if any
+        self.structure = None  # StructureFeatures of a structure from unlabeled text (features/structure.py), if any
         self.normalize, self.fold = normalize, normalizer(normalize)
         self.layout = layout or LAYOUT
         self.field_list = templates.fields  # what the macros read, in the order of the field matrix
@@ -205,9 +206,10 @@ class FeatureIndex:
 
     def n_attributes(self, order):
         """Attributes of an order: the keyed ones (ids 0..n_keyed-1), then, for order 0,
-        the components of the %vec templates."""
-        vectors = self.vectors.n_attributes if order == 0 and self.vectors is not None else 0
-        return self.n_keyed(order) + vectors
+        the components of the %vec templates, then those of the structure."""
+        if order:
+            return self.n_keyed(order)
+        return self.n_keyed(0) + sum(f.n_attributes for f in (self.vectors, self.structure) if f is not None)
 
     def n_keyed(self, order):
         return len(self.tables[order][0])

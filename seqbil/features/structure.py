@@ -1,0 +1,242 @@
+"""Structure learned from unlabeled text: the real-valued features Theta phi(x) of
+alternating structure optimization (Ando & Zhang 2005; `seqbil aso`, seqbil/aso.py).
+
+A *split* is a group of 0-order templates over the text's first column (the word,
+or the character in segmentation), e.g. the words at -1 and -2, and the offsets of
+the tokens its auxiliary problems predict. Learning gives each split a matrix Theta
+(h x d, d its attributes); at a token, the split's h features are Theta phi(x), the
+sum of Theta's columns of the split's attributes there. seqbil keeps Theta^T (d x h,
+float32, a row per attribute) and the split's feature index, so any text, including
+words the labelled corpus never saw, gets its vectors.
+
+A structure file (.sbs) is the model container (modelfile.py: magic, version, JSON
+header, CRC-32, atomic writes) with meta["format"] = "seqbil-structure": the splits
+(templates, offsets predicted, h, RMS of the features on the unlabeled text), their
+vocabularies, key tables and Theta, and the provenance (unlabeled files with sha256,
+targets, settings, times). A model trained with it keeps the same arrays.
+"""
+import re
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import ConfigError, ModelFileError
+from ..formats.sentence import Corpus
+from ..modelfile import read_model, write_model
+from .index import LAYOUT, LAYOUTS, FeatureIndex, Vocabulary
+from .templates import TemplateSet, parse_template
+
+FORMAT = "seqbil-structure"
+VERSION = 1
+
+# The default splits (Ando & Zhang's chunking splits, section 7 of the JMLR paper, on
+# the word column only, as raw text has no other): left context, right context, and
+# the word's own spelling predicting its neighbours. Characters likewise.
+DEFAULT_SPLITS = {
+    "conll": [
+        "left: %x[-1,0]|lower %x[-2,0]|lower -> 0",
+        "right: %x[1,0]|lower %x[2,0]|lower -> 0",
+        "word: %x[0,0] %x[0,0]|lower %x[0,0]|prefix:1 %x[0,0]|prefix:2 %x[0,0]|prefix:3 %x[0,0]|suffix:1 "
+        "%x[0,0]|suffix:2 %x[0,0]|suffix:3 %x[0,0]|suffix:4 %x[0,0]|shape -> -1 1",
+    ],
+    "sighan": [
+        "left: %x[-1,0] %x[-2,0] -> 0",
+        "right: %x[1,0] %x[2,0] -> 0",
+        "char: %x[0,0] %x[0,0]|chartype -> -1 1",
+    ],
+}
+
+
+def parse_split(text, origin="<settings>"):
+    """(name, [template texts], [offsets]) of "NAME: MACRO MACRO ... -> OFFSET ...":
+    each MACRO (no spaces inside) becomes a 0-order template reading the text's first
+    column; the offsets are those of the tokens the split's problems predict."""
+    m = re.fullmatch(r"\s*([A-Za-z_][\w.-]*)\s*:(.*)->(.*)", text)
+    if not m:
+        raise ConfigError(origin, 0, f"[structure] split {text!r} is not NAME: MACRO ... -> OFFSET ...")
+    name, macros, offsets = m.group(1), m.group(2).split(), m.group(3).split()
+    if not macros or not offsets:
+        raise ConfigError(origin, 0, f"[structure] split {text!r}: give at least one macro and one offset")
+    try:
+        offsets = [int(o) for o in offsets]
+    except ValueError:
+        raise ConfigError(origin, 0, f"[structure] split {text!r}: offsets are integers") from None
+    texts = [f"U{k:02d}:{macro}" for k, macro in enumerate(macros)]
+    templates = TemplateSet(parse_template(t, origin) for t in texts)
+    for t in templates.templates:
+        for row, field in t.refs:
+            if field.kind or field.source or field.column != 0:
+                raise ConfigError(origin, 0, f"[structure] split {name}: {t.text[4:]!r} reads something other than "
+                                  f"the first column (%x[r,0] with functions), which raw text does not have")
+            # the target's own features are left out of the split: a split never reads what it predicts
+            if row in offsets:
+                raise ConfigError(origin, 0, f"[structure] split {name}: {t.text[4:]!r} reads the token at {row}, "
+                                  f"which the split predicts")
+    if len(set(offsets)) != len(offsets):
+        raise ConfigError(origin, 0, f"[structure] split {name}: an offset is given twice")
+    return name, texts, offsets
+
+
+class Split:
+    """One feature split: its templates, the offsets its problems predicted, its
+    feature index over the unlabeled text, and Theta^T (d x h float32)."""
+
+    def __init__(self, name, offsets, index, theta, rms):
+        self.name, self.offsets, self.index = name, list(offsets), index
+        self.theta = np.ascontiguousarray(theta, dtype=np.float32)
+        self.rms = float(rms)
+        if self.theta.shape[0] != index.n_keyed(0):
+            raise ValueError(f"split {name}: Theta has {self.theta.shape[0]} rows for {index.n_keyed(0)} attributes")
+
+    @property
+    def dim(self):
+        return self.theta.shape[1]
+
+    @property
+    def templates(self):
+        return [t.text for t in self.index.templates.templates]
+
+    def spec(self):
+        return f"{self.name}: {' '.join(t.split(':', 1)[1] for t in self.templates)} -> " + \
+            " ".join(map(str, self.offsets))
+
+    def features(self, corpus):
+        """phi: the split's attributes at every token (CSR, P x d, binary)."""
+        u_ptr, u_ids = self.index.encode(corpus)[:2]
+        return sp.csr_matrix((np.ones(len(u_ids), np.float32), u_ids, u_ptr),
+                             shape=(len(u_ptr) - 1, self.index.n_keyed(0)))
+
+    def vectors(self, corpus):
+        """Theta phi(x) at every token (P x h float32)."""
+        return np.asarray(self.features(corpus) @ self.theta, dtype=np.float32)
+
+
+class Structure:
+    """The splits learned from unlabeled text and where they came from."""
+
+    def __init__(self, splits, unit, provenance=None):
+        self.splits, self.unit, self.provenance = list(splits), unit, dict(provenance or {})
+
+    @property
+    def dim(self):
+        return sum(s.dim for s in self.splits)
+
+    def vectors(self, corpus, normalized=True):
+        """[Theta_s phi_s(x)] of every split side by side (P x dim float32), each split
+        divided by its RMS on the unlabeled text when normalized."""
+        corpus = Corpus.of(corpus)
+        parts = [s.vectors(corpus) / (s.rms if normalized and s.rms > 0 else 1.0) for s in self.splits]
+        return np.hstack(parts).astype(np.float32) if parts else np.zeros((corpus.n_tokens, 0), np.float32)
+
+    # --- files --------------------------------------------------------------------
+    def meta(self):
+        layouts = {s.index.layout for s in self.splits}
+        return {"unit": self.unit, "index_layout": layouts.pop() if len(layouts) == 1 else LAYOUT, "splits": [{"name": s.name, "templates": s.templates, "offsets": s.offsets,
+                                                "dim": s.dim, "attributes": s.theta.shape[0], "rms": s.rms}
+                                               for s in self.splits],
+                "provenance": self.provenance}
+
+    def arrays(self, prefix="structure:"):
+        out = {}
+        for k, s in enumerate(self.splits):
+            p = f"{prefix}{k}:"
+            for f in s.index.field_list:
+                out[f"{p}field{f}"] = np.frombuffer("\n".join(s.index.fields[f].strings).encode("utf-8"), np.uint8)
+            out[f"{p}table"], out[f"{p}table_ptr"] = s.index.tables[0]
+            out[f"{p}theta"] = s.theta
+        return out
+
+    @classmethod
+    def from_arrays(cls, meta, arrays, prefix="structure:"):
+        """The structure of a file's meta and arrays (ValueError/KeyError/TypeError on
+        inconsistent contents)."""
+        splits = []
+        for k, info in enumerate(meta["splits"]):
+            p = f"{prefix}{k}:"
+            templates = TemplateSet(parse_template(t) for t in info["templates"])
+            if templates.by_order[1] or templates.transition:
+                raise ValueError("a split has 1st-order templates")
+            fields = {}
+            for f in templates.fields:
+                text = arrays[f"{p}field{f}"].tobytes().decode("utf-8")
+                fields[f] = Vocabulary(text.split("\n") if text else [])
+            table, ptr = arrays[f"{p}table"], arrays[f"{p}table_ptr"]
+            if table.dtype != np.int64 or ptr.dtype != np.int64 or len(ptr) != len(templates.by_order[0]) + 1 or \
+                    ptr[0] != 0 or ptr[-1] != len(table) or np.any(np.diff(ptr) < 0):
+                raise ValueError(f"split {info['name']}: key table")
+            empty = (np.zeros(0, np.int64), np.zeros(1, np.int64))
+            layout = meta["index_layout"]
+            if layout not in LAYOUTS:
+                raise ValueError("index layout")
+            index = FeatureIndex(templates, fields, [(table, ptr), empty], "none", layout)
+            theta = arrays[f"{p}theta"]
+            if theta.dtype != np.float32 or theta.ndim != 2 or theta.shape[1] != info["dim"]:
+                raise ValueError(f"split {info['name']}: Theta")
+            splits.append(Split(info["name"], [int(o) for o in info["offsets"]], index, theta, info["rms"]))
+        if meta["unit"] not in ("token", "char"):
+            raise ValueError("unit")
+        return cls(splits, meta["unit"], meta.get("provenance", {}))
+
+    def save(self, path):
+        """Write the structure file (atomically)."""
+        from .. import __version__
+        meta = {"format": FORMAT, "structure_version": VERSION, "seqbil_version": __version__, **self.meta()}
+        write_model(path, meta, self.arrays())
+
+    @classmethod
+    def load(cls, path, verify=True):
+        meta, arrays = read_model(path, verify)
+        if meta.get("format") != FORMAT:
+            what = "a seqbil model, not a structure" if meta.get("format") == "seqbil-model" else "not a structure"
+            raise ModelFileError(f"{path}: {what} file (seqbil aso writes those)")
+        if meta.get("structure_version") != VERSION:
+            raise ModelFileError(f"{path}: structure file version {meta.get('structure_version')!r}; this seqbil "
+                                 f"reads version {VERSION}")
+        try:
+            return cls.from_arrays(meta, arrays)
+        except (KeyError, ValueError, TypeError, UnicodeDecodeError, ConfigError) as exc:
+            raise ModelFileError(f"{path}: inconsistent structure contents ({exc})") from None
+
+
+class StructureFeatures:
+    """The structure's features in a model: at every token, for each offset of the
+    window, the structure's vectors of the token that far away (none outside the
+    sentence), times scale; real-valued 0-order attributes after the keyed ones and
+    the %vec ones."""
+
+    def __init__(self, structure, window=(0,), scale=1.0):
+        self.structure, self.window, self.scale = structure, [int(w) for w in window], float(scale)
+
+    @property
+    def n_attributes(self):
+        return self.structure.dim * len(self.window)
+
+    def block(self, corpus, first):
+        """(ptr, ids, vals): the CSR entries of these features at every token of the
+        corpus, ids from `first`."""
+        corpus = Corpus.of(corpus)
+        lengths = corpus.lengths
+        P, H = int(lengths.sum()), self.structure.dim
+        vec = self.structure.vectors(corpus) * np.float32(self.scale)
+        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        ends = starts + np.repeat(lengths, lengths)
+        pos = np.arange(P)
+        K = len(self.window)
+        # a dense P x K x H array of the vectors at each offset, and which offsets are in the sentence;
+        # the CSR entries are its entries inside, row by row
+        inside = np.stack([(pos + w >= starts) & (pos + w < ends) for w in self.window], axis=1) if P else \
+            np.zeros((0, K), bool)
+        dense = np.zeros((P, K, H), dtype=np.float32)
+        for k, w in enumerate(self.window):
+            at = np.flatnonzero(inside[:, k])
+            dense[at, k] = vec[at + w]
+        mask = np.repeat(inside, H, axis=1)
+        ptr = np.zeros(P + 1, dtype=np.int64)
+        np.cumsum(inside.sum(axis=1) * H, out=ptr[1:])
+        vals = dense.reshape(P, K * H)[mask]
+        ids = np.broadcast_to(np.arange(first, first + K * H, dtype=np.int32), (P, K * H))[mask]
+        return ptr, ids, vals
+
+    def names(self):
+        """A name per attribute, in id order: SPLIT[COMPONENT]@OFFSET."""
+        return [f"{s.name}[{c}]@{w:+d}" for w in self.window for s in self.structure.splits for c in range(s.dim)]

@@ -1,0 +1,325 @@
+"""Structure from unlabeled text (seqbil aso): the SGD kernel, the closed form, the
+SVD step and the features Theta phi(x) against slow references; the structure file;
+training and tagging with a structure from the API and the command line."""
+import gzip
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from click.testing import CliRunner
+from scipy.optimize import minimize_scalar
+
+import seqbil
+from seqbil._kernels.aso import sgd_block
+from seqbil.aso import closed_form, fold_target, read_text, shifted, target_ids, top_singular
+from seqbil.cli import main
+from seqbil.errors import ModelFileError
+from seqbil.features.structure import Structure, StructureFeatures, parse_split
+from seqbil.features.vectors import VectorTable
+from seqbil.formats import make_format, read_corpus
+from seqbil.formats.sentence import Corpus
+from seqbil.samples import sample_path
+
+
+def conll(path):
+    return read_corpus(make_format("conll", None, -1), str(path))
+
+
+def loss(p, y, hinge):
+    z = p * y
+    if hinge:
+        return max(0.0, 1 - z)
+    return max(0.0, 1 - z) ** 2 if z >= -1 else -4 * z
+
+
+def slope(p, y, hinge):
+    z = p * y
+    if z >= 1:
+        return 0.0
+    if hinge:
+        return -y
+    return -2 * y * (1 - z) if z >= -1 else -4 * y
+
+
+def reference_sgd(X, target, t0, B, order_list, lam, eta0, theta, hinge):
+    """Plain SGD on lambda ||w||^2 + L(w.phi + v.Theta phi): dense w, no scale trick."""
+    d = X.shape[1]
+    h = 0 if theta is None else theta.shape[1]
+    W, V, t = np.zeros((d, B)), np.zeros((h, B)), 0
+    Xd = X.toarray()
+    for order in order_list:
+        for i in order:
+            eta = eta0 / (1 + 2 * lam * eta0 * t)
+            phi = Xd[i]
+            z = phi @ theta if h else np.zeros(0)
+            s = phi @ W + (z @ V if h else 0)
+            y = np.where(np.arange(B) + t0 == target[i], 1.0, -1.0)
+            g = np.array([slope(s[b], y[b], hinge) for b in range(B)])
+            W = (1 - 2 * eta * lam) * W - eta * np.outer(phi, g)
+            if h:
+                V = V - eta * np.outer(z, g)
+            t += 1
+    return W, V
+
+
+def random_problem(rng, n=60, d=12, per=3, m=5):
+    rows = [np.sort(rng.choice(d, size=rng.integers(1, per + 1), replace=False)) for _ in range(n)]
+    ptr = np.zeros(n + 1, np.int64)
+    ptr[1:] = np.cumsum([len(r) for r in rows])
+    ids = np.concatenate(rows).astype(np.int32)
+    X = sp.csr_matrix((np.ones(len(ids)), ids, ptr), shape=(n, d))
+    target = rng.integers(-1, m, size=n).astype(np.int32)
+    return ptr, ids, X, target
+
+
+@pytest.mark.parametrize("hinge", [0, 1])
+@pytest.mark.parametrize("with_theta", [False, True])
+def test_sgd_block_equals_plain_sgd(rng, hinge, with_theta):
+    ptr, ids, X, target = random_problem(rng)
+    d, B, t0 = X.shape[1], 3, 1
+    theta = rng.standard_normal((d, 4)).astype(np.float32) * 0.3 if with_theta else None
+    orders = [rng.permutation(X.shape[0]).astype(np.int64) for _ in range(2)]
+    lam, eta0 = 0.05, 0.3
+    W = np.zeros((d, B), np.float32)
+    V = np.zeros((0 if theta is None else 4, B), np.float32)
+    t = 0
+    for order in orders:
+        t = sgd_block(ptr, ids, target, t0, W, V, theta if theta is not None else np.zeros((0, 0), np.float32),
+                      order, lam, eta0, t, hinge)
+    assert t == 2 * X.shape[0]
+    W_ref, V_ref = reference_sgd(X, target, t0, B, orders, lam, eta0,
+                                 None if theta is None else theta.astype(np.float64), hinge)
+    assert np.abs(W_ref).max() > 0.05  # it learned something
+    np.testing.assert_allclose(W, W_ref, atol=2e-5, rtol=1e-4)
+    np.testing.assert_allclose(V, V_ref, atol=2e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("loss_name", ["huber", "hinge"])
+def test_closed_form_minimises_each_problem(rng, loss_name):
+    """One feature per token: the closed form is the minimiser of each problem's
+    objective, found here by a scalar search per (feature, problem)."""
+    n, d, m, lam = 200, 6, 3, 0.01
+    feature = rng.integers(-1, d, size=n)  # -1: no feature at this token
+    rows = np.flatnonzero(feature >= 0)
+    X = sp.csr_matrix((np.ones(len(rows)), (rows, feature[rows])), shape=(n, d))
+    target = rng.integers(-1, m, size=n).astype(np.int32)
+    U = closed_form(X, target, m, lam, loss_name)
+    hinge = loss_name == "hinge"
+    for f in range(d):
+        at = np.flatnonzero(feature == f)
+        for t in range(m):
+            y = np.where(target[at] == t, 1.0, -1.0)
+
+            def objective(u):
+                return lam * u * u + sum(loss(u, yy, hinge) for yy in y) / n
+            best = minimize_scalar(objective, bounds=(-2, 2), method="bounded", options={"xatol": 1e-9})
+            assert objective(U[f, t]) <= best.fun + 1e-7
+            assert abs(U[f, t] - best.x) < 1e-3
+
+
+def test_top_singular_vectors(rng):
+    M = rng.standard_normal((40, 15)).astype(np.float32)
+    Theta, s = top_singular(M, 5)
+    U, S, _ = np.linalg.svd(M.astype(np.float64), full_matrices=False)
+    np.testing.assert_allclose(s, S[:5], rtol=1e-5)
+    for k in range(5):  # the same directions, up to sign
+        assert abs(abs(float(Theta[:, k] @ U[:, k])) - 1) < 1e-4
+    np.testing.assert_allclose(Theta.T @ Theta, np.eye(5), atol=1e-5)  # Theta Theta^T = I (eq. 6)
+
+
+def test_targets_and_shifted_labels():
+    corpus = Corpus(np.array([3, 2]), [["The", "cat", "the", "1990", "2001"]],
+                    [np.array([0, 1, 2, 3, 4], np.int32)], [], np.full(5, -1, np.int32))
+    names, tok = target_ids(corpus, 2)
+    assert fold_target("Year-1990") == "year-0000"
+    assert names == ["the", "0000"]  # "the" twice, "0000" twice; first seen first
+    assert tok.tolist() == [0, -1, 0, 1, 1]
+    assert shifted(tok, corpus.lengths, 1).tolist() == [-1, 0, -1, 1, -1]
+    assert shifted(tok, corpus.lengths, -1).tolist() == [-1, 0, -1, -1, 1]
+
+
+def test_parse_split_checks():
+    name, texts, offsets = parse_split("left: %x[-1,0]|lower %x[-2,0] -> 0")
+    assert (name, texts, offsets) == ("left", ["U00:%x[-1,0]|lower", "U01:%x[-2,0]"], [0])
+    for bad in ("left %x[-1,0] -> 0", "left: %x[-1,0] ->", "left: %x[0,0] -> 0", "left: %x[-1,1] -> 0",
+                "left: %x[-1,0] -> 0 0", "left: %x[-1,0] -> x"):
+        with pytest.raises(seqbil.SeqbilError):
+            parse_split(bad)
+
+
+@pytest.fixture(scope="module")
+def unlabeled(tmp_path_factory):
+    """The words of the bundled CoNLL sample as raw text (gzip), a sentence per line."""
+    path = tmp_path_factory.mktemp("unlabeled") / "words.txt.gz"
+    sentences = conll(sample_path("conll2000_train.txt"))
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for s in sentences:
+            f.write(" ".join(s.columns[0]) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def structure_file(unlabeled, tmp_path_factory):
+    path = tmp_path_factory.mktemp("structure") / "en.sbs"
+    seqbil.learn_structure([unlabeled], path, targets=40, dim=6, aux_epochs=2, jobs=2)
+    return path
+
+
+def brute_force_vectors(split, corpus):
+    """Theta phi(x) token by token: the split's attributes found by the index's numpy
+    key reference and a search in its key tables, their Theta rows summed."""
+    from seqbil.features.index import field_matrix
+    index = split.index
+    fields, rows = field_matrix(corpus, index.field_list, index.K,
+                                lambda c, tokens: (index.fields[c].lookup(tokens, -1), len(index.fields[c])),
+                                index.fold, index.layout, index.lexicon_codes)
+    keys = index.keys(fields, rows, 0)
+    table, ptr = index.tables[0]
+    out = np.zeros((keys.shape[0], split.dim))
+    for p in range(keys.shape[0]):
+        for t in range(keys.shape[1]):
+            part = table[ptr[t]:ptr[t + 1]]
+            at = np.searchsorted(part, keys[p, t])
+            if at < len(part) and part[at] == keys[p, t]:
+                out[p] += split.theta[ptr[t] + at]
+    return out
+
+
+def test_structure_features_equal_brute_force(structure_file):
+    structure = Structure.load(structure_file)
+    assert [s.name for s in structure.splits] == ["left", "right", "word"]
+    sents = conll(sample_path("conll2000_test.txt"))[:30]
+    corpus = Corpus.of(sents)
+    for split in structure.splits:
+        assert split.theta.shape[1] == 6
+        np.testing.assert_allclose(split.vectors(corpus), brute_force_vectors(split, corpus), atol=1e-5)
+    # the window: the vectors of the tokens around, none outside the sentence
+    feats = StructureFeatures(structure, [-1, 0, 2], scale=0.5)
+    ptr, ids, vals = feats.block(corpus, 100)
+    vec = structure.vectors(corpus) * 0.5
+    H = structure.dim
+    start = 0
+    for s in sents:
+        for i in range(len(s)):
+            p = start + i
+            want_ids, want_vals = [], []
+            for k, w in enumerate([-1, 0, 2]):
+                if 0 <= i + w < len(s):
+                    want_ids += list(range(100 + k * H, 100 + (k + 1) * H))
+                    want_vals += list(vec[p + w])
+            assert ids[ptr[p]:ptr[p + 1]].tolist() == want_ids
+            np.testing.assert_allclose(vals[ptr[p]:ptr[p + 1]], want_vals, rtol=1e-6)
+        start += len(s)
+
+
+def test_structure_file_round_trip_and_damage(structure_file, tmp_path):
+    a = Structure.load(structure_file)
+    a.save(tmp_path / "copy.sbs")
+    b = Structure.load(tmp_path / "copy.sbs")
+    for x, y in zip(a.splits, b.splits):
+        np.testing.assert_array_equal(x.theta, y.theta)
+        assert x.spec() == y.spec() and x.rms == y.rms
+    prov = b.provenance
+    assert prov["targets"] == 40 and prov["unlabeled"][0]["units"] > 10000 and len(prov["unlabeled"][0]["sha256"]) == 64
+    data = (tmp_path / "copy.sbs").read_bytes()
+    (tmp_path / "cut.sbs").write_bytes(data[:len(data) // 2])
+    with pytest.raises(ModelFileError):
+        Structure.load(tmp_path / "cut.sbs")
+    model = seqbil.train(config="conll2000", epochs=1)
+    model.save(tmp_path / "m.sbm")
+    with pytest.raises(ModelFileError, match="a seqbil model, not a structure"):
+        Structure.load(tmp_path / "m.sbm")
+    with pytest.raises(ModelFileError):
+        seqbil.load(tmp_path / "copy.sbs")
+
+
+def test_train_with_structure_tags_the_same_after_reload(structure_file, tmp_path):
+    test = str(sample_path("conll2000_test.txt"))
+    model = seqbil.train(config="conll2000", epochs=2, structure=str(structure_file), structure_window="-1,0,1",
+                         structure_scale=0.5)
+    S = Structure.load(structure_file).dim
+    assert model.index.n_attributes(0) - model.index.n_keyed(0) == 3 * S
+    model.save(tmp_path / "m.sbm")
+    again = seqbil.load(tmp_path / "m.sbm")
+    sents = conll(test)
+    assert again.predict(sents) == model.predict(sents)
+    # the structure's weights are used: without them the labels change
+    plain = seqbil.train(config="conll2000", epochs=2)
+    assert plain.predict(sents) != model.predict(sents)
+    # the command line gives the same model
+    result = CliRunner().invoke(main, ["train", "--config", "conll2000", "--epochs", "2", "--structure",
+                                       str(structure_file), "--structure-window", "-1,0,1", "--structure-scale",
+                                       "0.5", "--model", str(tmp_path / "cli.sbm"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert seqbil.load(tmp_path / "cli.sbm").predict(sents) == model.predict(sents)
+    shown = CliRunner().invoke(main, ["inspect", str(tmp_path / "cli.sbm")]).output
+    assert "structure: " in shown and "split word" in shown and "words.txt.gz" in shown
+
+
+@pytest.mark.parametrize("learner", ["sp", "bcd"])
+def test_every_learner_reads_the_structure(structure_file, learner):
+    sents = conll(sample_path("conll2000_test.txt"))
+    opts = {"learner": learner, "epochs": 1, "templates": ["U00:%x[0,0]", "U01:%x[0,1]", "B01:%x[0,1]", "B"]}
+    with_s = seqbil.train(config="conll2000", structure=str(structure_file), **opts)
+    without = seqbil.train(config="conll2000", **opts)
+    assert with_s.predict(sents) != without.predict(sents)
+
+
+def test_cli_aso_and_vectors(unlabeled, tmp_path, pku_sample):
+    out, vec = tmp_path / "s.sbs", tmp_path / "s.vec"
+    result = CliRunner().invoke(main, ["aso", "--unlabeled", str(unlabeled), "--out", str(out), "--targets", "30",
+                                       "--dim", "4", "--aux-epochs", "1", "--vectors", str(vec), "-q"])
+    assert result.exit_code == 0, result.output
+    table = VectorTable.read(vec)
+    structure = Structure.load(out)
+    word = structure.splits[2]
+    assert table.dim == 4 and table.words[:2] == [",", "the"]  # most frequent first
+    one = Corpus(np.ones(1, np.int64), [["the"]], [np.zeros(1, np.int32)], [], np.full(1, -1, np.int32))
+    np.testing.assert_allclose(table.matrix[1], word.vectors(one)[0] / word.rms, rtol=1e-5)
+    # characters for a segmentation config; a structure of characters does not fit a corpus of words
+    chars = tmp_path / "zh.txt"
+    chars.write_text("".join(line.replace(" ", "") + "\n" for line in open(pku_sample, encoding="utf-8")),
+                     encoding="utf-8")
+    zh = tmp_path / "zh.sbs"
+    result = CliRunner().invoke(main, ["aso", "--config", "sighan2005", "--unlabeled", str(chars), "--out", str(zh),
+                                       "--targets", "30", "--dim", "4", "--aux-epochs", "1", "-q"])
+    assert result.exit_code == 0, result.output
+    assert Structure.load(zh).unit == "char"
+    result = CliRunner().invoke(main, ["train", "--config", "conll2000", "--epochs", "1", "--structure", str(zh),
+                                       "--model", str(tmp_path / "x.sbm"), "-q"])
+    assert result.exit_code == 2 and "a structure of chars, for a corpus of tokens" in result.output
+
+
+def test_cli_aso_bad_input(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    for args, message in ((["--unlabeled", str(tmp_path / "missing.txt")], "missing.txt"),
+                          (["--unlabeled", str(empty)], "empty.txt: no text"),
+                          (["--unlabeled", str(empty), "--split", "bad"], "is not NAME: MACRO")):
+        result = CliRunner().invoke(main, ["aso", *args, "--out", str(tmp_path / "s.sbs"), "-q"])
+        assert result.exit_code == 2 and message in result.output, result.output
+        assert not (tmp_path / "s.sbs").exists()
+
+
+def test_read_text_units(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_text("a b  c\n\n扬帆 远东\n", encoding="utf-8")
+    corpus, records = read_text([str(path)], "token")
+    assert corpus.lengths.tolist() == [3, 2] and records[0]["units"] == 5
+    corpus, _ = read_text([str(path)], "char")
+    assert corpus.lengths.tolist() == [3, 4]
+    assert [corpus.values[0][i] for i in corpus.ids[0][3:]] == list("扬帆远东")
+
+
+def test_more_rounds_and_closed_form_splits(unlabeled):
+    """A second round trains w and v with the first Theta (eq. 6) and takes the SVD of
+    u = w + Theta^T v again: Theta stays orthonormal and moves; a one-template split is
+    solved in closed form in the first round."""
+    splits = ["left: %x[-1,0]|lower -> 0", "word: %x[0,0]|lower %x[0,0]|suffix:2 -> 1"]
+    one = seqbil.learn_structure([unlabeled], targets=20, dim=4, aux_epochs=1, splits=splits)
+    two = seqbil.learn_structure([unlabeled], targets=20, dim=4, aux_epochs=1, splits=splits, rounds=2)
+    methods = [s["method"] for s in two.provenance["splits"]]
+    assert methods == ["closed form; then 1 more round(s) by SGD", "SGD, 1 epochs; then 1 more round(s) by SGD"]
+    for a, b in zip(one.splits, two.splits):
+        np.testing.assert_allclose(b.theta.T @ b.theta, np.eye(4), atol=1e-4)
+        assert np.abs(np.abs(a.theta.T @ b.theta) - np.eye(4)).max() > 1e-3  # not the same directions
