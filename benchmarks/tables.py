@@ -113,8 +113,22 @@ def task_tag_table(record):
             + f"\n\nEnd to end through the shell (raw text in, words out). {provenance(record)}\n")
 
 
+def aso_table(record):
+    rows = ["| raw text | units | `seqbil aso` wall (s) | peak RSS (MiB) | structure file (MiB) | splits (features, "
+            "problems, seconds of the last run) |", "| --- | --- | --- | --- | --- | --- |"]
+    for r in record["rows"]:
+        splits = "; ".join(f"{s['name']}: {s['attributes']:,}, {s['problems']}, {s['seconds']:.0f} s"
+                           for s in r["splits"])
+        rows.append(f"| {r['text']} ({', '.join(r['files'])}) | {r['units']:,} {r['unit']}s | {spread(r['wall_s'])} | "
+                    f"{spread(r['peak_rss_mib'], '{:.0f}')} | {r['structure_mib']:.1f} | {splits} |")
+    first = record["rows"][0]
+    return (f"Learning a structure from unlabeled text with `seqbil aso --jobs {record['jobs']}` "
+            f"({first['targets']} targets, h = {first['dim']} per split), end to end (raw text in, structure "
+            f"file out).\n\n" + "\n".join(rows) + f"\n\n{provenance(record)}\n")
+
+
 RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
-             "model_size": size_table, "task_tag_speed": task_tag_table}
+             "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table}
 
 
 def render_record(record):

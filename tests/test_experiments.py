@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import seqbil
@@ -208,3 +209,38 @@ def test_multitask_script_quick(tmp_path):
     assert (out / "multitask_mistakes.png").exists() == PLOTS
     text = (out / "multitask.md").read_text()
     assert "### An extra corpus as a sixth task" in text and "### Training time and model size" in text
+
+
+def test_aso_script_quick(tmp_path):
+    """experiments/aso.sh --quick: the structure it learns is the API's on the same raw
+    text, its held-out choice is the best row, and each test row is the API's runs."""
+    out = tmp_path / "out"
+    proc = subprocess.run(["bash", str(EXPERIMENTS / "aso.sh"), "--quick", "--out", str(out)], cwd=ROOT,
+                          env={**ENV, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    r = out / "runs"
+    structure = seqbil.learn_structure([r / "en.txt"], targets=50, dim=8, aux_epochs=1, jobs=2)
+    from seqbil.features.structure import Structure
+    saved = Structure.load(r / "en.sbs")
+    for a, b in zip(saved.splits, structure.splits):
+        np.testing.assert_array_equal(a.theta, b.theta)  # the threads do not change the result
+    scale, window = re.search(r"scale (\S+), window (\S+) \(best", proc.stdout).groups()
+    held = rows(out / "aso_held.csv")
+    best = max((h for h in held if h["scale"] != "none"), key=lambda h: (float(h["f1"]), -float(h["scale"])))
+    assert (best["scale"], best["window"]) == (scale, window)
+    for row in rows(out / "aso.csv"):
+        if not row["corpus"].startswith("conll"):
+            continue
+        work = tmp_path / row["corpus"]
+        work.mkdir(exist_ok=True)
+        subprocess.run([sys.executable, str(EXPERIMENTS / "lib" / "subset.py"), "--format", "conll", "--first",
+                        str(int(row["corpus"][5:]) / 100), str(CONLL[0]), str(work / "train")], check=True)
+        opts = dict(config="conll2000", learner=row["learner"], seed=1, **QUICK)
+        plain = scores(work / "train", CONLL[1], **opts)["f1"]
+        with_s = scores(work / "train", CONLL[1], structure=str(r / "en.sbs"), structure_scale=float(scale),
+                        structure_window=window, **opts)["f1"]
+        assert float(row["f1_without"]) == pytest.approx(plain, abs=5e-3)
+        assert float(row["f1_with"]) == pytest.approx(with_s, abs=5e-3)
+    record = json.loads((out / "aso.json").read_text())
+    assert all(record[key] for key in ("command", "seqbil", "machine", "date"))
+    assert (out / "aso_curve.png").exists() == PLOTS

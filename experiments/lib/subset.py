@@ -1,11 +1,13 @@
 """Write a fixed-seed random part of a corpus, for learning curves.
 
     python subset.py --format conll|sighan --fraction 0.3 --seed 1 IN OUT [REST]
+    python subset.py --format conll|sighan --first 0.1 IN OUT [REST]
 
 Sentences (CoNLL: blocks separated by blank lines; SIGHAN: non-empty lines) are
 shuffled with the seed and the first fraction kept, in corpus order, so that the
 part for a smaller fraction is contained in the part for a larger one. REST, if
-given, gets the other sentences (a held-out split).
+given, gets the other sentences (a held-out split). --first keeps the first fraction
+of the sentences as they come (CoNLL-2000's first 894 sentences are its 10%).
 """
 import argparse
 import gzip
@@ -36,15 +38,21 @@ def sentences(path, fmt):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--format", choices=["conll", "sighan"], required=True)
-    ap.add_argument("--fraction", type=float, required=True)
+    how = ap.add_mutually_exclusive_group(required=True)
+    how.add_argument("--fraction", type=float, help="a random part of this size")
+    how.add_argument("--first", type=float, help="the first part of this size, in corpus order")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("input")
     ap.add_argument("output")
     ap.add_argument("rest", nargs="?")
     args = ap.parse_args()
     items = sentences(args.input, args.format)
-    order = np.random.default_rng(args.seed).permutation(len(items))
-    keep = np.sort(order[:max(1, round(args.fraction * len(items)))])
+    if args.first is not None:
+        order = np.arange(len(items))
+        keep = order[:max(1, round(args.first * len(items)))]
+    else:
+        order = np.random.default_rng(args.seed).permutation(len(items))
+        keep = np.sort(order[:max(1, round(args.fraction * len(items)))])
     write(args.output, (items[i] for i in keep))
     if args.rest:
         write(args.rest, (items[i] for i in np.sort(order[len(keep):])))

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Structure learned from unlabeled text (Ando & Zhang 2005, alternating structure
+# optimization): chunking and segmentation with and without the structure's features.
+NAME=aso
+USAGE="Learns a structure with seqbil aso from the English raw text of data/unlabeled/en (4.3 M
+tokens, none from the Wall Street Journal; Ando & Zhang used 15 M words of WSJ) and one from
+the Chinese raw text of data/unlabeled/zh plus the pku stand-in's text (spaces removed),
+recording time and peak memory. CoNLL-2000 (configs/conll2000.toml): first the structure's
+scale and window on held-out data (the last 10% of the training set, learner bol), then a
+learning curve on the first 10%, 25%, 50% and 100% of the training set, sp and bol, with and
+without the structure, 3 seeds, scored on the test set. pku and SXU (configs/cws.toml): with
+and without the Chinese structure, sp and bol, 3 seeds. Writes aso*.csv, .json, .md and a
+figure of F1 against training size."
+source "$(dirname "$0")/common.sh"
+UNLABELED=""
+args=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --unlabeled) UNLABELED=${2:?--unlabeled needs a directory}; shift ;;
+        *) args+=("$1") ;;
+    esac
+    shift
+done
+parse_options "${args[@]+"${args[@]}"}"
+
+SEEDS=(1 2 3)
+LEARNERS=(bol sp)
+SIZES=(10 25 50 100)
+SCALES=(0.1 0.2 0.3 0.5 1)
+R=$OUT/runs
+if [ "$QUICK" = 1 ]; then
+    SEEDS=(1); SIZES=(50 100); SCALES=(0.3 1); EPOCHS=(--epochs 3)
+    TRAIN=$SAMPLES/conll2000_train.txt; TEST=$SAMPLES/conll2000_test.txt
+    # raw text: the words of the training sample; the characters of the pku sample
+    "${PYI[@]}" -c 'import sys
+for block in open(sys.argv[1], encoding="utf-8").read().split("\n\n"):
+    words = [line.split()[0] for line in block.splitlines() if line.strip()]
+    if words: print(" ".join(words))' "$TRAIN" > "$R/en.txt"
+    EN=("$R/en.txt"); ASO=(--targets 50 --dim 8 --aux-epochs 1)
+    cws=("pku|$SAMPLES/pku_train.utf8|$SAMPLES/pku_test.utf8|$SAMPLES/pku_train.utf8")
+    "${PYI[@]}" -c 'import sys
+for line in open(sys.argv[1], encoding="utf-8"): print("".join(line.split()))' "$SAMPLES/pku_train.utf8" > "$R/zh.txt"
+    ZH=("$R/zh.txt")
+else
+    EPOCHS=(); ASO=()
+    need_data conll2000 get_conll2000.sh
+    need_data sighan2008-sxu get_sighan2005.sh
+    pku_corpus
+    TRAIN=$DATA/conll2000/train.txt; TEST=$DATA/conll2000/test.txt
+    UNLABELED=${UNLABELED:-$DATA/unlabeled}
+    [ -d "$UNLABELED" ] || need_data unlabeled get_unlabeled.sh
+    EN=("$UNLABELED"/en/*.txt.gz)
+    "${PYI[@]}" -c 'import gzip, sys
+data = open(sys.argv[1], "rb").read()
+text = (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode("utf-8")
+for line in text.splitlines():
+    if line.strip(): print("".join(line.split()))' "$PKU_TRAIN" > "$R/pku_text.txt"
+    ZH=("$UNLABELED"/zh/*.txt.gz "$R/pku_text.txt")
+    x=$DATA/sighan2008-sxu
+    cws=("pku|$PKU_TRAIN|$PKU_TEST|$DATA/sighan2005/pku_training_words.utf8" "sxu|$x/train.txt|$x/test.txt|$x/train.txt")
+fi
+
+# 1. the structures (time and peak memory of one run each; benchmarks/aso_speed.py repeats them)
+for lang in en zh; do
+    [ -s "$R/$lang.sbs" ] && continue
+    echo "$NAME: learning the $lang structure"
+    if [ $lang = en ]; then files=("${EN[@]}"); cfg=(); else files=("${ZH[@]}"); cfg=(--config cws); fi
+    "$PY" "$EXP/lib/aso.py" measure "$R/$lang.aso.json" -- "${SEQBIL[@]}" aso -q "${cfg[@]}" --jobs 2 \
+        --unlabeled "${files[@]}" --out "$R/$lang.sbs" "${ASO[@]}"
+done
+
+# run NAME TEST TRAIN-ARGS...: train, score on TEST, keep log, time, size and scores
+run() {
+    local name=$1 test=$2
+    shift 2
+    [ -s "$R/$name.eval.json" ] && return 0
+    echo "  $name"
+    local t0 t1
+    t0=$(date +%s.%N)
+    if ! "${SEQBIL[@]}" train -q --model "$R/$name.sbm" --log "$R/$name.jsonl" "$@" "${EPOCHS[@]}" \
+            > "$R/$name.out" 2>&1; then
+        cat "$R/$name.out" >&2
+        return 1
+    fi
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' > "$R/$name.time"
+    stat -c %s "$R/$name.sbm" > "$R/$name.size"
+    "${SEQBIL[@]}" eval --model "$R/$name.sbm" --data "$test" "${words[@]}" --json > "$R/$name.eval.json.tmp"
+    mv "$R/$name.eval.json.tmp" "$R/$name.eval.json"
+    rm -f "$R/$name.sbm"
+}
+
+# 2. scale and window on held-out training data (CoNLL-2000, bol)
+echo "$NAME: scale and window on held-out data"
+"$PY" "$EXP/lib/subset.py" --format conll --first 0.9 "$TRAIN" "$R/conll.train90" "$R/conll.held10"
+words=()
+run held__none__bol__1 "$R/conll.held10" --config conll2000 --train "$R/conll.train90" --learner bol
+for scale in "${SCALES[@]}"; do
+    for window in 0 -1,0,1; do
+        run "held__s${scale}w${window}__bol__1" "$R/conll.held10" --config conll2000 --train "$R/conll.train90" \
+            --learner bol --structure "$R/en.sbs" --structure-scale "$scale" --structure-window="$window"
+    done
+done
+read -r SCALE WINDOW < <("$PY" "$EXP/lib/aso.py" choose "$OUT")
+echo "$NAME: scale $SCALE, window $WINDOW (best held-out F1)"
+
+# 3. the learning curve on CoNLL-2000
+echo "$NAME: CoNLL-2000 learning curve"
+for size in "${SIZES[@]}"; do
+    part=$R/conll.first$size
+    "$PY" "$EXP/lib/subset.py" --format conll --first "$(awk -v s="$size" 'BEGIN { print s / 100 }')" "$TRAIN" "$part"
+    for seed in "${SEEDS[@]}"; do
+        for learner in "${LEARNERS[@]}"; do
+            run "conll${size}__none__${learner}__${seed}" "$TEST" --config conll2000 --train "$part" \
+                --learner "$learner" --seed "$seed"
+            run "conll${size}__aso__${learner}__${seed}" "$TEST" --config conll2000 --train "$part" \
+                --learner "$learner" --seed "$seed" --structure "$R/en.sbs" --structure-scale "$SCALE" \
+                --structure-window="$WINDOW"
+        done
+    done
+done
+
+# 4. segmentation
+echo "$NAME: segmentation"
+for spec in "${cws[@]}"; do
+    IFS='|' read -r c train test wordlist <<< "$spec"
+    words=(--words "$wordlist")
+    for seed in "${SEEDS[@]}"; do
+        for learner in "${LEARNERS[@]}"; do
+            run "${c}__none__${learner}__${seed}" "$test" --config cws --train "$train" --learner "$learner" \
+                --seed "$seed"
+            run "${c}__aso__${learner}__${seed}" "$test" --config cws --train "$train" --learner "$learner" \
+                --seed "$seed" --structure "$R/zh.sbs" --structure-scale "$SCALE" --structure-window="$WINDOW"
+        done
+    done
+done
+words=()
+rm -f "$R"/conll.* "$R/pku_text.txt"
+
+"$PY" "$EXP/lib/aso.py" report "$OUT" --title "Structure from unlabeled text (alternating structure optimization)"

@@ -1,0 +1,189 @@
+"""Tables and figure of experiments/aso.sh, from the files its runs leave.
+
+    python aso.py measure RECORD.json -- COMMAND...   run COMMAND, record its wall time and peak memory
+    python aso.py choose OUT_DIR                      prints "SCALE WINDOW", the best on held-out data
+    python aso.py report OUT_DIR [--title TEXT]
+
+Runs (in OUT_DIR/runs/): SPLIT__COND__LEARNER__SEED with .eval.json, .jsonl (the
+`seqbil train --log`), .time (wall seconds of the train command) and .size (model
+bytes). SPLIT is held, conllN (the first N% of CoNLL-2000's training set), pku or sxu;
+COND is none, aso (the structure) or sSCALEwWINDOW (held-out settings).
+"""
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from report import fmt, save_plot, write_csv, write_md  # noqa: E402
+
+RUN = re.compile(r"(?P<split>[a-z0-9]+)__(?P<cond>[^_]+)__(?P<learner>\w+?)__(?P<seed>\d+)$")
+HELD = re.compile(r"s(?P<scale>[0-9.]+)w(?P<window>[-0-9,]+)$")
+# Ando & Zhang (2005), JMLR 6, section 7 (CoNLL-2000 chunking, F1 on the test set): their
+# supervised baseline and the semi-supervised ASO model with 15 M words of unlabeled WSJ text
+PAPER = {"supervised": 93.60, "ASO-semi": 94.39}
+
+
+def measure(record, command):
+    """Run the command under GNU time (when there) and record wall seconds and peak RSS."""
+    gnu = Path("/usr/bin/time")
+    rss = Path(str(record) + ".rss")
+    wrapped = [str(gnu), "-f", "%M", "-o", str(rss), *command] if gnu.exists() else command
+    t0 = time.perf_counter()
+    subprocess.run(wrapped, check=True)
+    seconds = time.perf_counter() - t0
+    peak = int(rss.read_text().split()[-1]) / 1024 if gnu.exists() else None
+    rss.unlink(missing_ok=True)
+    Path(record).write_text(json.dumps({"command": " ".join(command), "seconds": round(seconds, 2),
+                                        "peak_rss_mib": peak and round(peak, 1)}) + "\n")
+
+
+def load(out):
+    runs = []
+    for path in sorted((out / "runs").glob("*.eval.json")):
+        name = path.name[:-len(".eval.json")]
+        m = RUN.match(name)
+        if not m:
+            continue
+        base = out / "runs" / name
+        log = [json.loads(line) for line in base.with_name(f"{name}.jsonl").read_text().splitlines() if line]
+        score = json.loads(path.read_text())
+        runs.append({"name": name, **m.groupdict(), "seed": int(m["seed"]), "f1": score["f1"],
+                     "seconds": float(base.with_name(f"{name}.time").read_text()),
+                     "passes_seconds": sum(r["seconds"] for r in log),
+                     "mib": int(base.with_name(f"{name}.size").read_text()) / 2 ** 20})
+    return runs
+
+
+def held_table(runs):
+    """[(scale, window, f1)] of the held-out runs; scale None: without the structure."""
+    rows = []
+    for r in runs:
+        if r["split"] != "held":
+            continue
+        if r["cond"] == "none":
+            rows.append((None, None, r["f1"]))
+        elif m := HELD.match(r["cond"]):
+            rows.append((float(m["scale"]), m["window"], r["f1"]))
+    return sorted(rows, key=lambda t: (t[0] is not None, t[0] or 0, t[1] or ""))
+
+
+def choose(out):
+    rows = [r for r in held_table(load(out)) if r[0] is not None]
+    if not rows:
+        sys.exit("no held-out runs with a structure")
+    scale, window, _ = max(rows, key=lambda t: (t[2], -t[0]))
+    print(f"{scale:g} {window}")
+
+
+def mean_sd(values):
+    return (statistics.mean(values), statistics.stdev(values) if len(values) > 1 else 0.0) if values else (None, None)
+
+
+def report(out, title):
+    runs = load(out)
+    body = []
+    # structures
+    for lang, what in (("en", "English"), ("zh", "Chinese")):
+        rec = out / "runs" / f"{lang}.aso.json"
+        if rec.exists():
+            m = json.loads(rec.read_text())
+            body.append(f"- {what} structure: {m['seconds']:.0f} s wall, peak memory {m['peak_rss_mib']} MiB "
+                        f"(`{m['command']}`).")
+    held = held_table(runs)
+    if held:
+        rows = [["none" if s is None else f"{s:g}", w or "–", f"{f:.2f}"] for s, w, f in held]
+        write_csv(out, "aso_held", ["scale", "window", "f1"], rows)
+        base = next((f for s, _, f in held if s is None), None)
+        body += ["", "## Scale and window (CoNLL-2000, bol, last 10% of the training set held out)", "",
+                 "| scale | window | F1 | gain |", "|---|---|---|---|"]
+        body += [f"| {a} | {b} | {c} | {'' if base is None or a == 'none' else f'{float(c) - base:+.2f}'} |"
+                 for a, b, c in rows]
+    # learning curve and segmentation
+    groups = {}
+    for r in runs:
+        if r["split"] == "held":
+            continue
+        groups.setdefault((r["split"], r["learner"], r["cond"]), []).append(r)
+    rows, curve = [], {}
+    splits = sorted({k[0] for k in groups}, key=lambda s: (not s.startswith("conll"),
+                                                          int(s[5:]) if s[5:].isdigit() else 0, s))
+    for split in splits:
+        for learner in ("bol", "sp"):
+            none = [r["f1"] for r in groups.get((split, learner, "none"), [])]
+            aso = [r["f1"] for r in groups.get((split, learner, "aso"), [])]
+            if not none and not aso:
+                continue
+            gains = [a["f1"] - n["f1"] for n in groups.get((split, learner, "none"), [])
+                     for a in groups.get((split, learner, "aso"), []) if a["seed"] == n["seed"]]
+            (mn, sn), (ma, sa), (mg, sg) = mean_sd(none), mean_sd(aso), mean_sd(gains)
+            t = {c: statistics.median([r["seconds"] for r in groups.get((split, learner, c), [])] or [float("nan")])
+                 for c in ("none", "aso")}
+            size = {c: statistics.median([r["mib"] for r in groups.get((split, learner, c), [])] or [float("nan")])
+                    for c in ("none", "aso")}
+            rows.append([split, learner, len(none), fmt(mn), fmt(sn), fmt(ma), fmt(sa), fmt(mg), fmt(sg),
+                         sum(g > 0 for g in gains), fmt(t["none"], 1), fmt(t["aso"], 1), fmt(size["none"], 1),
+                         fmt(size["aso"], 1)])
+            if split.startswith("conll") and split[5:].isdigit():
+                curve.setdefault(learner, {})[int(split[5:])] = (mn, ma)
+    if rows:
+        header = ["corpus", "learner", "seeds", "f1_without", "sd_without", "f1_with", "sd_with", "gain", "sd_gain",
+                  "seeds_gaining", "train_s_without", "train_s_with", "model_mib_without", "model_mib_with"]
+        write_csv(out, "aso", header, rows)
+        body += ["", "## Test F1 without and with the structure (mean ± sd over seeds; gain per seed)", "",
+                 "| corpus | learner | without | with | gain | seeds gaining | train s (without / with) | "
+                 "model MiB (without / with) |", "|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            name = {"conll100": "CoNLL-2000, 100%"}.get(r[0], f"CoNLL-2000, first {r[0][5:]}%"
+                                                        if r[0].startswith("conll") else r[0])
+            body.append(f"| {name} | {r[1]} | {r[3]} ± {r[4]} | {r[5]} ± {r[6]} | {r[7]} ± {r[8]} | "
+                        f"{r[9]} of {r[2]} | {r[10]} / {r[11]} | {r[12]} / {r[13]} |")
+        body += ["", f"Ando & Zhang (2005) on CoNLL-2000 with the whole training set: supervised "
+                 f"{PAPER['supervised']:.2f}, ASO-semi {PAPER['ASO-semi']:.2f} (+"
+                 f"{PAPER['ASO-semi'] - PAPER['supervised']:.2f}), with 15 M words of WSJ text."]
+    if curve:
+        def draw(plt):
+            fig, ax = plt.subplots(figsize=(5.5, 3.8))
+            for learner, pts in sorted(curve.items()):
+                xs = sorted(pts)
+                ax.plot(xs, [pts[x][0] for x in xs], "o--", label=f"{learner}")
+                ax.plot(xs, [pts[x][1] for x in xs], "o-", label=f"{learner} + structure")
+            ax.axhline(PAPER["ASO-semi"], color="grey", lw=0.8, ls=":")
+            ax.text(10, PAPER["ASO-semi"] + 0.05, "Ando & Zhang ASO-semi (100%)", fontsize=7, color="grey")
+            ax.set_xscale("log")
+            ax.set_xticks(sorted({x for p in curve.values() for x in p}))
+            ax.set_xticklabels([f"{x}%" for x in sorted({x for p in curve.values() for x in p})])
+            ax.set_xlabel("CoNLL-2000 training set used (first part)")
+            ax.set_ylabel("chunk F1 (test)")
+            ax.legend(fontsize=8)
+            return fig
+        if save_plot(out, "aso_curve", draw):
+            body += ["", "![F1 against training size](aso_curve.png)"]
+    write_md(out, "aso", title, body)
+    print("\n".join(body))
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "measure":
+        if "--" not in sys.argv:
+            sys.exit("measure RECORD -- COMMAND...")
+        at = sys.argv.index("--")
+        measure(sys.argv[2], sys.argv[at + 1:])
+        return
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=["choose", "report"])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--title", default="Structure from unlabeled text")
+    args = ap.parse_args()
+    if args.what == "choose":
+        choose(args.out)
+    else:
+        report(args.out, args.title)
+
+
+if __name__ == "__main__":
+    main()
