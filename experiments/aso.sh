@@ -90,17 +90,35 @@ run() {
     rm -f "$R/$name.sbm"
 }
 
+# spawn NAME TEST TRAIN-ARGS...: run in the background, at most PARALLEL at a time (each run
+# is one process on one core; the times recorded are of runs sharing the machine)
+PARALLEL=${PARALLEL:-2}
+pids=()
+spawn() {
+    while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n || true; done
+    run "$@" &
+    pids+=($!)
+}
+# sync: wait for every spawned run; stop if one failed
+sync_runs() {
+    local pid failed=0
+    for pid in "${pids[@]+"${pids[@]}"}"; do wait "$pid" || failed=1; done
+    pids=()
+    [ "$failed" = 0 ] || { echo "$0: a run failed (see above)" >&2; exit 1; }
+}
+
 # 2. scale and window on held-out training data (CoNLL-2000, bol)
 echo "$NAME: scale and window on held-out data"
 "$PY" "$EXP/lib/subset.py" --format conll --first 0.9 "$TRAIN" "$R/conll.train90" "$R/conll.held10"
 words=()
-run held__none__bol__1 "$R/conll.held10" --config conll2000 --train "$R/conll.train90" --learner bol
+spawn held__none__bol__1 "$R/conll.held10" --config conll2000 --train "$R/conll.train90" --learner bol
 for scale in "${SCALES[@]}"; do
     for window in 0 -1,0,1; do
-        run "held__s${scale}w${window}__bol__1" "$R/conll.held10" --config conll2000 --train "$R/conll.train90" \
+        spawn "held__s${scale}w${window}__bol__1" "$R/conll.held10" --config conll2000 --train "$R/conll.train90" \
             --learner bol --structure "$R/en.sbs" --structure-scale "$scale" --structure-window="$window"
     done
 done
+sync_runs
 read -r SCALE WINDOW < <("$PY" "$EXP/lib/aso.py" choose "$OUT")
 echo "$NAME: scale $SCALE, window $WINDOW (best held-out F1)"
 
@@ -111,14 +129,16 @@ for size in "${SIZES[@]}"; do
     "$PY" "$EXP/lib/subset.py" --format conll --first "$(awk -v s="$size" 'BEGIN { print s / 100 }')" "$TRAIN" "$part"
     for seed in "${SEEDS[@]}"; do
         for learner in "${LEARNERS[@]}"; do
-            run "conll${size}__none__${learner}__${seed}" "$TEST" --config conll2000 --train "$part" \
+            spawn "conll${size}__none__${learner}__${seed}" "$TEST" --config conll2000 --train "$part" \
                 --learner "$learner" --seed "$seed"
-            run "conll${size}__aso__${learner}__${seed}" "$TEST" --config conll2000 --train "$part" \
+            spawn "conll${size}__aso__${learner}__${seed}" "$TEST" --config conll2000 --train "$part" \
                 --learner "$learner" --seed "$seed" --structure "$R/en.sbs" --structure-scale "$SCALE" \
                 --structure-window="$WINDOW"
         done
     done
 done
+
+sync_runs
 
 # 4. segmentation
 echo "$NAME: segmentation"
@@ -127,13 +147,14 @@ for spec in "${cws[@]}"; do
     words=(--words "$wordlist")
     for seed in "${SEEDS[@]}"; do
         for learner in "${LEARNERS[@]}"; do
-            run "${c}__none__${learner}__${seed}" "$test" --config cws --train "$train" --learner "$learner" \
+            spawn "${c}__none__${learner}__${seed}" "$test" --config cws --train "$train" --learner "$learner" \
                 --seed "$seed"
-            run "${c}__aso__${learner}__${seed}" "$test" --config cws --train "$train" --learner "$learner" \
+            spawn "${c}__aso__${learner}__${seed}" "$test" --config cws --train "$train" --learner "$learner" \
                 --seed "$seed" --structure "$R/zh.sbs" --structure-scale "$SCALE" --structure-window="$WINDOW"
         done
     done
 done
+sync_runs
 words=()
 rm -f "$R"/conll.* "$R/pku_text.txt"
 

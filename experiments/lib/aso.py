@@ -135,7 +135,7 @@ def report(out, title):
                   "seeds_gaining", "train_s_without", "train_s_with", "model_mib_without", "model_mib_with"]
         write_csv(out, "aso", header, rows)
         body += ["", "## Test F1 without and with the structure (mean ± sd over seeds; gain per seed)", "",
-                 "| corpus | learner | without | with | gain | seeds gaining | train s (without / with) | "
+                 "| corpus | learner | without | with | gain | seeds gaining | train s, end to end, two runs sharing the machine (without / with) | "
                  "model MiB (without / with) |", "|---|---|---|---|---|---|---|---|"]
         for r in rows:
             name = {"conll100": "CoNLL-2000, 100%"}.get(r[0], f"CoNLL-2000, first {r[0][5:]}%"
