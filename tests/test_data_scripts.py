@@ -1,8 +1,9 @@
-"""data_scripts/corpora.py (behind get_conll2000.sh, get_sighan2005.sh and get_cws_more.sh), on tiny
-corpora built here: no network, no local copy of the real corpora, no seqbil."""
+"""data_scripts/corpora.py (behind get_conll2000.sh, get_sighan2005.sh, get_cws_more.sh and get_unlabeled.sh),
+on tiny corpora built here: no network, no local copy of the real corpora, no seqbil."""
 import gzip
 import hashlib
 import importlib.util
+import io
 import os
 import subprocess
 import sys
@@ -777,6 +778,474 @@ def test_cws_interrupted_install_leaves_no_partial_files(tmp_path, local, monkey
     assert os.listdir(tmp_path / "tmp") == []  # nor anything in the temporary directory
 
 
+# ---------------------------------------------------------------- unlabeled: raw text
+
+# What the local copy has, and what must be installed: part -> text
+UNLAB_TEXT = {
+    "abc": "PM denies knowledge of AWB kickbacks\n"
+           "The Prime Minister has denied he knew AWB was paying kickbacks to Iraq .\n"
+           "Dr Müller's study : 5 , 000 U.S . tests ( 3.5 % ) didn't fail . . .\n",
+    "brown": "The Fulton County Grand Jury said Friday an investigation of Atlanta's recent primary election "
+             "produced `` no evidence '' .\nMerger proposed\nHowever , Mayor-nominate Ivan Allen Jr. .\n"
+             "And 1/2 of it\n",
+    "inaugural": "Fellow-Citizens of the Senate and of the House of Representatives :\n"
+                 "America ¡ ¦ s influence is not unlimited ; exceptionalâ \x80 \x94 what makes us\n",
+    "movie_reviews": "plot : two teen couples go to a church party , drink and then drive .\n"
+                     "they get into an accident .\nfilms adapted from comic books , whether they're about 'heroes' .\n",
+    "state_union": "PRESIDENT HARRY S . TRUMAN'S ADDRESS BEFORE A JOINT SESSION OF THE CONGRESS\nApril 16 , 1945\n"
+                   "Mr . Speaker , Mr . President , Members of the Congress :\n"
+                   "It is with a heavy heart . We must carry on.Our departed leader never looked backward .\n"
+                   "The United Nations ' war has been determined - due in no small measure\n",
+    "webtext": "Cookie Manager : \" Don't allow sites that set removed cookies \" should stay checked\n"
+               "http : / / www.watch.impress.co.jp ( not in ' open in tabs ' )\nSCENE 1 : [ wind ] [ clop clop ]\n",
+    # the udc, wtb, zx and SXU training sets of the local fixture without their spaces, then its msr test text
+    "zh": "同样,施力的大小.\n大多数的礼车.\n不论你是什么\n第一章妖逝\n我们走\n扬帆\n",
+}
+UNLAB_SHA256 = {part: hashlib.sha256(text.encode()).hexdigest() for part, text in UNLAB_TEXT.items()}
+UNLAB_EN = ["abc", "brown", "inaugural", "movie_reviews", "state_union", "webtext"]
+# The same English text as NLTK distributes it: corpus -> {path in its zip: bytes}.  Members are out of
+# order (the files are read sorted); READMEs and the like are not text.
+NLTK_ZIPS = {
+    "abc": {"abc/README": b"Australian Broadcasting Commission 2006\n",
+            "abc/science.txt": "Dr Müller's study: 5,000 U.S. tests (3.5%) didn't fail...\r\n".encode("latin-1"),
+            "abc/rural.txt": ("\ufeffPM denies knowledge of AWB kickbacks\nThe Prime Minister has denied he knew AWB "
+                              "was paying kickbacks to Iraq.\n\n").encode()},
+    "brown": {"brown/cb01": b"\n\n\tAnd/cc 1/2/cd of/in it/ppo\n\n",
+              "brown/ca01": b"\n\n\tThe/at Fulton/np-tl County/nn-tl Grand/jj-tl Jury/nn-tl said/vbd Friday/nr an/at "
+                            b"investigation/nn of/in Atlanta's/np$ recent/jj primary/nn election/nn produced/vbd ``/`` "
+                            b"no/at evidence/nn ''/'' ./.\n\n\nMerger/nn-hl proposed/vbn-hl\nHowever/wrb ,/, "
+                            b"Mayor-nominate/nn-tl Ivan/np Allen/np Jr./np ./.\n",
+              "brown/README": b"BROWN CORPUS\n", "brown/cats.txt": b"ca01 news\ncb01 editorial\n"},
+    "inaugural": {"inaugural/2005-Bush.txt": b"America\xa1\xa6s influence is not unlimited; exceptional\xe2\x80\x94what "
+                                             b"makes us\n",
+                  "inaugural/1789-Washington.txt": b"Fellow-Citizens of the Senate and of the House of Representatives:"
+                                                   b"\n\n",
+                  "inaugural/README": b"C-Span Inaugural Address Corpus\n"},
+    "movie_reviews": {"movie_reviews/pos/cv000_29590.txt": b"films adapted from comic books , whether they're about "
+                                                           b"'heroes' .\n",
+                      "movie_reviews/neg/cv000_29416.txt": b"plot : two teen couples go to a church party , drink and "
+                                                           b"then drive .\n\nthey get into  an accident . \n",
+                      "movie_reviews/README": b"polarity dataset v2.0\n"},
+    "state_union": {"state_union/1945-Truman.txt": b"PRESIDENT HARRY S. TRUMAN'S ADDRESS BEFORE A JOINT SESSION OF THE "
+                                                   b"CONGRESS\n\nApril 16, 1945\n\nMr. Speaker, Mr. President, Members of "
+                                                   b"the Congress:\n It is with a heavy heart. We must carry on.Our "
+                                                   b"departed leader never looked backward.\nThe United Nations' war "
+                                                   b"has been determined - due in no small measure\n"},
+    "webtext": {"webtext/grail.txt": b"SCENE 1: [wind] [clop clop]\n",
+                "webtext/firefox.txt": b"Cookie Manager: \"Don't allow sites that set removed cookies\" should stay "
+                                       b"checked\r\nhttp://www.watch.impress.co.jp (not in 'open in tabs')\r\n",
+                "webtext/README": b"webtext\n"},
+}
+NLTK_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora"
+
+
+def local_unlabeled(root, parts=UNLAB_TEXT, compress=True):
+    """ROOT/unlabeled/{en,zh}/ laid out as the local copy is."""
+    for part in parts:
+        path = root / "unlabeled" / corpora.unlab_name(part)
+        if compress:
+            write(path, gzip_like_the_local_copy(path.name, UNLAB_TEXT[part].encode()))
+        else:
+            write(path.with_suffix(""), UNLAB_TEXT[part].encode())
+    return root
+
+
+def gzip_like_the_local_copy(name, data):
+    """DATA compressed as the files of the local copy are: original name, no time stamp, level 9."""
+    out = io.BytesIO()
+    with gzip.GzipFile(name, "wb", 9, out, mtime=0) as f:
+        f.write(data)
+    return out.getvalue()
+
+
+def nltk_data(root, corpora_dir=True, unpacked=False):
+    """An nltk_data directory (corpora/<c>.zip, or corpora/<c>/ unpacked), or without CORPORA_DIR the zips in ROOT."""
+    d = root / "corpora" if corpora_dir else root
+    d.mkdir(parents=True, exist_ok=True)
+    for corpus, members in NLTK_ZIPS.items():
+        if unpacked:
+            for name, data in members.items():
+                write(d / name, data)
+        else:
+            make_zip(d / f"{corpus}.zip", members)
+    return root
+
+
+def unlabeled_files(out):
+    """{part: text} installed under OUT/unlabeled, checking each file's bytes and the SHA256SUMS."""
+    found = {}
+    for sub in ("en", "zh"):
+        d = Path(out) / "unlabeled" / sub
+        if not d.exists():
+            continue
+        files = sorted(p.name for p in d.iterdir() if p.name != "SHA256SUMS")
+        assert (d / "SHA256SUMS").read_text() == manifest_text({name: (d / name).read_bytes() for name in files})
+        for name in files:
+            data = (d / name).read_bytes()
+            assert data == gzip_like_the_local_copy(name.removesuffix(".gz"), gzip.decompress(data)), name
+            assert (d / name).stat().st_mode & 0o777 == 0o644
+            found["zh" if sub == "zh" else name.removesuffix(".txt.gz")] = gzip.decompress(data).decode()
+    return found
+
+
+def installed_corpora(out, local):
+    """OUT with the corpora zh/mixed.txt is built from installed by the other commands."""
+    assert run("sighan2005", "--from", local, "--out", out) == 0
+    assert run("cws-more", "--from", local, "--out", out) == 0
+    return out
+
+
+@pytest.fixture
+def unlab_local(local):
+    """The local fixture with the unlabeled text too."""
+    return local_unlabeled(local)
+
+
+def test_sentences_of_the_nltk_formats():
+    # a line of the State of the Union addresses, as it is in the NLTK data and in the local copy
+    assert corpora.plain_sentence("The grand strategy of the United Nations' war has been determined - due in no "
+                                  "small measure to the vision of our departed Commander in Chief.\n") == (
+        "The grand strategy of the United Nations ' war has been determined - due in no small measure to the "
+        "vision of our departed Commander in Chief .")
+    assert corpora.plain_sentence("U.S.S.R. $29.6b, 10:30 well-being e.g. don't 'quoted' ...") == (
+        "U.S.S.R . $ 29.6b , 10 : 30 well-being e.g . don't ' quoted ' . . .")
+    assert corpora.plain_sentence("America\xa1\xa6s 100,000,000ºC 460°C\x85 \n") == \
+        "America ¡ ¦ s 100 , 000 , 000ºC 460 ° C"
+    assert corpora.plain_sentence(" \t\n") == ""
+    assert corpora.tagged_sentence("\tThe/at Jr./np 1/2/cd ./.\n") == "The Jr. 1/2 ."
+    assert corpora.tagged_sentence("notag x/y\n") == "notag x"
+    assert corpora.spaced_sentence(" a  b \t'c'\n") == "a b 'c'"
+
+
+@pytest.mark.parametrize("corpus", UNLAB_EN)
+def test_nltk_zip_and_unpacked_directory_give_the_text(tmp_path, corpus):
+    zipped = make_zip(tmp_path / f"{corpus}.zip", NLTK_ZIPS[corpus])
+    assert "\n".join(corpora.nltk_sentences(str(zipped), corpus)) + "\n" == UNLAB_TEXT[corpus]
+    for name, data in NLTK_ZIPS[corpus].items():
+        write(tmp_path / "unpacked" / name, data)
+    assert list(corpora.nltk_sentences(str(tmp_path / "unpacked" / corpus), corpus)) == \
+        UNLAB_TEXT[corpus].splitlines()
+    with pytest.raises(ValueError, match=f"no {corpus} text files in it"):
+        list(corpora.nltk_sentences(str(make_zip(tmp_path / "other.zip", {"other/a.txt": b"a\n"})), corpus))
+
+
+def test_zh_text_is_built_without_spaces_except_in_the_msr_test_text(tmp_path):
+    files = []
+    for i, (rel, _) in enumerate(corpora.ZH_SOURCES):
+        data = "\ufeff上海  推 “ 迎\r\n\r\n一\u3000二\n" if i == 0 else f"{i}  号\n"
+        if rel.startswith("sighan2005"):
+            data = " 扬帆  远航 \r\n"
+        files.append(str(tmp_path / rel))
+        (gz if i == 1 else write)(tmp_path / rel, data.encode())
+    assert list(corpora.zh_sentences(files)) == ["上海推“迎", "一二", "1号", "2号", "3号", "扬帆  远航"]
+
+
+def test_write_gz_writes_the_bytes_of_the_local_copy(tmp_path):
+    count, digest = corpora.write_gz(str(tmp_path / "abc.txt.gz"), ["a b", "c"])
+    assert (count, digest) == (2, hashlib.sha256(b"a b\nc\n").hexdigest())
+    data = (tmp_path / "abc.txt.gz").read_bytes()
+    # FNAME set, no time stamp, maximum compression, unknown OS: as the local copy's files
+    assert data.startswith(b"\x1f\x8b\x08\x08\x00\x00\x00\x00\x02\xffabc.txt\x00")
+    assert data == gzip_like_the_local_copy("abc.txt", b"a b\nc\n")
+    assert (tmp_path / "abc.txt.gz").stat().st_mode & 0o777 == 0o644
+    write(tmp_path / "plain.txt", b"x\ny\n")
+    assert corpora.copy_gz(str(tmp_path / "plain.txt"), str(tmp_path / "p.txt.gz")) == \
+        (2, hashlib.sha256(b"x\ny\n").hexdigest())
+    assert (tmp_path / "p.txt.gz").read_bytes() == gzip_like_the_local_copy("p.txt", b"x\ny\n")
+    assert corpora.copy_gz(str(tmp_path / "abc.txt.gz"), str(tmp_path / "copy.gz")) == (count, digest)
+    assert (tmp_path / "copy.gz").read_bytes() == data
+
+
+def test_manifest_record_keeps_the_other_entries(tmp_path):
+    write(tmp_path / "a.txt", b"alpha\n")
+    write(tmp_path / "b.txt", b"beta\n")
+    corpora.manifest_record(str(tmp_path), "b.txt", hashlib.sha256(b"beta\n").hexdigest())
+    corpora.manifest_record(str(tmp_path), "a.txt", hashlib.sha256(b"alpha\n").hexdigest())
+    assert (tmp_path / "SHA256SUMS").read_text() == manifest_text({"a.txt": b"alpha\n", "b.txt": b"beta\n"})
+    assert corpora.manifest_check(str(tmp_path), "a.txt") is None
+    (tmp_path / "b.txt").write_bytes(b"beta!\n")  # a modified file keeps its recorded sha256
+    corpora.manifest_record(str(tmp_path), "a.txt", None)
+    assert (tmp_path / "SHA256SUMS").read_text() == manifest_text({"b.txt": b"beta\n"})
+    assert corpora.manifest_check(str(tmp_path), "a.txt") == "a.txt is not listed in SHA256SUMS"
+    assert corpora.manifest_check(str(tmp_path), "b.txt") == "b.txt does not match its sha256 in SHA256SUMS"
+    corpora.manifest_record(str(tmp_path), "b.txt", None)
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "b.txt"]  # no manifest left without entries
+    assert corpora.manifest_check(str(tmp_path), "b.txt") == f"no {tmp_path}/SHA256SUMS"
+
+
+@pytest.mark.parametrize("layout", ["parent", "unlabeled", "uncompressed"])
+def test_unlabeled_installs_the_local_copy(tmp_path, unlab_local, capsys, layout):
+    source = {"parent": unlab_local, "unlabeled": unlab_local / "unlabeled",
+              "uncompressed": local_unlabeled(tmp_path / "plain", compress=False) / "unlabeled"}[layout]
+    out = tmp_path / "out"
+    assert run("unlabeled", "--from", source, "--out", out) == 0
+    assert unlabeled_files(out) == UNLAB_TEXT
+    for part in UNLAB_TEXT:  # a compressed file is copied as it is
+        name = corpora.unlab_name(part)
+        if layout != "uncompressed":
+            assert (out / "unlabeled" / name).read_bytes() == (unlab_local / "unlabeled" / name).read_bytes()
+    shown = (unlab_local if layout != "uncompressed" else tmp_path / "plain") / "unlabeled"
+    assert capsys.readouterr().out == "".join(
+        f"get_unlabeled: installed {out}/unlabeled/{corpora.unlab_name(part)} ({text.count(chr(10))} lines) "
+        f"from local copy {shown}/{corpora.unlab_name(part).split('/')[0]} (sha256 in SHA256SUMS)\n"
+        for part, text in UNLAB_TEXT.items())
+    assert sorted(os.listdir(out / "unlabeled")) == ["en", "zh"]  # no temporary directory left
+
+
+@pytest.mark.parametrize("layout", ["nltk_data", "zips", "unpacked"])
+def test_unlabeled_converts_the_nltk_data(tmp_path, capsys, monkeypatch, layout):
+    monkeypatch.setattr(corpora, "UNLAB_SHA256", dict(UNLAB_SHA256))
+    source = nltk_data(tmp_path / "nltk_data", corpora_dir=layout != "zips", unpacked=layout == "unpacked")
+    out = tmp_path / "out"
+    assert run("unlabeled", "--from", source, "--out", out, "--only", "en") == 0
+    assert unlabeled_files(out) == {c: UNLAB_TEXT[c] for c in UNLAB_EN}
+    where = source / "corpora" if layout != "zips" else source
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert (f"get_unlabeled: installed {out}/unlabeled/en/brown.txt.gz (4 lines) converted from NLTK data "
+            f"{where}/brown{'' if layout == 'unpacked' else '.zip'}: the reference text (sha256 in SHA256SUMS)\n"
+            in captured.out)
+
+
+def test_unlabeled_from_text_that_is_not_the_reference_installs_it_with_a_warning(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(corpora, "UNLAB_SHA256", {**UNLAB_SHA256, "brown": "0" * 64})
+    source = nltk_data(tmp_path / "nltk_data")
+    out = tmp_path / "out"
+    assert run("unlabeled", "--from", source, "--out", out, "--only", "brown") == 0
+    assert unlabeled_files(out) == {"brown": UNLAB_TEXT["brown"]}
+    captured = capsys.readouterr()
+    assert captured.err == (f"get_unlabeled: warning: NLTK data {source}/corpora/brown.zip: not the reference text "
+                            f"(its sha256 is {UNLAB_SHA256['brown']}, the reference's {'0' * 64}); "
+                            "installing it all the same\n")
+    assert captured.out.endswith(f"converted from NLTK data {source}/corpora/brown.zip: not the reference text "
+                                 "(sha256 in SHA256SUMS)\n")
+
+
+def serve_nltk(monkeypatch, zips):
+    """Downloads from NLTK_URL get the zip of ZIPS[corpus] (None: no answer; an int: that HTTP status);
+    returns the corpora asked for."""
+    asked = []
+
+    def download(url, dest, retries=2):
+        corpus = url.removeprefix(f"{NLTK_URL}/").removesuffix(".zip")
+        asked.append(corpus)
+        if zips[corpus] is None:
+            raise corpora.DownloadError("could not resolve host raw.githubusercontent.com (Temporary failure)")
+        if isinstance(zips[corpus], int):
+            raise corpora.DownloadError(f"the server answered HTTP {zips[corpus]} Not Found", False, zips[corpus])
+        make_zip(Path(dest), zips[corpus])
+    monkeypatch.setattr(corpora, "download", download)
+    return asked
+
+
+def test_unlabeled_download_is_converted(tmp_path, unlab_local, capsys, monkeypatch):
+    assert corpora.NLTK_URL == NLTK_URL
+    monkeypatch.setattr(corpora, "UNLAB_SHA256", dict(UNLAB_SHA256))
+    asked = serve_nltk(monkeypatch, NLTK_ZIPS)
+    out = installed_corpora(tmp_path / "out", unlab_local)
+    capsys.readouterr()
+    assert run("unlabeled", "--out", out) == 0
+    assert asked == UNLAB_EN
+    assert unlabeled_files(out) == UNLAB_TEXT
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert captured.out.splitlines()[:2] == [
+        f"get_unlabeled: downloading {NLTK_URL}/abc.zip",
+        f"get_unlabeled: installed {out}/unlabeled/en/abc.txt.gz (3 lines) converted from download from "
+        f"{NLTK_URL}/abc.zip: the reference text (sha256 in SHA256SUMS)"]
+    assert captured.out.splitlines()[-1] == (
+        f"get_unlabeled: installed {out}/unlabeled/zh/mixed.txt.gz (6 lines) built from the corpora in {out}: "
+        "the reference text (sha256 in SHA256SUMS)")
+    monkeypatch.setattr(corpora, "download", lambda *a, **k: pytest.fail("downloaded although up to date"))
+    assert run("unlabeled", "--out", out) == 0
+
+
+def test_unlabeled_download_failure_falls_back_to_the_local_copy(tmp_path, unlab_local, capsys, monkeypatch):
+    monkeypatch.setattr(corpora, "UNLAB_SHA256", dict(UNLAB_SHA256))
+    monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(unlab_local))
+    # no answer from the server: the other files are not downloaded at all
+    asked = serve_nltk(monkeypatch, dict.fromkeys(NLTK_ZIPS))
+    out = tmp_path / "out"
+    assert run("unlabeled", "--out", out) == 0
+    assert asked == ["abc"]
+    assert unlabeled_files(out) == UNLAB_TEXT
+    captured = capsys.readouterr()
+    assert captured.err == (f"get_unlabeled: warning: download {NLTK_URL}/abc.zip: could not resolve host "
+                            "raw.githubusercontent.com (Temporary failure)\n")
+    lines = captured.out.splitlines()
+    assert lines[:5] == [
+        f"get_unlabeled: downloading {NLTK_URL}/abc.zip",
+        f"get_unlabeled: the download failed; falling back to the local copy in {unlab_local}",
+        f"get_unlabeled: installed {out}/unlabeled/en/abc.txt.gz (3 lines) from local copy {unlab_local}/unlabeled/en, "
+        "as the download failed (sha256 in SHA256SUMS)",
+        f"get_unlabeled: not downloading {NLTK_URL}/brown.zip, as an earlier download failed; "
+        f"falling back to the local copy in {unlab_local}",
+        f"get_unlabeled: installed {out}/unlabeled/en/brown.txt.gz (4 lines) from local copy "
+        f"{unlab_local}/unlabeled/en, as the download failed (sha256 in SHA256SUMS)"]
+    assert lines[-2:] == [
+        f"get_unlabeled: cannot build zh/mixed.txt.gz here: no cws-more/udc/train.txt in {out}; "
+        f"falling back to the local copy in {unlab_local}",
+        f"get_unlabeled: installed {out}/unlabeled/zh/mixed.txt.gz (6 lines) from local copy "
+        f"{unlab_local}/unlabeled/zh, as the corpora to build it from are not installed (sha256 in SHA256SUMS)"]
+    # an HTTP error is about one file only: the others are still downloaded; a zip that cannot be used falls back too
+    asked = serve_nltk(monkeypatch, {**NLTK_ZIPS, "abc": 404, "brown": {"brown/README": b"no text\n"}})
+    assert run("unlabeled", "--out", tmp_path / "out2", "--only", "en") == 0
+    assert asked == UNLAB_EN
+    assert unlabeled_files(tmp_path / "out2") == {c: UNLAB_TEXT[c] for c in UNLAB_EN}
+    assert capsys.readouterr().err == (
+        f"get_unlabeled: warning: download {NLTK_URL}/abc.zip: the server answered HTTP 404 Not Found\n"
+        f"get_unlabeled: warning: download from {NLTK_URL}/brown.zip: could not read/convert it "
+        "(no brown text files in it)\n")
+
+
+def test_unlabeled_text_that_is_not_the_reference_gives_way_to_the_local_copy(tmp_path, unlab_local, capsys,
+                                                                             monkeypatch):
+    monkeypatch.setattr(corpora, "UNLAB_SHA256", {**UNLAB_SHA256, "webtext": "1" * 64, "zh": "2" * 64})
+    monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(unlab_local))
+    serve_nltk(monkeypatch, NLTK_ZIPS)
+    out = installed_corpora(tmp_path / "out", unlab_local)
+    capsys.readouterr()
+    assert run("unlabeled", "--out", out, "--only", "webtext,zh") == 0
+    assert unlabeled_files(out) == {"webtext": UNLAB_TEXT["webtext"], "zh": UNLAB_TEXT["zh"]}
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"get_unlabeled: warning: download from {NLTK_URL}/webtext.zip: not the reference text (its sha256 is "
+        f"{UNLAB_SHA256['webtext']}, the reference's {'1' * 64})\n"
+        f"get_unlabeled: warning: the corpora in {out}: not the reference text (its sha256 is {UNLAB_SHA256['zh']}, "
+        f"the reference's {'2' * 64})\n")
+    assert (f"installed {out}/unlabeled/en/webtext.txt.gz (3 lines) from local copy {unlab_local}/unlabeled/en, "
+            "as the downloaded text is not the reference text (sha256 in SHA256SUMS)\n") in captured.out
+    assert (f"installed {out}/unlabeled/zh/mixed.txt.gz (6 lines) from local copy {unlab_local}/unlabeled/zh, "
+            "as the text built here is not the reference text (sha256 in SHA256SUMS)\n") in captured.out
+    # without a local copy, what was made here is installed after all
+    monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(tmp_path / "none"))
+    assert run("unlabeled", "--out", out, "--only", "webtext,zh", "--force") == 0
+    assert unlabeled_files(out) == {"webtext": UNLAB_TEXT["webtext"], "zh": UNLAB_TEXT["zh"]}
+    err = capsys.readouterr().err
+    assert (f"get_unlabeled: warning: installing the text converted from download from {NLTK_URL}/webtext.zip "
+            "all the same: there is no local copy to use instead\n") in err
+    assert (f"get_unlabeled: warning: installing the text built from the corpora in {out} all the same: "
+            "there is no local copy to use instead\n") in err
+
+
+def test_unlabeled_zh_from_the_corpora_in_the_from_directory(tmp_path, local, capsys, monkeypatch):
+    monkeypatch.setattr(corpora, "UNLAB_SHA256", dict(UNLAB_SHA256))
+    assert run("unlabeled", "--from", local, "--out", tmp_path / "out", "--only", "zh") == 0
+    assert unlabeled_files(tmp_path / "out") == {"zh": UNLAB_TEXT["zh"]}
+    assert capsys.readouterr().out == (f"get_unlabeled: installed {tmp_path}/out/unlabeled/zh/mixed.txt.gz (6 lines) "
+                                       f"built from the corpora in {local}: the reference text (sha256 in SHA256SUMS)\n")
+
+
+def test_unlabeled_second_run_changes_nothing_and_force_reinstalls(tmp_path, unlab_local, capsys):
+    out = tmp_path / "out"
+    argv = ["unlabeled", "--from", unlab_local, "--out", out]
+    before = installed(out, *argv)
+    capsys.readouterr()
+    for again in (argv, argv[:1] + argv[3:]):  # (without --from: no download when up to date)
+        assert run(*again) == 0 and tree(out) == before
+        assert capsys.readouterr().out == "".join(
+            f"get_unlabeled: up to date: {out}/unlabeled/{corpora.unlab_name(part)} matches its SHA256SUMS; "
+            "nothing to do (--force to reinstall)\n" for part in UNLAB_TEXT)
+    # a modified file is noticed and reinstalled, the others stay as they are
+    with open(out / "unlabeled" / "en" / "inaugural.txt.gz", "ab") as f:
+        f.write(b"x")
+    assert run(*argv) == 0
+    assert ("get_unlabeled: reinstalling en/inaugural.txt.gz: inaugural.txt.gz does not match its sha256 in "
+            "SHA256SUMS\n" in capsys.readouterr().out)
+    assert unlabeled_files(out) == UNLAB_TEXT
+    rewritten = {k for k, v in tree(out).items() if v[2] != before[k][2]}
+    assert rewritten == {"unlabeled/en/inaugural.txt.gz", "unlabeled/en/SHA256SUMS"}
+    before = installed(out, *argv)
+    assert run(*argv, "--force") == 0
+    assert_rewritten(before, tree(out))
+
+
+def test_unlabeled_files_are_world_readable_whatever_the_umask(tmp_path, unlab_local, monkeypatch):
+    monkeypatch.setattr(corpora, "UNLAB_SHA256", dict(UNLAB_SHA256))
+    previous = os.umask(0o077)
+    try:
+        assert run("unlabeled", "--from", unlab_local, "--out", tmp_path / "out", "--only", "en") == 0
+        assert run("unlabeled", "--from", unlab_local, "--out", tmp_path / "out", "--only", "zh", "--force") == 0
+        assert run("unlabeled", "--from", nltk_data(tmp_path / "nltk"), "--out", tmp_path / "out2", "--only", "abc") == 0
+    finally:
+        os.umask(previous)
+    files = [p for p in tmp_path.glob("out*/**/*") if p.is_file()]
+    assert len(files) == 6 + 1 + 1 + 1 + 1 + 1
+    assert {p.stat().st_mode & 0o777 for p in files} == {0o644}
+
+
+@pytest.mark.parametrize("only, parts", [("en", UNLAB_EN), ("zh", ["zh"]), ("brown,zh", ["brown", "zh"]),
+                                         ("abc,en", UNLAB_EN)])
+def test_unlabeled_only(tmp_path, unlab_local, only, parts):
+    out = tmp_path / "out"
+    assert run("unlabeled", "--from", unlab_local, "--out", out, "--only", only) == 0
+    assert unlabeled_files(out) == {p: UNLAB_TEXT[p] for p in parts}
+    # another part later: the manifest keeps the earlier ones
+    assert run("unlabeled", "--from", unlab_local, "--out", out, "--only", "webtext") == 0
+    assert unlabeled_files(out) == {p: UNLAB_TEXT[p] for p in [*parts, "webtext"]}
+
+
+UNLAB_HINT = ("Point --from at the local copy (a directory with unlabeled/, an unlabeled/ directory, or its\n"
+              "en/ or zh/ directory; for English also an nltk_data directory), e.g.:\n"
+              "  bash data_scripts/get_unlabeled.sh --from ../shared/data\n")
+
+
+def test_unlabeled_failure_lists_what_was_tried(tmp_path, unlab_local, capsys):
+    out = tmp_path / "out"
+    assert run("unlabeled", "--out", out, "--only", "abc,zh") == 1
+    assert capsys.readouterr().err.endswith(
+        "get_unlabeled: error: could not obtain en/abc.txt.gz zh/mixed.txt.gz. Tried:\n"
+        f"  - download {NLTK_URL}/abc.zip: network disabled in the tests\n"
+        f"  - local copy {tmp_path}/no-local-copy: no such directory\n"
+        f"  - build from the corpora in {out}: no cws-more/udc/train.txt, cws-more/wtb/train.txt, "
+        "cws-more/zx/train.txt, sighan2008-sxu/train.txt, sighan2005/msr_test.utf8\n" + UNLAB_HINT)
+    assert not out.exists()
+    # a local copy without some of the files: the others are installed
+    partial = local_unlabeled(tmp_path / "partial", ["abc", "brown"])
+    assert run("unlabeled", "--from", partial / "unlabeled" / "en", "--out", out, "--only", "brown,inaugural,zh") == 1
+    assert capsys.readouterr().err == (
+        "get_unlabeled: error: could not obtain en/inaugural.txt.gz zh/mixed.txt.gz. Tried:\n"
+        f"  - local copy {partial}/unlabeled/en: no inaugural.txt[.gz] in it or in its en/ or unlabeled/en/ "
+        "subdirectory, nor the NLTK data inaugural.zip or inaugural/ in it or in its corpora/ subdirectory\n"
+        f"  - local copy {partial}/unlabeled/en: no mixed.txt[.gz] in it or in its zh/ or unlabeled/zh/ subdirectory, "
+        "nor the corpora to build it from (no cws-more/udc/train.txt, cws-more/wtb/train.txt, cws-more/zx/train.txt, "
+        "sighan2008-sxu/train.txt, sighan2005/msr_test.utf8)\n"
+        f"{UNLAB_HINT}(installed: brown; to ask for these only, add --only brown)\n")
+    assert unlabeled_files(out) == {"brown": UNLAB_TEXT["brown"]}
+
+
+def test_unlabeled_interrupted_install_leaves_no_partial_files(tmp_path, unlab_local, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    out = tmp_path / "out"
+    before = installed(out, "unlabeled", "--from", unlab_local, "--out", out)
+    real_copy = corpora.copy_gz
+    calls = []
+
+    def interrupted(src, path):
+        calls.append(src)
+        if len(calls) == 3:
+            Path(path).write_bytes(b"half")
+            raise KeyboardInterrupt
+        return real_copy(src, path)
+    monkeypatch.setattr(corpora, "copy_gz", interrupted)
+    assert run("unlabeled", "--from", unlab_local, "--out", out, "--force") == 130
+    after = tree(out)
+    # abc and brown were reinstalled (the same bytes), nothing else changed, no temporary file is left
+    assert {k: v[:2] for k, v in after.items()} == {k: v[:2] for k, v in before.items()}
+    assert {k for k in after if after[k][2] != before[k][2]} <= {"unlabeled/en/abc.txt.gz", "unlabeled/en/brown.txt.gz",
+                                                                  "unlabeled/en/SHA256SUMS"}
+    calls.clear()
+    assert run("unlabeled", "--from", unlab_local, "--out", tmp_path / "new", "--only", "inaugural") == 0
+    calls.clear()
+    calls.append("skip two")
+    assert run("unlabeled", "--from", unlab_local, "--out", tmp_path / "new", "--only", "zh,abc") == 130
+    assert sorted(p.relative_to(tmp_path / "new").as_posix() for p in (tmp_path / "new").rglob("*")) == [
+        "unlabeled", "unlabeled/en", "unlabeled/en/SHA256SUMS", "unlabeled/en/abc.txt.gz",
+        "unlabeled/en/inaugural.txt.gz"]
+    assert os.listdir(tmp_path / "tmp") == []
+
+
 # ---------------------------------------------------------------- command line and entry points
 
 @pytest.mark.parametrize("argv, message", [
@@ -792,10 +1261,18 @@ def test_cws_interrupted_install_leaves_no_partial_files(tmp_path, local, monkey
     (["cws-more", "--only", "udc,sxu"],
      "get_cws_more: error: --only takes udc, wtb or zx (or a comma-separated list of them), not 'udc,sxu'"),
     (["cws-more", "--from"], "get_cws_more: error: --from needs a directory (try --help)"),
+    (["unlabeled", "--only"],
+     "get_unlabeled: error: --only needs en, zh, abc, brown, inaugural, movie_reviews, state_union or webtext"),
+    (["unlabeled", "--only", "brown,fr"],
+     "get_unlabeled: error: --only takes en, zh, abc, brown, inaugural, movie_reviews, state_union or webtext "
+     "(or a comma-separated list of them), not 'brown,fr'"),
+    (["unlabeled", "--out"], "get_unlabeled: error: --out needs a directory (try --help)"),
+    (["unlabeled", "--from", "x", "--bogus"], "get_unlabeled: error: unknown argument: --bogus (try --help)"),
     (["conll2001"], "corpora.py: error: argument command: invalid choice"),
     ([], "Usage: python3 data_scripts/corpora.py conll2000"),
 ], ids=["unknown", "stray", "from-without-value", "flag-with-value", "out-without-value", "only-without-value",
         "only-wrong", "abbreviation", "cws-only-without-value", "cws-only-wrong", "cws-from-without-value",
+        "unlabeled-only-without-value", "unlabeled-only-wrong", "unlabeled-out-without-value", "unlabeled-unknown",
         "no-such-command", "no-command"])
 def test_bad_command_line_exits_2(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
@@ -810,8 +1287,10 @@ def test_bad_command_line_exits_2(tmp_path, capsys, monkeypatch, argv, message):
      "Usage: bash data_scripts/get_sighan2005.sh [--from PATH] [--out DIR] [--only WHICH] [--force]"),
     (["cws-more", "--help"],
      "Usage: bash data_scripts/get_cws_more.sh [--from DIR] [--out DIR] [--only WHICH] [--force]"),
+    (["unlabeled", "--help"],
+     "Usage: bash data_scripts/get_unlabeled.sh [--from DIR] [--out DIR] [--only WHICH] [--force]"),
     (["--help"], "Usage: python3 data_scripts/corpora.py conll2000  [--from DIR]  [--out DIR] [--force]"),
-], ids=["conll2000", "sighan2005", "cws-more", "top"])
+], ids=["conll2000", "sighan2005", "cws-more", "unlabeled", "top"])
 def test_help(capsys, argv, first_line):
     assert run(*argv) == 0
     assert capsys.readouterr().out.splitlines()[0] == first_line
@@ -839,3 +1318,12 @@ def test_shell_entry_points(tmp_path, local):
     proc = _script("get_cws_more.sh", "--only", "wtb", "--from", local, "--out", "out", cwd=elsewhere)
     assert proc.returncode == 0, proc.stderr
     assert cws_files(elsewhere / "out") == {"wtb": LOCAL_CWS["wtb"]}
+    local_unlabeled(local, ["brown"])
+    proc = _script("get_unlabeled.sh", "--only", "brown", "--from", local, "--out", "out", cwd=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    assert unlabeled_files(elsewhere / "out") == {"brown": UNLAB_TEXT["brown"]}
+    # zh is built from the fixture's corpora, which is not the real reference text: taken from --from, it is
+    # installed all the same, with a warning
+    proc = _script("get_unlabeled.sh", "--only", "zh", "--from", local, "--out", "out", cwd=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    assert "not the reference text" in proc.stderr
