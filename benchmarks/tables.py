@@ -201,7 +201,23 @@ def multitask_summary():
             f"(`{record['command'].strip()}`, seqbil {record['seqbil']}, {record['date']}, {record['machine']}).\n")
 
 
-SPECIAL = {"f1-summary": f1_summary, "multitask-summary": multitask_summary}
+def aso_summary():
+    """Test F1 without and with a structure from unlabeled text (experiments/aso.sh)."""
+    record = json.loads((ROOT / "results" / "aso" / "aso.json").read_text(encoding="utf-8"))
+    rows = [dict(zip(record["columns"], r)) for r in record["rows"]]
+    names = {"conll100": "CoNLL-2000"}
+    out = ["| corpus (training part) | learner | without | with structure | gain (sd over seeds) |",
+           "| --- | --- | --- | --- | --- |"]
+    for r in rows:
+        name = names.get(r["corpus"]) or (f"CoNLL-2000 (first {r['corpus'][5:]}%)" if r["corpus"].startswith("conll")
+                                          else r["corpus"])
+        out.append(f"| {name} | {r['learner']} | {r['f1_without']} | {r['f1_with']} | {r['gain']} ({r['sd_gain']}) |")
+    seeds = max(int(r["seeds"]) for r in rows)
+    return ("\n".join(out) + f"\n\nMean test F1 over {seeds} seeds; from `results/aso/aso.json` "
+            f"(`{record['command'].strip()}`, seqbil {record['seqbil']}, {record['date']}, {record['machine']}).\n")
+
+
+SPECIAL = {"f1-summary": f1_summary, "multitask-summary": multitask_summary, "aso-summary": aso_summary}
 
 
 def render(name):

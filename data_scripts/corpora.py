@@ -1095,16 +1095,22 @@ def install_cws_corpus(dest, corpus, source, force, scratch, tried):
     return install_plan(dest, found, scratch, CWS_PROG)
 
 
-def cws_failed(failed, tried, installed):
-    tried = dict.fromkeys(tried)  # (a missing local copy is tried for each corpus)
-    lines = [f"{CWS_PROG}: error: could not obtain {' '.join(failed)}. Tried:", *(f"  - {t}" for t in tried),
-             "Point --from at the local copy (a directory with cws-more/, a cws-more/ directory,",
-             "a clone of hankcs/multi-criteria-cws or its data/other/ directory), e.g.:",
-             "  bash data_scripts/get_cws_more.sh --from ../shared/data"]
+def report_failed(prog, failed, tried, installed, advice):
+    """Say what could not be obtained, every place tried, how to point at a local copy
+    (ADVICE: lines) and what was installed anyway; returns exit status 1."""
+    lines = [f"{prog}: error: could not obtain {' '.join(failed)}. Tried:",
+             *(f"  - {t}" for t in dict.fromkeys(tried)), *advice]  # (a missing local copy is tried per item)
     if installed:
         lines.append(f"(installed: {' '.join(installed)}; to ask for these only, add --only {','.join(installed)})")
     print("\n".join(lines), file=sys.stderr, flush=True)
     return 1
+
+
+def cws_failed(failed, tried, installed):
+    return report_failed(CWS_PROG, failed, tried, installed, [
+        "Point --from at the local copy (a directory with cws-more/, a cws-more/ directory,",
+        "a clone of hankcs/multi-criteria-cws or its data/other/ directory), e.g.:",
+        "  bash data_scripts/get_cws_more.sh --from ../shared/data"])
 
 
 def install_cws_more(out=None, source=None, only=None, force=False):
@@ -1114,21 +1120,29 @@ def install_cws_more(out=None, source=None, only=None, force=False):
     if not set(selected) <= set(CWS_CORPORA):
         raise ValueError(f"only must list some of {CWS_CORPORA}, not {only!r}")
     root = f"{out or DATA_DIR}/cws-more"
-    failed, tried = [], []
     with Scratch() as scratch:
-        try:
-            for corpus in (c for c in CWS_CORPORA if c in selected):
-                notes = []
-                if not install_cws_corpus(f"{root}/{corpus}", corpus, source, force, scratch, notes):
-                    failed.append(corpus)
-                    tried += notes
-        except BrokenPipeError:
-            raise  # main() ends the run quietly
-        except (Fatal, OSError) as e:
-            error(CWS_PROG, str(e))
-            return 1
+        return install_each(CWS_PROG, [c for c in CWS_CORPORA if c in selected], cws_failed,
+                            lambda c, notes: install_cws_corpus(f"{root}/{c}", c, source, force, scratch, notes))
+
+
+def install_each(prog, items, failed_report, install_one):
+    """install_one(item, notes) for each item (False: not obtained, NOTES saying where it was
+    looked for); then failed_report(failed, tried, installed) if any failed. Returns the exit
+    status."""
+    failed, tried = [], []
+    try:
+        for item in items:
+            notes = []
+            if not install_one(item, notes):
+                failed.append(item)
+                tried += notes
+    except BrokenPipeError:
+        raise  # main() ends the run quietly
+    except (Fatal, OSError) as e:
+        error(prog, str(e))
+        return 1
     if failed:
-        return cws_failed(failed, tried, [c for c in CWS_CORPORA if c in selected and c not in failed])
+        return failed_report(failed, tried, [i for i in items if i not in failed])
     return 0
 
 
@@ -1523,16 +1537,10 @@ def install_unlab_part(run, part, source, force, tried):
 
 
 def unlab_failed(failed, tried, installed):
-    tried = dict.fromkeys(tried)  # (a missing local copy is tried for each file)
-    lines = [f"{UNLAB_PROG}: error: could not obtain {' '.join(unlab_name(p) for p in failed)}. Tried:",
-             *(f"  - {t}" for t in tried),
-             "Point --from at the local copy (a directory with unlabeled/, an unlabeled/ directory, or its",
-             "en/ or zh/ directory; for English also an nltk_data directory), e.g.:",
-             "  bash data_scripts/get_unlabeled.sh --from ../shared/data"]
-    if installed:
-        lines.append(f"(installed: {' '.join(installed)}; to ask for these only, add --only {','.join(installed)})")
-    print("\n".join(lines), file=sys.stderr, flush=True)
-    return 1
+    return report_failed(UNLAB_PROG, [unlab_name(p) for p in failed], tried, installed, [
+        "Point --from at the local copy (a directory with unlabeled/, an unlabeled/ directory, or its",
+        "en/ or zh/ directory; for English also an nltk_data directory), e.g.:",
+        "  bash data_scripts/get_unlabeled.sh --from ../shared/data"])
 
 
 def install_unlabeled(out=None, source=None, only=None, force=False):
@@ -1542,23 +1550,10 @@ def install_unlabeled(out=None, source=None, only=None, force=False):
     if not set(selected) <= set(UNLAB_ONLY):
         raise ValueError(f"only must list some of {UNLAB_ONLY}, not {only!r}")
     selected = {p for s in selected for p in (UNLAB_EN if s == "en" else [s])}
-    failed, tried = [], []
     with Scratch() as scratch:
         run = _UnlabRun(out or DATA_DIR, scratch)
-        try:
-            for part in (p for p in UNLAB_PARTS if p in selected):
-                notes = []
-                if not install_unlab_part(run, part, source, force, notes):
-                    failed.append(part)
-                    tried += notes
-        except BrokenPipeError:
-            raise  # main() ends the run quietly
-        except (Fatal, OSError) as e:
-            error(UNLAB_PROG, str(e))
-            return 1
-    if failed:
-        return unlab_failed(failed, tried, [p for p in UNLAB_PARTS if p in selected and p not in failed])
-    return 0
+        return install_each(UNLAB_PROG, [p for p in UNLAB_PARTS if p in selected], unlab_failed,
+                            lambda part, notes: install_unlab_part(run, part, source, force, notes))
 
 
 # ---------------------------------------------------------------- command line

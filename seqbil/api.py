@@ -241,7 +241,7 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
     """
     import time
 
-    from .aso import Learner, read_text, split_specs, word_vectors, write_vectors
+    from .aso import StructureLearner, read_text, split_specs, word_vectors, write_vectors
 
     echo = echo or (_stderr if verbose else _quiet)
     if isinstance(unlabeled, (str, bytes)) or hasattr(unlabeled, "__fspath__"):
@@ -261,7 +261,7 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
         corpus, records = read_text(unlabeled, unit, settings["encoding"], bar.update)
     echo(f"read {len(corpus)} sentences, {corpus.n_tokens} {unit}s ({len(corpus.values[0])} distinct) from "
          f"{len(records)} file{'s' * (len(records) > 1)} in {time.perf_counter() - t0:.1f} s")
-    structure = Learner(settings, corpus, unit, specs, jobs, echo, progress).learn()
+    structure = StructureLearner(settings, corpus, unit, specs, jobs, echo, progress).learn()
     structure.provenance["unlabeled"] = records
     structure.provenance["config"] = str(config) if config is not None else None
     structure.provenance["format"] = fmt

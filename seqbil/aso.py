@@ -140,7 +140,7 @@ def top_singular(M, h, seed=0):
     return np.ascontiguousarray(U * flip, dtype=np.float32), s
 
 
-class Learner:
+class StructureLearner:
     """One run of `seqbil aso`: settings (the parameter table's), a Corpus of the
     unlabeled text, the split specs; learn() gives a Structure."""
 

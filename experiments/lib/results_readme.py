@@ -356,6 +356,21 @@ def multitask_section():
     return "\n".join(out) + "\n"
 
 
+def aso_section():
+    """experiments/aso.sh: structure from unlabeled text."""
+    c = Record("aso/aso.json")
+    body = c.body().replace("](aso_curve.png)", "](aso/aso_curve.png)")
+    out = ["## Structure from unlabeled text (Ando & Zhang 2005)\n",
+           f"`bash experiments/aso.sh` → [`aso/aso.md`](aso/aso.md) (from {c.source()})\n", body, ""]
+    for r in c.rows:
+        if r["gain"] in ("–", None):
+            continue
+        gain = float(r["gain"])
+        out.append(f"- {r['corpus']}, {r['learner']}: {r['f1_without']} → {r['f1_with']} ({gain:+.2f} ± "
+                   f"{r['sd_gain']}; ahead at {r['seeds_gaining']} of {r['seeds']} seeds).")
+    return "\n".join(out) + "\n"
+
+
 def build():
     parts = [header(), table1_section(),
              curve_section("figure1/curve.json", "Figure 1: segmentation learning curves", "figure1.sh",
@@ -365,7 +380,7 @@ def build():
                            None, figure3_closing),
              power_section(), seeds_section()]
     for rel, section in (("cws_features/cws_features.json", cws_section), ("taggers/taggers.json", taggers_section),
-                         ("multitask/multitask.json", multitask_section),
+                         ("multitask/multitask.json", multitask_section), ("aso/aso.json", aso_section),
                          ("rpa_synthetic/rpa_synthetic.json", rpa_section)):
         if (RESULTS / rel).exists():
             parts.append(section())
