@@ -206,12 +206,13 @@ def aso_summary():
     record = json.loads((ROOT / "results" / "aso" / "aso.json").read_text(encoding="utf-8"))
     rows = [dict(zip(record["columns"], r)) for r in record["rows"]]
     names = {"conll100": "CoNLL-2000"}
-    out = ["| corpus (training part) | learner | without | with structure | gain (sd over seeds) |",
-           "| --- | --- | --- | --- | --- |"]
+    out = ["| corpus (training part) | learner | structure | without | with | gain (sd over seeds) |",
+           "| --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         name = names.get(r["corpus"]) or (f"CoNLL-2000 (first {r['corpus'][5:]}%)" if r["corpus"].startswith("conll")
                                           else r["corpus"])
-        out.append(f"| {name} | {r['learner']} | {r['f1_without']} | {r['f1_with']} | {r['gain']} ({r['sd_gain']}) |")
+        out.append(f"| {name} | {r['learner']} | {r['structure']} | {r['f1_without']} | {r['f1_with']} | "
+                   f"{r['gain']} ({r['sd_gain']}) |")
     seeds = max(int(r["seeds"]) for r in rows)
     return ("\n".join(out) + f"\n\nMean test F1 over {seeds} seeds; from `results/aso/aso.json` "
             f"(`{record['command'].strip()}`, seqbil {record['seqbil']}, {record['date']}, {record['machine']}).\n")

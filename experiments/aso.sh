@@ -7,8 +7,11 @@ tokens, none from the Wall Street Journal; Ando & Zhang used 15 M words of WSJ) 
 the Chinese raw text of data/unlabeled/zh plus the pku stand-in's text (spaces removed),
 recording time and peak memory. CoNLL-2000 (configs/conll2000.toml): first the structure's
 scale and window on held-out data (the last 10% of the training set, learner bol), then a
-learning curve on the first 10%, 25%, 50% and 100% of the training set, sp and bol, with and
-without the structure, 3 seeds, scored on the test set. pku and SXU (configs/cws.toml): with
+learning curve on the first 10%, 25%, 50% and 100% of the training set, sp and bol, 3 seeds,
+scored on the test set: without a structure; with the word structure (aso: problems that
+predict words); with Ando & Zhang's semi-supervised problems (semi: a POS tagger and a chunker
+trained on the same labelled part tag the raw text, and the problems predict the chunk tag
+from each split); with both. pku and SXU (configs/cws.toml): with
 and without the Chinese structure, sp and bol, 3 seeds. Writes aso*.csv, .json, .md and a
 figure of F1 against training size."
 source "$(dirname "$0")/common.sh"
@@ -121,19 +124,60 @@ done
 sync_runs
 read -r SCALE WINDOW < <("$PY" "$EXP/lib/aso.py" choose "$OUT")
 echo "$NAME: scale $SCALE, window $WINDOW (best held-out F1)"
+WITH=(--structure-scale "$SCALE" --structure-window="$WINDOW")
+
+# semi_structure PART NAME: Ando & Zhang's semi-supervised problems: a POS tagger and a
+# chunker trained on PART (the labelled data at hand) tag the raw text; the structure
+# $R/semi_NAME.sbs is learned from problems that predict the chunk tag at a token from
+# each split (its own word and tag; the two before; the two after)
+semi_structure() {
+    local part=$1 name=$2 t=$R/semi_$2
+    [ -s "$t.sbs" ] && return 0
+    echo "  semi-supervised structure from $(basename "$part")"
+    awk 'NF == 0 { print; next } { print $1, $2 }' "$part" > "$t.pos"
+    "${SEQBIL[@]}" train -q --config pos --train "$t.pos" --model "$t.pos.sbm" "${EPOCHS[@]}" > "$t.out" 2>&1
+    "${SEQBIL[@]}" train -q --config conll2000 --train "$part" --model "$t.chunk.sbm" "${EPOCHS[@]}" >> "$t.out" 2>&1
+    "${SEQBIL[@]}" tag -m "$t.pos.sbm" -i "$R/raw.tokens" -o "$t.raw.pos" --jobs 2
+    "${SEQBIL[@]}" tag -m "$t.chunk.sbm" -i "$t.raw.pos" -o "$t.raw.chunk" --jobs 2
+    "$PY" "$EXP/lib/aso.py" measure "$t.aso.json" -- "${SEQBIL[@]}" aso -q --jobs 2 --unlabeled-format columns \
+        --unlabeled "$t.raw.chunk" --out "$t.sbs.tmp" "${ASO[@]}" \
+        --split "cur: %x[0,0]|lower %x[0,0]|suffix:2 %x[0,0]|suffix:3 %x[0,0]|shape %x[0,1] -> 0 @2" \
+        --split "left: %x[-1,0]|lower %x[-2,0]|lower %x[-1,1] %x[-2,1] %x[-2,1]/%x[-1,1] -> 0 @2" \
+        --split "right: %x[1,0]|lower %x[2,0]|lower %x[1,1] %x[2,1] %x[1,1]/%x[2,1] -> 0 @2"
+    mv "$t.sbs.tmp" "$t.sbs"
+    rm -f "$t.pos" "$t.raw.pos" "$t.raw.chunk" "$t".*.sbm
+}
+# the raw text, a token per line (as seqbil tag reads CoNLL files)
+if [ ! -s "$R/raw.tokens" ]; then
+    "${PYI[@]}" -c 'import gzip, sys
+for path in sys.argv[1:]:
+    data = open(path, "rb").read()
+    text = (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode("utf-8")
+    for line in text.splitlines():
+        if line.split(): sys.stdout.write("\n".join(line.split()) + "\n\n")' "${EN[@]}" > "$R/raw.tokens.tmp"
+    mv "$R/raw.tokens.tmp" "$R/raw.tokens"
+fi
+semi_structure "$R/conll.train90" held
+spawn held__semi__bol__1 "$R/conll.held10" --config conll2000 --train "$R/conll.train90" --learner bol \
+    --structure "$R/semi_held.sbs" "${WITH[@]}"
+spawn held__both__bol__1 "$R/conll.held10" --config conll2000 --train "$R/conll.train90" --learner bol \
+    --structure "$R/en.sbs" --structure "$R/semi_held.sbs" "${WITH[@]}"
+sync_runs
 
 # 3. the learning curve on CoNLL-2000
 echo "$NAME: CoNLL-2000 learning curve"
 for size in "${SIZES[@]}"; do
     part=$R/conll.first$size
     "$PY" "$EXP/lib/subset.py" --format conll --first "$(awk -v s="$size" 'BEGIN { print s / 100 }')" "$TRAIN" "$part"
+    semi_structure "$part" "$size"
     for seed in "${SEEDS[@]}"; do
         for learner in "${LEARNERS[@]}"; do
-            spawn "conll${size}__none__${learner}__${seed}" "$TEST" --config conll2000 --train "$part" \
-                --learner "$learner" --seed "$seed"
-            spawn "conll${size}__aso__${learner}__${seed}" "$TEST" --config conll2000 --train "$part" \
-                --learner "$learner" --seed "$seed" --structure "$R/en.sbs" --structure-scale "$SCALE" \
-                --structure-window="$WINDOW"
+            common=("$TEST" --config conll2000 --train "$part" --learner "$learner" --seed "$seed")
+            spawn "conll${size}__none__${learner}__${seed}" "${common[@]}"
+            spawn "conll${size}__aso__${learner}__${seed}" "${common[@]}" --structure "$R/en.sbs" "${WITH[@]}"
+            spawn "conll${size}__semi__${learner}__${seed}" "${common[@]}" --structure "$R/semi_$size.sbs" "${WITH[@]}"
+            spawn "conll${size}__both__${learner}__${seed}" "${common[@]}" --structure "$R/en.sbs" \
+                --structure "$R/semi_$size.sbs" "${WITH[@]}"
         done
     done
 done
@@ -150,12 +194,12 @@ for spec in "${cws[@]}"; do
             spawn "${c}__none__${learner}__${seed}" "$test" --config cws --train "$train" --learner "$learner" \
                 --seed "$seed"
             spawn "${c}__aso__${learner}__${seed}" "$test" --config cws --train "$train" --learner "$learner" \
-                --seed "$seed" --structure "$R/zh.sbs" --structure-scale "$SCALE" --structure-window="$WINDOW"
+                --seed "$seed" --structure "$R/zh.sbs" "${WITH[@]}"
         done
     done
 done
 sync_runs
 words=()
-rm -f "$R"/conll.* "$R/pku_text.txt"
+rm -f "$R"/conll.* "$R/pku_text.txt" "$R/raw.tokens"
 
 "$PY" "$EXP/lib/aso.py" report "$OUT" --title "Structure from unlabeled text (alternating structure optimization)"

@@ -232,7 +232,9 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
     saved to `out` when given; `seqbil train --structure OUT` then adds its features.
 
     unlabeled: raw text files (plain or gzip), a sentence per line: tokens separated
-        by spaces, or for a segmentation config (format sighan) characters.
+        by spaces, or for a segmentation config (format sighan) characters; or with
+        unlabeled_format="columns", a token per line with its fields (text tagged by
+        seqbil models), which splits may read and predict (@COLUMN).
     config: a bundled config name or a TOML file, for [corpus] format and encoding
         and the [structure] section (splits, targets, dim, aux_*); options override.
     jobs: threads training the auxiliary problems.
@@ -241,7 +243,7 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
     """
     import time
 
-    from .aso import StructureLearner, read_text, split_specs, word_vectors, write_vectors
+    from .aso import StructureLearner, read_columns, read_text, split_specs, word_vectors, write_vectors
 
     echo = echo or (_stderr if verbose else _quiet)
     if isinstance(unlabeled, (str, bytes)) or hasattr(unlabeled, "__fspath__"):
@@ -258,7 +260,10 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
     t0 = time.perf_counter()
     with tqdm(desc="reading", unit=" " + unit + "s", unit_scale=True, leave=False, disable=not progress,
               dynamic_ncols=True) as bar:
-        corpus, records = read_text(unlabeled, unit, settings["encoding"], bar.update)
+        if settings["unlabeled_format"] == "columns":
+            corpus, records = read_columns(unlabeled, settings["encoding"], bar.update)
+        else:
+            corpus, records = read_text(unlabeled, unit, settings["encoding"], bar.update)
     echo(f"read {len(corpus)} sentences, {corpus.n_tokens} {unit}s ({len(corpus.values[0])} distinct) from "
          f"{len(records)} file{'s' * (len(records) > 1)} in {time.perf_counter() - t0:.1f} s")
     structure = StructureLearner(settings, corpus, unit, specs, jobs, echo, progress).learn()

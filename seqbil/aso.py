@@ -70,6 +70,47 @@ def read_text(paths, unit, encoding="utf-8", progress=None):
     return corpus, records
 
 
+def read_columns(paths, encoding="utf-8", progress=None):
+    """(Corpus, records) of column files (a token per line, fields separated by white
+    space, a blank line between sentences), every field a column: e.g. raw text tagged
+    by seqbil models (`seqbil tag` writes the input's fields and the label)."""
+    lengths, records, width = [], [], None
+    columns, vocab = [], []
+    for path in paths:
+        digest, size = _sha256(path), os.path.getsize(path)
+        n_sent = n_units = 0
+        n = 0
+        for number, line in read_lines(path, encoding):
+            fields = line.split()
+            if not fields:
+                if n:
+                    lengths.append(n)
+                    n_sent += 1
+                    n = 0
+                continue
+            if width is None:
+                width = len(fields)
+                columns, vocab = [[] for _ in fields], [_Ids() for _ in fields]
+            if len(fields) != width:
+                raise InputError(path, number, f"expected {width} fields, found {len(fields)}")
+            for col, ids, value in zip(columns, vocab, fields):
+                col.append(ids[value])
+            n += 1
+            n_units += 1
+            if progress is not None:
+                progress(1)
+        if n:
+            lengths.append(n)
+            n_sent += 1
+        if not n_sent:
+            raise InputError(path, 0, "no text in the file")
+        records.append({"path": os.path.abspath(path), "sha256": digest, "bytes": size, "sentences": n_sent,
+                        "units": n_units, "columns": width})
+    corpus = Corpus(np.array(lengths, dtype=np.int64), [list(v) for v in vocab],
+                    [np.array(c, dtype=np.int32) for c in columns], [], np.full(sum(lengths), -1, dtype=np.int32))
+    return corpus, records
+
+
 def _sha256(path):
     h = hashlib.sha256()
     try:
@@ -81,12 +122,13 @@ def _sha256(path):
     return h.hexdigest()
 
 
-def target_ids(corpus, m):
-    """(targets, id of every token's target or -1): the m most frequent folded values
-    of column 0 (ties: first seen first)."""
-    values, inverse = corpus.values[0], corpus.ids[0]
+def target_ids(corpus, m, column=0):
+    """(targets, id of every token's target or -1): the m most frequent values of a
+    column (ties: first seen first); words (column 0) folded by fold_target."""
+    values, inverse = corpus.values[column], corpus.ids[column]
     folded = _Ids()
-    lut = np.fromiter(map(folded.__getitem__, map(fold_target, values)), dtype=np.int64, count=len(values))
+    fold = fold_target if column == 0 else str
+    lut = np.fromiter(map(folded.__getitem__, map(fold, values)), dtype=np.int64, count=len(values))
     tok = lut[inverse]
     counts = np.bincount(tok, minlength=len(folded))
     order = np.argsort(-counts, kind="stable")[:m]
@@ -151,34 +193,47 @@ class StructureLearner:
     def learn(self):
         s = self.settings
         t0 = time.perf_counter()
-        self.targets, self.tok_target = target_ids(self.corpus, s["targets"])
-        covered = float(np.mean(self.tok_target >= 0)) if len(self.tok_target) else 0.0
-        self.echo(f"{len(self.targets)} targets cover {100 * covered:.1f}% of the {len(self.tok_target)} "
-                  f"{'tokens' if self.unit == 'token' else 'characters'}")
+        self.targets = {}  # column: (target values, every token's target id or -1)
+        for column in sorted({c for _, _, _, c in self.splits}):
+            names, tok = self.targets[column] = target_ids(self.corpus, s["targets"], column)
+            covered = float(np.mean(tok >= 0)) if len(tok) else 0.0
+            self.echo(f"{len(names)} targets{f' of column {column}' if column else ''} cover {100 * covered:.1f}% "
+                      f"of the {len(tok)} {'tokens' if self.unit == 'token' else 'characters'}")
         splits, report = [], []
-        for name, texts, offsets in self.splits:
+        for name, texts, offsets, column in self.splits:
             t_split = time.perf_counter()
-            split, info = self._split(name, texts, offsets)
+            split, info = self._split(name, texts, offsets, column)
             info["seconds"] = round(time.perf_counter() - t_split, 2)
             splits.append(split)
             report.append(info)
             self.echo(f"split {name}: {info['attributes']} features, {info['problems']} problems "
                       f"({info['method']}), h = {split.dim}, {info['seconds']:.1f} s")
-        record = {"targets": len(self.targets), "target_coverage": round(covered, 4), "dim": s["dim"],
+        first = min(self.targets)
+        record = {"targets": len(self.targets[first][0]),
+                  "target_coverage": round(float(np.mean(self.targets[first][1] >= 0)), 4),
+                  "target_columns": {str(c): len(v[0]) for c, v in self.targets.items()}, "dim": s["dim"],
                   "loss": s["aux_loss"], "lambda": s["aux_lambda"], "epochs": s["aux_epochs"], "rate": s["aux_rate"],
                   "min_count": s["aux_min_count"], "rounds": s["rounds"], "seed": s["seed"], "splits": report,
                   "seconds": round(time.perf_counter() - t0, 2), "jobs": self.jobs}
         return Structure(splits, self.unit, record)
 
-    def _split(self, name, texts, offsets):
+    def _split(self, name, texts, offsets, column):
         s = self.settings
         templates = TemplateSet(parse_template(t) for t in texts)
+        n_columns = len(self.corpus.values)
+        for c in sorted({f.column for t in templates.templates for _, f in t.refs} | {column}):
+            if c >= n_columns:
+                raise SeqbilError(f"split {name} reads or predicts column {c}, but the unlabeled text has "
+                                  f"{n_columns} column{'s' * (n_columns > 1)}")
         index, parts = FeatureIndex.build(self.corpus, templates, s["aux_min_count"])
         u_ptr, u_ids = parts[0], parts[1]
-        d, m = index.n_keyed(0), len(self.targets)
+        values, tok_target = self.targets[column]
+        d, m = index.n_keyed(0), len(values)
         if d == 0:
             raise SeqbilError(f"split {name}: no feature is seen {s['aux_min_count']} times in the unlabeled text")
-        targets = [shifted(self.tok_target, self.corpus.lengths, o) for o in offsets]
+        if m < 2:
+            raise SeqbilError(f"split {name}: column {column} has {m} value in the unlabeled text: nothing to predict")
+        targets = [shifted(tok_target, self.corpus.lengths, o) for o in offsets]
         X = sp.csr_matrix((np.ones(len(u_ids), np.float32), u_ids, u_ptr), shape=(len(u_ptr) - 1, d))
         theta, methods = None, []
         for r in range(s["rounds"]):
@@ -186,7 +241,7 @@ class StructureLearner:
                 U = np.hstack([closed_form(X, tg, m, s["aux_lambda"], s["aux_loss"]) for tg in targets])
                 methods.append("closed form")
             else:
-                U = self._sgd(name, r, u_ptr, u_ids, d, targets, theta)
+                U = self._sgd(name, r, u_ptr, u_ids, d, m, targets, theta)
                 methods.append(f"SGD, {s['aux_epochs']} epochs")
             # M = [sqrt(lambda) u_l]: one lambda for all, so the singular vectors are those of U
             theta, sv = top_singular(U, s["dim"], s["seed"])
@@ -195,14 +250,14 @@ class StructureLearner:
         method = methods[0] + (f"; then {len(methods) - 1} more round(s) by SGD" if len(methods) > 1 else "")
         info = {"name": name, "attributes": d, "problems": m * len(offsets), "method": method,
                 "singular_values": [round(float(x), 6) for x in sv[:10]], "rms": rms}
-        return Split(name, offsets, index, theta, rms), info
+        return Split(name, offsets, index, theta, rms, column), info
 
-    def _sgd(self, name, rnd, u_ptr, u_ids, d, targets, theta):
+    def _sgd(self, name, rnd, u_ptr, u_ids, d, m, targets, theta):
         from tqdm import tqdm
 
         from ._kernels.aso import sgd_block
         s = self.settings
-        m, h = len(self.targets), 0 if theta is None else theta.shape[1]
+        h = 0 if theta is None else theta.shape[1]
         P = len(u_ptr) - 1
         rng = np.random.default_rng(s["seed"] + 7919 * rnd)
         orders = [rng.permutation(P).astype(np.int64) for _ in range(s["aux_epochs"])]
@@ -247,7 +302,7 @@ def split_specs(settings, fmt, origin="<settings>"):
     """[(name, templates, offsets)] of the settings' splits, or the format's defaults."""
     texts = settings["splits"] or DEFAULT_SPLITS[fmt]
     specs = [parse_split(t, origin) for t in texts]
-    names = [n for n, _, _ in specs]
+    names = [n for n, _, _, _ in specs]
     if len(set(names)) != len(names):
         raise ConfigError(origin, 0, "[structure] splits: two splits share a name")
     return specs

@@ -140,19 +140,21 @@ def describe(info):
                                                     if t.get("template_file") else ""))
     st = t.get("structure")
     if st:
-        prov = st.get("provenance", {})
-        files = prov.get("unlabeled", [])
-        lines.append(f"structure: {st.get('path', st.get('source'))}" + (f" (sha256 {st['sha256'][:16]}...)" if
-                                                                         st.get("sha256") else "")
-                     + f", {st.get('dim', '?')} features per token at offsets {st.get('window', '?')}, "
-                     f"scale {st.get('scale', '?')}")
-        if prov:
-            lines.append(f"  learned from {sum(f['units'] for f in files):,} units of unlabeled text: "
-                         + ", ".join(f"{f['path']} ({f['units']:,}, sha256 {f['sha256'][:16]}...)" for f in files))
-            lines.append(f"  {prov.get('targets')} targets ({100 * prov.get('target_coverage', 0):.1f}% of the "
-                         f"text), h = {prov.get('dim')}, {prov.get('loss')} loss, lambda {prov.get('lambda')}, "
-                         f"{prov.get('epochs')} epochs, {prov.get('rounds')} round(s), {prov.get('seconds')} s")
-            for sp in prov.get("splits", []):
+        files = st.get("files") or ([{"path": st["path"], "sha256": st["sha256"]}] if st.get("path") else [])
+        where = ", ".join(f"{f['path']} (sha256 {f['sha256'][:16]}...)" for f in files) or st.get("source")
+        lines.append(f"structure: {where}, {st.get('dim', '?')} features per token at offsets "
+                     f"{st.get('window', '?')}, scale {st.get('scale', '?')}")
+        prov = st.get("provenance") or {}
+        for part in prov.get("parts", [prov] if prov else []):
+            text = part.get("unlabeled", [])
+            if len(files) > 1:
+                lines.append(f"  {part.get('path')}:")
+            lines.append(f"  learned from {sum(f['units'] for f in text):,} units of unlabeled text: "
+                         + ", ".join(f"{f['path']} ({f['units']:,}, sha256 {f['sha256'][:16]}...)" for f in text))
+            lines.append(f"  {part.get('targets')} targets ({100 * part.get('target_coverage', 0):.1f}% of the "
+                         f"text), h = {part.get('dim')}, {part.get('loss')} loss, lambda {part.get('lambda')}, "
+                         f"{part.get('epochs')} epochs, {part.get('rounds')} round(s), {part.get('seconds')} s")
+            for sp in part.get("splits", []):
                 lines.append(f"  split {sp['name']}: {sp['attributes']:,} features, {sp['problems']} problems "
                              f"({sp['method']})")
     if info["params"]:

@@ -77,9 +77,9 @@ CORE = [
           "(the whole file, so that unseen words keep their vectors at tagging time)", "features", ("seen", "all")),
     Param("vector_scale", float, 1.0, "factor applied to every vector component (their scale against the binary "
           "features matters to online learners)", "features", positive=True),
-    Param("structure", str, "", "a structure learned from unlabeled text (seqbil aso): at every token the "
-          "dense features Theta phi(x) of each of its splits become real-valued 0-order features, kept in the model",
-          "features", metavar="FILE"),
+    Param("structure", list, [], "structures learned from unlabeled text (seqbil aso): at every token the "
+          "dense features Theta phi(x) of each of their splits become real-valued 0-order features, kept in the "
+          "model", "features", metavar="FILE"),
     Param("structure_scale", float, 0.3, "factor applied to the structure's features (each split's are first "
           "divided by their root mean square on the unlabeled text; 0.3 was the best of 0.1, 0.2, 0.3, 0.5 and 1 "
           "for CoNLL-2000 chunking on held-out training data, learner bol: experiments/aso.sh)", "features",
@@ -114,6 +114,10 @@ CORE = [
           "(%x[r,0] with functions) are the split's features, the offsets the tokens its problems predict, one "
           "problem per target (none given: left and right context and the token's own spelling, for words or "
           "characters by the corpus format)", "structure", flag="--split"),
+    Param("unlabeled_format", str, "text", "seqbil aso: what the unlabeled files are: text (a sentence per line: "
+          "tokens separated by spaces, or characters for format sighan) or columns (a token per line, fields "
+          "separated by spaces, a blank line between sentences: e.g. text tagged by seqbil models, whose "
+          "columns splits may read and predict with @COLUMN)", "structure", ("text", "columns")),
     Param("targets", int, 1000, "seqbil aso: the most frequent words (or characters), lower-cased and digits as "
           "0, each a target of one auxiliary problem per offset of a split", "structure", positive=True),
     Param("dim", int, 50, "seqbil aso: rows of Theta per split (h, the singular vectors kept)", "structure",
@@ -177,6 +181,8 @@ def defaults():
 def check_value(param, value, source, line=0):
     """The value, converted (int to float) and checked against the table entry."""
     where = f"[{param.section}] {param.name}"
+    if param.type is list and isinstance(value, str):  # one item given alone
+        value = [value]
     ok = isinstance(value, param.type) and not (param.type is int and isinstance(value, bool))
     if param.type is float and isinstance(value, int) and not isinstance(value, bool):
         value, ok = float(value), True

@@ -293,6 +293,12 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         sources.get("dictionaries", "<settings>"), settings["dict_min_length"])
     vector_info, vectors = _vector_features(settings, sources, templates, tokens, base, enc)
     structure_info, structure = _structure_features(settings, sources, fmt.name, base, bool(tasks))
+    if structure is not None and base is None:  # the splits read columns of this corpus too
+        n_fields = fmt.n_fields if fmt.name == "conll" else 1
+        label = fmt._label_index(n_fields) if fmt.name == "conll" else None
+        for split in structure.structure.splits:
+            split.index.templates.check_columns(n_fields, label, train_name,
+                                                f"{sources.get('structure', '<settings>')} (split {split.name})")
     data, index = encode(tokens, templates, None, labels, settings["min_count"], settings["normalize"],
                          base.index if base is not None else None, vectors=vectors, structure=structure,
                          lexicons=lexicons,
@@ -521,17 +527,21 @@ def _structure_features(settings, sources, fmt, base, tasks):
     if len(set(window)) != len(window):
         raise ConfigError(sources.get("structure_window", "<settings>"), 0, "[features] structure_window: an "
                           "offset is given twice")
-    path = settings["structure"]
-    if not os.path.isfile(path):
-        raise ConfigError(origin, 0, f"[features] structure: no such file {path!r}")
-    structure = Structure.load(path)
     unit = "char" if fmt == "sighan" else "token"
-    if structure.unit != unit:
-        raise ConfigError(origin, 0, f"{path}: a structure of {structure.unit}s, for a corpus of {unit}s "
-                          f"(format {fmt}); learn one with seqbil aso --config for this format")
-    info = {"path": os.path.abspath(path), "sha256": _sha256_file(path), "bytes": os.path.getsize(path),
-            "window": window, "scale": settings["structure_scale"], "dim": structure.dim,
-            "splits": [s.spec() for s in structure.splits], "provenance": structure.provenance}
+    parts, records = [], []
+    for path in settings["structure"]:
+        if not os.path.isfile(path):
+            raise ConfigError(origin, 0, f"[features] structure: no such file {path!r}")
+        part = Structure.load(path)
+        if part.unit != unit:
+            raise ConfigError(origin, 0, f"{path}: a structure of {part.unit}s, for a corpus of {unit}s "
+                              f"(format {fmt}); learn one with seqbil aso --config for this format")
+        parts.append(part)
+        records.append({"path": os.path.abspath(path), "sha256": _sha256_file(path), "bytes": os.path.getsize(path)})
+    structure = Structure.merged(parts, records)
+    info = {**(records[0] if len(records) == 1 else {"files": records}), "window": window,
+            "scale": settings["structure_scale"], "dim": structure.dim, "splits": [s.spec() for s in structure.splits],
+            "provenance": structure.provenance}
     return info, StructureFeatures(structure, window, settings["structure_scale"])
 
 

@@ -139,10 +139,13 @@ def test_targets_and_shifted_labels():
 
 
 def test_parse_split_checks():
-    name, texts, offsets = parse_split("left: %x[-1,0]|lower %x[-2,0] -> 0")
-    assert (name, texts, offsets) == ("left", ["U00:%x[-1,0]|lower", "U01:%x[-2,0]"], [0])
-    for bad in ("left %x[-1,0] -> 0", "left: %x[-1,0] ->", "left: %x[0,0] -> 0", "left: %x[-1,1] -> 0",
-                "left: %x[-1,0] -> 0 0", "left: %x[-1,0] -> x"):
+    name, texts, offsets, column = parse_split("left: %x[-1,0]|lower %x[-2,0] -> 0")
+    assert (name, texts, offsets, column) == ("left", ["U00:%x[-1,0]|lower", "U01:%x[-2,0]"], [0], 0)
+    # a column of tagged text predicted from the words and tags at the token itself
+    assert parse_split("here: %x[0,0] %x[0,1] -> 0 @2")[2:] == ([0], 2)
+    for bad in ("left %x[-1,0] -> 0", "left: %x[-1,0] ->", "left: %x[0,0] -> 0", "left: %x[0,0]|lower -> 0",
+                "here: %x[0,2] -> 0 @2", "left: %x[-1,0] -> 0 0", "left: %x[-1,0] -> x", "left: %x[-1,0] -> 0 @x",
+                "left: %dict[d] -> 0"):
         with pytest.raises(seqbil.SeqbilError):
             parse_split(bad)
 
@@ -323,3 +326,40 @@ def test_more_rounds_and_closed_form_splits(unlabeled):
     for a, b in zip(one.splits, two.splits):
         np.testing.assert_allclose(b.theta.T @ b.theta, np.eye(4), atol=1e-4)
         assert np.abs(np.abs(a.theta.T @ b.theta) - np.eye(4)).max() > 1e-3  # not the same directions
+
+
+def test_columns_of_tagged_text_and_two_structures(structure_file, tmp_path):
+    """Text in columns (as seqbil tag writes it): splits read its columns and predict
+    one (@COLUMN), as Ando & Zhang's problems that predict a tagger's output; a model
+    reads two structures at once, and a split must find its columns in the corpus."""
+    tagged = tmp_path / "tagged.txt"
+    tagged.write_text(sample_path("conll2000_train.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    path = tmp_path / "tags.sbs"
+    s = seqbil.learn_structure([tagged], path, unlabeled_format="columns", targets=30, dim=5, aux_epochs=1,
+                               splits=["here: %x[0,0]|lower %x[0,1] -> 0 @2", "prev: %x[-1,1] -> 0 @1"])
+    sents = conll(sample_path("conll2000_train.txt"))
+    chunks = {y for x in sents for y in x.labels}
+    assert s.provenance["target_columns"] == {"1": 30, "2": min(30, len(chunks))}
+    assert [sp["method"] for sp in s.provenance["splits"]] == ["SGD, 1 epochs", "closed form"]
+    assert [sp.column for sp in s.splits] == [2, 1]
+    assert s.splits[1].dim == 5
+    test = conll(sample_path("conll2000_test.txt"))
+    one = seqbil.train(config="conll2000", epochs=1, structure=str(structure_file))
+    two = seqbil.train(config="conll2000", epochs=1, structure=[str(structure_file), str(path)])
+    extra = [m.index.n_attributes(0) - m.index.n_keyed(0) for m in (one, two)]
+    assert extra[1] - extra[0] == 3 * s.dim
+    two.save(tmp_path / "two.sbm")
+    assert seqbil.load(tmp_path / "two.sbm").predict(test) == two.predict(test)
+    shown = CliRunner().invoke(main, ["inspect", str(tmp_path / "two.sbm")]).output
+    assert str(path) in shown and str(structure_file) in shown
+    # a corpus without the POS column the splits read
+    words_only = tmp_path / "wl.txt"
+    words_only.write_text("".join("".join(f"{w} {y}\n" for w, y in zip(x.columns[0], x.labels)) + "\n"
+                                  for x in sents[:50]), encoding="utf-8")
+    template = tmp_path / "t.txt"
+    template.write_text("U00:%x[0,0]\nB\n")
+    result = CliRunner().invoke(main, ["train", "--config", "conll2000", "--template", str(template), "--learner",
+                                       "sp", "--train", str(words_only), "--structure", str(path), "--epochs", "1",
+                                       "--model", str(tmp_path / "x.sbm"), "-q"])
+    assert result.exit_code == 2 and "split here" in result.output and "label column" in result.output
+    assert not (tmp_path / "x.sbm").exists()

@@ -228,19 +228,26 @@ def test_aso_script_quick(tmp_path):
     held = rows(out / "aso_held.csv")
     best = max((h for h in held if h["scale"] != "none"), key=lambda h: (float(h["f1"]), -float(h["scale"])))
     assert (best["scale"], best["window"]) == (scale, window)
+    structures = {"words": [r / "en.sbs"], "chunk tags": None, "both": None}
+    seen = set()
     for row in rows(out / "aso.csv"):
         if not row["corpus"].startswith("conll"):
             continue
+        size = row["corpus"][5:]
+        structures["chunk tags"] = [r / f"semi_{size}.sbs"]
+        structures["both"] = [r / "en.sbs", r / f"semi_{size}.sbs"]
         work = tmp_path / row["corpus"]
         work.mkdir(exist_ok=True)
         subprocess.run([sys.executable, str(EXPERIMENTS / "lib" / "subset.py"), "--format", "conll", "--first",
-                        str(int(row["corpus"][5:]) / 100), str(CONLL[0]), str(work / "train")], check=True)
+                        str(int(size) / 100), str(CONLL[0]), str(work / "train")], check=True)
         opts = dict(config="conll2000", learner=row["learner"], seed=1, **QUICK)
         plain = scores(work / "train", CONLL[1], **opts)["f1"]
-        with_s = scores(work / "train", CONLL[1], structure=str(r / "en.sbs"), structure_scale=float(scale),
-                        structure_window=window, **opts)["f1"]
+        with_s = scores(work / "train", CONLL[1], structure=[str(p) for p in structures[row["structure"]]],
+                        structure_scale=float(scale), structure_window=window, **opts)["f1"]
         assert float(row["f1_without"]) == pytest.approx(plain, abs=5e-3)
         assert float(row["f1_with"]) == pytest.approx(with_s, abs=5e-3)
+        seen.add(row["structure"])
+    assert seen == set(structures)
     record = json.loads((out / "aso.json").read_text())
     assert all(record[key] for key in ("command", "seqbil", "machine", "date"))
     assert (out / "aso_curve.png").exists() == PLOTS

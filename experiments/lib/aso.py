@@ -7,7 +7,8 @@
 Runs (in OUT_DIR/runs/): SPLIT__COND__LEARNER__SEED with .eval.json, .jsonl (the
 `seqbil train --log`), .time (wall seconds of the train command) and .size (model
 bytes). SPLIT is held, conllN (the first N% of CoNLL-2000's training set), pku or sxu;
-COND is none, aso (the structure) or sSCALEwWINDOW (held-out settings).
+COND is none, aso (the word structure), semi (the semi-supervised one), both, or
+sSCALEwWINDOW (held-out settings of the word structure).
 """
 import argparse
 import json
@@ -26,6 +27,9 @@ HELD = re.compile(r"s(?P<scale>[0-9.]+)w(?P<window>[-0-9,]+)$")
 # Ando & Zhang (2005), JMLR 6, section 7 (CoNLL-2000 chunking, F1 on the test set): their
 # supervised baseline and the semi-supervised ASO model with 15 M words of unlabeled WSJ text
 PAPER = {"supervised": 93.60, "ASO-semi": 94.39}
+# the structures compared: problems that predict words; Ando & Zhang's semi-supervised
+# problems (predict the chunk tag that taggers trained on the labelled part give); both
+CONDS = {"aso": "words", "semi": "chunk tags", "both": "both"}
 
 
 def measure(record, command):
@@ -72,6 +76,11 @@ def held_table(runs):
     return sorted(rows, key=lambda t: (t[0] is not None, t[0] or 0, t[1] or ""))
 
 
+def held_others(runs):
+    """{cond: f1} of the held-out runs of the other structures (semi, both)."""
+    return {r["cond"]: r["f1"] for r in runs if r["split"] == "held" and r["cond"] in CONDS}
+
+
 def choose(out):
     rows = [r for r in held_table(load(out)) if r[0] is not None]
     if not rows:
@@ -103,6 +112,11 @@ def report(out, title):
                  "| scale | window | F1 | gain |", "|---|---|---|---|"]
         body += [f"| {a} | {b} | {c} | {'' if base is None or a == 'none' else f'{float(c) - base:+.2f}'} |"
                  for a, b, c in rows]
+        others = held_others(runs)
+        if others:
+            body += ["", "With the chosen scale and window, the other structures on the same held-out data: "
+                     + "; ".join(f"{CONDS[c]} {f:.2f}" + (f" ({f - base:+.2f})" if base is not None else "")
+                                 for c, f in others.items()) + "."]
     # learning curve and segmentation
     groups = {}
     for r in runs:
@@ -114,52 +128,64 @@ def report(out, title):
                                                           int(s[5:]) if s[5:].isdigit() else 0, s))
     for split in splits:
         for learner in ("bol", "sp"):
-            none = [r["f1"] for r in groups.get((split, learner, "none"), [])]
-            aso = [r["f1"] for r in groups.get((split, learner, "aso"), [])]
-            if not none and not aso:
-                continue
-            gains = [a["f1"] - n["f1"] for n in groups.get((split, learner, "none"), [])
-                     for a in groups.get((split, learner, "aso"), []) if a["seed"] == n["seed"]]
-            (mn, sn), (ma, sa), (mg, sg) = mean_sd(none), mean_sd(aso), mean_sd(gains)
-            t = {c: statistics.median([r["seconds"] for r in groups.get((split, learner, c), [])] or [float("nan")])
-                 for c in ("none", "aso")}
-            size = {c: statistics.median([r["mib"] for r in groups.get((split, learner, c), [])] or [float("nan")])
-                    for c in ("none", "aso")}
-            rows.append([split, learner, len(none), fmt(mn), fmt(sn), fmt(ma), fmt(sa), fmt(mg), fmt(sg),
-                         sum(g > 0 for g in gains), fmt(t["none"], 1), fmt(t["aso"], 1), fmt(size["none"], 1),
-                         fmt(size["aso"], 1)])
-            if split.startswith("conll") and split[5:].isdigit():
-                curve.setdefault(learner, {})[int(split[5:])] = (mn, ma)
+            base = groups.get((split, learner, "none"), [])
+            for cond in CONDS:
+                runs_c = groups.get((split, learner, cond), [])
+                if not runs_c:
+                    continue
+                gains = [a["f1"] - n["f1"] for n in base for a in runs_c if a["seed"] == n["seed"]]
+                (mn, sn), (ma, sa), (mg, sg) = mean_sd([r["f1"] for r in base]), mean_sd([r["f1"] for r in runs_c]), \
+                    mean_sd(gains)
+                med = {c: statistics.median([r[key] for r in rs] or [float("nan")])
+                       for c, rs in (("none", base), (cond, runs_c)) for key in ("seconds",)}
+                mib = {c: statistics.median([r["mib"] for r in rs] or [float("nan")])
+                       for c, rs in (("none", base), (cond, runs_c))}
+                rows.append([split, learner, CONDS[cond], len(base), fmt(mn), fmt(sn), fmt(ma), fmt(sa), fmt(mg),
+                             fmt(sg), sum(g > 0 for g in gains), fmt(med["none"], 1), fmt(med[cond], 1),
+                             fmt(mib["none"], 1), fmt(mib[cond], 1)])
+                if split.startswith("conll") and split[5:].isdigit():
+                    pts = curve.setdefault(learner, {})
+                    pts.setdefault("none", {})[int(split[5:])] = mn
+                    pts.setdefault(cond, {})[int(split[5:])] = ma
     if rows:
-        header = ["corpus", "learner", "seeds", "f1_without", "sd_without", "f1_with", "sd_with", "gain", "sd_gain",
-                  "seeds_gaining", "train_s_without", "train_s_with", "model_mib_without", "model_mib_with"]
+        header = ["corpus", "learner", "structure", "seeds", "f1_without", "sd_without", "f1_with", "sd_with", "gain",
+                  "sd_gain", "seeds_gaining", "train_s_without", "train_s_with", "model_mib_without",
+                  "model_mib_with"]
         write_csv(out, "aso", header, rows)
-        body += ["", "## Test F1 without and with the structure (mean ± sd over seeds; gain per seed)", "",
-                 "| corpus | learner | without | with | gain | seeds gaining | train s, end to end, two runs sharing the machine (without / with) | "
-                 "model MiB (without / with) |", "|---|---|---|---|---|---|---|---|"]
+        body += ["", "## Test F1 without and with a structure (mean ± sd over seeds; gain per seed)", "",
+                 "Structures: words (problems that predict the words around a token from the other splits, "
+                 "learned from the raw text alone); chunk tags (Ando & Zhang's semi-supervised problems: a POS "
+                 "tagger and a chunker trained on the same labelled part tag the raw text, and each split predicts "
+                 "the chunk tag); both.", "",
+                 "| corpus | learner | structure | without | with | gain | seeds gaining | train s, end to end, two "
+                 "runs sharing the machine (without / with) | model MiB (without / with) |",
+                 "|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             name = {"conll100": "CoNLL-2000, 100%"}.get(r[0], f"CoNLL-2000, first {r[0][5:]}%"
                                                         if r[0].startswith("conll") else r[0])
-            body.append(f"| {name} | {r[1]} | {r[3]} ± {r[4]} | {r[5]} ± {r[6]} | {r[7]} ± {r[8]} | "
-                        f"{r[9]} of {r[2]} | {r[10]} / {r[11]} | {r[12]} / {r[13]} |")
+            body.append(f"| {name} | {r[1]} | {r[2]} | {r[4]} ± {r[5]} | {r[6]} ± {r[7]} | {r[8]} ± {r[9]} | "
+                        f"{r[10]} of {r[3]} | {r[11]} / {r[12]} | {r[13]} / {r[14]} |")
         body += ["", f"Ando & Zhang (2005) on CoNLL-2000 with the whole training set: supervised "
                  f"{PAPER['supervised']:.2f}, ASO-semi {PAPER['ASO-semi']:.2f} (+"
                  f"{PAPER['ASO-semi'] - PAPER['supervised']:.2f}), with 15 M words of WSJ text."]
     if curve:
         def draw(plt):
             fig, ax = plt.subplots(figsize=(5.5, 3.8))
-            for learner, pts in sorted(curve.items()):
-                xs = sorted(pts)
-                ax.plot(xs, [pts[x][0] for x in xs], "o--", label=f"{learner}")
-                ax.plot(xs, [pts[x][1] for x in xs], "o-", label=f"{learner} + structure")
+            styles = {"none": "o--", "aso": "s-", "semi": "^-", "both": "D-"}
+            for learner, by_cond in sorted(curve.items()):
+                for cond, pts in by_cond.items():
+                    xs = sorted(pts)
+                    label = learner if cond == "none" else f"{learner} + {CONDS[cond]}"
+                    ax.plot(xs, [pts[x] for x in xs], styles[cond], label=label, lw=1, ms=4)
             ax.axhline(PAPER["ASO-semi"], color="grey", lw=0.8, ls=":")
             ax.text(10, PAPER["ASO-semi"] + 0.05, "Ando & Zhang ASO-semi (100%)", fontsize=7, color="grey")
             ax.set_xscale("log")
-            ax.set_xticks(sorted({x for p in curve.values() for x in p}))
-            ax.set_xticklabels([f"{x}%" for x in sorted({x for p in curve.values() for x in p})])
+            sizes = sorted({x for by_cond in curve.values() for pts in by_cond.values() for x in pts})
+            ax.set_xticks(sizes)
+            ax.set_xticklabels([f"{x}%" for x in sizes])
             ax.set_xlabel("CoNLL-2000 training set used (first part)")
             ax.set_ylabel("chunk F1 (test)")
-            ax.legend(fontsize=8)
+            ax.legend(fontsize=7, ncol=2)
             return fig
         if save_plot(out, "aso_curve", draw):
             body += ["", "![F1 against training size](aso_curve.png)"]

@@ -366,7 +366,7 @@ def aso_section():
         if r["gain"] in ("–", None):
             continue
         gain = float(r["gain"])
-        out.append(f"- {r['corpus']}, {r['learner']}: {r['f1_without']} → {r['f1_with']} ({gain:+.2f} ± "
+        out.append(f"- {r['corpus']}, {r['learner']}, {r['structure']}: {r['f1_without']} → {r['f1_with']} ({gain:+.2f} ± "
                    f"{r['sd_gain']}; ahead at {r['seeds_gaining']} of {r['seeds']} seeds).")
     return "\n".join(out) + "\n"
 

@@ -48,13 +48,23 @@ DEFAULT_SPLITS = {
 
 
 def parse_split(text, origin="<settings>"):
-    """(name, [template texts], [offsets]) of "NAME: MACRO MACRO ... -> OFFSET ...":
-    each MACRO (no spaces inside) becomes a 0-order template reading the text's first
-    column; the offsets are those of the tokens the split's problems predict."""
+    """(name, [template texts], [offsets], column) of "NAME: MACRO ... -> OFFSET ... [@COLUMN]":
+    each MACRO (no spaces inside) becomes a 0-order template; the offsets are those of
+    the tokens whose value in COLUMN (default 0: the word, lower-cased, digits as 0) the
+    split's problems predict. A split never reads what it predicts (the target's own
+    features are masked, as Ando & Zhang do)."""
     m = re.fullmatch(r"\s*([A-Za-z_][\w.-]*)\s*:(.*)->(.*)", text)
     if not m:
-        raise ConfigError(origin, 0, f"[structure] split {text!r} is not NAME: MACRO ... -> OFFSET ...")
+        raise ConfigError(origin, 0, f"[structure] split {text!r} is not NAME: MACRO ... -> OFFSET ... [@COLUMN]")
     name, macros, offsets = m.group(1), m.group(2).split(), m.group(3).split()
+    column = 0
+    if offsets and offsets[-1].startswith("@"):
+        try:
+            column = int(offsets.pop()[1:])
+        except ValueError:
+            column = -1
+        if column < 0:
+            raise ConfigError(origin, 0, f"[structure] split {text!r}: @COLUMN is a column number (0, 1, ...)")
     if not macros or not offsets:
         raise ConfigError(origin, 0, f"[structure] split {text!r}: give at least one macro and one offset")
     try:
@@ -65,24 +75,23 @@ def parse_split(text, origin="<settings>"):
     templates = TemplateSet(parse_template(t, origin) for t in texts)
     for t in templates.templates:
         for row, field in t.refs:
-            if field.kind or field.source or field.column != 0:
-                raise ConfigError(origin, 0, f"[structure] split {name}: {t.text[4:]!r} reads something other than "
-                                  f"the first column (%x[r,0] with functions), which raw text does not have")
-            # the target's own features are left out of the split: a split never reads what it predicts
-            if row in offsets:
-                raise ConfigError(origin, 0, f"[structure] split {name}: {t.text[4:]!r} reads the token at {row}, "
-                                  f"which the split predicts")
+            if field.kind or field.source:
+                raise ConfigError(origin, 0, f"[structure] split {name}: {t.text[4:]!r} reads a dictionary, vectors "
+                                  f"or the task; a split reads the text's columns (%x[r,c] with functions)")
+            if row in offsets and field.column == column:
+                raise ConfigError(origin, 0, f"[structure] split {name}: {t.text[4:]!r} reads column {column} of "
+                                  f"the token at {row}, which the split predicts")
     if len(set(offsets)) != len(offsets):
         raise ConfigError(origin, 0, f"[structure] split {name}: an offset is given twice")
-    return name, texts, offsets
+    return name, texts, offsets, column
 
 
 class Split:
     """One feature split: its templates, the offsets its problems predicted, its
     feature index over the unlabeled text, and Theta^T (d x h float32)."""
 
-    def __init__(self, name, offsets, index, theta, rms):
-        self.name, self.offsets, self.index = name, list(offsets), index
+    def __init__(self, name, offsets, index, theta, rms, column=0):
+        self.name, self.offsets, self.index, self.column = name, list(offsets), index, column
         self.theta = np.ascontiguousarray(theta, dtype=np.float32)
         self.rms = float(rms)
         if self.theta.shape[0] != index.n_keyed(0):
@@ -98,7 +107,12 @@ class Split:
 
     def spec(self):
         return f"{self.name}: {' '.join(t.split(':', 1)[1] for t in self.templates)} -> " + \
-            " ".join(map(str, self.offsets))
+            " ".join(map(str, self.offsets)) + (f" @{self.column}" if self.column else "")
+
+    @property
+    def columns(self):
+        """The columns of the text the split's features read."""
+        return sorted({f.column for t in self.index.templates.templates for _, f in t.refs})
 
     def features(self, corpus):
         """phi: the split's attributes at every token (CSR, P x d, binary)."""
@@ -121,6 +135,22 @@ class Structure:
     def dim(self):
         return sum(s.dim for s in self.splits)
 
+    @property
+    def columns(self):
+        return sorted({c for s in self.splits for c in s.columns})
+
+    @classmethod
+    def merged(cls, structures, sources):
+        """One structure of the splits of several (of the same unit), their provenance
+        listed with their sources (file records)."""
+        units = {s.unit for s in structures}
+        if len(units) != 1:
+            raise ValueError(f"structures of {' and '.join(sorted(units))} cannot be used together")
+        if len(structures) == 1:
+            return structures[0]
+        return cls([sp for s in structures for sp in s.splits], units.pop(),
+                   {"parts": [{**src, **s.provenance} for s, src in zip(structures, sources)]})
+
     def vectors(self, corpus, normalized=True):
         """[Theta_s phi_s(x)] of every split side by side (P x dim float32), each split
         divided by its RMS on the unlabeled text when normalized."""
@@ -131,7 +161,7 @@ class Structure:
     # --- files --------------------------------------------------------------------
     def meta(self):
         layouts = {s.index.layout for s in self.splits}
-        return {"unit": self.unit, "index_layout": layouts.pop() if len(layouts) == 1 else LAYOUT, "splits": [{"name": s.name, "templates": s.templates, "offsets": s.offsets,
+        return {"unit": self.unit, "index_layout": layouts.pop() if len(layouts) == 1 else LAYOUT, "splits": [{"name": s.name, "templates": s.templates, "offsets": s.offsets, "column": s.column,
                                                 "dim": s.dim, "attributes": s.theta.shape[0], "rms": s.rms}
                                                for s in self.splits],
                 "provenance": self.provenance}
@@ -172,7 +202,8 @@ class Structure:
             theta = arrays[f"{p}theta"]
             if theta.dtype != np.float32 or theta.ndim != 2 or theta.shape[1] != info["dim"]:
                 raise ValueError(f"split {info['name']}: Theta")
-            splits.append(Split(info["name"], [int(o) for o in info["offsets"]], index, theta, info["rms"]))
+            splits.append(Split(info["name"], [int(o) for o in info["offsets"]], index, theta, info["rms"],
+                                int(info.get("column", 0))))
         if meta["unit"] not in ("token", "char"):
             raise ValueError("unit")
         return cls(splits, meta["unit"], meta.get("provenance", {}))
