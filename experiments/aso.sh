@@ -30,9 +30,10 @@ SEEDS=(1 2 3)
 LEARNERS=(bol sp)
 SIZES=(10 25 50 100)
 SCALES=(0.1 0.2 0.3 0.5 1)
+OTHER_SCALES=(0.1 0.3 1)
 R=$OUT/runs
 if [ "$QUICK" = 1 ]; then
-    SEEDS=(1); SIZES=(50 100); SCALES=(0.3 1); EPOCHS=(--epochs 3)
+    SEEDS=(1); SIZES=(50 100); SCALES=(0.3 1); OTHER_SCALES=(0.3 1); EPOCHS=(--epochs 3)
     TRAIN=$SAMPLES/conll2000_train.txt; TEST=$SAMPLES/conll2000_test.txt
     # raw text: the words of the training sample; the characters of the pku sample
     "${PYI[@]}" -c 'import sys
@@ -158,11 +159,18 @@ for path in sys.argv[1:]:
     mv "$R/raw.tokens.tmp" "$R/raw.tokens"
 fi
 semi_structure "$R/conll.train90" held
-spawn held__semi__bol__1 "$R/conll.held10" --config conll2000 --train "$R/conll.train90" --learner bol \
-    --structure "$R/semi_held.sbs" "${WITH[@]}"
-spawn held__both__bol__1 "$R/conll.held10" --config conll2000 --train "$R/conll.train90" --learner bol \
-    --structure "$R/en.sbs" --structure "$R/semi_held.sbs" "${WITH[@]}"
+# the scale of the semi-supervised structure and of both together, at the chosen window
+for scale in "${OTHER_SCALES[@]}"; do
+    spawn "held__semi-s${scale}__bol__1" "$R/conll.held10" --config conll2000 --train "$R/conll.train90" \
+        --learner bol --structure "$R/semi_held.sbs" --structure-scale "$scale" --structure-window="$WINDOW"
+    spawn "held__both-s${scale}__bol__1" "$R/conll.held10" --config conll2000 --train "$R/conll.train90" \
+        --learner bol --structure "$R/en.sbs" --structure "$R/semi_held.sbs" --structure-scale "$scale" \
+        --structure-window="$WINDOW"
+done
 sync_runs
+SEMI_SCALE=$("$PY" "$EXP/lib/aso.py" choose "$OUT" --kind semi)
+BOTH_SCALE=$("$PY" "$EXP/lib/aso.py" choose "$OUT" --kind both)
+echo "$NAME: scale $SEMI_SCALE for the semi-supervised structure, $BOTH_SCALE for both (best held-out F1)"
 
 # 3. the learning curve on CoNLL-2000
 echo "$NAME: CoNLL-2000 learning curve"
@@ -175,9 +183,10 @@ for size in "${SIZES[@]}"; do
             common=("$TEST" --config conll2000 --train "$part" --learner "$learner" --seed "$seed")
             spawn "conll${size}__none__${learner}__${seed}" "${common[@]}"
             spawn "conll${size}__aso__${learner}__${seed}" "${common[@]}" --structure "$R/en.sbs" "${WITH[@]}"
-            spawn "conll${size}__semi__${learner}__${seed}" "${common[@]}" --structure "$R/semi_$size.sbs" "${WITH[@]}"
+            spawn "conll${size}__semi__${learner}__${seed}" "${common[@]}" --structure "$R/semi_$size.sbs" \
+                --structure-scale "$SEMI_SCALE" --structure-window="$WINDOW"
             spawn "conll${size}__both__${learner}__${seed}" "${common[@]}" --structure "$R/en.sbs" \
-                --structure "$R/semi_$size.sbs" "${WITH[@]}"
+                --structure "$R/semi_$size.sbs" --structure-scale "$BOTH_SCALE" --structure-window="$WINDOW"
         done
     done
 done

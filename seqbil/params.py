@@ -110,10 +110,11 @@ CORE = [
           "sentences: shuffled (all tasks' sentences shuffled together, anew each epoch), round-robin (a sentence "
           "of each task in turn, each task's shuffled) or tasks (task by task in the order given, each shuffled)",
           choices=("shuffled", "round-robin", "tasks")),
-    Param("splits", list, [], "feature splits of seqbil aso, each 'NAME: MACRO ... -> OFFSET ...': the macros "
-          "(%x[r,0] with functions) are the split's features, the offsets the tokens its problems predict, one "
-          "problem per target (none given: left and right context and the token's own spelling, for words or "
-          "characters by the corpus format)", "structure", flag="--split"),
+    Param("splits", list, [], "feature splits of seqbil aso, each 'NAME: MACRO ... -> OFFSET ... [@COLUMN]': the "
+          "macros (%x[r,c] with functions) are the split's features, the offsets the tokens whose word (or, with "
+          "@COLUMN, whose value in that column of tagged text) its problems predict, one problem per target; a "
+          "split never reads what it predicts (none given: left and right context and the token's own spelling, "
+          "for words or characters by the corpus format)", "structure", flag="--split"),
     Param("unlabeled_format", str, "text", "seqbil aso: what the unlabeled files are: text (a sentence per line: "
           "tokens separated by spaces, or characters for format sighan) or columns (a token per line, fields "
           "separated by spaces, a blank line between sentences: e.g. text tagged by seqbil models, whose "

@@ -225,6 +225,8 @@ def test_aso_script_quick(tmp_path):
     for a, b in zip(saved.splits, structure.splits):
         np.testing.assert_array_equal(a.theta, b.theta)  # the threads do not change the result
     scale, window = re.search(r"scale (\S+), window (\S+) \(best", proc.stdout).groups()
+    semi_scale, both_scale = re.search(r"scale (\S+) for the semi-supervised structure, (\S+) for both",
+                                       proc.stdout).groups()
     held = rows(out / "aso_held.csv")
     best = max((h for h in held if h["scale"] != "none"), key=lambda h: (float(h["f1"]), -float(h["scale"])))
     assert (best["scale"], best["window"]) == (scale, window)
@@ -242,8 +244,9 @@ def test_aso_script_quick(tmp_path):
                         str(int(size) / 100), str(CONLL[0]), str(work / "train")], check=True)
         opts = dict(config="conll2000", learner=row["learner"], seed=1, **QUICK)
         plain = scores(work / "train", CONLL[1], **opts)["f1"]
+        kind_scale = {"words": scale, "chunk tags": semi_scale, "both": both_scale}[row["structure"]]
         with_s = scores(work / "train", CONLL[1], structure=[str(p) for p in structures[row["structure"]]],
-                        structure_scale=float(scale), structure_window=window, **opts)["f1"]
+                        structure_scale=float(kind_scale), structure_window=window, **opts)["f1"]
         assert float(row["f1_without"]) == pytest.approx(plain, abs=5e-3)
         assert float(row["f1_with"]) == pytest.approx(with_s, abs=5e-3)
         seen.add(row["structure"])

@@ -7,8 +7,8 @@
 Runs (in OUT_DIR/runs/): SPLIT__COND__LEARNER__SEED with .eval.json, .jsonl (the
 `seqbil train --log`), .time (wall seconds of the train command) and .size (model
 bytes). SPLIT is held, conllN (the first N% of CoNLL-2000's training set), pku or sxu;
-COND is none, aso (the word structure), semi (the semi-supervised one), both, or
-sSCALEwWINDOW (held-out settings of the word structure).
+COND is none, aso (the word structure), semi (the semi-supervised one), both, or on
+held-out data sSCALEwWINDOW (the word structure) and semi-sSCALE, both-sSCALE.
 """
 import argparse
 import json
@@ -24,6 +24,7 @@ from report import fmt, save_plot, write_csv, write_md  # noqa: E402
 
 RUN = re.compile(r"(?P<split>[a-z0-9]+)__(?P<cond>[^_]+)__(?P<learner>\w+?)__(?P<seed>\d+)$")
 HELD = re.compile(r"s(?P<scale>[0-9.]+)w(?P<window>[-0-9,]+)$")
+HELD_OTHER = re.compile(r"(?P<kind>semi|both)-s(?P<scale>[0-9.]+)$")
 # Ando & Zhang (2005), JMLR 6, section 7 (CoNLL-2000 chunking, F1 on the test set): their
 # supervised baseline and the semi-supervised ASO model with 15 M words of unlabeled WSJ text
 PAPER = {"supervised": 93.60, "ASO-semi": 94.39}
@@ -77,11 +78,23 @@ def held_table(runs):
 
 
 def held_others(runs):
-    """{cond: f1} of the held-out runs of the other structures (semi, both)."""
-    return {r["cond"]: r["f1"] for r in runs if r["split"] == "held" and r["cond"] in CONDS}
+    """{kind: {scale: f1}} of the held-out runs of the other structures (semi, both)."""
+    out = {}
+    for r in runs:
+        if r["split"] == "held" and (m := HELD_OTHER.match(r["cond"])):
+            out.setdefault(m["kind"], {})[float(m["scale"])] = r["f1"]
+    return out
 
 
-def choose(out):
+def choose(out, kind=None):
+    """Print the best held-out scale and window of the word structure, or (kind semi
+    or both) the best scale of that structure; ties go to the smaller scale."""
+    if kind:
+        scores = held_others(load(out)).get(kind)
+        if not scores:
+            sys.exit(f"no held-out runs of {kind}")
+        print(f"{max(scores, key=lambda k: (scores[k], -k)):g}")
+        return
     rows = [r for r in held_table(load(out)) if r[0] is not None]
     if not rows:
         sys.exit("no held-out runs with a structure")
@@ -114,9 +127,15 @@ def report(out, title):
                  for a, b, c in rows]
         others = held_others(runs)
         if others:
-            body += ["", "With the chosen scale and window, the other structures on the same held-out data: "
-                     + "; ".join(f"{CONDS[c]} {f:.2f}" + (f" ({f - base:+.2f})" if base is not None else "")
-                                 for c, f in others.items()) + "."]
+            body += ["", "At the chosen window, the semi-supervised structure (chunk tags) and both structures "
+                     "together, by scale (the best is used below):", "", "| structure | " +
+                     " | ".join(f"scale {k:g}" for k in sorted({k for v in others.values() for k in v})) + " |",
+                     "|---|" + "---|" * len({k for v in others.values() for k in v})]
+            scales = sorted({k for v in others.values() for k in v})
+            for kind, scores in sorted(others.items(), reverse=True):
+                body.append(f"| {CONDS[kind]} | " + " | ".join(
+                    f"{scores[k]:.2f}" + (f" ({scores[k] - base:+.2f})" if base is not None else "")
+                    if k in scores else "–" for k in scales) + " |")
     # learning curve and segmentation
     groups = {}
     for r in runs:
@@ -204,9 +223,10 @@ def main():
     ap.add_argument("what", choices=["choose", "report"])
     ap.add_argument("out", type=Path)
     ap.add_argument("--title", default="Structure from unlabeled text")
+    ap.add_argument("--kind", choices=["semi", "both"], help="choose: the scale of this structure")
     args = ap.parse_args()
     if args.what == "choose":
-        choose(args.out)
+        choose(args.out, args.kind)
     else:
         report(args.out, args.title)
 
