@@ -256,3 +256,54 @@ def encode_csr(const int32_t[:, ::1] fields, const int64_t[::1] index,
     if n < P * T:
         ids_arr.resize(n, refcheck=False)  # shrinks in place: no second buffer
     return ptr_arr, ids_arr
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def append_dense(const int64_t[::1] ptr, const int32_t[::1] ids, vals, const float[:, ::1] vec,
+                 const int64_t[::1] seq_ptr, const int32_t[::1] window, int32_t first):
+    """(ptr, ids, vals): the CSR rows (ptr, ids, vals; vals None: every value 1) with, at
+    each position p, for each offset window[k] that stays inside p's sequence, the H
+    entries first + k*H + h (h < H) of values vec[p + window[k], h] appended: the dense
+    features of a structure, written once into the final arrays (no temporaries the
+    size of the result)."""
+    cdef Py_ssize_t P = ptr.shape[0] - 1, H = vec.shape[1], K = window.shape[0]
+    cdef Py_ssize_t j, p, k, h, q, src
+    cdef int64_t lo, hi, n = 0
+    cdef const float[::1] v_in
+    cdef bint has_vals = vals is not None
+    if vec.shape[0] != P or seq_ptr[seq_ptr.shape[0] - 1] != P:
+        raise ValueError("vec and seq_ptr must cover the positions of ptr")
+    if has_vals:
+        v_in = vals
+    out_ptr = np.zeros(P + 1, dtype=np.int64)
+    cdef int64_t[::1] op = out_ptr
+    with nogil:
+        for j in range(seq_ptr.shape[0] - 1):
+            lo, hi = seq_ptr[j], seq_ptr[j + 1]
+            for p in range(lo, hi):
+                n += ptr[p + 1] - ptr[p]
+                for k in range(K):
+                    if lo <= p + window[k] < hi:
+                        n += H
+                op[p + 1] = n
+    out_ids = np.empty(n, dtype=np.int32)
+    out_vals = np.empty(n, dtype=np.float32)
+    cdef int32_t[::1] oi = out_ids
+    cdef float[::1] ov = out_vals
+    with nogil:
+        for j in range(seq_ptr.shape[0] - 1):
+            lo, hi = seq_ptr[j], seq_ptr[j + 1]
+            for p in range(lo, hi):
+                q = op[p]
+                for src in range(ptr[p], ptr[p + 1]):
+                    oi[q] = ids[src]
+                    ov[q] = v_in[src] if has_vals else 1.0
+                    q += 1
+                for k in range(K):
+                    if lo <= p + window[k] < hi:
+                        for h in range(H):
+                            oi[q] = <int32_t>(first + k * H + h)
+                            ov[q] = vec[p + window[k], h]
+                            q += 1
+    return out_ptr, out_ids, out_vals

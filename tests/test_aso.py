@@ -196,23 +196,30 @@ def test_structure_features_equal_brute_force(structure_file):
     for split in structure.splits:
         assert split.theta.shape[1] == 6
         np.testing.assert_allclose(split.vectors(corpus), brute_force_vectors(split, corpus), atol=1e-5)
-    # the window: the vectors of the tokens around, none outside the sentence
+    # the window: the vectors of the tokens around, none outside the sentence, after the keyed entries
     feats = StructureFeatures(structure, [-1, 0, 2], scale=0.5)
-    ptr, ids, vals = feats.block(corpus, 100)
-    vec = structure.vectors(corpus) * 0.5
+    P = corpus.n_tokens
+    rng = np.random.default_rng(3)
+    k_ptr = np.concatenate([[0], np.cumsum(rng.integers(0, 3, size=P))]).astype(np.int64)
+    k_ids = rng.integers(0, 100, size=k_ptr[-1]).astype(np.int32)
+    k_vals = rng.standard_normal(k_ptr[-1]).astype(np.float32)
+    vec = structure.vectors(corpus) * np.float32(0.5)
     H = structure.dim
-    start = 0
-    for s in sents:
-        for i in range(len(s)):
-            p = start + i
-            want_ids, want_vals = [], []
-            for k, w in enumerate([-1, 0, 2]):
-                if 0 <= i + w < len(s):
-                    want_ids += list(range(100 + k * H, 100 + (k + 1) * H))
-                    want_vals += list(vec[p + w])
-            assert ids[ptr[p]:ptr[p + 1]].tolist() == want_ids
-            np.testing.assert_allclose(vals[ptr[p]:ptr[p + 1]], want_vals, rtol=1e-6)
-        start += len(s)
+    for vals in (k_vals, None):
+        ptr, ids, out_vals = feats.append(corpus, k_ptr, k_ids, vals, 100)
+        start = 0
+        for s in sents:
+            for i in range(len(s)):
+                p = start + i
+                want_ids = list(k_ids[k_ptr[p]:k_ptr[p + 1]])
+                want_vals = list(k_vals[k_ptr[p]:k_ptr[p + 1]] if vals is not None else np.ones(len(want_ids)))
+                for k, w in enumerate([-1, 0, 2]):
+                    if 0 <= i + w < len(s):
+                        want_ids += list(range(100 + k * H, 100 + (k + 1) * H))
+                        want_vals += list(vec[p + w])
+                assert ids[ptr[p]:ptr[p + 1]].tolist() == want_ids
+                np.testing.assert_allclose(out_vals[ptr[p]:ptr[p + 1]], want_vals, rtol=1e-6)
+            start += len(s)
 
 
 def test_structure_file_round_trip_and_damage(structure_file, tmp_path):

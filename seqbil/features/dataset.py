@@ -6,7 +6,6 @@ import numpy as np
 
 from ..formats.sentence import Corpus
 from .index import FeatureIndex
-from .vectors import merge_csr
 
 
 @dataclass
@@ -86,8 +85,8 @@ def encode(sentences, templates, index=None, labels=(), min_count=1, normalize="
         parts = [u_ptr, u_ids, parts[2], parts[3], u_vals]
     if index.structure is not None:  # and those of the structure after them
         first = index.n_attributes(0) - index.structure.n_attributes
-        keyed = (parts[0], parts[1], parts[4] if len(parts) > 4 else None)
-        u_ptr, u_ids, u_vals = merge_csr([keyed, index.structure.block(corpus, first)], len(parts[0]) - 1)
+        u_ptr, u_ids, u_vals = index.structure.append(corpus, parts[0], parts[1], parts[4] if len(parts) > 4 else None,
+                                                      first)
         parts = [u_ptr, u_ids, parts[2], parts[3], u_vals]
     data = Dataset(seq_ptr, encode_labels(corpus, labels), *parts)
     if corpus.tasks is not None:

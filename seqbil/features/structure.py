@@ -242,31 +242,16 @@ class StructureFeatures:
     def n_attributes(self):
         return self.structure.dim * len(self.window)
 
-    def block(self, corpus, first):
-        """(ptr, ids, vals): the CSR entries of these features at every token of the
-        corpus, ids from `first`."""
+    def append(self, corpus, ptr, ids, vals, first):
+        """(ptr, ids, vals): the 0-order CSR entries of the corpus's tokens (vals None:
+        every value 1) with these features appended at every token, ids from `first`."""
+        from .._kernels.features import append_dense
         corpus = Corpus.of(corpus)
-        lengths = corpus.lengths
-        P, H = int(lengths.sum()), self.structure.dim
-        vec = self.structure.vectors(corpus) * np.float32(self.scale)
-        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-        ends = starts + np.repeat(lengths, lengths)
-        pos = np.arange(P)
-        K = len(self.window)
-        # a dense P x K x H array of the vectors at each offset, and which offsets are in the sentence;
-        # the CSR entries are its entries inside, row by row
-        inside = np.stack([(pos + w >= starts) & (pos + w < ends) for w in self.window], axis=1) if P else \
-            np.zeros((0, K), bool)
-        dense = np.zeros((P, K, H), dtype=np.float32)
-        for k, w in enumerate(self.window):
-            at = np.flatnonzero(inside[:, k])
-            dense[at, k] = vec[at + w]
-        mask = np.repeat(inside, H, axis=1)
-        ptr = np.zeros(P + 1, dtype=np.int64)
-        np.cumsum(inside.sum(axis=1) * H, out=ptr[1:])
-        vals = dense.reshape(P, K * H)[mask]
-        ids = np.broadcast_to(np.arange(first, first + K * H, dtype=np.int32), (P, K * H))[mask]
-        return ptr, ids, vals
+        vec = self.structure.vectors(corpus)
+        vec *= np.float32(self.scale)
+        return append_dense(np.ascontiguousarray(ptr, dtype=np.int64), np.ascontiguousarray(ids, dtype=np.int32),
+                            None if vals is None else np.ascontiguousarray(vals, dtype=np.float32), vec,
+                            corpus.offsets(), np.array(self.window, dtype=np.int32), first)
 
     def names(self):
         """A name per attribute, in id order: SPLIT[COMPONENT]@OFFSET."""
