@@ -10,13 +10,17 @@ scale and window on held-out data (the last 10% of the training set, learner bol
 learning curve on the first 10%, 25%, 50% and 100% of the training set, sp and bol, 3 seeds,
 scored on the test set: without a structure; with the word structure (aso: problems that
 predict words); with Ando & Zhang's semi-supervised problems (semi: a POS tagger and a chunker
-trained on the same labelled part tag the raw text, and the problems predict the chunk tag
-from each split); with both. pku and SXU (configs/cws.toml): with
+trained on the same labelled part tag the raw text, and the problems predict its chunk and
+POS tags from each split); with both. pku and SXU (configs/cws.toml): with
 and without the Chinese structure, sp and bol, 3 seeds. Writes aso*.csv, .json, .md and a
-figure of F1 against training size."
+figure of F1 against training size.
+
+  --unlabeled DIR  the raw text, with en/ and zh/ (default: DATA/unlabeled, installed by
+              data_scripts/get_unlabeled.sh when missing)"
 source "$(dirname "$0")/common.sh"
 UNLABELED=""
 args=()
+all_args="$*"
 while [ $# -gt 0 ]; do
     case $1 in
         --unlabeled) UNLABELED=${2:?--unlabeled needs a directory}; shift ;;
@@ -25,6 +29,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 parse_options "${args[@]+"${args[@]}"}"
+COMMAND_LINE="experiments/$(basename "$0") $all_args"  # with --unlabeled, which parse_options does not see
+write_meta
 
 SEEDS=(1 2 3)
 LEARNERS=(bol sp)
@@ -129,8 +135,9 @@ WITH=(--structure-scale "$SCALE" --structure-window="$WINDOW")
 
 # semi_structure PART NAME: Ando & Zhang's semi-supervised problems: a POS tagger and a
 # chunker trained on PART (the labelled data at hand) tag the raw text; the structure
-# $R/semi_NAME.sbs is learned from problems that predict the chunk tag at a token from
-# each split (its own word and tag; the two before; the two after)
+# $R/semi_NAME.sbs is learned from problems that predict the chunk tags at and around a
+# token from its own word and tag, the chunk tag from the two tokens before and from the
+# two after, and the POS tag from the words and tags before and after
 semi_structure() {
     local part=$1 name=$2 t=$R/semi_$2
     [ -s "$t.sbs" ] && return 0
@@ -142,9 +149,11 @@ semi_structure() {
     "${SEQBIL[@]}" tag -m "$t.chunk.sbm" -i "$t.raw.pos" -o "$t.raw.chunk" --jobs 2
     "$PY" "$EXP/lib/aso.py" measure "$t.aso.json" -- "${SEQBIL[@]}" aso -q --jobs 2 --unlabeled-format columns \
         --unlabeled "$t.raw.chunk" --out "$t.sbs.tmp" "${ASO[@]}" \
-        --split "cur: %x[0,0]|lower %x[0,0]|suffix:2 %x[0,0]|suffix:3 %x[0,0]|shape %x[0,1] -> 0 @2" \
+        --split "cur: %x[0,0]|lower %x[0,0]|suffix:2 %x[0,0]|suffix:3 %x[0,0]|shape %x[0,1] -> -1 0 1 @2" \
         --split "left: %x[-1,0]|lower %x[-2,0]|lower %x[-1,1] %x[-2,1] %x[-2,1]/%x[-1,1] -> 0 @2" \
-        --split "right: %x[1,0]|lower %x[2,0]|lower %x[1,1] %x[2,1] %x[1,1]/%x[2,1] -> 0 @2"
+        --split "right: %x[1,0]|lower %x[2,0]|lower %x[1,1] %x[2,1] %x[1,1]/%x[2,1] -> 0 @2" \
+        --split "lpos: %x[-1,0]|lower %x[-2,0]|lower %x[-1,1] %x[-2,1] -> 0 @1" \
+        --split "rpos: %x[1,0]|lower %x[2,0]|lower %x[1,1] %x[2,1] -> 0 @1"
     mv "$t.sbs.tmp" "$t.sbs"
     rm -f "$t.pos" "$t.raw.pos" "$t.raw.chunk" "$t".*.sbm
 }

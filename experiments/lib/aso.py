@@ -174,8 +174,8 @@ def report(out, title):
         body += ["", "## Test F1 without and with a structure (mean ± sd over seeds; gain per seed)", "",
                  "Structures: words (problems that predict the words around a token from the other splits, "
                  "learned from the raw text alone); chunk tags (Ando & Zhang's semi-supervised problems: a POS "
-                 "tagger and a chunker trained on the same labelled part tag the raw text, and each split predicts "
-                 "the chunk tag); both.", "",
+                 "tagger and a chunker trained on the same labelled part tag the raw text, and the splits predict "
+                 "its chunk and POS tags); both.", "",
                  "| corpus | learner | structure | without | with | gain | seeds gaining | train s, end to end, two "
                  "runs sharing the machine (without / with) | model MiB (without / with) |",
                  "|---|---|---|---|---|---|---|---|---|"]
