@@ -202,20 +202,31 @@ def multitask_summary():
 
 
 def aso_summary():
-    """Test F1 without and with a structure from unlabeled text (experiments/aso.sh)."""
+    """Test F1 without and with each structure from unlabeled text, for the smallest and
+    the whole CoNLL-2000 training part and the segmentation corpora (experiments/aso.sh)."""
     record = json.loads((ROOT / "results" / "aso" / "aso.json").read_text(encoding="utf-8"))
     rows = [dict(zip(record["columns"], r)) for r in record["rows"]]
-    names = {"conll100": "CoNLL-2000"}
-    out = ["| corpus (training part) | learner | structure | without | with | gain (sd over seeds) |",
-           "| --- | --- | --- | --- | --- | --- |"]
-    for r in rows:
-        name = names.get(r["corpus"]) or (f"CoNLL-2000 (first {r['corpus'][5:]}%)" if r["corpus"].startswith("conll")
-                                          else r["corpus"])
-        out.append(f"| {name} | {r['learner']} | {r['structure']} | {r['f1_without']} | {r['f1_with']} | "
-                   f"{r['gain']} ({r['sd_gain']}) |")
+    kinds = list(dict.fromkeys(r["structure"] for r in rows))
+    conll = sorted({r["corpus"] for r in rows if r["corpus"].startswith("conll")}, key=lambda c: int(c[5:]))
+    shown = [c for c in conll if c in (conll[0], conll[-1])] + [c for c in dict.fromkeys(r["corpus"] for r in rows)
+                                                             if not c.startswith("conll")]
+    cell = {(r["corpus"], r["learner"], r["structure"]): r for r in rows}
+    out = ["| corpus | learner | without | " + " | ".join(f"+ {k}" for k in kinds) + " |",
+           "| --- | --- | --- |" + " --- |" * len(kinds)]
+    for corpus in shown:
+        name = ("CoNLL-2000" + ("" if corpus == "conll100" else f", first {corpus[5:]}%")
+                if corpus.startswith("conll") else corpus)
+        for learner in dict.fromkeys(r["learner"] for r in rows):
+            got = [cell.get((corpus, learner, k)) for k in kinds]
+            if not any(got):
+                continue
+            base = next(g for g in got if g)["f1_without"]
+            out.append(f"| {name} | {learner} | {base} | " + " | ".join(
+                f"{g['f1_with']} ({float(g['gain']):+.2f})" if g else "–" for g in got) + " |")
     seeds = max(int(r["seeds"]) for r in rows)
-    return ("\n".join(out) + f"\n\nMean test F1 over {seeds} seeds; from `results/aso/aso.json` "
-            f"(`{record['command'].strip()}`, seqbil {record['seqbil']}, {record['date']}, {record['machine']}).\n")
+    return ("\n".join(out) + f"\n\nMean test F1 over {seeds} seeds (the gain in parentheses); from "
+            f"`results/aso/aso.json` (`{record['command'].strip()}`, seqbil {record['seqbil']}, {record['date']}, "
+            f"{record['machine']}).\n")
 
 
 SPECIAL = {"f1-summary": f1_summary, "multitask-summary": multitask_summary, "aso-summary": aso_summary}

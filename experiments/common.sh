@@ -68,7 +68,8 @@ write_meta() {
         echo "experiment: $NAME"
         echo "command: $COMMAND_LINE"
         echo "seqbil: $("${PYI[@]}" -c 'import seqbil; print(seqbil.__version__)')" \
-             "(git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown))"
+             "(git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
+                 [ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ] && echo +modified))"
         echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
         echo "machine: $(uname -srm), ${cpu:-unknown CPU}, $(nproc 2>/dev/null || echo ?) cores," \
              "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null)"

@@ -116,6 +116,18 @@ def report(out, title):
             m = json.loads(rec.read_text())
             body.append(f"- {what} structure: {m['seconds']:.0f} s wall, peak memory {m['peak_rss_mib']} MiB "
                         f"(`{m['command']}`).")
+    def size_key(path):
+        name = path.name[len("semi_"):-len(".aso.json")]
+        return (not name.isdigit(), int(name) if name.isdigit() else 0)
+    semi = sorted((out / "runs").glob("semi_*.aso.json"), key=size_key)
+    if semi:
+        parts = []
+        for path in semi:
+            m = json.loads(path.read_text())
+            name = path.name[len("semi_"):-len(".aso.json")]
+            parts.append(f"{'held-out' if name == 'held' else name + '%'} {m['seconds']:.0f} s, {m['peak_rss_mib']} MiB")
+        body.append("- Semi-supervised structures (seqbil aso on the raw text tagged by the POS tagger and chunker of "
+                    "each training part; the tagging not included): " + "; ".join(parts) + ".")
     held = held_table(runs)
     if held:
         rows = [["none" if s is None else f"{s:g}", w or "–", f"{f:.2f}"] for s, w, f in held]
