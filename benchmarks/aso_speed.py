@@ -1,7 +1,7 @@
 """What learning a structure from unlabeled text costs (`seqbil aso`), end to end
 through the shell: raw text in, structure file out.
 
-    python benchmarks/aso_speed.py [--repeat 5] [--jobs 2] [--unlabeled DIR] [--data DIR]
+    python benchmarks/aso_speed.py [--repeat 5] [--jobs 2] [--texts en,zh] [--unlabeled DIR]
 
 Runs `seqbil aso --jobs JOBS` with the default English splits on every file of
 UNLABELED/en (default: data/unlabeled, then ../shared/data/unlabeled), and with
@@ -33,13 +33,17 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--unlabeled", help="directory with en/ and zh/ raw text")
+    ap.add_argument("--texts", default="en,zh", help="which raw texts (default: en,zh)")
     ap.add_argument("--out", default=str(ROOT / "results" / "speed" / "aso.json"))
     args = ap.parse_args()
     src = unlabeled_dir(args.unlabeled)
     record = {**header(), "benchmark": "aso_speed", "repeat": args.repeat, "jobs": args.jobs, "rows": []}
     from seqbil.features.structure import Structure
     with tempfile.TemporaryDirectory() as tmp:
+        texts = args.texts.split(",")
         for lang, config in (("en", []), ("zh", ["--config", "cws"])):
+            if lang not in texts:
+                continue
             files = sorted((src / lang).glob("*.txt*"))
             out = Path(tmp) / f"{lang}.sbs"
             runs = []
