@@ -79,25 +79,12 @@ for lang in en zh; do
         --unlabeled "${files[@]}" --out "$R/$lang.sbs" "${ASO[@]}"
 done
 
-# run NAME TEST TRAIN-ARGS...: train, score on TEST, keep log, time, size and scores
+# run NAME TEST TRAIN-ARGS...: common.sh's train_eval, with the words of $wordlist (if any)
+# for the OOV figures and the epochs of --quick
 run() {
     local name=$1 test=$2
     shift 2
-    [ -s "$R/$name.eval.json" ] && return 0
-    echo "  $name"
-    local t0 t1
-    t0=$(date +%s.%N)
-    if ! "${SEQBIL[@]}" train -q --model "$R/$name.sbm" --log "$R/$name.jsonl" "$@" "${EPOCHS[@]}" \
-            > "$R/$name.out" 2>&1; then
-        cat "$R/$name.out" >&2
-        return 1
-    fi
-    t1=$(date +%s.%N)
-    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' > "$R/$name.time"
-    stat -c %s "$R/$name.sbm" > "$R/$name.size"
-    "${SEQBIL[@]}" eval --model "$R/$name.sbm" --data "$test" "${words[@]}" --json > "$R/$name.eval.json.tmp"
-    mv "$R/$name.eval.json.tmp" "$R/$name.eval.json"
-    rm -f "$R/$name.sbm"
+    train_eval "$name" "$test" "$wordlist" "$@" "${EPOCHS[@]+"${EPOCHS[@]}"}"
 }
 
 # spawn NAME TEST TRAIN-ARGS...: run in the background, at most PARALLEL at a time (each run
@@ -120,7 +107,7 @@ sync_runs() {
 # 2. scale and window on held-out training data (CoNLL-2000, bol)
 echo "$NAME: scale and window on held-out data"
 "$PY" "$EXP/lib/subset.py" --format conll --first 0.9 "$TRAIN" "$R/conll.train90" "$R/conll.held10"
-words=()
+wordlist=""
 spawn held__none__bol__1 "$R/conll.held10" --config conll2000 --train "$R/conll.train90" --learner bol
 for scale in "${SCALES[@]}"; do
     for window in 0 -1,0,1; do
@@ -206,7 +193,6 @@ sync_runs
 echo "$NAME: segmentation"
 for spec in "${cws[@]}"; do
     IFS='|' read -r c train test wordlist <<< "$spec"
-    words=(--words "$wordlist")
     for seed in "${SEEDS[@]}"; do
         for learner in "${LEARNERS[@]}"; do
             spawn "${c}__none__${learner}__${seed}" "$test" --config cws --train "$train" --learner "$learner" \
@@ -217,7 +203,7 @@ for spec in "${cws[@]}"; do
     done
 done
 sync_runs
-words=()
+wordlist=""
 rm -f "$R"/conll.* "$R/pku_text.txt" "$R/raw.tokens"
 
 "$PY" "$EXP/lib/aso.py" report "$OUT" --title "Structure from unlabeled text (alternating structure optimization)"

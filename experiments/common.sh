@@ -122,17 +122,21 @@ pku_corpus() {
 done_already() { [ -s "$OUT/runs/$1.eval.json" ] || [ -s "$OUT/runs/$1.crf.json" ]; }
 
 # train_eval RUN TEST WORDS TRAIN-ARGS...: train, score on TEST (WORDS: training
-# words for the OOV figures, or ""), keep the log, the scores and the model size.
+# words for the OOV figures, or ""), keep the log, the scores, the model size and the
+# wall seconds of the train command (RUN.time).
 train_eval() {
-    local run=$1 test=$2 words=$3
+    local run=$1 test=$2 words=$3 t0 t1
     shift 3
     done_already "$run" && return 0
     local r=$OUT/runs/$run
     echo "  $run"
+    t0=$(date +%s.%N)
     if ! "${SEQBIL[@]}" train -q --model "$r.sbm" --log "$r.jsonl" "$@" > "$r.out" 2>&1; then
         cat "$r.out" >&2
         return 1
     fi
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' > "$r.time"
     stat -c %s "$r.sbm" > "$r.size"
     "${SEQBIL[@]}" eval --model "$r.sbm" --data "$test" ${words:+--words "$words"} --json > "$r.eval.json.tmp"
     mv "$r.eval.json.tmp" "$r.eval.json"

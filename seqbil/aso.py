@@ -17,7 +17,6 @@ Where a split is one template, every token has at most one of its features and e
 problem separates into one-dimensional problems per feature with a closed form in the
 co-occurrence counts (see closed_form); it is used in the first round.
 """
-import hashlib
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +30,7 @@ from .features.index import FeatureIndex
 from .features.structure import DEFAULT_SPLITS, Split, Structure, parse_split
 from .features.templates import TemplateSet, parse_template
 from .formats.sentence import Corpus, _Ids
-from .formats.textio import read_lines
+from .formats.textio import read_lines, sha256_file
 
 BLOCK = 64  # problems per kernel call: a feature's weights for them are one 256-byte row
 
@@ -49,7 +48,6 @@ def read_text(paths, unit, encoding="utf-8", progress=None):
     lengths, ids, vocab, records = [], [], _Ids(), []
     get = vocab.__getitem__
     for path in paths:
-        digest, size = _sha256(path), os.path.getsize(path)
         n_lines = n_units = 0
         for _, line in read_lines(path, encoding):
             units = line.split() if unit == "token" else [c for c in line if not c.isspace()]
@@ -61,10 +59,7 @@ def read_text(paths, unit, encoding="utf-8", progress=None):
             n_units += len(units)
             if progress is not None:
                 progress(len(units))
-        if not n_lines:
-            raise InputError(path, 0, "no text in the file")
-        records.append({"path": os.path.abspath(path), "sha256": digest, "bytes": size, "sentences": n_lines,
-                        "units": n_units})
+        records.append(_file_record(path, n_lines, n_units))
     corpus = Corpus(np.array(lengths, dtype=np.int64), [list(vocab)], [np.array(ids, dtype=np.int32)], [],
                     np.full(len(ids), -1, dtype=np.int32))
     return corpus, records
@@ -77,9 +72,7 @@ def read_columns(paths, encoding="utf-8", progress=None):
     lengths, records, width = [], [], None
     columns, vocab = [], []
     for path in paths:
-        digest, size = _sha256(path), os.path.getsize(path)
-        n_sent = n_units = 0
-        n = 0
+        n_sent = n_units = n = 0
         for number, line in read_lines(path, encoding):
             fields = line.split()
             if not fields:
@@ -102,24 +95,19 @@ def read_columns(paths, encoding="utf-8", progress=None):
         if n:
             lengths.append(n)
             n_sent += 1
-        if not n_sent:
-            raise InputError(path, 0, "no text in the file")
-        records.append({"path": os.path.abspath(path), "sha256": digest, "bytes": size, "sentences": n_sent,
-                        "units": n_units, "columns": width})
+        records.append(_file_record(path, n_sent, n_units, columns=width))
     corpus = Corpus(np.array(lengths, dtype=np.int64), [list(v) for v in vocab],
                     [np.array(c, dtype=np.int32) for c in columns], [], np.full(sum(lengths), -1, dtype=np.int32))
     return corpus, records
 
 
-def _sha256(path):
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-    except OSError as exc:
-        raise InputError(path, 0, f"cannot read: {exc.strerror}") from None
-    return h.hexdigest()
+def _file_record(path, sentences, units, **extra):
+    """What the structure's provenance keeps of a file read; a file without text is an
+    error."""
+    if not sentences:
+        raise InputError(path, 0, "no text in the file")
+    return {"path": os.path.abspath(path), "sha256": sha256_file(path), "bytes": os.path.getsize(path),
+            "sentences": sentences, "units": units, **extra}
 
 
 def target_ids(corpus, m, column=0):

@@ -24,7 +24,7 @@ from .features.dataset import encode
 from .features.dictionaries import Lexicon
 from .features.structure import Structure, StructureFeatures
 from .features.vectors import VectorFeatures, VectorTable
-from .features.index import LAYOUTS, NORMALIZERS, FeatureIndex, Vocabulary
+from .features.index import LAYOUTS, NORMALIZERS, FeatureIndex, read_vocabularies, vocabulary_arrays
 from .errors import ModelFileError, SeqbilError
 from .modelfile import read_model, write_model
 from .storage import PRECISIONS, Rows, dense_weights, first_order_block, sparse_weights
@@ -357,9 +357,7 @@ class Model:
         meta["weights"] = {"layout": "sparse rows", "precision": self.precision}
         arrays = {"trans": self.store["trans"], "end": self.store["end"], **self.store["W0"].arrays("W0"),
                   **self.store[first].arrays(first)}
-        for f in self.index.field_list:  # a vocabulary per field: "field0", "field0|suffix:3", ...
-            text = "\n".join(self.index.fields[f].strings)
-            arrays[f"field{f}"] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        arrays.update(vocabulary_arrays(self.index))
         for order, (table, ptr) in enumerate(self.index.tables):
             arrays[f"table{order}"], arrays[f"table{order}_ptr"] = table, ptr
         if self.index.lexicons:  # the dictionaries travel with the model
@@ -418,10 +416,7 @@ class Model:
         try:
             _check_meta(meta)
             templates = TemplateSet(parse_template(t) for t in meta["templates"])
-            fields = {}
-            for f in templates.fields:
-                text = arrays[f"field{f}"].tobytes().decode("utf-8")
-                fields[f] = Vocabulary(text.split("\n") if text else [])
+            fields = read_vocabularies(templates, arrays)
             tables = [(arrays[f"table{o}"], arrays[f"table{o}_ptr"]) for o in (0, 1)]
             layout = meta.get("index_layout", "values-first")
             if layout not in LAYOUTS:

@@ -26,6 +26,7 @@ from .features.vectors import parse_specs as vector_specs
 from .features.templates import TemplateSet, parse_template, read_template_file, task_copies
 from .formats import make_format, read_corpus
 from .formats.sentence import Corpus
+from .formats.textio import sha256_file
 from .learners import LEARNERS
 from .model import Model
 
@@ -100,11 +101,7 @@ def file_record(path, sentences):
             h.update(json.dumps([s.columns, s.labels], ensure_ascii=False).encode("utf-8"))
         record["sha256"] = h.hexdigest()
     else:
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        record["sha256"] = h.hexdigest()
+        record["sha256"] = sha256_file(path)
     return record
 
 
@@ -498,7 +495,7 @@ def _vector_features(settings, sources, templates, tokens, base, encoding):
         raise ConfigError(origin, 0, f"the templates read vectors {missing[0]!r}, but [features] vectors does not "
                           f"name them: add \"{missing[0]}=FILE\"")
     full = {name: VectorTable.read(files[name], encoding) for name in templates.vectors}
-    info = {name: {"source": files[name], "sha256": _sha256_file(files[name]), "dim": full[name].dim,
+    info = {name: {"source": files[name], "sha256": sha256_file(files[name]), "dim": full[name].dim,
                    "rows_in_file": len(full[name])} for name in templates.vectors}
     return info, VectorFeatures.for_training(templates.vector_templates, full, tokens, normalizer(settings["normalize"]),
                                        settings["vector_unknown"], settings["vector_scale"], settings["vector_rows"])
@@ -537,20 +534,12 @@ def _structure_features(settings, sources, fmt, base, tasks):
             raise ConfigError(origin, 0, f"{path}: a structure of {part.unit}s, for a corpus of {unit}s "
                               f"(format {fmt}); learn one with seqbil aso --config for this format")
         parts.append(part)
-        records.append({"path": os.path.abspath(path), "sha256": _sha256_file(path), "bytes": os.path.getsize(path)})
+        records.append({"path": os.path.abspath(path), "sha256": sha256_file(path), "bytes": os.path.getsize(path)})
     structure = Structure.merged(parts, records)
     info = {**(records[0] if len(records) == 1 else {"files": records}), "window": window,
             "scale": settings["structure_scale"], "dim": structure.dim, "splits": [s.spec() for s in structure.splits],
             "provenance": structure.provenance}
     return info, StructureFeatures(structure, window, settings["structure_scale"])
-
-
-def _sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _settings_of_base(base, settings, sources, template_file, echo, path):

@@ -14,9 +14,7 @@ import argparse
 import json
 import re
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -34,17 +32,13 @@ CONDS = {"aso": "words", "semi": "chunk tags", "both": "both"}
 
 
 def measure(record, command):
-    """Run the command under GNU time (when there) and record wall seconds and peak RSS."""
-    gnu = Path("/usr/bin/time")
-    rss = Path(str(record) + ".rss")
-    wrapped = [str(gnu), "-f", "%M", "-o", str(rss), *command] if gnu.exists() else command
-    t0 = time.perf_counter()
-    subprocess.run(wrapped, check=True)
-    seconds = time.perf_counter() - t0
-    peak = int(rss.read_text().split()[-1]) / 1024 if gnu.exists() else None
-    rss.unlink(missing_ok=True)
-    Path(record).write_text(json.dumps({"command": " ".join(command), "seconds": round(seconds, 2),
-                                        "peak_rss_mib": peak and round(peak, 1)}) + "\n")
+    """Run the command and record its wall seconds and peak RSS (benchmarks/record.py:
+    run_measured, GNU time when it is there); its messages are passed on."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from record import run_measured, write_record
+    seconds, peak, err = run_measured(command)
+    sys.stderr.write(err)
+    write_record(record, {"command": " ".join(command), "seconds": round(seconds, 2), "peak_rss_mib": round(peak, 1)})
 
 
 def load(out):

@@ -166,6 +166,22 @@ def lexicon_codes(lexicons, cap, jackknife, field, values, inverse, lengths):
     return codes, dictionaries.value_strings(field.kind, cap)
 
 
+def vocabulary_arrays(index, prefix=""):
+    """{PREFIXfieldF: UTF-8 bytes}: the vocabulary of every field an index reads, a
+    value per line ("field0", "field0|suffix:3", ...), as model files keep them."""
+    return {f"{prefix}field{f}": np.frombuffer("\n".join(index.fields[f].strings).encode("utf-8"), dtype=np.uint8)
+            for f in index.field_list}
+
+
+def read_vocabularies(templates, arrays, prefix=""):
+    """{Field: Vocabulary} of the fields the templates read, from vocabulary_arrays."""
+    out = {}
+    for f in templates.fields:
+        text = arrays[f"{prefix}field{f}"].tobytes().decode("utf-8")
+        out[f] = Vocabulary(text.split("\n") if text else [])
+    return out
+
+
 LAYOUTS = ("boundaries-first", "values-first")
 LAYOUT = "boundaries-first"  # of new indexes
 

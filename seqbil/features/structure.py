@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from ..errors import ConfigError, ModelFileError
 from ..formats.sentence import Corpus
 from ..modelfile import read_model, write_model
-from .index import LAYOUT, LAYOUTS, FeatureIndex, Vocabulary
+from .index import LAYOUT, LAYOUTS, FeatureIndex, read_vocabularies, vocabulary_arrays
 from .templates import TemplateSet, parse_template
 
 FORMAT = "seqbil-structure"
@@ -109,11 +109,6 @@ class Split:
         return f"{self.name}: {' '.join(t.split(':', 1)[1] for t in self.templates)} -> " + \
             " ".join(map(str, self.offsets)) + (f" @{self.column}" if self.column else "")
 
-    @property
-    def columns(self):
-        """The columns of the text the split's features read."""
-        return sorted({f.column for t in self.index.templates.templates for _, f in t.refs})
-
     def features(self, corpus):
         """phi: the split's attributes at every token (CSR, P x d, binary)."""
         u_ptr, u_ids = self.index.encode(corpus)[:2]
@@ -135,10 +130,6 @@ class Structure:
     def dim(self):
         return sum(s.dim for s in self.splits)
 
-    @property
-    def columns(self):
-        return sorted({c for s in self.splits for c in s.columns})
-
     @classmethod
     def merged(cls, structures, sources):
         """One structure of the splits of several (of the same unit), their provenance
@@ -156,22 +147,22 @@ class Structure:
         divided by its RMS on the unlabeled text when normalized."""
         corpus = Corpus.of(corpus)
         parts = [s.vectors(corpus) / (s.rms if normalized and s.rms > 0 else 1.0) for s in self.splits]
-        return np.hstack(parts).astype(np.float32) if parts else np.zeros((corpus.n_tokens, 0), np.float32)
+        return np.hstack(parts).astype(np.float32, copy=False) if parts else \
+            np.zeros((corpus.n_tokens, 0), np.float32)
 
     # --- files --------------------------------------------------------------------
     def meta(self):
-        layouts = {s.index.layout for s in self.splits}
-        return {"unit": self.unit, "index_layout": layouts.pop() if len(layouts) == 1 else LAYOUT, "splits": [{"name": s.name, "templates": s.templates, "offsets": s.offsets, "column": s.column,
-                                                "dim": s.dim, "attributes": s.theta.shape[0], "rms": s.rms}
-                                               for s in self.splits],
+        return {"unit": self.unit,
+                "splits": [{"name": s.name, "templates": s.templates, "offsets": s.offsets, "column": s.column,
+                            "dim": s.dim, "attributes": s.theta.shape[0], "rms": s.rms, "index_layout": s.index.layout}
+                           for s in self.splits],
                 "provenance": self.provenance}
 
     def arrays(self, prefix="structure:"):
         out = {}
         for k, s in enumerate(self.splits):
             p = f"{prefix}{k}:"
-            for f in s.index.field_list:
-                out[f"{p}field{f}"] = np.frombuffer("\n".join(s.index.fields[f].strings).encode("utf-8"), np.uint8)
+            out.update(vocabulary_arrays(s.index, p))
             out[f"{p}table"], out[f"{p}table_ptr"] = s.index.tables[0]
             out[f"{p}theta"] = s.theta
         return out
@@ -186,16 +177,13 @@ class Structure:
             templates = TemplateSet(parse_template(t) for t in info["templates"])
             if templates.by_order[1] or templates.transition:
                 raise ValueError("a split has 1st-order templates")
-            fields = {}
-            for f in templates.fields:
-                text = arrays[f"{p}field{f}"].tobytes().decode("utf-8")
-                fields[f] = Vocabulary(text.split("\n") if text else [])
+            fields = read_vocabularies(templates, arrays, p)
             table, ptr = arrays[f"{p}table"], arrays[f"{p}table_ptr"]
             if table.dtype != np.int64 or ptr.dtype != np.int64 or len(ptr) != len(templates.by_order[0]) + 1 or \
                     ptr[0] != 0 or ptr[-1] != len(table) or np.any(np.diff(ptr) < 0):
                 raise ValueError(f"split {info['name']}: key table")
             empty = (np.zeros(0, np.int64), np.zeros(1, np.int64))
-            layout = meta["index_layout"]
+            layout = info.get("index_layout", meta.get("index_layout", LAYOUT))
             if layout not in LAYOUTS:
                 raise ValueError("index layout")
             index = FeatureIndex(templates, fields, [(table, ptr), empty], "none", layout)
@@ -252,7 +240,3 @@ class StructureFeatures:
         return append_dense(np.ascontiguousarray(ptr, dtype=np.int64), np.ascontiguousarray(ids, dtype=np.int32),
                             None if vals is None else np.ascontiguousarray(vals, dtype=np.float32), vec,
                             corpus.offsets(), np.array(self.window, dtype=np.int32), first)
-
-    def names(self):
-        """A name per attribute, in id order: SPLIT[COMPONENT]@OFFSET."""
-        return [f"{s.name}[{c}]@{w:+d}" for w in self.window for s in self.structure.splits for c in range(s.dim)]

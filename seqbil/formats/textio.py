@@ -1,5 +1,6 @@
 """Line reading that turns every decoding problem into an InputError with file and line."""
 import gzip
+import hashlib
 import os
 import sys
 import zlib
@@ -60,3 +61,15 @@ def _raw_lines(stream, name):
         yield from iter(stream.readline, b"")
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise InputError(name, 0, f"corrupt gzip data: {exc}") from None
+
+
+def sha256_file(path):
+    """sha256 of a file's bytes, read in blocks (InputError if it cannot be read)."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError as exc:
+        raise InputError(str(path), 0, f"cannot read: {exc.strerror}") from None
+    return h.hexdigest()
