@@ -6,7 +6,8 @@ USAGE="Learns a structure with seqbil aso from the English raw text of data/unla
 tokens, none from the Wall Street Journal; Ando & Zhang used 15 M words of WSJ) and one from
 the Chinese raw text of data/unlabeled/zh plus the pku stand-in's text (spaces removed),
 recording time and peak memory. CoNLL-2000 (configs/conll2000.toml): first the structure's
-scale and window on held-out data (the last 10% of the training set, learner bol), then a
+scale and window on held-out data (the last 10% of the training set, learner bol), and for each
+structure 20 or 40 epochs (the dense features slow the online learners' fit), then a
 learning curve on the first 10%, 25%, 50% and 100% of the training set, sp and bol, 3 seeds,
 scored on the test set: without a structure; with the word structure (aso: problems that
 predict words); with Ando & Zhang's semi-supervised problems (semi: a POS tagger and a chunker
@@ -37,9 +38,10 @@ LEARNERS=(bol sp)
 SIZES=(10 25 50 100)
 SCALES=(0.1 0.2 0.3 0.5 1)
 OTHER_SCALES=(0.1 0.3 1)
+LONG=40  # epochs tried beside the config's 20
 R=$OUT/runs
 if [ "$QUICK" = 1 ]; then
-    SEEDS=(1); SIZES=(50 100); SCALES=(0.3 1); OTHER_SCALES=(0.3 1); EPOCHS=(--epochs 3)
+    SEEDS=(1); SIZES=(50 100); SCALES=(0.3 1); OTHER_SCALES=(0.3 1); EPOCHS=(--epochs 3); LONG=6
     TRAIN=$SAMPLES/conll2000_train.txt; TEST=$SAMPLES/conll2000_test.txt
     # raw text: the words of the training sample; the characters of the pku sample
     "${PYI[@]}" -c 'import sys
@@ -80,11 +82,12 @@ for lang in en zh; do
 done
 
 # run NAME TEST TRAIN-ARGS...: common.sh's train_eval, with the words of $wordlist (if any)
-# for the OOV figures and the epochs of --quick
+# for the OOV figures and the epochs of --quick (an --epochs in TRAIN-ARGS comes after them
+# and wins)
 run() {
     local name=$1 test=$2
     shift 2
-    train_eval "$name" "$test" "$wordlist" "$@" "${EPOCHS[@]+"${EPOCHS[@]}"}"
+    train_eval "$name" "$test" "$wordlist" "${EPOCHS[@]+"${EPOCHS[@]}"}" "$@"
 }
 
 # spawn NAME TEST TRAIN-ARGS...: run in the background, at most PARALLEL at a time (each run
@@ -117,6 +120,7 @@ for scale in "${SCALES[@]}"; do
 done
 sync_runs
 read -r SCALE WINDOW < <("$PY" "$EXP/lib/aso.py" choose "$OUT")
+[ -n "$WINDOW" ] || { echo "$0: no choice of scale" >&2; exit 1; }
 echo "$NAME: scale $SCALE, window $WINDOW (best held-out F1)"
 WITH=(--structure-scale "$SCALE" --structure-window="$WINDOW")
 
@@ -167,6 +171,20 @@ sync_runs
 SEMI_SCALE=$("$PY" "$EXP/lib/aso.py" choose "$OUT" --kind semi)
 BOTH_SCALE=$("$PY" "$EXP/lib/aso.py" choose "$OUT" --kind both)
 echo "$NAME: scale $SEMI_SCALE for the semi-supervised structure, $BOTH_SCALE for both (best held-out F1)"
+# the epochs of each structure (and of none) at its scale: the config's, or $LONG if better
+held=("$R/conll.held10" --config conll2000 --train "$R/conll.train90" --learner bol --epochs "$LONG")
+spawn "held__none-e${LONG}__bol__1" "${held[@]}"
+spawn "held__aso-e${LONG}__bol__1" "${held[@]}" --structure "$R/en.sbs" "${WITH[@]}"
+spawn "held__semi-e${LONG}__bol__1" "${held[@]}" --structure "$R/semi_held.sbs" --structure-scale "$SEMI_SCALE" \
+    --structure-window="$WINDOW"
+spawn "held__both-e${LONG}__bol__1" "${held[@]}" --structure "$R/en.sbs" --structure "$R/semi_held.sbs" \
+    --structure-scale "$BOTH_SCALE" --structure-window="$WINDOW"
+sync_runs
+read -r EP_none EP_aso EP_semi EP_both < <("$PY" "$EXP/lib/aso.py" epochs "$OUT" \
+    --chosen "$SCALE" "$WINDOW" "$SEMI_SCALE" "$BOTH_SCALE")
+[ -n "$EP_both" ] || { echo "$0: no choice of epochs" >&2; exit 1; }
+echo "$NAME: epochs $EP_none without a structure, $EP_aso with words, $EP_semi with chunk tags, $EP_both with both \
+(best held-out F1)"
 
 # 3. the learning curve on CoNLL-2000
 echo "$NAME: CoNLL-2000 learning curve"
@@ -177,11 +195,12 @@ for size in "${SIZES[@]}"; do
     for seed in "${SEEDS[@]}"; do
         for learner in "${LEARNERS[@]}"; do
             common=("$TEST" --config conll2000 --train "$part" --learner "$learner" --seed "$seed")
-            spawn "conll${size}__none__${learner}__${seed}" "${common[@]}"
-            spawn "conll${size}__aso__${learner}__${seed}" "${common[@]}" --structure "$R/en.sbs" "${WITH[@]}"
-            spawn "conll${size}__semi__${learner}__${seed}" "${common[@]}" --structure "$R/semi_$size.sbs" \
-                --structure-scale "$SEMI_SCALE" --structure-window="$WINDOW"
-            spawn "conll${size}__both__${learner}__${seed}" "${common[@]}" --structure "$R/en.sbs" \
+            spawn "conll${size}__none__${learner}__${seed}" "${common[@]}" --epochs "$EP_none"
+            spawn "conll${size}__aso__${learner}__${seed}" "${common[@]}" --epochs "$EP_aso" --structure "$R/en.sbs" \
+                "${WITH[@]}"
+            spawn "conll${size}__semi__${learner}__${seed}" "${common[@]}" --epochs "$EP_semi" \
+                --structure "$R/semi_$size.sbs" --structure-scale "$SEMI_SCALE" --structure-window="$WINDOW"
+            spawn "conll${size}__both__${learner}__${seed}" "${common[@]}" --epochs "$EP_both" --structure "$R/en.sbs" \
                 --structure "$R/semi_$size.sbs" --structure-scale "$BOTH_SCALE" --structure-window="$WINDOW"
         done
     done

@@ -230,6 +230,16 @@ def test_aso_script_quick(tmp_path):
     held = rows(out / "aso_held.csv")
     best = max((h for h in held if h["scale"] != "none"), key=lambda h: (float(h["f1"]), -float(h["scale"])))
     assert (best["scale"], best["window"]) == (scale, window)
+    chosen = re.search(r"epochs (\d+) without a structure, (\d+) with words, (\d+) with chunk tags, (\d+) with "
+                       r"both", proc.stdout).groups()
+    epochs = dict(zip(["none", "words", "chunk tags", "both"], map(int, chosen)))
+    for kind, long_run in (("none", "none"), ("words", "aso"), ("chunk tags", "semi"), ("both", "both")):
+        # the longer run wins only if better than the config's epochs at the chosen scale
+        f1 = json.loads((r / f"held__{long_run}-e6__bol__1.eval.json").read_text())["f1"]
+        short = {"none": "held__none", "words": f"held__s{scale}w{window}", "chunk tags": f"held__semi-s{semi_scale}",
+                 "both": f"held__both-s{both_scale}"}[kind]
+        f1_short = json.loads((r / f"{short}__bol__1.eval.json").read_text())["f1"]
+        assert epochs[kind] == (6 if f1 > f1_short else 3)
     structures = {"words": [r / "en.sbs"], "chunk tags": None, "both": None}
     seen = set()
     for row in rows(out / "aso.csv"):
@@ -242,8 +252,9 @@ def test_aso_script_quick(tmp_path):
         work.mkdir(exist_ok=True)
         subprocess.run([sys.executable, str(EXPERIMENTS / "lib" / "subset.py"), "--format", "conll", "--first",
                         str(int(size) / 100), str(CONLL[0]), str(work / "train")], check=True)
-        opts = dict(config="conll2000", learner=row["learner"], seed=1, **QUICK)
+        opts = dict(config="conll2000", learner=row["learner"], seed=1, **{**QUICK, "epochs": epochs["none"]})
         plain = scores(work / "train", CONLL[1], **opts)["f1"]
+        opts["epochs"] = epochs[row["structure"]]
         kind_scale = {"words": scale, "chunk tags": semi_scale, "both": both_scale}[row["structure"]]
         with_s = scores(work / "train", CONLL[1], structure=[str(p) for p in structures[row["structure"]]],
                         structure_scale=float(kind_scale), structure_window=window, **opts)["f1"]

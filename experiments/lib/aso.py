@@ -2,13 +2,17 @@
 
     python aso.py measure RECORD.json -- COMMAND...   run COMMAND, record its wall time and peak memory
     python aso.py choose OUT_DIR                      prints "SCALE WINDOW", the best on held-out data
+    python aso.py epochs OUT_DIR --chosen SCALE WINDOW SEMI BOTH
+                                                      prints the best held-out epochs of none, aso,
+                                                      semi and both
     python aso.py report OUT_DIR [--title TEXT]
 
 Runs (in OUT_DIR/runs/): SPLIT__COND__LEARNER__SEED with .eval.json, .jsonl (the
 `seqbil train --log`), .time (wall seconds of the train command) and .size (model
 bytes). SPLIT is held, conllN (the first N% of CoNLL-2000's training set), pku or sxu;
 COND is none, aso (the word structure), semi (the semi-supervised one), both, or on
-held-out data sSCALEwWINDOW (the word structure) and semi-sSCALE, both-sSCALE.
+held-out data sSCALEwWINDOW (the word structure) and semi-sSCALE, both-sSCALE (with the
+config's epochs), and COND-eEPOCHS (a structure at its chosen scale, that many epochs).
 """
 import argparse
 import json
@@ -23,6 +27,7 @@ from report import fmt, save_plot, write_csv, write_md  # noqa: E402
 RUN = re.compile(r"(?P<split>[a-z0-9]+)__(?P<cond>[^_]+)__(?P<learner>\w+?)__(?P<seed>\d+)$")
 HELD = re.compile(r"s(?P<scale>[0-9.]+)w(?P<window>[-0-9,]+)$")
 HELD_OTHER = re.compile(r"(?P<kind>semi|both)-s(?P<scale>[0-9.]+)$")
+HELD_EPOCHS = re.compile(r"(?P<kind>none|aso|semi|both)-e(?P<epochs>\d+)$")
 # Ando & Zhang (2005), JMLR 6, section 7 (CoNLL-2000 chunking, F1 on the test set): their
 # supervised baseline and the semi-supervised ASO model with 15 M words of unlabeled WSJ text
 PAPER = {"supervised": 93.60, "ASO-semi": 94.39}
@@ -54,6 +59,7 @@ def load(out):
         runs.append({"name": name, **m.groupdict(), "seed": int(m["seed"]), "f1": score["f1"],
                      "seconds": float(base.with_name(f"{name}.time").read_text()),
                      "passes_seconds": sum(r["seconds"] for r in log),
+                     "epochs": max((r["pass"] for r in log if "pass" in r), default=0),
                      "mib": int(base.with_name(f"{name}.size").read_text()) / 2 ** 20})
     return runs
 
@@ -80,20 +86,57 @@ def held_others(runs):
     return out
 
 
-def choose(out, kind=None):
-    """Print the best held-out scale and window of the word structure, or (kind semi
-    or both) the best scale of that structure; ties go to the smaller scale."""
+def best_scale(runs, kind=None):
+    """The best held-out (scale, window) of the word structure, or (kind semi or both)
+    the best scale of that structure; ties go to the smaller scale; None without runs."""
     if kind:
-        scores = held_others(load(out)).get(kind)
-        if not scores:
-            sys.exit(f"no held-out runs of {kind}")
-        print(f"{max(scores, key=lambda k: (scores[k], -k)):g}")
-        return
-    rows = [r for r in held_table(load(out)) if r[0] is not None]
-    if not rows:
-        sys.exit("no held-out runs with a structure")
-    scale, window, _ = max(rows, key=lambda t: (t[2], -t[0]))
-    print(f"{scale:g} {window}")
+        scores = held_others(runs).get(kind)
+        return max(scores, key=lambda k: (scores[k], -k)) if scores else None
+    rows = [r for r in held_table(runs) if r[0] is not None]
+    return max(rows, key=lambda t: (t[2], -t[0]))[:2] if rows else None
+
+
+def choose(out, kind=None):
+    """Print best_scale's choice."""
+    best = best_scale(load(out), kind)
+    if best is None:
+        sys.exit(f"no held-out runs of {kind or 'the word structure'}")
+    print(f"{best:g}" if kind else f"{best[0]:g} {best[1]}")
+
+
+def held_epochs(runs, chosen):
+    """{kind: {epochs: f1}} on held-out data: the scale runs at the chosen (scale,
+    window, semi scale, both scale) and the COND-eEPOCHS runs."""
+    scale, window, semi, both = float(chosen[0]), chosen[1], float(chosen[2]), float(chosen[3])
+    out = {}
+    for r in runs:
+        if r["split"] != "held":
+            continue
+        cond, kind = r["cond"], None
+        if cond == "none":
+            kind = "none"
+        elif (m := HELD.match(cond)) and (float(m["scale"]), m["window"]) == (scale, window):
+            kind = "aso"
+        elif (m := HELD_OTHER.match(cond)) and float(m["scale"]) == {"semi": semi, "both": both}[m["kind"]]:
+            kind = m["kind"]
+        elif m := HELD_EPOCHS.match(cond):
+            kind = m["kind"]
+        if kind:
+            out.setdefault(kind, {})[r["epochs"]] = r["f1"]
+    return out
+
+
+def epochs(out, chosen):
+    """Print the epochs of none, aso, semi and both with the best held-out F1 (ties go
+    to fewer)."""
+    scores = held_epochs(load(out), chosen)
+    picks = []
+    for kind in ("none", "aso", "semi", "both"):
+        s = scores.get(kind, {})
+        if len(s) < 2:
+            sys.exit(f"held-out runs of {kind} with two epoch counts are missing")
+        picks.append(max(s, key=lambda n: (s[n], -n)))
+    print(" ".join(map(str, picks)))
 
 
 def mean_sd(values):
@@ -142,6 +185,17 @@ def report(out, title):
                 body.append(f"| {CONDS[kind]} | " + " | ".join(
                     f"{scores[k]:.2f}" + (f" ({scores[k] - base:+.2f})" if base is not None else "")
                     if k in scores else "–" for k in scales) + " |")
+        chosen = best_scale(runs), best_scale(runs, "semi"), best_scale(runs, "both")
+        by_epochs = held_epochs(runs, (*chosen[0], chosen[1], chosen[2])) if None not in chosen else {}
+        counts = sorted({n for v in by_epochs.values() for n in v})
+        if len(counts) > 1:
+            body += ["", "Epochs, each structure at its chosen scale (the best is used below; the dense features "
+                     "slow the online learner's fit of the training data):", "",
+                     "| structure | " + " | ".join(f"{n} epochs" for n in counts) + " |", "|---|" + "---|" * len(counts)]
+            for kind in ("none", "aso", "semi", "both"):
+                if kind in by_epochs:
+                    body.append(f"| {CONDS.get(kind, 'none')} | " + " | ".join(
+                        f"{by_epochs[kind][n]:.2f}" if n in by_epochs[kind] else "–" for n in counts) + " |")
     # learning curve and segmentation
     groups = {}
     for r in runs:
@@ -226,13 +280,19 @@ def main():
         measure(sys.argv[2], sys.argv[at + 1:])
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["choose", "report"])
+    ap.add_argument("what", choices=["choose", "epochs", "report"])
     ap.add_argument("out", type=Path)
     ap.add_argument("--title", default="Structure from unlabeled text")
     ap.add_argument("--kind", choices=["semi", "both"], help="choose: the scale of this structure")
+    ap.add_argument("--chosen", nargs=4, metavar=("SCALE", "WINDOW", "SEMI", "BOTH"),
+                    help="epochs: the scales and window chosen")
     args = ap.parse_args()
     if args.what == "choose":
         choose(args.out, args.kind)
+    elif args.what == "epochs":
+        if args.chosen is None:
+            ap.error("epochs needs --chosen")
+        epochs(args.out, args.chosen)
     else:
         report(args.out, args.title)
 
