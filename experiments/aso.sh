@@ -181,7 +181,7 @@ spawn "held__both-e${LONG}__bol__1" "${held[@]}" --structure "$R/en.sbs" --struc
     --structure-scale "$BOTH_SCALE" --structure-window="$WINDOW"
 sync_runs
 read -r EP_none EP_aso EP_semi EP_both < <("$PY" "$EXP/lib/aso.py" epochs "$OUT" \
-    --chosen "$SCALE" "$WINDOW" "$SEMI_SCALE" "$BOTH_SCALE")
+    --scale "$SCALE" --window="$WINDOW" --semi "$SEMI_SCALE" --both "$BOTH_SCALE")
 [ -n "$EP_both" ] || { echo "$0: no choice of epochs" >&2; exit 1; }
 echo "$NAME: epochs $EP_none without a structure, $EP_aso with words, $EP_semi with chunk tags, $EP_both with both \
 (best held-out F1)"

@@ -2,7 +2,7 @@
 
     python aso.py measure RECORD.json -- COMMAND...   run COMMAND, record its wall time and peak memory
     python aso.py choose OUT_DIR                      prints "SCALE WINDOW", the best on held-out data
-    python aso.py epochs OUT_DIR --chosen SCALE WINDOW SEMI BOTH
+    python aso.py epochs OUT_DIR --scale S --window=W --semi S --both S
                                                       prints the best held-out epochs of none, aso,
                                                       semi and both
     python aso.py report OUT_DIR [--title TEXT]
@@ -284,15 +284,18 @@ def main():
     ap.add_argument("out", type=Path)
     ap.add_argument("--title", default="Structure from unlabeled text")
     ap.add_argument("--kind", choices=["semi", "both"], help="choose: the scale of this structure")
-    ap.add_argument("--chosen", nargs=4, metavar=("SCALE", "WINDOW", "SEMI", "BOTH"),
-                    help="epochs: the scales and window chosen")
+    ap.add_argument("--scale", help="epochs: the word structure's chosen scale")
+    ap.add_argument("--window", help="epochs: the chosen window (give it as --window=-1,0,1)")
+    ap.add_argument("--semi", help="epochs: the semi-supervised structure's chosen scale")
+    ap.add_argument("--both", help="epochs: the chosen scale of both structures")
     args = ap.parse_args()
     if args.what == "choose":
         choose(args.out, args.kind)
     elif args.what == "epochs":
-        if args.chosen is None:
-            ap.error("epochs needs --chosen")
-        epochs(args.out, args.chosen)
+        chosen = (args.scale, args.window, args.semi, args.both)
+        if None in chosen:
+            ap.error("epochs needs --scale, --window, --semi and --both")
+        epochs(args.out, chosen)
     else:
         report(args.out, args.title)
 
