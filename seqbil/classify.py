@@ -19,7 +19,7 @@ The passes run in cython_ext/rpa.pyx; this module checks inputs and owns the arr
 import numpy as np
 import scipy.sparse as sp
 
-from seqbil._kernels.rpa import pa_pass, rpa_pass
+from seqbil._kernels.classify import pa_pass, rpa_pass
 
 
 class Bags:

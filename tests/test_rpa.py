@@ -4,7 +4,7 @@ words, and Algorithm 1 on dense matrices in numpy."""
 import numpy as np
 import pytest
 
-from seqbil._kernels.rpa import rpa_pass
+from seqbil._kernels.classify import rpa_pass
 from seqbil.classify import PA, RPA, Bags
 
 
