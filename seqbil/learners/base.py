@@ -26,6 +26,7 @@ class Learner(ABC):
     averages = True      # honours the `averaged` option
     bilinear = False     # factors the 1st-order weights: without 1st-order templates it is sp
     multitask = False    # learns several tasks at once (the `tasks` argument)
+    embeds = False       # learns the %emb vectors too (attach(first, phi); the corpus gives emb_rows)
     # scalars that change while training, with their least value; restore() requires
     # every other scalar to equal the fresh learner's
     progress = {"counter": 1}

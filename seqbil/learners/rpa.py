@@ -1,0 +1,74 @@
+"""`rpa`: the re-embedding passive-aggressive learner (Denis & Ralaivola 2017) for
+sequence labelling, on the linear first-order model.
+
+On each training sentence decoded wrongly, structured PA-II (Crammer et al. 2006) on
+the weights with the word vectors fixed (the paper's eq. 6), then a PA-II step on the
+vectors Phi of the sentence's words with the weights fixed (eq. 7), up to `inner`
+alternations (cython_ext/rpa.pyx). The vectors are those the %emb templates read
+(`embeddings`: a file, or random); without %emb templates, or with
+`freeze_embeddings`, it is structured PA-II on fixed features, the paper's baseline.
+Averaging averages the weights and Phi (lazily, Daume 2006).
+"""
+import numpy as np
+
+from .._kernels.rpa import RPAKernel
+from ..params import Param
+from .base import Learner, register
+
+
+@register
+class ReEmbeddingPA(Learner):
+    name = "rpa"
+    summary = ("re-embedding passive-aggressive (Denis & Ralaivola 2017): structured PA-II on the weights and "
+               "on the word vectors the %emb templates read")
+    options = (
+        Param("lam", float, 1.0, "how far a step may move the word vectors: the Phi-step's regulariser lambda "
+              "(eq. 7; large: the vectors barely move)", positive=True, flag="--lambda"),
+        Param("inner", int, 1, "alternations of the weight step and the vector step per sentence (the paper's "
+              "inner loop; they stop early when the margin holds)", positive=True),
+        Param("freeze_embeddings", bool, False, "keep the word vectors fixed: structured PA-II on them (the "
+              "paper's baseline)"),
+        Param("rpa_loss", str, "hamming", "the margin a step asks for: hamming (the number of wrong labels) or "
+              "zero-one (1 for any wrong sentence)", choices=("hamming", "zero-one")),
+    )
+    embeds = True  # training hands it the %emb vectors (attach) and the corpus's rows of them
+
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
+        super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
+        S = self.S
+        self.W0 = np.zeros((self.A0, S))
+        self.W1 = np.zeros((self.A1, S, S + 1))
+        self.end = np.zeros(S)
+        shape = (lambda a: a.shape) if self.averaged else (lambda a: (0,) * a.ndim)
+        self.U0, self.U1, self.Utrans, self.Uend = (np.zeros(shape(a)) for a in (self.W0, self.W1, self.trans,
+                                                                                  self.end))
+        self.counter = 1
+        self.attach(np.zeros(0, np.int32), np.zeros((0, 1)))
+
+    def attach(self, first, phi):
+        """Learn the vectors phi (R x k, a row per word) too, read by the %emb templates
+        whose k weights are the 0-order attributes first[e] .. first[e] + k - 1."""
+        self.first = np.ascontiguousarray(first, dtype=np.int32)
+        self.Phi = np.array(phi, dtype=np.float64, order="C")
+        self.UPhi = np.zeros(self.Phi.shape if self.averaged else (0, self.Phi.shape[1]))
+        s = self.settings
+        # the kernel works on these arrays in place: they are never replaced, only updated
+        self.kernel = RPAKernel(self.W0, self.W1, self.trans, self.end, self.U0, self.U1, self.Utrans, self.Uend,
+                                self.Phi, self.UPhi, self.first, self.C, float(s["lam"]), int(s["inner"]),
+                                s["rpa_loss"] == "hamming", not s["freeze_embeddings"], self.averaged,
+                                self.transitions)
+
+    def train_chunk(self, data, order):
+        mistakes, self.counter = self.kernel.train_chunk(data, order, self.counter)
+        return mistakes
+
+    def embedding(self):
+        """Phi as decoding reads it: averaged when averaging is on."""
+        return self.Phi - self.UPhi / float(self.counter) if self.averaged else self.Phi.copy()
+
+    def parameters(self):
+        if not self.averaged:
+            return "linear", {"W0": self.W0, "W1": self.W1, "trans": self.trans, "end": self.end}
+        c = float(self.counter)
+        return "linear", {"W0": self.W0 - self.U0 / c, "W1": self.W1 - self.U1 / c,
+                          "trans": self.trans - self.Utrans / c, "end": self.end - self.Uend / c}
