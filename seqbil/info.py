@@ -157,6 +157,18 @@ def describe(info):
             for sp in part.get("splits", []):
                 lines.append(f"  split {sp['name']}: {sp['attributes']:,} features, {sp['problems']} problems "
                              f"({sp['method']})")
+    emb = (t.get("vectors") or {}).get("%emb")
+    if emb:
+        lines.append(f"embeddings (%emb): {emb.get('source')}" + (f" (sha256 {emb['sha256'][:16]}...)"
+                                                                  if emb.get("sha256") else "")
+                     + f", k = {emb.get('dim')}, {emb.get('rows_kept', 0):,} rows kept ({emb.get('training_words', 0):,}"
+                     + " training words" + (f", {emb['training_words_in_file']:,} of them in the file"
+                                            if "training_words_in_file" in emb else "") + ")")
+        mv = emb.get("moved")
+        if mv:
+            lines.append(f"  re-embedded: mean |Phi - Phi0| per word {mv['mean_moved']:.3f}; words seen 10 times or "
+                         f"more {mv['frequent_mean_moved']:.3f} ({mv['frequent_words']:,}), seen once "
+                         f"{mv['rare_mean_moved']:.3f} ({mv['rare_words']:,})")
     if info["params"]:
         lines.append("params: " + ", ".join(f"{k}={v}" for k, v in info["params"].items()))
     lines.append("features (template: attributes, non-zero weights):")

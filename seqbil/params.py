@@ -77,6 +77,12 @@ CORE = [
           "(the whole file, so that unseen words keep their vectors at tagging time)", "features", ("seen", "all")),
     Param("vector_scale", float, 1.0, "factor applied to every vector component (their scale against the binary "
           "features matters to online learners)", "features", positive=True),
+    Param("embeddings", str, "", "the word vectors the %emb templates read (and the rpa learner adapts): a "
+          "vectors file (word2vec text format, e.g. from seqbil aso --vectors; scaled to a mean row norm of 1) or "
+          "random:K (K-dimensional random vectors)", "features", metavar="FILE|random:K"),
+    Param("embedding_vocab", int, 0, "words of the embeddings file beyond those of the training data whose "
+          "vectors the model keeps (the file's first ones), so that tagging finds them", "features", minimum=0,
+          flag="--vocab", metavar="N"),
     Param("structure", list, [], "structures learned from unlabeled text (seqbil aso): at every token the "
           "dense features Theta phi(x) of each of their splits become real-valued 0-order features, kept in the "
           "model", "features", metavar="FILE"),

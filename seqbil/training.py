@@ -21,9 +21,9 @@ from .features.dataset import encode
 from .features.dictionaries import training_lexicons
 from .features.index import normalizer
 from .features.structure import Structure, StructureFeatures
-from .features.vectors import VectorFeatures, VectorTable
+from .features.vectors import VectorFeatures, VectorTable, embedding_table
 from .features.vectors import parse_specs as vector_specs
-from .features.templates import TemplateSet, parse_template, read_template_file, task_copies
+from .features.templates import EMB, TemplateSet, parse_template, read_template_file, task_copies
 from .formats import make_format, read_corpus
 from .formats.sentence import Corpus
 from .formats.textio import sha256_file
@@ -289,6 +289,15 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         normalizer(settings["normalize"]), settings["dict_folds"], enc, base.index.lexicons if base is not None else None,
         sources.get("dictionaries", "<settings>"), settings["dict_min_length"])
     vector_info, vectors = _vector_features(settings, sources, templates, tokens, base, enc)
+    # the learner adapts the %emb vectors: they stay out of the encoded corpus, which
+    # gives their rows instead
+    live = vectors is not None and EMB in vectors.tables and LEARNERS[settings["learner"]].embeds and \
+        not settings.get("freeze_embeddings", False)
+    if live and base is not None:
+        raise ConfigError(sources.get("learner", "<settings>"), 0, "a model with %emb templates cannot be "
+                          "continued by rpa (its vectors are learned afresh); train it anew")
+    if vectors is not None:
+        vectors.live = live
     structure_info, structure = _structure_features(settings, sources, fmt.name, base, bool(tasks))
     if structure is not None and base is None:  # the splits read columns of this corpus too
         n_fields = fmt.n_fields if fmt.name == "conll" else 1
@@ -300,6 +309,11 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                          base.index if base is not None else None, vectors=vectors, structure=structure,
                          lexicons=lexicons,
                          length_cap=settings["dict_length_cap"], jackknife=jackknife)
+    if live:
+        data.emb_rows = vectors.emb_rows(tokens, normalizer(settings["normalize"]))
+        vectors.live = False  # every other corpus reads the vectors' values
+        phi0 = vectors.tables[EMB].matrix.astype(np.float64)
+        emb_counts = np.bincount(data.emb_rows[data.emb_rows >= 0], minlength=len(phi0)) / data.emb_rows.shape[1]
     task_spec = None
     if tasks:  # how the tasks are coupled (a general interaction matrix adds task copies of attributes)
         if settings["interaction"] and "coupling" in sources:
@@ -351,6 +365,9 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         if task_spec is None:
             raise
         raise ConfigError(sources.get("learner", "<settings>"), 0, f"multi-task training: {exc}") from None
+    if live:
+        learner.attach([f for f, t in zip(vectors.firsts(index.n_keyed(0)), vectors.templates)
+                        if t.refs[0][1].source == EMB], phi0)
     if base is not None:
         if (base.kind == "bilinear") != learner.bilinear:
             raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner.name!r} cannot "
@@ -408,6 +425,9 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                     line += " (" + ", ".join(f"{t} {n}" for t, n in record["task_mistakes"].items()) + ")"
                 if dev_data is not None:
                     model.kind, model.weights = learner.parameters()
+                    if live:  # the vectors as they are now
+                        vectors.tables[EMB].matrix = learner.embedding().astype(np.float32)
+                        dev_data = model.encode(dev_sentences, dev_name)
                     result = _score(model, dev_data, dev_sentences)
                     record["dev"] = result
                     name, value = headline(result)
@@ -444,6 +464,14 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     learner.finish()
     _return_freed_memory()
     model.kind, model.weights = learner.parameters()
+    if live:
+        final = learner.embedding()
+        vectors.tables[EMB].matrix = final.astype(np.float32)
+        moved = np.linalg.norm(final - phi0, axis=1)
+        emb_moved = {"mean_moved": float(moved[emb_counts > 0].mean()) if (emb_counts > 0).any() else 0.0}
+        for name, rows in (("frequent", emb_counts >= 10), ("rare", (emb_counts > 0) & (emb_counts < 2))):
+            emb_moved[f"{name}_words"] = int(rows.sum())
+            emb_moved[f"{name}_mean_moved"] = float(moved[rows].mean()) if rows.any() else 0.0
     model.training = _training_record(settings, learner, history, train_record, dev_sentences, dev_name,
                                       template_file, config)
     if tasks:
@@ -463,6 +491,8 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     if vectors is not None:
         model.training["vectors"] = {name: {**vector_info[name], "rows_kept": len(t)}
                                      for name, t in sorted(vectors.tables.items())}
+        if live:  # how far the learner moved the %emb vectors of the training words
+            model.training["vectors"][EMB]["moved"] = emb_moved
     if base is not None:
         model.training["init_model"] = {"path": str(init_model), "sha256": file_record(init_model, [])["sha256"],
                                         "labels": len(base.labels), "training": base.training}
@@ -490,14 +520,30 @@ def _vector_features(settings, sources, templates, tokens, base, encoding):
         return {name: {"source": "the model continued"} for name in templates.vectors}, base.index.vectors
     origin = sources.get("vectors", "<settings>")
     files = vector_specs(settings["vectors"], origin)
-    missing = [n for n in templates.vectors if n not in files]
+    info, full, fold = {}, {}, normalizer(settings["normalize"])
+    if EMB in templates.vectors:  # %emb: every training word gets a row
+        where = sources.get("embeddings", "<settings>")
+        if not settings["embeddings"]:
+            raise ConfigError(where, 0, "the templates read %emb, but [features] embeddings names no vectors "
+                              "(a file, or random:K)")
+        columns = {t.refs[0][1].column for t in templates.vector_templates if t.refs[0][1].source == EMB}
+        words = {fold(v) if fold else v for c in columns for v in tokens.column(c)[0]}
+        full[EMB], found = embedding_table(settings["embeddings"], words, settings["embedding_vocab"],
+                                           settings["seed"], encoding, where)
+        spec = settings["embeddings"]
+        info[EMB] = {"source": spec, "dim": full[EMB].dim, "training_words": len(words)}
+        if not spec.startswith("random:"):
+            info[EMB].update(sha256=sha256_file(spec), training_words_in_file=found)
+    missing = [n for n in templates.vectors if n not in files and n != EMB]
     if missing:
         raise ConfigError(origin, 0, f"the templates read vectors {missing[0]!r}, but [features] vectors does not "
                           f"name them: add \"{missing[0]}=FILE\"")
-    full = {name: VectorTable.read(files[name], encoding) for name in templates.vectors}
-    info = {name: {"source": files[name], "sha256": sha256_file(files[name]), "dim": full[name].dim,
-                   "rows_in_file": len(full[name])} for name in templates.vectors}
-    return info, VectorFeatures.for_training(templates.vector_templates, full, tokens, normalizer(settings["normalize"]),
+    for name in templates.vectors:
+        if name != EMB:
+            full[name] = VectorTable.read(files[name], encoding)
+            info[name] = {"source": files[name], "sha256": sha256_file(files[name]), "dim": full[name].dim,
+                          "rows_in_file": len(full[name])}
+    return info, VectorFeatures.for_training(templates.vector_templates, full, tokens, fold,
                                        settings["vector_unknown"], settings["vector_scale"], settings["vector_rows"])
 
 

@@ -22,8 +22,12 @@ from .functions import chain_text, describe, parse_chain
 
 _CHAIN = r"((?:\|[A-Za-z_]+(?::[^|/%\s]*)?)*)"
 _MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]" + _CHAIN + r"|%(dict|gaz)\[([^\]]*)\]" + _CHAIN +
-                    r"|%vec\[\s*(-?\d+)\s*,\s*(\d+)\s*,\s*([A-Za-z_][\w.-]*)\s*\]|(%task)\b")
+                    r"|%vec\[\s*(-?\d+)\s*,\s*(\d+)\s*,\s*([A-Za-z_][\w.-]*)\s*\]"
+                    r"|%emb\[\s*(-?\d+)\s*,\s*(\d+)\s*\]|(%task)\b")
 TASK = "%task"  # the task of the sentence, in multi-task models (task_copies)
+# %emb[r,c] is %vec over these vectors, the `embeddings` of the config, which the rpa
+# learner learns (a name no %vec can take)
+EMB = "%emb"
 
 
 @dataclass(frozen=True, order=True)
@@ -87,15 +91,18 @@ def parse_template(text, source="<template>", line=0):
     for m in _MACRO.finditer(text):
         pieces.append(text[last:m.start()].replace("{", "{{").replace("}", "}}"))
         pieces.append("{}")
-        if m.group(10):
+        if m.group(12):
             refs.append((0, Field(0, (), "", "task")))
             last = m.end()
             continue
-        if m.group(9):  # a dense vector: the template is this macro alone, 0-order
+        if m.group(9) or m.group(10):  # a dense vector: the template is this macro alone, 0-order
+            macro = "%vec[r,c,NAME]" if m.group(9) else "%emb[r,c]"
             if text[0] != "U" or len(_MACRO.findall(text)) != 1 or m.end() != len(text):
-                raise ConfigError(source, line, f"template {text!r}: %vec[r,c,NAME] stands alone in a U template, "
-                                  f"as in U30:%vec[0,0,NAME] (its components are real-valued 0-order features)")
-            row, field = int(m.group(7)), Field(int(m.group(8)), (), m.group(9), "vec")
+                raise ConfigError(source, line, f"template {text!r}: {macro} stands alone in a U template, "
+                                  f"as in U30:{macro.replace('r,c', '0,0')} (its components are real-valued "
+                                  f"0-order features)")
+            row, field = (int(m.group(7)), Field(int(m.group(8)), (), m.group(9), "vec")) if m.group(9) else \
+                (int(m.group(10)), Field(int(m.group(11)), (), EMB, "vec"))
         elif m.group(4):
             row, field = _lexicon_macro(m.group(4), m.group(5), text, source, line)
         else:
@@ -110,7 +117,7 @@ def parse_template(text, source="<template>", line=0):
         last = m.end()
     rest = text[last:]
     if "%" in "".join(p for p in pieces if p != "{}") + rest:
-        raise ConfigError(source, line, f"template {text!r}: only the %x, %dict, %gaz, %vec and %task macros "
+        raise ConfigError(source, line, f"template {text!r}: only the %x, %dict, %gaz, %vec, %emb and %task macros "
                                         "are known (seqbil train --help-templates)")
     pieces.append(rest.replace("{", "{{").replace("}", "}}"))
     return Template(text, 0 if text[0] == "U" else 1, "".join(pieces), tuple(refs))
@@ -142,6 +149,9 @@ In <text>, each macro is replaced by what it reads at the token:
                     real-valued 0-order features; alone in a U template (U30:%vec[0,0,emb]).
                     A word without a vector is tried in lower case, then reads an unknown
                     indicator (vector_unknown = learned) or nothing (zero)
+  %emb[r,c]         the same with the vectors `embeddings` (a file, or random:K), which the
+                    rpa learner adapts to the task; every training word has one, and words
+                    without one read a fallback vector (E00:%emb[0,0])
 
   Dictionaries are named in the config: [features] dictionaries = ["NAME=FILE"] (one word or
   phrase per line) or "NAME=train" (the training words; jackknifed over dict_folds folds so

@@ -12,6 +12,13 @@ Vectors files: word2vec's text format (an optional "COUNT DIM" first line, then 
 word and its components per line), or a ``.npy`` matrix with a vocabulary file beside
 it (``NAME.vocab``, or ``NAME.txt``: one word per line, row order). A model keeps
 only the rows of the words it was trained on, so its file stays self-contained.
+
+``%emb[r,c]`` reads the vectors named EMB, made by `embedding_table` from the
+`embeddings` setting: every word of the training data has a row (its vector from the
+file, or a random one), up to `vocab` further words of the file keep theirs, and a last
+row (the empty word) is the fallback that any other word reads. The rpa learner adapts
+them to the task (learners/rpa.py); `live` then leaves their entries out of the encoded
+training corpus, whose rows of them (`emb_rows`) the learner reads instead.
 """
 from pathlib import Path
 
@@ -20,6 +27,9 @@ import numpy as np
 from ..errors import ConfigError, InputError
 from ..formats.sentence import Corpus
 from ..formats.textio import read_lines
+from .templates import EMB
+
+FALLBACK = ""  # the fallback row of an EMB table: no token is the empty string
 
 
 class VectorTable:
@@ -119,7 +129,39 @@ class VectorFeatures:
     def __init__(self, templates, tables, unknown="learned", scale=1.0):
         self.templates, self.tables = list(templates), dict(tables)
         self.unknown, self.scale = unknown, scale
-        self.sizes = [self.tables[t.refs[0][1].source].dim + (unknown == "learned") for t in self.templates]
+        self.sizes = [self.tables[t.refs[0][1].source].dim + (unknown == "learned" and t.refs[0][1].source != EMB)
+                      for t in self.templates]
+        self.live = False  # leave the EMB entries out of what add() makes (they are being learned)
+
+    def firsts(self, base):
+        """The first attribute id of each template's components, the first of all being base."""
+        return (base + np.concatenate([[0], np.cumsum(self.sizes)[:-1]])).astype(np.int64).tolist() \
+            if self.sizes else []
+
+    def emb_rows(self, sentences, fold=None):
+        """(P x E int32) the EMB row each %emb template reads at each position of the
+        sentences: the fallback row for words without one, -1 outside the sentence."""
+        corpus = Corpus.of(sentences)
+        P, out = int(corpus.lengths.sum()), []
+        for t in self.templates:
+            if t.refs[0][1].source == EMB:
+                out.append(np.maximum(self._rows(t, corpus, corpus.lengths, P, fold), -1))
+        return np.ascontiguousarray(np.stack(out, axis=1) if out else np.zeros((P, 0)), dtype=np.int32)
+
+    def _rows(self, t, corpus, lengths, P, fold):
+        """The table row template t reads at each position: -1 unknown (the fallback row
+        in an EMB table), -2 outside the sentence."""
+        row_offset, field = t.refs[0]
+        table = self.tables[field.source]
+        values, inverse = corpus.column(field.column)  # look up each distinct value once
+        rows = table.rows([fold(v) if fold else v for v in values])[inverse] if P else np.zeros(0, np.int64)
+        if field.source == EMB:
+            rows[rows < 0] = table.index[FALLBACK]
+        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        ends = np.repeat(np.cumsum(lengths), lengths)
+        src = np.arange(P) + row_offset
+        inside = (src >= starts) & (src < ends)
+        return np.where(inside, rows[np.clip(src, 0, max(P - 1, 0))] if P else rows, -2)
 
     @property
     def n_attributes(self):
@@ -132,7 +174,7 @@ class VectorFeatures:
         corpus, tables = Corpus.of(sentences), {}
         for name in sorted({t.refs[0][1].source for t in templates}):
             table = full[name]
-            if rows == "seen":
+            if rows == "seen" and name != EMB:  # an EMB table has its rows already
                 columns = {t.refs[0][1].column for t in templates if t.refs[0][1].source == name}
                 values = sorted({fold(v) if fold else v for c in columns for v in corpus.column(c)[0]})
                 table = table.subset(table.rows(values))
@@ -145,23 +187,17 @@ class VectorFeatures:
         (keyed entries first, value 1)."""
         corpus = Corpus.of(sentences)
         P = int(lengths.sum())
-        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-        ends = np.repeat(np.cumsum(lengths), lengths)
-        pos = np.arange(P)
         blocks = [(u_ptr, u_ids.astype(np.int64), None)]
         first = base
         for t, size in zip(self.templates, self.sizes):
-            row_offset, field = t.refs[0]
-            table = self.tables[field.source]
-            # look up each distinct value once
-            values, inverse = corpus.column(field.column)
-            rows = table.rows([fold(v) if fold else v for v in values])[inverse] if P else np.zeros(0, np.int64)
-            src = pos + row_offset
-            inside = (src >= starts) & (src < ends)
-            row = np.where(inside, rows[np.clip(src, 0, max(P - 1, 0))] if P else rows, -2)  # -2: outside
+            table = self.tables[t.refs[0][1].source]
+            if self.live and t.refs[0][1].source == EMB:
+                first += size
+                continue
+            row = self._rows(t, corpus, lengths, P, fold)
             D = table.dim
             known = row >= 0
-            count = np.where(known, D, 0) + ((row == -1) & (self.unknown == "learned"))
+            count = np.where(known, D, 0) + ((row == -1) & (self.unknown == "learned"))  # never in EMB
             ptr = np.zeros(P + 1, dtype=np.int64)
             np.cumsum(count, out=ptr[1:])
             ids = np.empty(int(ptr[-1]), dtype=np.int64)
@@ -177,6 +213,41 @@ class VectorFeatures:
             blocks.append((ptr, ids, vals))
             first += size
         return merge_csr(blocks, P)
+
+
+def embedding_table(spec, words, vocab=0, seed=1, encoding="utf-8", origin="<settings>"):
+    """The EMB table of the `embeddings` setting for the training words `words`:
+    "random:K" draws each row from N(0, I / K) (rows of norm about 1) and a zero
+    fallback; a vectors file gives each word its vector (tried in lower case too),
+    scaled so that the file's mean row norm is 1, the file's mean vector as the
+    fallback and as the start of the words it lacks, and up to `vocab` further words of
+    the file (its first ones) their vectors. Returns (table, the number of training
+    words the file had)."""
+    words = sorted(set(words) - {FALLBACK})
+    if spec.startswith("random:"):
+        k = spec[len("random:"):]
+        if not k.isdigit() or int(k) < 1:
+            raise ConfigError(origin, 0, f"[features] embeddings = {spec!r}: write random:K with K a positive "
+                              f"dimension, or give a vectors file")
+        k = int(k)
+        rng = np.random.default_rng(seed)
+        matrix = np.vstack([rng.normal(0.0, 1.0 / np.sqrt(k), (len(words), k)), np.zeros((1, k))])
+        return VectorTable(words + [FALLBACK], matrix), 0
+    if not Path(spec).is_file():
+        raise ConfigError(origin, 0, f"[features] embeddings = {spec!r}: no such file (give a vectors file in "
+                          f"word2vec text format, or random:K)")
+    full = VectorTable.read(spec, encoding)
+    matrix = full.matrix.astype(np.float64)
+    matrix /= max(float(np.linalg.norm(matrix, axis=1).mean()), 1e-12)
+    mean = matrix.mean(axis=0)
+    rows = full.rows(words)
+    known = rows >= 0
+    own = np.where(known[:, None], matrix[np.maximum(rows, 0)], mean)
+    seen = set(words)
+    extra = [i for i, w in enumerate(full.words) if w not in seen and w != FALLBACK][:max(int(vocab), 0)]
+    table = VectorTable(words + [full.words[i] for i in extra] + [FALLBACK],
+                        np.vstack([own, matrix[extra], mean[None, :]]))
+    return table, int(known.sum())
 
 
 def merge_csr(blocks, P):
