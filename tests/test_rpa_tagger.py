@@ -99,7 +99,8 @@ def test_cli_equals_api(tmp_path):
     path = tmp_path / "m.sbm"
     proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "-q", "--train", str(TRAIN), "--template",
                            str(template), "--learner", "rpa", "--epochs", "3", "--embeddings", "random:5",
-                           "--lambda", "2", "--inner", "2", "--model", str(path)], capture_output=True, text=True)
+                           "--lambda", "2", "--inner", "2", "--model", str(path)], capture_output=True, text=True,
+                          cwd=tmp_path)  # the installed package, not the source tree
     assert proc.returncode == 0, proc.stderr
     api = train(embeddings="random:5", lam=2.0, inner=2)
     cli = seqbil.load(path)
