@@ -115,3 +115,15 @@ class Learner(ABC):
     @abstractmethod
     def parameters(self):
         """(kind, weights) for decoding and saving: averaged when averaging is on."""
+
+
+
+def averaged_linear(learner):
+    """("linear", weights) of a learner keeping W0, W1, trans, end and, when it
+    averages, their sums U0, U1, Utrans, Uend over `counter` steps (Daume 2006):
+    the averages W - U / counter."""
+    pairs = (("W0", "U0"), ("W1", "U1"), ("trans", "Utrans"), ("end", "Uend"))
+    if not learner.averaged:
+        return "linear", {w: getattr(learner, w) for w, _ in pairs}
+    c = float(learner.counter)
+    return "linear", {w: getattr(learner, w) - getattr(learner, u) / c for w, u in pairs}

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._kernels.rpa import RPAKernel
 from ..params import Param
-from .base import Learner, register
+from .base import Learner, averaged_linear, register
 
 
 @register
@@ -67,8 +67,4 @@ class ReEmbeddingPA(Learner):
         return self.Phi - self.UPhi / float(self.counter) if self.averaged else self.Phi.copy()
 
     def parameters(self):
-        if not self.averaged:
-            return "linear", {"W0": self.W0, "W1": self.W1, "trans": self.trans, "end": self.end}
-        c = float(self.counter)
-        return "linear", {"W0": self.W0 - self.U0 / c, "W1": self.W1 - self.U1 / c,
-                          "trans": self.trans - self.Utrans / c, "end": self.end - self.Uend / c}
+        return averaged_linear(self)

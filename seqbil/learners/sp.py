@@ -2,7 +2,7 @@
 import numpy as np
 
 from .._kernels.sp import PerceptronKernel
-from .base import Learner, register
+from .base import Learner, averaged_linear, register
 
 
 @register
@@ -30,8 +30,4 @@ class Perceptron(Learner):
         return mistakes
 
     def parameters(self):
-        if not self.averaged:
-            return "linear", {"W0": self.W0, "W1": self.W1, "trans": self.trans, "end": self.end}
-        c = float(self.counter)
-        return "linear", {"W0": self.W0 - self.U0 / c, "W1": self.W1 - self.U1 / c,
-                          "trans": self.trans - self.Utrans / c, "end": self.end - self.Uend / c}
+        return averaged_linear(self)
