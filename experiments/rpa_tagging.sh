@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# The re-embedding passive-aggressive learner (rpa) in sequence labelling: CoNLL-2000
+# chunking (10%, 25% and 100% of the training set) and pku segmentation, against the same
+# learner on fixed vectors (rpa --freeze-embeddings), against it on the sparse templates
+# alone (structured PA-II) and against sp, all on the same sparse templates.
+NAME=rpa_tagging
+USAGE="The sparse templates are those of configs/conll2000.toml and configs/sighan2005.toml;
+the vector rows add %emb[-1,0], %emb[0,0] and %emb[1,0] over k = 50 vectors: random (the
+embeddings setting random:50, drawn per seed), or learned from raw text by seqbil aso
+(its current-word split; English text for CoNLL-2000, Chinese for pku, from --unlabeled DIR,
+default data/unlabeled, else ../shared/data/unlabeled). Every learner averages. On the last
+10% of each training set held out: the epochs (up to 30) of each method, C (0.1 or 1) of
+the PA rows, and lambda (0.01 to 10, C = 1) of rpa; then 3 seeds on the test sets. Writes
+rpa_tagging.csv, .json and .md (and rpa_tagging_held.* for the choices).
+--quick: the bundled samples, 3 epochs, one seed, k = 10, a small grid."
+source "$(dirname "$0")/common.sh"
+UNLABELED="" args=()
+while [ $# -gt 0 ]; do
+    if [ "$1" = --unlabeled ]; then UNLABELED=${2:?--unlabeled needs a directory}; shift; else args+=("$1"); fi
+    shift
+done
+parse_options ${args[@]+"${args[@]}"}
+R=$OUT/runs
+
+if [ "$QUICK" = 1 ]; then
+    EMAX=3 K=10 SEEDS=(1) SIZES=(50 100) CS=(1) LAMBDAS=(0.1 1) ASO=(--targets 50)
+    CONLL_TRAIN=$SAMPLES/conll2000_train.txt CONLL_TEST=$SAMPLES/conll2000_test.txt
+    PKU_TRAIN=$SAMPLES/pku_train.utf8 PKU_TEST=$SAMPLES/pku_test.utf8
+    awk 'NF { printf "%s ", $1; next } { print "" }' "$CONLL_TRAIN" > "$R/en.txt"
+    EN=("$R/en.txt") ZH=("$PKU_TRAIN")
+else
+    EMAX=30 K=50 SEEDS=(1 2 3) SIZES=(10 25 100) CS=(0.1 1) LAMBDAS=(0.01 0.1 1 10) ASO=()
+    need_data conll2000 get_conll2000.sh
+    CONLL_TRAIN=$DATA/conll2000/train.txt CONLL_TEST=$DATA/conll2000/test.txt
+    pku_corpus
+    if [ -z "$UNLABELED" ]; then
+        UNLABELED=$DATA/unlabeled
+        [ -d "$UNLABELED" ] || [ ! -d "$ROOT/../shared/data/unlabeled" ] || UNLABELED=$ROOT/../shared/data/unlabeled
+        [ -d "$UNLABELED" ] || need_data unlabeled get_unlabeled.sh
+    fi
+    EN=("$UNLABELED"/en/*.txt.gz) ZH=("$UNLABELED"/zh/*.txt.gz "$PKU_TRAIN")
+fi
+
+# 1. word (character) vectors from raw text: seqbil aso's split that reads only the token
+for lang in en zh; do
+    [ -s "$R/$lang.vec" ] && continue
+    echo "$NAME: $lang vectors (k = $K) with seqbil aso"
+    if [ $lang = en ]; then fmt=conll files=("${EN[@]}"); else fmt=sighan files=("${ZH[@]}"); fi
+    split=$("${PYI[@]}" -c 'import sys; from seqbil.features.structure import DEFAULT_SPLITS
+print(DEFAULT_SPLITS[sys.argv[1]][-1])' $fmt)
+    # the pku training text is segmented: aso reads its lines as characters, spaces dropped
+    "${SEQBIL[@]}" aso -q --jobs 2 --format $fmt --split "$split" --dim $K ${ASO[@]+"${ASO[@]}"} \
+        --unlabeled "${files[@]}" --out "$R/$lang.sbs" --vectors "$R/$lang.vec.tmp" > "$R/$lang.aso.out" 2>&1 ||
+        { cat "$R/$lang.aso.out" >&2; exit 1; }
+    mv "$R/$lang.vec.tmp" "$R/$lang.vec"
+    rm -f "$R/$lang.sbs"
+done
+
+# 2. the sparse templates of each config, and the same with the vector rows
+for spec in conll:conll2000 pku:sighan2005; do
+    "${PYI[@]}" -c 'import sys; from seqbil.params import bundled_config, load_config
+templates = load_config(bundled_config(sys.argv[1] + ".toml"))["templates"]
+print("\n".join(t for t in templates if t != "B")); print("U90:%emb[-1,0]\nU91:%emb[0,0]\nU92:%emb[1,0]\nB")' \
+        "${spec#*:}" > "$R/${spec%%:*}.emb.template"
+done
+
+PARALLEL=2
+pids=()
+spawn() {  # spawn NAME TEST TRAIN-ARGS...: train_eval in the background, two at a time
+    while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n || true; done
+    train_eval "$1" "$2" "" "${@:3}" &
+    pids+=($!)
+}
+sync_runs() {
+    local pid failed=0
+    for pid in "${pids[@]+"${pids[@]}"}"; do wait "$pid" || failed=1; done
+    pids=()
+    [ "$failed" = 0 ] || { echo "$0: a run failed (see above)" >&2; exit 1; }
+}
+# method_args CORPUS METHOD: the options of a method (without the held-out choices)
+method_args() {
+    local corpus=$1 method=$2 lang vec
+    if [ "$corpus" = conll ]; then lang=en; else lang=zh; fi
+    case $method in
+        sp) echo "--learner sp" ;;
+        pa) echo "--learner rpa" ;;
+        *) vec=${method#*-}; [ "$vec" = aso ] && vec=$R/$lang.vec || vec=random:$K
+           echo "--learner rpa --template $R/$corpus.emb.template --embeddings $vec" \
+                "$([ "${method%%-*}" = frozen ] && echo --freeze-embeddings)" ;;
+    esac
+}
+METHODS=(sp pa frozen-rand rpa-rand frozen-aso rpa-aso)
+
+# 3. held-out choices: every run scores the held-out part after each epoch
+for corpus in conll pku; do
+    if [ $corpus = conll ]; then
+        train=$CONLL_TRAIN cfg=(--config conll2000 --averaged) fmt=conll
+    else
+        train=$PKU_TRAIN cfg=(--config sighan2005 --averaged) fmt=sighan
+    fi
+    "$PY" "$EXP/lib/subset.py" --format $fmt --first 0.9 "$train" "$R/$corpus.train90" "$R/$corpus.held10"
+    echo "$NAME: $corpus, choices on held-out data"
+    for method in "${METHODS[@]}"; do
+        read -ra margs <<< "$(method_args $corpus "$method")"
+        case $method in
+            sp) grid=("") ;;
+            rpa-*) grid=(); for l in "${LAMBDAS[@]}"; do grid+=("--lambda $l"); done ;;
+            *) grid=(); for c in "${CS[@]}"; do grid+=("-C $c"); done ;;
+        esac
+        for g in "${grid[@]}"; do
+            read -ra gargs <<< "$g"
+            tag=$(echo "$g" | tr -d ' -')
+            spawn "held${corpus}__${method}${tag:+-$tag}__1" "$R/$corpus.held10" "${cfg[@]}" "${margs[@]}" \
+                ${gargs[@]+"${gargs[@]}"} --train "$R/$corpus.train90" --dev "$R/$corpus.held10" --epochs $EMAX
+        done
+    done
+done
+sync_runs
+
+# 4. test runs with the held-out choices
+for corpus in conll pku; do
+    echo "$NAME: $corpus, test runs"
+    if [ $corpus = conll ]; then
+        cfg=(--config conll2000 --averaged) test=$CONLL_TEST
+        parts=()
+        for size in "${SIZES[@]}"; do
+            "$PY" "$EXP/lib/subset.py" --format conll --first "$(fraction "$size")" "$CONLL_TRAIN" "$R/conll.first$size"
+            parts+=("conll$size|$R/conll.first$size")
+        done
+    else
+        cfg=(--config sighan2005 --averaged) test=$PKU_TEST parts=("pku|$PKU_TRAIN")
+    fi
+    while read -r method epochs choice; do
+        read -ra margs <<< "$(method_args $corpus "$method")"
+        read -ra cargs <<< "$choice"
+        for spec in "${parts[@]}"; do
+            for seed in "${SEEDS[@]}"; do
+                spawn "${spec%%|*}__${method}__$seed" "$test" "${cfg[@]}" "${margs[@]}" ${cargs[@]+"${cargs[@]}"} \
+                    --train "${spec#*|}" --epochs "$epochs" --seed "$seed"
+            done
+        done
+    done < <("$PY" "$EXP/lib/rpa_tagging.py" choose "$OUT" $corpus)
+done
+sync_runs
+rm -f "$R"/conll.first* "$R"/*.train90 "$R"/*.held10
+
+"$PY" "$EXP/lib/rpa_tagging.py" report "$OUT" --title "Re-embedding passive-aggressive learning in sequence labelling"
