@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import fmt, write_csv, write_md  # noqa: E402
+from report import write_csv, write_md  # noqa: E402
 
 METHODS = {
     "sp": "sp, the averaged structured perceptron",
