@@ -289,11 +289,14 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         normalizer(settings["normalize"]), settings["dict_folds"], enc, base.index.lexicons if base is not None else None,
         sources.get("dictionaries", "<settings>"), settings["dict_min_length"])
     vector_info, vectors = _vector_features(settings, sources, templates, tokens, base, enc)
-    # the learner adapts the %emb vectors: they stay out of the encoded corpus, which
-    # gives their rows instead
+    # a learner that adapts the %emb vectors reads them by row: they stay out of the
+    # encoded corpus, which gives the rows instead (also when they are frozen: the
+    # corpus then takes k times less memory than with the values written out)
+    frozen = settings.get("freeze_embeddings", False)
     live = vectors is not None and EMB in vectors.tables and LEARNERS[settings["learner"]].embeds and \
-        not settings.get("freeze_embeddings", False)
-    if live and base is not None:
+        not (frozen and base is not None)
+    learning = live and not frozen
+    if learning and base is not None:
         raise ConfigError(sources.get("learner", "<settings>"), 0, "a model with %emb templates cannot be "
                           "continued by rpa (its vectors are learned afresh); train it anew")
     if vectors is not None:
@@ -425,7 +428,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                     line += " (" + ", ".join(f"{t} {n}" for t, n in record["task_mistakes"].items()) + ")"
                 if dev_data is not None:
                     model.kind, model.weights = learner.parameters()
-                    if live:  # the vectors as they are now
+                    if learning:  # the vectors as they are now
                         vectors.tables[EMB].matrix = learner.embedding().astype(np.float32)
                         dev_data = model.encode(dev_sentences, dev_name)
                     result = _score(model, dev_data, dev_sentences)
@@ -464,7 +467,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     learner.finish()
     _return_freed_memory()
     model.kind, model.weights = learner.parameters()
-    if live:
+    if learning:
         final = learner.embedding()
         vectors.tables[EMB].matrix = final.astype(np.float32)
         moved = np.linalg.norm(final - phi0, axis=1)
@@ -491,7 +494,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     if vectors is not None:
         model.training["vectors"] = {name: {**vector_info[name], "rows_kept": len(t)}
                                      for name, t in sorted(vectors.tables.items())}
-        if live:  # how far the learner moved the %emb vectors of the training words
+        if learning:  # how far the learner moved the %emb vectors of the training words
             model.training["vectors"][EMB]["moved"] = emb_moved
     if base is not None:
         model.training["init_model"] = {"path": str(init_model), "sha256": file_record(init_model, [])["sha256"],

@@ -13,6 +13,7 @@ import seqbil
 from seqbil.errors import ConfigError
 from seqbil.features.templates import EMB
 from seqbil.features.vectors import FALLBACK
+from seqbil.learners.rpa import ReEmbeddingPA
 from conftest import sample_path
 
 TRAIN, TEST = sample_path("conll2000_train.txt"), sample_path("conll2000_test.txt")
@@ -83,14 +84,22 @@ def test_vectors_move_only_when_learned():
     assert moved["frequent_mean_moved"] > moved["rare_mean_moved"] > 0
 
 
-def test_frozen_equals_pa_on_the_same_fixed_vectors(tmp_path):
-    """With frozen vectors the kernel reads them as valued 0-order entries: the same
-    model as the live path with lambda so large that the vectors cannot move."""
+def test_frozen_equals_pa_on_the_same_fixed_vectors(monkeypatch):
+    """Frozen vectors read by row (the corpus keeps each token's row) give the model of
+    the live path with lambda so large that the vectors cannot move, and the model of
+    PA-II on the vectors' values written into the encoded corpus (how the learners that
+    do not adapt vectors read %emb)."""
     frozen = train(embeddings="random:5", freeze_embeddings=True, averaged=False)
+    assert "moved" not in frozen.training["vectors"][EMB]
     stiff = train(embeddings="random:5", lam=1e15, averaged=False)
     np.testing.assert_allclose(stiff.weights["W0"], frozen.weights["W0"], atol=1e-6)
     np.testing.assert_allclose(stiff.index.vectors.tables[EMB].matrix, frozen.index.vectors.tables[EMB].matrix,
                                atol=1e-6)
+    monkeypatch.setattr(ReEmbeddingPA, "embeds", False)
+    written = train(embeddings="random:5", freeze_embeddings=True, averaged=False)
+    np.testing.assert_allclose(written.weights["W0"], frozen.weights["W0"], atol=1e-9)
+    np.testing.assert_array_equal(written.index.vectors.tables[EMB].matrix, frozen.index.vectors.tables[EMB].matrix)
+    assert written.tag_many(sentences()) == frozen.tag_many(sentences())
 
 
 def test_cli_equals_api(tmp_path):
