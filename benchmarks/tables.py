@@ -127,8 +127,23 @@ def aso_table(record):
             f"file out).\n\n" + "\n".join(rows) + f"\n\n{provenance(record)}\n")
 
 
+def rpa_table(record):
+    rows = ["| system | one epoch (s) | epoch against sp | training passes (s) | train, end to end (s) | read + "
+            "encode (s) | train peak RSS (MiB) | model (MiB) | test chunk F1 |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in record["rows"]:
+        rows.append(f"| {r['system']} | {spread(r['epoch_s'])} | {r['epoch_vs_sp']:.2f}× | {spread(r['train_passes_s'])} "
+                    f"| {spread(r['train_end_to_end_s'])} | {spread(r['read_and_encode_s'])} | "
+                    f"{spread(r['train_peak_rss_mib'], '{:.0f}')} | {r['model_mib']:.1f} | {r['score']:.2f} |")
+    return (f"An epoch of rpa with k = {record['k']} word vectors (%emb[-1,0], %emb[0,0], %emb[1,0] over random "
+            f"vectors) against sp on the same sparse templates (configs/conll2000.toml), CoNLL-2000's training set, "
+            f"{record['epochs']} epochs, averaging on. One epoch: the learner's passes over the epochs (`--log`).\n\n"
+            + "\n".join(rows) + f"\n\n{provenance(record)}\n")
+
+
 RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
-             "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table}
+             "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table,
+             "rpa_speed": rpa_table}
 
 
 def render_record(record):

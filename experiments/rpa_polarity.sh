@@ -9,7 +9,8 @@ USAGE="Reads polarity/reviews.tsv.gz (not in the repository: under --data, else 
 (C = 10^-6..10^6, lambda = 10^-3..10^3, passes 1, 5, 10), then retrained on the nine
 training folds; one pass and the chosen number of passes. The learned vectors: seqbil aso's
 current-word split (its default), k = 50 and 100, on the English raw text of --unlabeled DIR
-(default: data/unlabeled, else ../shared/data/unlabeled), kept in OUT/runs. Writes
+(default: data/unlabeled, else ../shared/data/unlabeled) but for the movie reviews
+themselves, kept in OUT/runs. Writes
 rpa_polarity.csv (method,setting,accuracy,sd,folds) and rpa_polarity.json (run record,
 choices per fold). --quick: 2 folds of 600 reviews, a small grid, vectors from the bundled
 CoNLL-2000 sample's words. --extended: RPA only, lambda in
@@ -40,7 +41,9 @@ else
         [ -d "$UNLABELED" ] || [ ! -d "$ROOT/../shared/data/unlabeled" ] || UNLABELED=$ROOT/../shared/data/unlabeled
         [ -d "$UNLABELED" ] || need_data unlabeled get_unlabeled.sh
     fi
-    TEXT=("$UNLABELED"/en/*.txt.gz); ASO=()
+    # not movie_reviews.txt.gz: the reviews themselves, test folds included
+    TEXT=() ASO=()
+    for f in "$UNLABELED"/en/*.txt.gz; do [ "$(basename "$f")" = movie_reviews.txt.gz ] || TEXT+=("$f"); done
 fi
 for k in 50 100; do
     vec=$OUT/runs/aso$k.vec
