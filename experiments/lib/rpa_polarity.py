@@ -101,7 +101,7 @@ def initial_vectors(source, fold, vocab, df):
     known = [j for j, w in enumerate(vocab) if w in table]
     for j in known:
         Phi0[:, j] = table[vocab[j]]
-    Phi0[:, known] -= Phi0[:, known] @ df[known] / df[known].sum()
+    Phi0[:, known] -= (Phi0[:, known] @ df[known] / df[known].sum())[:, None]
     norms = np.linalg.norm(Phi0[:, known], axis=0)
     Phi0 *= np.sqrt(k / 3) / norms.mean()  # the random vectors' mean norm
     return Phi0, len(known) / len(vocab)
