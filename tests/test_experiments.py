@@ -4,7 +4,6 @@ them are those of the same runs done with the Python API."""
 import csv
 import importlib.util
 import json
-import os
 import re
 import shutil
 import statistics
