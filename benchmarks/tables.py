@@ -244,7 +244,43 @@ def aso_summary():
             f"{record['machine']}).\n")
 
 
-SPECIAL = {"f1-summary": f1_summary, "multitask-summary": multitask_summary, "aso-summary": aso_summary}
+def rpa_summary():
+    """Test F1 of rpa against the same learner on fixed vectors, structured PA-II and sp
+    on the same sparse templates (experiments/rpa_tagging.sh)."""
+    record = json.loads((ROOT / "results" / "rpa_tagging" / "rpa_tagging.json").read_text(encoding="utf-8"))
+    rows = [dict(zip(record["columns"], r)) for r in record["rows"]]
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    cell = {(r["split"], r["method"]): r for r in rows}
+    out = ["| training set | " + " | ".join(methods) + " |", "| --- |" + " --- |" * len(methods)]
+    for split in dict.fromkeys(r["split"] for r in rows):
+        name = f"CoNLL-2000, first {split[5:]}%" if split.startswith("conll") else split
+        out.append(f"| {name} | " + " | ".join(f"{cell[(split, m)]['f1']} ({cell[(split, m)]['sd']})"
+                                               if (split, m) in cell else "–" for m in methods) + " |")
+    seeds = max(int(r["seeds"]) for r in rows)
+    return ("\n".join(out) + f"\n\nMean test F1 (sd) over {seeds} seeds; from `results/rpa_tagging/rpa_tagging.json` "
+            f"(`{record['command'].strip()}`, seqbil {record['seqbil']}, {record['date']}, {record['machine']}).\n")
+
+
+def rpa_polarity_summary():
+    """Accuracy of PA and RPA from the same initial vectors on movie-review polarity
+    (experiments/rpa_polarity.sh)."""
+    record = json.loads((ROOT / "results" / "rpa_polarity" / "rpa_polarity.json").read_text(encoding="utf-8"))
+    cell = {(r["method"], r["setting"]): r for r in record["table"]}
+    names = {"onehot": "one-hot words (Phi = I)", "rand50": "random, k = 50", "rand100": "random, k = 100",
+             "aso50": "seqbil aso, k = 50", "aso100": "seqbil aso, k = 100"}
+    out = ["| initial vectors | PA, one pass | RPA, one pass | PA, passes chosen | RPA, passes chosen |",
+           "| --- | --- | --- | --- | --- |"]
+    for vec in dict.fromkeys(r["method"].split("-", 1)[1] for r in record["table"]):
+        out.append(f"| {names.get(vec, vec)} | " + " | ".join(
+            f"{cell[(m + '-' + vec, s)]['mean']:.3f}" if (m + "-" + vec, s) in cell else "–"
+            for s in ("one pass", "passes chosen") for m in ("pa", "rpa")) + " |")
+    return ("\n".join(out) + f"\n\nMean accuracy over the {record['table'][0]['folds']} folds; from "
+            f"`results/rpa_polarity/rpa_polarity.json` (`{record['command'].strip()}`, commit {record['commit'][:12]}, "
+            f"{record['date']}).\n")
+
+
+SPECIAL = {"f1-summary": f1_summary, "multitask-summary": multitask_summary, "aso-summary": aso_summary,
+           "rpa-summary": rpa_summary, "rpa-polarity-summary": rpa_polarity_summary}
 
 
 def render(name):

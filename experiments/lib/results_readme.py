@@ -10,7 +10,6 @@ so a rerun that changes them changes the text with them.
 """
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
 
@@ -325,9 +324,14 @@ def rpa_section():
     out += ["", f"Over variances 4 to 10: RPA {f(m['rpa'], 3)} against PA {f(m['pa'], 3)} (extended grid: "
                 f"{f(me['rpa'], 3)} against {f(me['pa'], 3)}).", ""]
     pol = _json("rpa_polarity/rpa_polarity.json")
+    files = {name: v for name, v in pol.get("vectors", {}).items() if v["source"] == "file"}
+    learned = (" Vectors from files: " + "; ".join(
+        f"{name}, `{v['file']}` (sha256 {v['sha256'][:12]}…), {100 * v['covered']:.1f}% of the vocabulary"
+        for name, v in files.items()) + ", learned by `seqbil aso --vectors` from the English raw text of "
+        "`data/unlabeled/en` without the movie reviews.") if files else ""
     out += [f"Movie-review polarity (their section 5): `{pol['command']}` → "
             "[`rpa_polarity/rpa_polarity.csv`](rpa_polarity/rpa_polarity.csv) "
-            f"(seqbil {pol['seqbil']}, {pol['date']}). {pol['protocol']}. Accuracy (sd over folds):\n",
+            f"(seqbil {pol['seqbil']}, {pol['date']}). {pol['protocol']}.{learned} Accuracy (sd over folds):\n",
             "| method | one pass | passes chosen |", "| --- | --- | --- |"]
     table = {(r["method"], r["setting"]): r for r in pol["table"]}
     for method in dict.fromkeys(r["method"] for r in pol["table"]):
@@ -371,6 +375,14 @@ def aso_section():
     return "\n".join(out) + "\n"
 
 
+def rpa_tagging_section():
+    """experiments/rpa_tagging.sh: rpa in sequence labelling."""
+    c = Record("rpa_tagging/rpa_tagging.json")
+    return "\n".join(["## Re-embedding passive-aggressive learning in sequence labelling (rpa)\n",
+                      f"`bash experiments/rpa_tagging.sh` → [`rpa_tagging/rpa_tagging.md`](rpa_tagging/rpa_tagging.md) "
+                      f"(from {c.source()})\n", c.body(), ""]) + "\n"
+
+
 def build():
     parts = [header(), table1_section(),
              curve_section("figure1/curve.json", "Figure 1: segmentation learning curves", "figure1.sh",
@@ -381,7 +393,8 @@ def build():
              power_section(), seeds_section()]
     for rel, section in (("cws_features/cws_features.json", cws_section), ("taggers/taggers.json", taggers_section),
                          ("multitask/multitask.json", multitask_section), ("aso/aso.json", aso_section),
-                         ("rpa_synthetic/rpa_synthetic.json", rpa_section)):
+                         ("rpa_synthetic/rpa_synthetic.json", rpa_section),
+                         ("rpa_tagging/rpa_tagging.json", rpa_tagging_section)):
         if (RESULTS / rel).exists():
             parts.append(section())
     return "\n".join(parts)
