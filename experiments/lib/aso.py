@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import fmt, save_plot, write_csv, write_md  # noqa: E402
+from report import fmt, mean_sd, save_plot, write_csv, write_md  # noqa: E402
 
 RUN = re.compile(r"(?P<split>[a-z0-9]+)__(?P<cond>[^_]+)__(?P<learner>\w+?)__(?P<seed>\d+)$")
 HELD = re.compile(r"s(?P<scale>[0-9.]+)w(?P<window>[-0-9,]+)$")
@@ -138,9 +138,6 @@ def epochs(out, chosen):
         picks.append(max(s, key=lambda n: (s[n], -n)))
     print(" ".join(map(str, picks)))
 
-
-def mean_sd(values):
-    return (statistics.mean(values), statistics.stdev(values) if len(values) > 1 else 0.0) if values else (None, None)
 
 
 def report(out, title):

@@ -12,6 +12,7 @@ import argparse
 import csv
 import json
 import math
+import statistics
 from pathlib import Path
 
 # Wu & Sun (ICML 2015), Table 1: F1 per corpus, and training time on `as` in 10^3 s.
@@ -102,6 +103,11 @@ def write_md(out, stem, title, body):
     lines = [f"# {title}", "", *body, "", "Run details:", "", *[f"    {line}" for line in meta(out)], ""]
     path.write_text("\n".join(lines))
     return path
+
+
+def mean_sd(values):
+    """(mean, sample sd) of a list, sd 0 for one value; (None, None) for none."""
+    return (statistics.mean(values), statistics.stdev(values) if len(values) > 1 else 0.0) if values else (None, None)
 
 
 def fmt(x, digits=2):

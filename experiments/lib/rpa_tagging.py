@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import write_csv, write_md  # noqa: E402
+from report import mean_sd, write_csv, write_md  # noqa: E402
 
 METHODS = {
     "sp": "sp, the averaged structured perceptron",
@@ -80,9 +80,6 @@ def choose(out, corpus):
     for method, (_, epochs, option, _) in choices(load(out), corpus).items():
         print(method, epochs, option)
 
-
-def mean_sd(values):
-    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
 def report(out, title):
