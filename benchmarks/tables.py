@@ -253,7 +253,9 @@ def rpa_summary():
     cell = {(r["split"], r["method"]): r for r in rows}
     out = ["| training set | " + " | ".join(methods) + " |", "| --- |" + " --- |" * len(methods)]
     for split in dict.fromkeys(r["split"] for r in rows):
-        name = f"CoNLL-2000, first {split[5:]}%" if split.startswith("conll") else split
+        size = split.lstrip("conlpos")
+        name = (f"CoNLL-2000{', words only as vectors' if split.startswith('conllpos') else ''}" +
+                ("" if size == "100" else f", first {size}%")) if split.startswith("conll") else split
         out.append(f"| {name} | " + " | ".join(f"{cell[(split, m)]['f1']} ({cell[(split, m)]['sd']})"
                                                if (split, m) in cell else "–" for m in methods) + " |")
     seeds = max(int(r["seeds"]) for r in rows)

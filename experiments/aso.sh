@@ -90,31 +90,14 @@ run() {
     train_eval "$name" "$test" "$wordlist" "${EPOCHS[@]+"${EPOCHS[@]}"}" "$@"
 }
 
-# spawn NAME TEST TRAIN-ARGS...: run in the background, at most PARALLEL at a time (each run
-# is one process on one core; the times recorded are of runs sharing the machine)
-PARALLEL=${PARALLEL:-2}
-pids=()
-spawn() {
-    while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n || true; done
-    run "$@" &
-    pids+=($!)
-}
-# sync: wait for every spawned run; stop if one failed
-sync_runs() {
-    local pid failed=0
-    for pid in "${pids[@]+"${pids[@]}"}"; do wait "$pid" || failed=1; done
-    pids=()
-    [ "$failed" = 0 ] || { echo "$0: a run failed (see above)" >&2; exit 1; }
-}
-
 # 2. scale and window on held-out training data (CoNLL-2000, bol)
 echo "$NAME: scale and window on held-out data"
 "$PY" "$EXP/lib/subset.py" --format conll --first 0.9 "$TRAIN" "$R/conll.train90" "$R/conll.held10"
 wordlist=""
-spawn held__none__bol__1 "$R/conll.held10" --config conll2000 --train "$R/conll.train90" --learner bol
+spawn run held__none__bol__1 "$R/conll.held10" --config conll2000 --train "$R/conll.train90" --learner bol
 for scale in "${SCALES[@]}"; do
     for window in 0 -1,0,1; do
-        spawn "held__s${scale}w${window}__bol__1" "$R/conll.held10" --config conll2000 --train "$R/conll.train90" \
+        spawn run "held__s${scale}w${window}__bol__1" "$R/conll.held10" --config conll2000 --train "$R/conll.train90" \
             --learner bol --structure "$R/en.sbs" --structure-scale "$scale" --structure-window="$window"
     done
 done
@@ -161,9 +144,9 @@ fi
 semi_structure "$R/conll.train90" held
 # the scale of the semi-supervised structure and of both together, at the chosen window
 for scale in "${OTHER_SCALES[@]}"; do
-    spawn "held__semi-s${scale}__bol__1" "$R/conll.held10" --config conll2000 --train "$R/conll.train90" \
+    spawn run "held__semi-s${scale}__bol__1" "$R/conll.held10" --config conll2000 --train "$R/conll.train90" \
         --learner bol --structure "$R/semi_held.sbs" --structure-scale "$scale" --structure-window="$WINDOW"
-    spawn "held__both-s${scale}__bol__1" "$R/conll.held10" --config conll2000 --train "$R/conll.train90" \
+    spawn run "held__both-s${scale}__bol__1" "$R/conll.held10" --config conll2000 --train "$R/conll.train90" \
         --learner bol --structure "$R/en.sbs" --structure "$R/semi_held.sbs" --structure-scale "$scale" \
         --structure-window="$WINDOW"
 done
@@ -173,11 +156,11 @@ BOTH_SCALE=$("$PY" "$EXP/lib/aso.py" choose "$OUT" --kind both)
 echo "$NAME: scale $SEMI_SCALE for the semi-supervised structure, $BOTH_SCALE for both (best held-out F1)"
 # the epochs of each structure (and of none) at its scale: the config's, or $LONG if better
 held=("$R/conll.held10" --config conll2000 --train "$R/conll.train90" --learner bol --epochs "$LONG")
-spawn "held__none-e${LONG}__bol__1" "${held[@]}"
-spawn "held__aso-e${LONG}__bol__1" "${held[@]}" --structure "$R/en.sbs" "${WITH[@]}"
-spawn "held__semi-e${LONG}__bol__1" "${held[@]}" --structure "$R/semi_held.sbs" --structure-scale "$SEMI_SCALE" \
+spawn run "held__none-e${LONG}__bol__1" "${held[@]}"
+spawn run "held__aso-e${LONG}__bol__1" "${held[@]}" --structure "$R/en.sbs" "${WITH[@]}"
+spawn run "held__semi-e${LONG}__bol__1" "${held[@]}" --structure "$R/semi_held.sbs" --structure-scale "$SEMI_SCALE" \
     --structure-window="$WINDOW"
-spawn "held__both-e${LONG}__bol__1" "${held[@]}" --structure "$R/en.sbs" --structure "$R/semi_held.sbs" \
+spawn run "held__both-e${LONG}__bol__1" "${held[@]}" --structure "$R/en.sbs" --structure "$R/semi_held.sbs" \
     --structure-scale "$BOTH_SCALE" --structure-window="$WINDOW"
 sync_runs
 read -r EP_none EP_aso EP_semi EP_both < <("$PY" "$EXP/lib/aso.py" epochs "$OUT" \
@@ -195,12 +178,12 @@ for size in "${SIZES[@]}"; do
     for seed in "${SEEDS[@]}"; do
         for learner in "${LEARNERS[@]}"; do
             common=("$TEST" --config conll2000 --train "$part" --learner "$learner" --seed "$seed")
-            spawn "conll${size}__none__${learner}__${seed}" "${common[@]}" --epochs "$EP_none"
-            spawn "conll${size}__aso__${learner}__${seed}" "${common[@]}" --epochs "$EP_aso" --structure "$R/en.sbs" \
+            spawn run "conll${size}__none__${learner}__${seed}" "${common[@]}" --epochs "$EP_none"
+            spawn run "conll${size}__aso__${learner}__${seed}" "${common[@]}" --epochs "$EP_aso" --structure "$R/en.sbs" \
                 "${WITH[@]}"
-            spawn "conll${size}__semi__${learner}__${seed}" "${common[@]}" --epochs "$EP_semi" \
+            spawn run "conll${size}__semi__${learner}__${seed}" "${common[@]}" --epochs "$EP_semi" \
                 --structure "$R/semi_$size.sbs" --structure-scale "$SEMI_SCALE" --structure-window="$WINDOW"
-            spawn "conll${size}__both__${learner}__${seed}" "${common[@]}" --epochs "$EP_both" --structure "$R/en.sbs" \
+            spawn run "conll${size}__both__${learner}__${seed}" "${common[@]}" --epochs "$EP_both" --structure "$R/en.sbs" \
                 --structure "$R/semi_$size.sbs" --structure-scale "$BOTH_SCALE" --structure-window="$WINDOW"
         done
     done
@@ -214,9 +197,9 @@ for spec in "${cws[@]}"; do
     IFS='|' read -r c train test wordlist <<< "$spec"
     for seed in "${SEEDS[@]}"; do
         for learner in "${LEARNERS[@]}"; do
-            spawn "${c}__none__${learner}__${seed}" "$test" --config cws --train "$train" --learner "$learner" \
+            spawn run "${c}__none__${learner}__${seed}" "$test" --config cws --train "$train" --learner "$learner" \
                 --seed "$seed"
-            spawn "${c}__aso__${learner}__${seed}" "$test" --config cws --train "$train" --learner "$learner" \
+            spawn run "${c}__aso__${learner}__${seed}" "$test" --config cws --train "$train" --learner "$learner" \
                 --seed "$seed" --structure "$R/zh.sbs" "${WITH[@]}"
         done
     done

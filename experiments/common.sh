@@ -164,6 +164,23 @@ no_crf_note() {
     echo "$NAME: python-crfsuite is not installed: no CRF rows (pip install 'seqbil[bench]')"
 }
 
+# spawn COMMAND ARGS...: run COMMAND in the background, at most PARALLEL (default 2) at
+# a time (each run is one process on one core; the times recorded are of runs sharing
+# the machine); sync_runs waits for them all and stops if one failed
+PARALLEL=${PARALLEL:-2}
+pids=()
+spawn() {
+    while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n || true; done
+    "$@" &
+    pids+=($!)
+}
+sync_runs() {
+    local pid failed=0
+    for pid in "${pids[@]+"${pids[@]}"}"; do wait "$pid" || failed=1; done
+    pids=()
+    [ "$failed" = 0 ] || { echo "$0: a run failed (see above)" >&2; exit 1; }
+}
+
 fraction() { awk -v p="$1" 'BEGIN { print p / 100 }'; }
 
 report() {

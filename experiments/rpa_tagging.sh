@@ -2,10 +2,13 @@
 # The re-embedding passive-aggressive learner (rpa) in sequence labelling: CoNLL-2000
 # chunking (10%, 25% and 100% of the training set) and pku segmentation, against the same
 # learner on fixed vectors (rpa --freeze-embeddings), against it on the sparse templates
-# alone (structured PA-II) and against sp, all on the same sparse templates.
+# alone (structured PA-II) and against sp, all on the same sparse templates; and the same
+# on CoNLL-2000 with the sparse templates that read the words left out, so that words
+# reach the model only through their vectors.
 NAME=rpa_tagging
 USAGE="The sparse templates are those of configs/conll2000.toml and configs/sighan2005.toml;
-the vector rows add %emb[-1,0], %emb[0,0] and %emb[1,0] over k = 50 vectors: random (the
+conllpos drops those of configs/conll2000.toml that read the words (column 0). The vector
+rows add %emb[-1,0], %emb[0,0] and %emb[1,0] over k = 50 vectors: random (the
 embeddings setting random:50, drawn per seed), or learned from raw text by seqbil aso
 (its current-word split; English text for CoNLL-2000, Chinese for pku, from --unlabeled DIR,
 default data/unlabeled, else ../shared/data/unlabeled). Every learner averages. On the last
@@ -56,34 +59,29 @@ print(DEFAULT_SPLITS[sys.argv[1]][-1])' $fmt)
     rm -f "$R/$lang.sbs"
 done
 
-# 2. the sparse templates of each config, and the same with the vector rows
-for spec in conll:conll2000 pku:sighan2005; do
+# 2. per corpus, the sparse templates of its config (for conllpos, those that do not read
+# the words) and the same with the vector rows
+CORPORA=(conll conllpos pku)
+for spec in conll:conll2000:all conllpos:conll2000:nowords pku:sighan2005:all; do
+    IFS=: read -r corpus config which <<< "$spec"
     "${PYI[@]}" -c 'import sys; from seqbil.params import bundled_config, load_config
-templates = load_config(bundled_config(sys.argv[1] + ".toml"))["templates"]
-print("\n".join(t for t in templates if t != "B")); print("U90:%emb[-1,0]\nU91:%emb[0,0]\nU92:%emb[1,0]\nB")' \
-        "${spec#*:}" > "$R/${spec%%:*}.emb.template"
+config, which, sparse, emb = sys.argv[1:]
+templates = [t for t in load_config(bundled_config(config + ".toml"))["templates"]
+             if t != "B" and (which == "all" or ",0]" not in t)]
+open(sparse, "w").write("\n".join(templates + ["B"]) + "\n")
+open(emb, "w").write("\n".join(templates + ["U90:%emb[-1,0]", "U91:%emb[0,0]", "U92:%emb[1,0]", "B"]) + "\n")' \
+        "$config" "$which" "$R/$corpus.template" "$R/$corpus.emb.template"
 done
 
-PARALLEL=2
-pids=()
-spawn() {  # spawn NAME TEST TRAIN-ARGS...: train_eval in the background, two at a time
-    while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n || true; done
-    train_eval "$1" "$2" "" "${@:3}" &
-    pids+=($!)
-}
-sync_runs() {
-    local pid failed=0
-    for pid in "${pids[@]+"${pids[@]}"}"; do wait "$pid" || failed=1; done
-    pids=()
-    [ "$failed" = 0 ] || { echo "$0: a run failed (see above)" >&2; exit 1; }
-}
+# spawn_eval NAME TEST TRAIN-ARGS...: train_eval in the background
+spawn_eval() { spawn train_eval "$1" "$2" "" "${@:3}"; }
 # method_args CORPUS METHOD: the options of a method (without the held-out choices)
 method_args() {
     local corpus=$1 method=$2 lang vec
-    if [ "$corpus" = conll ]; then lang=en; else lang=zh; fi
+    if [ "$corpus" = pku ]; then lang=zh; else lang=en; fi
     case $method in
-        sp) echo "--learner sp" ;;
-        pa) echo "--learner rpa" ;;
+        sp) echo "--learner sp --template $R/$corpus.template" ;;
+        pa) echo "--learner rpa --template $R/$corpus.template" ;;
         *) vec=${method#*-}; [ "$vec" = aso ] && vec=$R/$lang.vec || vec=random:$K
            echo "--learner rpa --template $R/$corpus.emb.template --embeddings $vec" \
                 "$([ "${method%%-*}" = frozen ] && echo --freeze-embeddings)" ;;
@@ -92,8 +90,8 @@ method_args() {
 METHODS=(sp pa frozen-rand rpa-rand frozen-aso rpa-aso)
 
 # 3. held-out choices: every run scores the held-out part after each epoch
-for corpus in conll pku; do
-    if [ $corpus = conll ]; then
+for corpus in "${CORPORA[@]}"; do
+    if [ $corpus != pku ]; then
         train=$CONLL_TRAIN cfg=(--config conll2000 --averaged) fmt=conll
     else
         train=$PKU_TRAIN cfg=(--config sighan2005 --averaged) fmt=sighan
@@ -110,7 +108,7 @@ for corpus in conll pku; do
         for g in "${grid[@]}"; do
             read -ra gargs <<< "$g"
             tag=$(echo "$g" | tr -d ' -')
-            spawn "held${corpus}__${method}${tag:+-$tag}__1" "$R/$corpus.held10" "${cfg[@]}" "${margs[@]}" \
+            spawn_eval "held${corpus}__${method}${tag:+-$tag}__1" "$R/$corpus.held10" "${cfg[@]}" "${margs[@]}" \
                 ${gargs[@]+"${gargs[@]}"} --train "$R/$corpus.train90" --dev "$R/$corpus.held10" --epochs $EMAX
         done
     done
@@ -118,14 +116,14 @@ done
 sync_runs
 
 # 4. test runs with the held-out choices
-for corpus in conll pku; do
+for corpus in "${CORPORA[@]}"; do
     echo "$NAME: $corpus, test runs"
-    if [ $corpus = conll ]; then
+    if [ $corpus != pku ]; then
         cfg=(--config conll2000 --averaged) test=$CONLL_TEST
         parts=()
         for size in "${SIZES[@]}"; do
             "$PY" "$EXP/lib/subset.py" --format conll --first "$(fraction "$size")" "$CONLL_TRAIN" "$R/conll.first$size"
-            parts+=("conll$size|$R/conll.first$size")
+            parts+=("$corpus$size|$R/conll.first$size")
         done
     else
         cfg=(--config sighan2005 --averaged) test=$PKU_TEST parts=("pku|$PKU_TRAIN")
@@ -135,7 +133,7 @@ for corpus in conll pku; do
         read -ra cargs <<< "$choice"
         for spec in "${parts[@]}"; do
             for seed in "${SEEDS[@]}"; do
-                spawn "${spec%%|*}__${method}__$seed" "$test" "${cfg[@]}" "${margs[@]}" ${cargs[@]+"${cargs[@]}"} \
+                spawn_eval "${spec%%|*}__${method}__$seed" "$test" "${cfg[@]}" "${margs[@]}" ${cargs[@]+"${cargs[@]}"} \
                     --train "${spec#*|}" --epochs "$epochs" --seed "$seed"
             done
         done

@@ -180,9 +180,15 @@ def test_rpa_tagging_script_quick(tmp_path):
                           env={**ENV, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     r = out / "runs"
+    # conllpos: the config's templates but those that read the words
+    sparse = (r / "conllpos.template").read_text().split()
+    assert sparse and "B" in sparse and not [t for t in sparse if ",0]" in t]
+    assert (r / "conllpos.emb.template").read_text().split() == sparse[:-1] + [
+        "U90:%emb[-1,0]", "U91:%emb[0,0]", "U92:%emb[1,0]", "B"]
     held = rows(out / "rpa_tagging_held.csv")
     chosen = {}
-    for corpus in ("conll", "pku"):
+    corpora = ("conll", "conllpos", "pku")
+    for corpus in corpora:
         for method in ("sp", "pa", "frozen-rand", "rpa-rand", "frozen-aso", "rpa-aso"):
             settings = [h for h in held if (h["corpus"], h["method"]) == (corpus, method)]
             # every setting's best epoch is the top of its held-out curve (read here from the log)
@@ -198,24 +204,25 @@ def test_rpa_tagging_script_quick(tmp_path):
             chosen[corpus, method] = best
     table = rows(out / "rpa_tagging.csv")
     methods = {m for _, m in chosen}
-    assert {(t["split"], t["method"]) for t in table} == {(s, m) for s in ("conll50", "conll100", "pku")
-                                                           for m in methods}
+    splits = ("conll50", "conll100", "conllpos50", "conllpos100", "pku")
+    assert {(t["split"], t["method"]) for t in table} == {(s, m) for s in splits for m in methods}
     for row in table:
-        if row["split"] == "conll50":
-            continue  # the same code as conll100 on another part
-        corpus = "conll" if row["split"].startswith("conll") else "pku"
+        if row["split"].endswith("50"):
+            continue  # the same code as on the whole sample, on another part
+        corpus = row["split"].removesuffix("100")
         method, best = row["method"], chosen[corpus, row["method"]]
-        opts = {"config": "conll2000" if corpus == "conll" else "sighan2005", "averaged": True, "seed": 1,
-                "epochs": int(best["best_epoch"]), "learner": "sp" if method == "sp" else "rpa"}
+        opts = {"config": "sighan2005" if corpus == "pku" else "conll2000", "averaged": True, "seed": 1,
+                "epochs": int(best["best_epoch"]), "learner": "sp" if method == "sp" else "rpa",
+                "template": str(r / f"{corpus}.template")}
         if best["setting"].startswith("-C"):
             opts["C"] = float(best["setting"].split()[1])
         elif best["setting"].startswith("--lambda"):
             opts["lam"] = float(best["setting"].split()[1])
         if "-" in method:
             opts.update(template=str(r / f"{corpus}.emb.template"), freeze_embeddings=method.startswith("frozen"),
-                        embeddings="random:10" if method.endswith("rand") else str(r / ("en.vec" if corpus == "conll"
-                                                                                        else "zh.vec")))
-        data = CONLL if corpus == "conll" else PKU
+                        embeddings="random:10" if method.endswith("rand") else str(r / ("zh.vec" if corpus == "pku"
+                                                                                        else "en.vec")))
+        data = PKU if corpus == "pku" else CONLL
         assert float(row["f1"]) == pytest.approx(scores(*data, **opts)["f1"], abs=5e-3), row
         assert int(row["epochs"]) == opts["epochs"]
     record = json.loads((out / "rpa_tagging.json").read_text())

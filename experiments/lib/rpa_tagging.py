@@ -6,8 +6,9 @@
 
 Runs (in OUT_DIR/runs/): SPLIT__METHOD__SEED with .eval.json, .jsonl (`seqbil train
 --log`), .time (wall seconds of the train command) and .size (model bytes). SPLIT is
-heldconll or heldpku (the last 10% of the training set held out and scored after every
-epoch), conllN (the first N% of CoNLL-2000's training set) or pku. METHOD is one of
+heldCORPUS (the last 10% of the training set held out and scored after every epoch),
+conllN (the first N% of CoNLL-2000's training set), conllposN (the same with the sparse
+templates that read the words left out) or pku. METHOD is one of
 METHODS, on held-out data followed by its setting: -C0.1 (the C of PA-II), -lambda0.1.
 """
 import argparse
@@ -29,7 +30,8 @@ METHODS = {
     "rpa-aso": "rpa, vectors from seqbil aso re-embedded",
 }
 SETTING = re.compile(r"^(?P<method>.+?)(?:-(?P<option>C|lambda)(?P<value>[0-9.e+-]+))?$")
-SPLITS = ["conll10", "conll25", "conll50", "conll100", "pku"]
+CORPORA = ["conll", "conllpos", "pku"]
+SPLITS = [f"{c}{n}" for c in CORPORA[:2] for n in (10, 25, 50, 100)] + ["pku"]
 
 
 def dev_f1(record):
@@ -93,7 +95,7 @@ def report(out, title):
                         "current-word split on the raw text.")
     # held-out choices
     held_rows = []
-    for corpus in ("conll", "pku"):
+    for corpus in CORPORA:
         for method, (f1, epochs, option, settings) in choices(runs, corpus).items():
             for opt, f, e in settings:
                 held_rows.append([corpus, method, opt or "–", e, f"{f:.2f}", "yes" if opt == option else ""])
@@ -146,6 +148,8 @@ def report(out, title):
         if parts:
             body.append(f"- {split}: " + "; ".join(parts) + ".")
     body += ["", "Methods:", ""] + [f"- {m}: {d}" for m, d in METHODS.items()]
+    body += ["", "conllposN: CoNLL-2000 with the sparse templates that read the words left out (the POS "
+             "templates and the label transitions): the words reach the model only through their vectors."]
     write_md(out, "rpa_tagging", title, body)
     print(f"wrote {path} and {out / 'rpa_tagging.md'}")
 
@@ -155,7 +159,7 @@ def main():
     sub = ap.add_subparsers(dest="command", required=True)
     c = sub.add_parser("choose")
     c.add_argument("out", type=Path)
-    c.add_argument("corpus", choices=("conll", "pku"))
+    c.add_argument("corpus", choices=CORPORA)
     r = sub.add_parser("report")
     r.add_argument("out", type=Path)
     r.add_argument("--title", default="rpa in sequence labelling")
