@@ -28,7 +28,8 @@ def spread(s, fmt="{:.2f}"):
 
 def provenance(record):
     m = record["machine"]
-    return (f"`{record['command']}` at commit {record['commit'][:12]}, {record['date']}, "
+    commit = record["commit"][:12] + ("+modified" if record["commit"].endswith("+modified") else "")
+    return (f"`{record['command']}` at commit {commit}, {record['date']}, "
             f"{m['cpu']} ({m['cores']} cores); {record['repeat']} runs each, median (min–max).")
 
 
