@@ -20,16 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import ROOT, find_corpus, header, run_measured, stats  # noqa: E402
 from tables import publish  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "experiments" / "lib"))
+from rpa_tagging import write_templates  # noqa: E402  (the experiment's templates)
+
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
-EMB = ["U90:%emb[-1,0]", "U91:%emb[0,0]", "U92:%emb[1,0]"]
-
-
-def emb_template(path):
-    """configs/conll2000.toml's templates and the three %emb rows, as a template file."""
-    from seqbil.params import bundled_config, load_config
-    templates = load_config(bundled_config("conll2000.toml"))["templates"]
-    path.write_text("\n".join([t for t in templates if t != "B"] + EMB + ["B"]) + "\n", encoding="utf-8")
-    return path
 
 
 def bench(name, options, train, test, args, work):
@@ -68,7 +62,8 @@ def main():
               "train_file": str(train.name), "rows": []}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        template = str(emb_template(work / "emb.template"))
+        write_templates("conll2000", "all", work / "sparse.template", work / "emb.template")
+        template = str(work / "emb.template")
         emb = ["--template", template, "--embeddings", f"random:{args.k}"]
         for name, options in (("sp", ["--learner", "sp"]),
                               ("rpa", ["--learner", "rpa", *emb]),

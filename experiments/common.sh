@@ -181,6 +181,45 @@ sync_runs() {
     [ "$failed" = 0 ] || { echo "$0: a run failed (see above)" >&2; exit 1; }
 }
 
+# take_unlabeled ARGS...: UNLABELED from an --unlabeled DIR among ARGS, and ARGS (an
+# array) the other arguments, for the scripts that read raw text
+take_unlabeled() {
+    UNLABELED="" ARGS=()
+    while [ $# -gt 0 ]; do
+        if [ "$1" = --unlabeled ]; then UNLABELED=${2:?--unlabeled needs a directory}; shift; else ARGS+=("$1"); fi
+        shift
+    done
+}
+
+# find_unlabeled: UNLABELED, unless given, is data/unlabeled, else ../shared/data/unlabeled,
+# else installed into data/ by data_scripts/get_unlabeled.sh
+find_unlabeled() {
+    [ -n "$UNLABELED" ] && return 0
+    UNLABELED=$DATA/unlabeled
+    [ -d "$UNLABELED" ] || [ ! -d "$ROOT/../shared/data/unlabeled" ] || UNLABELED=$ROOT/../shared/data/unlabeled
+    [ -d "$UNLABELED" ] || need_data unlabeled get_unlabeled.sh
+}
+
+# sample_text OUT: the bundled CoNLL-2000 sample's words as raw text, a sentence per line
+sample_text() { awk 'NF { printf "%s ", $1; next } { print "" }' "$SAMPLES/conll2000_train.txt" > "$1"; }
+
+# learn_vectors VEC FORMAT K FILE...: word (for sighan, character) vectors of dimension K
+# from the raw text FILE... with seqbil aso's split that reads only the token itself (the
+# last of its default splits), written to VEC unless it is there; ASO: more aso options.
+# The messages of seqbil aso go to VEC without .vec, plus .aso.out.
+learn_vectors() {
+    local vec=$1 fmt=$2 k=$3 split log=${1%.vec}.aso.out
+    shift 3
+    [ -s "$vec" ] && return 0
+    echo "$NAME: vectors (k = $k) with seqbil aso from $# raw text file(s)"
+    split=$("${PYI[@]}" -c 'import sys; from seqbil.features.structure import DEFAULT_SPLITS
+print(DEFAULT_SPLITS[sys.argv[1]][-1])' "$fmt")
+    "${SEQBIL[@]}" aso -q --jobs 2 --format "$fmt" --split "$split" --dim "$k" ${ASO[@]+"${ASO[@]}"} \
+        --unlabeled "$@" --out "$vec.sbs" --vectors "$vec.tmp" > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
+    mv "$vec.tmp" "$vec"
+    rm -f "$vec.sbs"
+}
+
 fraction() { awk -v p="$1" 'BEGIN { print p / 100 }'; }
 
 report() {

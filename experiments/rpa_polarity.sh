@@ -17,42 +17,26 @@ CoNLL-2000 sample's words. --extended: RPA only, lambda in
 10^-5..10^3 (below the grid's edge too), written to rpa_polarity_extended.*"
 source "$(dirname "$0")/common.sh"
 source "$EXP/lib/driver.sh"
-UNLABELED="" args=()
-while [ $# -gt 0 ]; do
-    if [ "$1" = --unlabeled ]; then UNLABELED=${2:?--unlabeled needs a directory}; shift; else args+=("$1"); fi
-    shift
-done
-set -- ${args[@]+"${args[@]}"}
+take_unlabeled "$@"
+set -- ${ARGS[@]+"${ARGS[@]}"}
 DRIVER_FLAGS="--extended"
 DATA_NOTE="polarity/reviews.tsv from @DATA@ (or, when that is the default data/ and lacks it, ../shared/data)"
 parse_driver_options "$@"
 # data/ is only the default place: without it, lib/rpa_polarity.py looks in ../shared/data too
 [ "$DATA" != "$ROOT/data" ] && DRIVER_ARGS+=(--data "$DATA")
 
-# word vectors from raw text: seqbil aso's split that reads only the word itself
-WORD_SPLIT=$("${PYI[@]}" -c 'from seqbil.features.structure import DEFAULT_SPLITS
-print(next(s for s in DEFAULT_SPLITS["conll"] if s.startswith("word:")))')
+# word vectors from raw text
 if [ "$QUICK" = 1 ]; then
-    awk 'NF { printf "%s ", $1; next } { print "" }' "$SAMPLES/conll2000_train.txt" > "$OUT/runs/raw.txt"
+    sample_text "$OUT/runs/raw.txt"
     TEXT=("$OUT/runs/raw.txt"); ASO=(--targets 50)
 else
-    if [ -z "$UNLABELED" ]; then
-        UNLABELED=$DATA/unlabeled
-        [ -d "$UNLABELED" ] || [ ! -d "$ROOT/../shared/data/unlabeled" ] || UNLABELED=$ROOT/../shared/data/unlabeled
-        [ -d "$UNLABELED" ] || need_data unlabeled get_unlabeled.sh
-    fi
+    find_unlabeled
     # not movie_reviews.txt.gz: the reviews themselves, test folds included
     TEXT=() ASO=()
     for f in "$UNLABELED"/en/*.txt.gz; do [ "$(basename "$f")" = movie_reviews.txt.gz ] || TEXT+=("$f"); done
 fi
 for k in 50 100; do
-    vec=$OUT/runs/aso$k.vec
-    if [ ! -s "$vec" ]; then
-        echo "$NAME: word vectors (k = $k) with seqbil aso from ${#TEXT[@]} raw text file(s)"
-        "${SEQBIL[@]}" aso -q --jobs 2 --split "$WORD_SPLIT" --dim $k ${ASO[@]+"${ASO[@]}"} \
-            --unlabeled "${TEXT[@]}" --out "$OUT/runs/aso$k.sbs" --vectors "$vec"
-        rm -f "$OUT/runs/aso$k.sbs"
-    fi
-    DRIVER_ARGS+=(--vectors "aso$k=$vec")
+    learn_vectors "$OUT/runs/aso$k.vec" conll $k "${TEXT[@]}"
+    DRIVER_ARGS+=(--vectors "aso$k=$OUT/runs/aso$k.vec")
 done
 run_driver rpa_polarity.py

@@ -17,60 +17,36 @@ the PA rows, and lambda (0.01 to 10, C = 1) of rpa; then 3 seeds on the test set
 rpa_tagging.csv, .json and .md (and rpa_tagging_held.* for the choices).
 --quick: the bundled samples, 3 epochs, one seed, k = 10, a small grid."
 source "$(dirname "$0")/common.sh"
-UNLABELED="" args=()
-while [ $# -gt 0 ]; do
-    if [ "$1" = --unlabeled ]; then UNLABELED=${2:?--unlabeled needs a directory}; shift; else args+=("$1"); fi
-    shift
-done
-parse_options ${args[@]+"${args[@]}"}
+take_unlabeled "$@"
+parse_options ${ARGS[@]+"${ARGS[@]}"}
 R=$OUT/runs
 
 if [ "$QUICK" = 1 ]; then
     EMAX=3 K=10 SEEDS=(1) SIZES=(50 100) CS=(1) LAMBDAS=(0.1 1) ASO=(--targets 50)
     CONLL_TRAIN=$SAMPLES/conll2000_train.txt CONLL_TEST=$SAMPLES/conll2000_test.txt
     PKU_TRAIN=$SAMPLES/pku_train.utf8 PKU_TEST=$SAMPLES/pku_test.utf8
-    awk 'NF { printf "%s ", $1; next } { print "" }' "$CONLL_TRAIN" > "$R/en.txt"
+    sample_text "$R/en.txt"
     EN=("$R/en.txt") ZH=("$PKU_TRAIN")
 else
     EMAX=30 K=50 SEEDS=(1 2 3) SIZES=(10 25 100) CS=(0.1 1) LAMBDAS=(0.01 0.1 1 10) ASO=()
     need_data conll2000 get_conll2000.sh
     CONLL_TRAIN=$DATA/conll2000/train.txt CONLL_TEST=$DATA/conll2000/test.txt
     pku_corpus
-    if [ -z "$UNLABELED" ]; then
-        UNLABELED=$DATA/unlabeled
-        [ -d "$UNLABELED" ] || [ ! -d "$ROOT/../shared/data/unlabeled" ] || UNLABELED=$ROOT/../shared/data/unlabeled
-        [ -d "$UNLABELED" ] || need_data unlabeled get_unlabeled.sh
-    fi
+    find_unlabeled
     EN=("$UNLABELED"/en/*.txt.gz) ZH=("$UNLABELED"/zh/*.txt.gz "$PKU_TRAIN")
 fi
 
-# 1. word (character) vectors from raw text: seqbil aso's split that reads only the token
-for lang in en zh; do
-    [ -s "$R/$lang.vec" ] && continue
-    echo "$NAME: $lang vectors (k = $K) with seqbil aso"
-    if [ $lang = en ]; then fmt=conll files=("${EN[@]}"); else fmt=sighan files=("${ZH[@]}"); fi
-    split=$("${PYI[@]}" -c 'import sys; from seqbil.features.structure import DEFAULT_SPLITS
-print(DEFAULT_SPLITS[sys.argv[1]][-1])' $fmt)
-    # the pku training text is segmented: aso reads its lines as characters, spaces dropped
-    "${SEQBIL[@]}" aso -q --jobs 2 --format $fmt --split "$split" --dim $K ${ASO[@]+"${ASO[@]}"} \
-        --unlabeled "${files[@]}" --out "$R/$lang.sbs" --vectors "$R/$lang.vec.tmp" > "$R/$lang.aso.out" 2>&1 ||
-        { cat "$R/$lang.aso.out" >&2; exit 1; }
-    mv "$R/$lang.vec.tmp" "$R/$lang.vec"
-    rm -f "$R/$lang.sbs"
-done
+# 1. word (character) vectors from raw text; the pku training text is segmented: aso
+# reads its lines as characters, spaces dropped
+learn_vectors "$R/en.vec" conll $K "${EN[@]}"
+learn_vectors "$R/zh.vec" sighan $K "${ZH[@]}"
 
 # 2. per corpus, the sparse templates of its config (for conllpos, those that do not read
 # the words) and the same with the vector rows
 CORPORA=(conll conllpos pku)
 for spec in conll:conll2000:all conllpos:conll2000:nowords pku:sighan2005:all; do
     IFS=: read -r corpus config which <<< "$spec"
-    "${PYI[@]}" -c 'import sys; from seqbil.params import bundled_config, load_config
-config, which, sparse, emb = sys.argv[1:]
-templates = [t for t in load_config(bundled_config(config + ".toml"))["templates"]
-             if t != "B" and (which == "all" or ",0]" not in t)]
-open(sparse, "w").write("\n".join(templates + ["B"]) + "\n")
-open(emb, "w").write("\n".join(templates + ["U90:%emb[-1,0]", "U91:%emb[0,0]", "U92:%emb[1,0]", "B"]) + "\n")' \
-        "$config" "$which" "$R/$corpus.template" "$R/$corpus.emb.template"
+    "$PY" "$EXP/lib/rpa_tagging.py" templates "$config" "$which" "$R/$corpus.template" "$R/$corpus.emb.template"
 done
 
 # spawn_eval NAME TEST TRAIN-ARGS...: train_eval in the background

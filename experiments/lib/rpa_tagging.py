@@ -1,5 +1,9 @@
 """Choices and tables of experiments/rpa_tagging.sh, from the files its runs leave.
 
+    python rpa_tagging.py templates CONFIG all|nowords SPARSE EMB
+                                                  writes a bundled config's templates (nowords:
+                                                  but those that read column 0), and the same
+                                                  with the %emb rows, as template files
     python rpa_tagging.py choose OUT_DIR CORPUS   prints "METHOD EPOCHS OPTIONS..." per method,
                                                   the best on held-out data
     python rpa_tagging.py report OUT_DIR [--title TEXT]
@@ -29,9 +33,24 @@ METHODS = {
     "frozen-aso": "rpa --freeze-embeddings, vectors from seqbil aso",
     "rpa-aso": "rpa, vectors from seqbil aso re-embedded",
 }
+EMB_ROWS = ["U90:%emb[-1,0]", "U91:%emb[0,0]", "U92:%emb[1,0]"]
 SETTING = re.compile(r"^(?P<method>.+?)(?:-(?P<option>C|lambda)(?P<value>[0-9.e+-]+))?$")
 CORPORA = ["conll", "conllpos", "pku"]
 SPLITS = [f"{c}{n}" for c in CORPORA[:2] for n in (10, 25, 50, 100)] + ["pku"]
+
+
+def templates(config, words=True):
+    """(sparse, with the %emb rows): a bundled config's templates, without those that read
+    the words (column 0) unless words, each list ending with the label transitions B."""
+    from seqbil.params import bundled_config, load_config
+    sparse = [t for t in load_config(bundled_config(config + ".toml"))["templates"]
+              if t != "B" and (words or ",0]" not in t)]
+    return sparse + ["B"], sparse + EMB_ROWS + ["B"]
+
+
+def write_templates(config, which, sparse_path, emb_path):
+    for path, lines in zip((sparse_path, emb_path), templates(config, which == "all")):
+        Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def dev_f1(record):
@@ -157,6 +176,11 @@ def report(out, title):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("templates")
+    t.add_argument("config")
+    t.add_argument("which", choices=("all", "nowords"))
+    t.add_argument("sparse")
+    t.add_argument("emb")
     c = sub.add_parser("choose")
     c.add_argument("out", type=Path)
     c.add_argument("corpus", choices=CORPORA)
@@ -164,7 +188,9 @@ def main():
     r.add_argument("out", type=Path)
     r.add_argument("--title", default="rpa in sequence labelling")
     args = ap.parse_args()
-    if args.command == "choose":
+    if args.command == "templates":
+        write_templates(args.config, args.which, args.sparse, args.emb)
+    elif args.command == "choose":
         choose(args.out, args.corpus)
     else:
         report(args.out, args.title)
