@@ -179,12 +179,26 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, **overrides):
 
 @main.command(context_settings={"show_default": True})
 @click.option("--model", "-m", "model_path", required=True, metavar="FILE", help="Model file written by `seqbil train`.")
-@click.argument("input_path", required=False, metavar="[INPUT]")
-@click.option("--input", "-i", "input_option", metavar="FILE", help="File to tag, the same as INPUT (- or neither: "
-              "standard input); gzip files are read as they are.  [default: standard input]")
+@click.argument("input_paths", nargs=-1, metavar="[INPUT]...")
+@click.option("--input", "-i", "input_options", multiple=True, metavar="FILE", help="File to tag, the same as INPUT "
+              "(- or neither: standard input); gzip files are read as they are. With --output-dir: files or quoted "
+              "glob patterns ('corpus/*.txt.gz'), repeatable.  [default: standard input]")
 @click.option("--output", "-o", "output_path", metavar="FILE", help="Write to FILE instead of standard output. "
               "FILE is replaced only when everything is tagged: a failed or interrupted run leaves it as it was.  "
               "[default: standard output]")
+@click.option("--output-dir", "output_dir", metavar="DIR", help="Tag many files on a Dask cluster (pip install "
+              "'seqbil[dask]'), each into DIR/NAME (gzip when the input is); files whose output exists are skipped, "
+              "so a rerun goes on where a failed one stopped.  [default: none]")
+@click.option("--workers", type=click.IntRange(min=1), metavar="N", help="With --output-dir: a local Dask cluster of N "
+              "worker processes.  [default: one per CPU core]")
+@click.option("--scheduler", metavar="ADDRESS", help="With --output-dir: run on this Dask scheduler (tcp://host:8786, "
+              "or a scheduler file) instead of a local cluster; the model, inputs and DIR must be at the same paths "
+              "on its workers.  [default: a local cluster]")
+@click.option("--partition-mb", "partition_mb", type=click.FloatRange(min=0.001), default=8.0, metavar="MB",
+              help="With --output-dir: megabytes of a plain input file per task (gzip files are one task each).")
+@click.option("--overwrite", is_flag=True, help="With --output-dir: tag files whose output exists too.  "
+              "[default: skip them]")
+@click.option("-q", "--quiet", is_flag=True, help="With --output-dir: no progress bar or dashboard link.")
 @click.option("--encoding", default=None, help="Encoding of the input and of the output.  [default: the model's, "
               "that of its training corpus: utf-8 unless trained otherwise]")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, metavar="N", help="Tag blocks of sentences in N "
@@ -201,8 +215,10 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, **overrides):
 @click.option("--task", metavar="NAME", help="The task to tag, for a model trained on several (train --task): "
               "e.g. the segmentation standard.  [default: none; a multi-task model needs one]")
 @fail_cleanly
-def tag(model_path, input_path, input_option, output_path, encoding, jobs, user_dicts, nbest, confidence, task):
-    """Tag INPUT (default: standard input) and write to standard output (or --output).
+def tag(model_path, input_paths, input_options, output_path, output_dir, workers, scheduler, partition_mb, overwrite,
+        quiet, encoding, jobs, user_dicts, nbest, confidence, task):
+    """Tag INPUT (default: standard input) and write to standard output (or --output),
+    or tag many files on a Dask cluster (--output-dir).
 
     CoNLL models read one token per line (the attribute fields, with or without the
     label) and print each line with the predicted label appended. Segmentation models
@@ -228,22 +244,67 @@ def tag(model_path, input_path, input_option, output_path, encoding, jobs, user_
     the Python API: seqbil.load(MODEL).confidence(text) -> (tags, margins, margin).
     Numbers are printed with 10 significant digits.
 
-    In Python: seqbil.tag_file(model, input, output, jobs=N, ...).
+    --output-dir DIR tags every INPUT (files or quoted glob patterns) into DIR/NAME,
+    gzip-compressed when the input is, byte for byte what `seqbil tag INPUT` writes.
+    Plain files are cut into partitions of --partition-mb at sentence boundaries and
+    tagged by the workers of a Dask cluster (a local one of --workers processes, or
+    --scheduler), each of which memory-maps the model once. An output appears only
+    when the whole file is tagged; one that exists is skipped, so rerunning a failed or
+    stopped run finishes it. A file with bad input is reported and not written; the
+    others are.
+
+      seqbil tag -m seg.sbm -i 'crawl/*.txt.gz' --output-dir tagged/ --workers 8
+
+    In Python: seqbil.tag_file(model, input, output, jobs=N, ...), and
+    seqbil.dask.tag_files(model, inputs, output_dir, ...) for --output-dir.
     """
     from .model import Model
     from .tagging import tag_file
 
     if nbest and confidence:
         raise click.UsageError("--nbest and --confidence print different layouts; give one of them")
-    if input_path is not None and input_option is not None:
+    if input_paths and input_options:
         raise click.UsageError("give the input as INPUT or as --input, not both")
+    inputs = list(input_paths or input_options)
+    if output_dir is not None:
+        _tag_files(model_path, inputs, output_path, output_dir, workers, scheduler, partition_mb, overwrite, quiet,
+                   encoding, jobs, user_dicts, nbest, confidence, task)
+        return
+    for given, flag in ((workers, "--workers"), (scheduler, "--scheduler"), (overwrite or None, "--overwrite"),
+                        (quiet or None, "--quiet")):
+        if given is not None:
+            raise click.UsageError(f"{flag} goes with --output-dir")
+    if len(inputs) > 1:
+        raise click.UsageError("give one input, or --output-dir DIR to tag many")
     model = Model.load(model_path)
     for spec in user_dicts:
         name, eq, path = spec.rpartition("=")
         model.add_word_file(path, name if eq else None)
     with _sigterm_as_exit():
-        tag_file(model, input_path if input_path is not None else input_option, output_path, encoding=encoding,
-                 jobs=jobs, nbest=nbest, confidence=confidence, task=task)
+        tag_file(model, inputs[0] if inputs else None, output_path, encoding=encoding, jobs=jobs, nbest=nbest,
+                 confidence=confidence, task=task)
+
+
+def _tag_files(model_path, inputs, output_path, output_dir, workers, scheduler, partition_mb, overwrite, quiet,
+               encoding, jobs, user_dicts, nbest, confidence, task):
+    from .dask import tag_files
+
+    if not inputs or "-" in inputs:
+        raise click.UsageError("--output-dir tags files: give them (INPUT or --input), not standard input")
+    if output_path is not None:
+        raise click.UsageError("give --output (one input) or --output-dir (many), not both")
+    if jobs != 1:
+        raise click.UsageError("--jobs is for one input; with --output-dir, give --workers or --scheduler")
+    if workers is not None and scheduler is not None:
+        raise click.UsageError("give --workers (a local cluster) or --scheduler, not both")
+    with _sigterm_as_exit():
+        done = tag_files(model_path, inputs, output_dir, scheduler=scheduler, workers=workers, encoding=encoding,
+                         task=task, dicts=user_dicts, nbest=nbest, confidence=confidence,
+                         partition_bytes=max(1, int(partition_mb * (1 << 20))), overwrite=overwrite,
+                         progress=not quiet, echo=None if quiet else echo_err)
+    if not quiet:
+        echo_err(f"tagged {done['files']} files ({done['sentences']:,} sentences) into {output_dir}"
+                 + (f"; {done['skipped']} were done before" if done["skipped"] else ""))
 
 
 @contextlib.contextmanager

@@ -63,29 +63,14 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
     split into words. Problems with the input or the options raise SeqbilError
     (InputError names the file and line).
     """
-    if not isinstance(model, Model):
-        model = Model.load(model)
-    if task is not None:
-        model = model.for_task(task)
-    model._need_task()
-    if nbest is not None and (isinstance(nbest, bool) or not isinstance(nbest, int) or nbest < 1):
-        raise SeqbilError(f"nbest must be a whole number of at least 1, got {nbest!r}")
-    if nbest and confidence:
-        raise SeqbilError("nbest and confidence print different layouts; give one of them")
+    model, encoding = prepare(model, task, encoding, nbest, confidence)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
         raise SeqbilError(f"jobs must be a whole number of at least 0, got {jobs!r}")
-    jobs = jobs or _cpus()
-    encoding = encoding or model.corpus.get("encoding", "utf-8")
-    try:
-        codecs.lookup(encoding)
-    except LookupError:
-        raise SeqbilError(f"unknown encoding {encoding!r}") from None
+    jobs = jobs or cpus()
     stream, name, close = open_binary(input)
     try:
         tagger = _Tagger(model, name, encoding, nbest, confidence)
-        # the k best paths of a block need k times the memory of one: blocks k times smaller
-        size = max(1, BLOCK_BYTES // nbest) if nbest else BLOCK_BYTES
-        reader = _Reader(stream, name, model.format.name == "sighan", size)
+        reader = _Reader(stream, name, model.format.name == "sighan", block_bytes(nbest))
         with _destination(output, encoding) as write:
             if jobs == 1:
                 return _tag_here(tagger, reader, write)
@@ -95,7 +80,31 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
             stream.close()
 
 
-def _cpus():
+def prepare(model, task, encoding, nbest, confidence):
+    """(model, encoding) of a tagging run, after checking the options (see tag_file)."""
+    if not isinstance(model, Model):
+        model = Model.load(model)
+    if task is not None:
+        model = model.for_task(task)
+    model._need_task()
+    if nbest is not None and (isinstance(nbest, bool) or not isinstance(nbest, int) or nbest < 1):
+        raise SeqbilError(f"nbest must be a whole number of at least 1, got {nbest!r}")
+    if nbest and confidence:
+        raise SeqbilError("nbest and confidence print different layouts; give one of them")
+    encoding = encoding or model.corpus.get("encoding", "utf-8")
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise SeqbilError(f"unknown encoding {encoding!r}") from None
+    return model, encoding
+
+
+def block_bytes(nbest):
+    """Input bytes per block: the k best paths of a block need k times the memory of one."""
+    return max(1, BLOCK_BYTES // nbest) if nbest else BLOCK_BYTES
+
+
+def cpus():
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on every platform
@@ -113,8 +122,9 @@ class _Reader:
     """The input as blocks of whole sentences, each (bytes, number of its first line,
     byte offset of its start); None when a pipe pauses within a sentence."""
 
-    def __init__(self, stream, name, one_per_line, size):
+    def __init__(self, stream, name, one_per_line, size, line=1, offset=0):
         self.stream, self.name = stream, name
+        self.start = line, offset  # of the stream's first byte in the input
         self.one_per_line, self.size = one_per_line, size
         self.pause_fd = _pause_fd(stream)
         self.ready = collections.deque()  # blocks cut, not yet taken
@@ -134,7 +144,7 @@ class _Reader:
 
     def __iter__(self):
         read = getattr(self.stream, "read1", None) or self.stream.read
-        buf, line, offset = bytearray(), 1, 0
+        buf, (line, offset) = bytearray(), self.start
         scan = pause_scan = 0  # where the next search for a sentence end starts (none before it)
 
         def take(cut):
