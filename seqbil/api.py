@@ -30,7 +30,8 @@ def _stderr(message):
 
 
 def train(train=None, dev=None, *, config=None, template=None, model=None, init_model=None, log=None, verbose=False,
-          progress=False, checkpoint_every=0, checkpoint=None, echo=None, **options):
+          progress=False, checkpoint_every=0, checkpoint=None, echo=None, client=None, scheduler=None, workers=None,
+          **options):
     """Train a model and return it (saved too when `model` names a file).
 
     train, dev: corpus paths, or sentences in memory: for CoNLL-style configs a list
@@ -52,6 +53,10 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
     options: any name of the parameter table (`seqbil params`), e.g. epochs=3,
         learner="bol"; they override the config.
     verbose: print the run's messages on stderr; progress: show progress bars.
+    shards=K: iterative parameter mixing on a Dask cluster (pip install "seqbil[dask]";
+        seqbil/dask/ipm.py): a LocalCluster of `workers` processes (default: one per
+        CPU core and no more than K), the scheduler at `scheduler`, or a dask Client
+        `client`. The training corpus must be a file the workers can read.
     """
     echo = echo or (_stderr if verbose else _quiet)
     if config is None and init_model is None:
@@ -74,7 +79,7 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
     from .training import train as run
     result, _ = run(settings, train, model, dev=dev, template_file=template, config=config, sources=sources,
                     init_model=init_model, log_path=log, echo=echo, show_progress=progress, checkpoint_every=checkpoint_every,
-                    checkpoint_path=checkpoint)
+                    checkpoint_path=checkpoint, cluster={"client": client, "scheduler": scheduler, "workers": workers})
     return result
 
 

@@ -102,13 +102,18 @@ def _help_templates(ctx, _param, value):
 @click.option("--resume", "resume_path", metavar="CKPT", help="Continue the run saved in a checkpoint; its "
               "settings and corpora are used (--epochs may extend it), with the same final model as an "
               "uninterrupted run.")
+@click.option("--scheduler", metavar="ADDRESS", help="With --shards: train on this Dask scheduler (tcp://host:8786, "
+              "or a scheduler file); the training file must be at the same path on its workers.  [default: a local "
+              "cluster]")
+@click.option("--workers", type=click.IntRange(min=1), metavar="N", help="With --shards: a local Dask cluster of N "
+              "worker processes.  [default: one per shard, at most one per CPU core]")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.option("--help-templates", is_flag=True, expose_value=False, is_eager=True, callback=_help_templates,
               help="Show the template grammar and its functions, and exit.")
 @param_options(("corpus", "features", "train"))
 @fail_cleanly
 def train(config, template_file, train_path, dev_path, model_path, init_model, log_path, checkpoint_every,
-          checkpoint_path, resume_path, quiet, **overrides):
+          checkpoint_path, resume_path, scheduler, workers, quiet, **overrides):
     """Train a model on an annotated corpus.
 
     Parameters come from the parameter table (`seqbil params` lists them): the
@@ -119,6 +124,12 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
       seqbil train --config configs/conll2000.toml --train train.txt --dev test.txt --model chunker.sbm
       seqbil train --config sighan2005 --train pku_training.utf8 --model pku.sbm
       seqbil train          # the bundled CoNLL-2000 sample, to see it work
+      seqbil train --config sighan2005 --learner sp --train pku_training.utf8 --shards 4 --scheduler tcp://host:8786
+
+    --shards K trains by iterative parameter mixing (McDonald, Hall & Mann 2010) on a
+    Dask cluster (pip install "seqbil[dask]"): K workers each make a pass over their
+    shard of the training file from the mixed parameters, every epoch. Learners:
+    see --shards below.
     """
     from . import api
 
@@ -132,10 +143,11 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
         return
     if init_model and not train_path:
         raise click.UsageError("--init-model needs --train: the data to continue on")
+    if (scheduler is not None or workers is not None) and not overrides.get("shards"):
+        raise click.UsageError("--scheduler and --workers go with --shards")
     api.train(train_path, dev_path, config=config, template=template_file, model=model_path, init_model=init_model,
-              log=log_path,
-              echo=echo_err, progress=not quiet, checkpoint_every=checkpoint_every, checkpoint=checkpoint_path,
-              **overrides)
+              log=log_path, echo=echo_err, progress=not quiet, checkpoint_every=checkpoint_every,
+              checkpoint=checkpoint_path, scheduler=scheduler, workers=workers, **overrides)
 
 
 @main.command()

@@ -100,6 +100,12 @@ CORE = [
     Param("C", float, 1.0, "learning rate / dual step size C", positive=True, flag="-C"),
     Param("averaged", bool, True, "average the parameters over all updates (learners that average)"),
     Param("seed", int, 1, "seed of the per-epoch shuffling", minimum=0),
+    Param("shards", int, 0, "iterative parameter mixing (McDonald, Hall & Mann 2010) on a Dask cluster: the "
+          "training file cut into SHARDS shards; every epoch, one pass of the learner on each shard from the mixed "
+          "parameters, then they are mixed (1: the run of one process, on a worker); 0: train in this process",
+          minimum=0),
+    Param("mixing", str, "uniform", "iterative parameter mixing: each shard's weight in the mix, uniform (1/K) "
+          "or by its mistakes in the epoch", choices=("uniform", "mistakes")),
     Param("prune", float, 0.0, "after training, drop the weights with |w| <= PRUNE (0: only the zero ones) and "
           "the attributes left without weights; the model file shrinks, the scores may change", minimum=0),
     Param("precision", str, "float32", "floating-point type of the weights in the model file (training runs "
@@ -154,7 +160,9 @@ CORE = [
 @lru_cache(maxsize=None)
 def _table():
     from .learners import LEARNERS
+    from .learners.base import Learner
     averaging = tuple(name for name, cls in LEARNERS.items() if cls.averages)
+    mixing = tuple(name for name, cls in LEARNERS.items() if cls.mixing is not Learner.mixing)
     out = []
     for p in CORE:
         if p.name == "learner":
@@ -162,6 +170,8 @@ def _table():
             p = Param(p.name, p.type, p.default, text, p.section, tuple(LEARNERS))
         elif p.name == "averaged":
             p = Param(p.name, p.type, p.default, p.help, p.section, learners=averaging)
+        elif p.name in ("shards", "mixing"):
+            p = Param(p.name, p.type, p.default, p.help, p.section, p.choices, p.minimum, learners=mixing)
         out.append(p)
     names = {p.name for p in out}
     for name, cls in LEARNERS.items():

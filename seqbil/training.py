@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from .formats import make_format, read_corpus
 from .formats.sentence import Corpus
 from .formats.textio import sha256_file
 from .learners import LEARNERS
+from .learners.base import Learner
 from .model import Model
 
 CHUNK = 256  # sequences per call into compiled code; progress and Ctrl-C are handled between calls
@@ -158,6 +159,23 @@ def graceful_stop():
             signal.signal(s, h)
 
 
+def _check_shards(settings, sources, train_data, tasks, base, checkpoints):
+    """What iterative parameter mixing (shards) needs, as ConfigErrors before reading."""
+    where = sources.get("shards", "<settings>")
+    learner = LEARNERS[settings["learner"]]
+    if learner.mixing is Learner.mixing:
+        able = ", ".join(p for p in params.by_name()["shards"].learners)
+        raise ConfigError(where, 0, f"learner {learner.name} does not support iterative parameter mixing "
+                          f"(shards); learners that do: {able}")
+    why = ("multi-task training" if tasks else "continuing a model (--init-model)" if base is not None else
+           "checkpoints" if checkpoints else None)
+    if why:
+        raise ConfigError(where, 0, f"iterative parameter mixing (shards) does not support {why}")
+    if not isinstance(train_data, (str, os.PathLike)) or not os.path.isfile(train_data):
+        raise ConfigError(where, 0, "iterative parameter mixing (shards) reads the training corpus from a file "
+                          "on every worker: give it as a path")
+
+
 def _read(fmt, source, encoding):
     """(sentences, name) of a path or of sentences already in memory."""
     if isinstance(source, list):
@@ -212,7 +230,7 @@ def _read_corpus(fmt, source, encoding):
 
 def train(settings, train_data, model_path=None, *, dev=None, template_file=None, config=None, sources=None,
           init_model=None, log_path=None, echo=print, show_progress=True, checkpoint_every=0, checkpoint_path=None,
-          resume=None, resume_epochs=None):
+          resume=None, resume_epochs=None, cluster=None):
     """Train a model; save it when model_path is given. Returns (model, history).
 
     train_data and dev: corpus paths, or lists of formats.Sentence. sources: where
@@ -221,7 +239,9 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     the run is interrupted; resume=PATH continues from one, with the settings and
     corpora recorded in it (resume_epochs may extend the run). init_model=PATH
     continues training a saved model on this data: its templates, corpus settings,
-    labels and weights are the start; new attributes and labels are added."""
+    labels and weights are the start; new attributes and labels are added.
+    cluster: with settings["shards"], where the shards train (the client, scheduler
+    and workers arguments of seqbil.dask.cluster.connect)."""
     from tqdm import tqdm
 
     sources = dict(sources or {})
@@ -253,6 +273,11 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         raise ConfigError(sources.get("tasks", "<settings>"), 0, "multi-task training reads each task's corpora "
                           "from its NAME=TRAIN[,DEV] entry: give no other training or dev corpus, nor a model "
                           "to continue")
+    if not settings["shards"] and any(v is not None for v in (cluster or {}).values()):
+        raise ConfigError("arguments", 0, "a Dask client, scheduler or workers are for iterative parameter "
+                          "mixing: give shards too")
+    if settings["shards"]:
+        _check_shards(settings, sources, train_data, tasks, base, checkpoint_every or resume)
     _large_blocks_from_mmap()
     t0 = time.perf_counter()
     if tasks:
@@ -301,6 +326,10 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                           "continued by rpa (its vectors are learned afresh); train it anew")
     if vectors is not None:
         vectors.live = live
+    if settings["shards"] and (jackknife or live):
+        raise ConfigError(sources.get("shards", "<settings>"), 0, "iterative parameter mixing (shards) cannot "
+                          "encode a shard with " + ("jackknifed dictionaries: set dict_folds = 0" if jackknife else
+                                                    "%emb vectors a learner adapts"))
     structure_info, structure = _structure_features(settings, sources, fmt.name, base, bool(tasks))
     if structure is not None and base is None:  # the splits read columns of this corpus too
         n_fields = fmt.n_fields if fmt.name == "conll" else 1
@@ -396,19 +425,37 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         history = []
     log = open(log_path, "a" if resume else "w", encoding="utf-8") if log_path else None
     N = data.n_sequences
+    stack = ExitStack()
     try:
+        mixer = None
+        if settings["shards"]:
+            from .dask.cluster import connect
+            from .dask.ipm import Mixer
+            where = {k: v for k, v in (cluster or {}).items() if v is not None}
+            if not where:  # a local cluster of a worker per shard, at most one per core
+                from .tagging import cpus
+                where = {"workers": min(settings["shards"], cpus())}
+            client = stack.enter_context(connect(**where, echo=echo))
+            mixer = Mixer(client, learner, settings, train_data, fmt, index, templates, labels, echo)
+            stack.callback(mixer.close)
         with graceful_stop() as stop:
             for k in range(len(history), learner.passes()):
                 learner.start_pass(k)
-                order = multitask.epoch_order(rng, data.seq_task, settings["task_order"]) if tasks else \
-                    rng.permutation(N).astype(np.int64)
-                start, mistakes = time.perf_counter(), 0
+                start, mistakes, mixed = time.perf_counter(), 0, None
+                if mixer is not None:  # the passes run on the shards; this learner gets the mix
+                    with tqdm(total=N, desc=learner.pass_name(k), unit="seq", leave=False,
+                              disable=not show_progress, dynamic_ncols=True) as bar:
+                        mistakes, mixed = mixer.epoch(k, bar)
+                    order = ()
+                else:
+                    order = multitask.epoch_order(rng, data.seq_task, settings["task_order"]) if tasks else \
+                        rng.permutation(N).astype(np.int64)
                 if tasks:  # the learners flag the sequences they get wrong, counted per task and chunk
                     data.seq_wrong = np.zeros(N, np.uint8)
                     curve = np.zeros((2, -(-N // CHUNK), len(names)), np.int64)
                 with tqdm(total=N, desc=learner.pass_name(k), unit="seq", leave=False,
                           disable=not show_progress, dynamic_ncols=True) as bar:
-                    for c in range(0, N, CHUNK):
+                    for c in range(0, len(order), CHUNK):
                         mistakes += learner.train_chunk(data, order[c:c + CHUNK])
                         if tasks:
                             seen = data.seq_task[order[c:c + CHUNK]]
@@ -421,6 +468,8 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                           "error_rate": mistakes / max(N, 1), "seconds": time.perf_counter() - start}
                 if tasks:
                     record["task_mistakes"] = dict(zip(names, curve[1].sum(axis=0).tolist()))
+                if mixed is not None:
+                    record["mixing"] = mixed
                 record.update(learner.end_pass(k))
                 line = f"{record['name']}: {mistakes} mistakes ({100 * record['error_rate']:.2f}%), " \
                        f"{record['seconds']:.2f} s" + _diagnostics(record)
@@ -458,6 +507,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                     echo(f"interrupted: stopping after {record['name']}")
                     break
     finally:
+        stack.close()
         if log:
             log.close()
     # the encoded corpus and the learner's working state (the dual blocks, then the

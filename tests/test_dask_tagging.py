@@ -64,7 +64,7 @@ def test_boundaries_are_the_brute_force_ones_and_partitions_meet(tmp_path, monke
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, \
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
             distributed.Client(c) as client:
         yield client
 

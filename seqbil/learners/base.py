@@ -112,6 +112,13 @@ class Learner(ABC):
                 raise ValueError(f"{name}: shape {value.shape}, the learner has {target.shape}")
             target[...] = value
 
+    def mixing(self):
+        """What iterative parameter mixing averages (seqbil/dask/ipm.py), or None when
+        the learner does not support it: ({name: (array, order)}, [scalar names]),
+        order 0 or 1 when the array's rows are the attributes of that order (only
+        the rows a shard changed travel), None when it travels whole."""
+        return None
+
     @abstractmethod
     def parameters(self):
         """(kind, weights) for decoding and saving: averaged when averaging is on."""

@@ -29,5 +29,12 @@ class Perceptron(Learner):
         mistakes, self.counter = self.kernel.train_chunk(data, order, self.counter)
         return mistakes
 
+    def mixing(self):
+        pairs = (("W0", 0, "U0"), ("W1", 1, "U1"), ("trans", None, "Utrans"), ("end", None, "Uend"))
+        arrays = {w: (getattr(self, w), order) for w, order, _ in pairs}
+        if self.averaged:  # the lazy sums and the step counter mix as the weights do
+            arrays.update({u: (getattr(self, u), order) for _, order, u in pairs})
+        return arrays, ["counter"] if self.averaged else []
+
     def parameters(self):
         return averaged_linear(self)

@@ -1,0 +1,140 @@
+"""Iterative parameter mixing (seqbil/dask/ipm.py, `seqbil train --shards K`): the mix
+against dense per-shard parameters, one shard against training in one process (exact),
+K shards the same on 1 or 2 workers, and their F1 against training in one process."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import seqbil
+from seqbil.dask import ipm
+from seqbil.errors import ConfigError
+from seqbil.samples import sample_path
+from test_cli import ENV
+
+distributed = pytest.importorskip("distributed")
+
+
+class Toy:
+    """A learner's mixing() view over random arrays."""
+
+    def __init__(self, rng, A0=7, A1=5, S=3, ints=True):
+        self.arrays = {"W0": (rng.normal(size=(A0, S)), 0), "U0": (rng.normal(size=(A0, S)), 0),
+                       "W1": (rng.normal(size=(A1, S, S + 1)), 1), "trans": (rng.normal(size=(S, S + 1)), None)}
+        self.counter = int(rng.integers(1, 100))
+
+    def mixing(self):
+        return self.arrays, ["counter"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_mix_is_the_weighted_sum_of_the_dense_shard_parameters(seed):
+    rng = np.random.default_rng(seed)
+    start = Toy(rng)
+    K = int(rng.integers(1, 5))
+    mu = rng.dirichlet(np.ones(K)) if seed % 2 else np.full(K, 1.0 / K)
+    dense, messages = [], []
+    for _ in range(K):  # each shard changes some rows of its copy
+        full = {name: a.copy() for name, (a, _) in start.arrays.items()}
+        message = {}
+        for order in (0, 1):
+            n = len(next(a for a, o in start.arrays.values() if o == order))
+            rows = np.sort(rng.choice(n, int(rng.integers(0, n + 1)), replace=False))
+            message[f"rows{order}"] = rows
+            for name, (a, o) in start.arrays.items():
+                if o == order:
+                    full[name][rows] = rng.normal(size=(len(rows),) + a.shape[1:])
+                    message[name] = full[name][rows]
+        full["trans"] = rng.normal(size=start.arrays["trans"][0].shape)
+        message["trans"] = full["trans"]
+        message["counter"] = start.counter + int(rng.integers(0, 50))
+        dense.append(full)
+        messages.append(message)
+    mixed = ipm.mix(start, messages, list(mu))
+    ipm.apply(start, mixed)
+    for name, (a, _) in start.arrays.items():
+        assert np.allclose(a, sum(m * d[name] for m, d in zip(mu, dense)), rtol=1e-12, atol=1e-12), name
+    assert start.counter == round(sum(m * msg["counter"] for m, msg in zip(mu, messages)))
+    union = np.unique(np.concatenate([msg["rows0"] for msg in messages]))
+    assert np.array_equal(mixed["rows0"], union)  # only the touched rows travel
+
+
+def test_one_shard_comes_back_exactly():
+    rng = np.random.default_rng(0)
+    start = Toy(rng)
+    message = {"rows0": np.array([1, 4]), "rows1": np.array([0]), "W0": rng.normal(size=(2, 3)),
+               "U0": rng.normal(size=(2, 3)), "W1": rng.normal(size=(1, 3, 4)), "trans": rng.normal(size=(3, 4)),
+               "counter": 12345}
+    mixed = ipm.mix(start, [message], [1.0])
+    for name in ("W0", "U0", "W1", "trans", "counter"):
+        assert np.array_equal(mixed[name], message[name])
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
+            distributed.Client(c) as client:
+        yield client
+
+
+def train(**options):
+    options = {"config": "conll2000", "learner": "sp", "epochs": 4, "precision": "float64", **options}
+    return seqbil.train(str(sample_path("conll2000_train.txt")), **options)
+
+
+def same_model(a, b):
+    assert a.labels == b.labels
+    for o in (0, 1):
+        assert np.array_equal(a.index.tables[o][0], b.index.tables[o][0])
+    assert sorted(a.weights) == sorted(b.weights)
+    for name in a.weights:
+        assert np.array_equal(a.weights[name], b.weights[name]), name
+
+
+def f1(model):
+    return seqbil.evaluate(model, str(sample_path("conll2000_test.txt")))["f1"]
+
+
+@pytest.mark.parametrize("averaged", [True, False])
+def test_one_shard_equals_training_in_one_process(client, averaged):
+    same_model(train(shards=1, client=client, averaged=averaged), train(averaged=averaged))
+
+
+def test_shards_give_one_model_whatever_the_workers_and_an_f1_near_one_process(client, tmp_path):
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
+            distributed.Client(c) as one_worker:
+        same_model(train(shards=2, client=one_worker), train(shards=2, client=client))
+    # a shard's pass makes 1/K of the updates of a pass over all: mixing needs the epochs
+    # to converge (20, the default, on the sample)
+    plain = f1(train(epochs=20))
+    for shards, mixing in ((2, "uniform"), (3, "uniform"), (3, "mistakes")):
+        mixed = train(epochs=20, shards=shards, mixing=mixing, client=client, log=str(tmp_path / "log.jsonl"))
+        assert abs(f1(mixed) - plain) <= 0.3, (shards, mixing)
+    records = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert len(records) == 20
+    for r in records:
+        shards = r["mixing"]["shard_mistakes"]
+        assert len(shards) == 3 and sum(shards) == r["mistakes"]
+        assert 0 < r["mixing"]["delta_bytes"] and 0 < r["mixing"]["rows_mixed"][0]
+
+
+def test_what_cannot_be_sharded_is_refused(client):
+    with pytest.raises(ConfigError, match="learner bcd does not support iterative parameter mixing"):
+        train(shards=2, client=client, learner="bcd")
+    rows = [[["He", "PRP", "B-NP"], ["ran", "VBD", "B-VP"]]] * 4
+    with pytest.raises(ConfigError, match="give it as a path"):
+        seqbil.train(rows, config="conll2000", learner="sp", shards=2, client=client)
+    with pytest.raises(ConfigError, match="give shards too"):
+        train(client=client)
+
+
+def test_the_command_line_trains_on_shards(tmp_path):
+    run = [sys.executable, "-m", "seqbil", "train", "--learner", "sp", "--epochs", "2", "-q", "--model", "m.sbm"]
+    proc = subprocess.run(run + ["--shards", "2", "--workers", "2"], cwd=tmp_path, env=ENV, capture_output=True)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert b"iterative parameter mixing: 2 shards" in proc.stderr
+    assert seqbil.load(tmp_path / "m.sbm").training["params"]["shards"] == 2
+    proc = subprocess.run(run + ["--workers", "2"], cwd=tmp_path, env=ENV, capture_output=True)
+    assert proc.returncode == 2 and b"go with --shards" in proc.stderr
