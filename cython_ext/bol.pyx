@@ -103,6 +103,26 @@ def block_update(const double[:, ::1] Th, double[::1] alpha, double[::1] beta, d
     return _refresh(&Th[0, 0], S, R, &alpha[0], &beta[0], sigma, &w[0])
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def refresh_blocks(const float[:, :, ::1] Th, double[:, ::1] alpha, double[:, ::1] beta, double[::1] sigma, int R):
+    """The rank-1 refresh of blocks i = 0..n-1 in place: (alpha[i], beta[i], sigma[i])
+    from Th[i], R power steps from the pair they hold (iterative parameter mixing,
+    after the blocks of several shards are mixed)."""
+    cdef Py_ssize_t i, n = Th.shape[0]
+    cdef int S = Th.shape[1]
+    if alpha.shape[0] < n or beta.shape[0] < n or sigma.shape[0] < n or Th.shape[2] != S + 1 \
+            or alpha.shape[1] != S or beta.shape[1] != S + 1:
+        raise ValueError("the blocks and their factors do not fit")
+    work = np.zeros(8 * (S + 1))
+    cdef double[::1] w = work
+    with nogil:
+        for i in range(n):
+            sigma[i] = _refresh(&Th[i, 0, 0], S, R, &alpha[i, 0], &beta[i, 0], sigma[i], &w[0])
+            if sigma[i] < 0.0:
+                sigma[i] = 0.0
+
+
 @cython.cdivision(True)
 cdef double _refresh(const real* Th, int S, int R, double* alpha, double* beta,
                      double sigma, double* work) noexcept nogil:

@@ -435,6 +435,10 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
             if not where:  # a local cluster of a worker per shard, at most one per core
                 from .tagging import cpus
                 where = {"workers": min(settings["shards"], cpus())}
+            if learner.mixing() is None:
+                raise ConfigError(sources.get("shards", "<settings>"), 0, f"learner {learner.name} with these "
+                                  "settings does not support iterative parameter mixing (shards)" +
+                                  ("; use rank1 = block" if settings.get("rank1") == "global" else ""))
             client = stack.enter_context(connect(**where, echo=echo))
             mixer = Mixer(client, learner, settings, train_data, fmt, index, templates, labels, echo)
             stack.callback(mixer.close)

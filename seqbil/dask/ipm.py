@@ -115,10 +115,10 @@ def _nbytes(message):
 def mix(learner, results, mu):
     """The mixed parameters from the shards' messages (see the module's docstring):
     {rows0, rows1: the attributes touched by any shard; NAME: the mixed rows or the
-    mixed dense array; SCALAR: the mixed value}. The sums run over the shards in order
-    and a row touched by every shard takes no term from the start of the epoch, so
-    that one shard's parameters come back exactly."""
-    arrays, scalars = learner.mixing()
+    mixed dense parameter; SCALAR: the mixed value}. The sums run over the shards in
+    order and a row touched by every shard takes no term from the start of the epoch,
+    so that one shard's parameters come back exactly."""
+    names, scalars = learner.mixing()
     out = {}
     for order in (0, 1):
         touched = [r[f"rows{order}"] for r in results]
@@ -131,36 +131,34 @@ def mix(learner, results, mu):
             count[a] += 1
             weight[a] += m
         partial = np.flatnonzero(count < len(results))  # rows some shard left as they were
-        for name, (array, o) in arrays.items():
+        for name, o in names.items():
             if o != order:
                 continue
-            acc = np.zeros((len(rows),) + array.shape[1:])
+            start = learner.get_rows(name, rows[partial])
+            acc = np.zeros((len(rows),) + start.shape[1:])
             for r, a, m in zip(results, at, mu):
                 acc[a] += m * r[name] if m != 1.0 else r[name]
             if len(partial):
-                rest = (1.0 - weight[partial]).reshape((-1,) + (1,) * (array.ndim - 1))
-                acc[partial] += rest * array[rows[partial]]
+                acc[partial] += (1.0 - weight[partial]).reshape((-1,) + (1,) * (start.ndim - 1)) * start
             out[name] = acc
-    for name, (array, o) in arrays.items():
+    for name, o in names.items():
         if o is None:
-            acc = np.zeros(array.shape)
+            acc = 0.0
             for r, m in zip(results, mu):
-                acc += m * r[name] if m != 1.0 else r[name]
+                acc = acc + (m * r[name] if m != 1.0 else r[name])
             out[name] = acc
     for name in scalars:
         value = sum(m * r[name] for r, m in zip(results, mu))
         out[name] = int(round(value)) if isinstance(getattr(learner, name), int) else value
+    learner.mixed(out, len(results))
     return out
 
 
 def apply(learner, mixed):
     """Put mixed parameters into a learner (in place)."""
-    arrays, scalars = learner.mixing()
-    for name, (array, order) in arrays.items():
-        if order is None:
-            array[...] = mixed[name]
-        else:
-            array[mixed[f"rows{order}"]] = mixed[name]
+    names, scalars = learner.mixing()
+    for name, order in names.items():
+        learner.set_rows(name, None if order is None else mixed[f"rows{order}"], mixed[name])
     for name in scalars:
         setattr(learner, name, mixed[name])
 
@@ -220,8 +218,8 @@ def _epoch(run, k, epoch, mixed):
     learner, data = shard.learner, shard.data
     if mixed is not None:
         apply(learner, mixed)
-    arrays, scalars = learner.mixing()
-    before = {name: array[shard.occurs[o]].copy() for name, (array, o) in arrays.items() if o is not None}
+    names, scalars = learner.mixing()
+    before = {name: learner.get_rows(name, shard.occurs[o]) for name, o in names.items() if o is not None}
     learner.start_pass(epoch)
     order = shard.rng.permutation(data.n_sequences).astype(np.int64)
     mistakes = 0
@@ -231,19 +229,15 @@ def _epoch(run, k, epoch, mixed):
     out = {"mistakes": int(mistakes)}
     for o in (0, 1):
         occurs = shard.occurs[o]
+        after = {name: learner.get_rows(name, occurs) for name, order_ in names.items() if order_ == o}
         changed = np.zeros(len(occurs), bool)
-        for name, (array, order_) in arrays.items():
-            if order_ == o and array.size:
-                diff = array[occurs] != before[name]
-                changed |= diff.reshape(len(occurs), -1).any(axis=1)
-        rows = occurs[changed]
-        out[f"rows{o}"] = rows
-        for name, (array, order_) in arrays.items():
-            if order_ == o:
-                out[name] = array[rows]
-    for name, (array, o) in arrays.items():
+        for name, values in after.items():
+            changed |= (values != before[name]).reshape(len(occurs), -1).any(axis=1)
+        out[f"rows{o}"] = occurs[changed]
+        out.update({name: values[changed] for name, values in after.items()})
+    for name, o in names.items():
         if o is None:
-            out[name] = array.copy()
+            out[name] = learner.get_rows(name, None)
     for name in scalars:
         out[name] = getattr(learner, name)
     return out

@@ -114,10 +114,29 @@ class Learner(ABC):
 
     def mixing(self):
         """What iterative parameter mixing averages (seqbil/dask/ipm.py), or None when
-        the learner does not support it: ({name: (array, order)}, [scalar names]),
-        order 0 or 1 when the array's rows are the attributes of that order (only
-        the rows a shard changed travel), None when it travels whole."""
+        the learner does not support it: ({name: order}, [scalar names]), order 0 or 1
+        when the parameter has a row per attribute of that order (only the rows a
+        shard changed travel), None when it travels whole. get_rows and set_rows read
+        and write them."""
         return None
+
+    def get_rows(self, name, rows):
+        """Parameter `name` at the attributes `rows` (None: all of it), a new array."""
+        array = getattr(self, name)
+        return array.copy() if rows is None else array[rows]
+
+    def set_rows(self, name, rows, values):
+        """Set parameter `name` at the attributes `rows` (None: all of it)."""
+        array = getattr(self, name)
+        if rows is None:
+            array[...] = values
+        else:
+            array[rows] = values
+
+    def mixed(self, mix, shards):
+        """Called on the mix of `shards` shards before it goes back to them (a dict
+        as mixing names it, with rows0 and rows1: the attributes mixed); may adjust it
+        in place."""
 
     @abstractmethod
     def parameters(self):

@@ -16,7 +16,7 @@ averaged individually, lazily.
 """
 import numpy as np
 
-from .._kernels.bol import BlockKernel
+from .._kernels.bol import BlockKernel, refresh_blocks
 from .._kernels.bol_global import GlobalKernel
 from ..params import Param
 from .base import Learner, register
@@ -131,6 +131,55 @@ class Bilinear(Learner):
         b.slot[live] = np.arange(n)
         b.used = n
         b.pool[:n] = self.alpha[:n, :, None] * self.beta[:n, None, :]
+
+    # --- iterative parameter mixing (block mode): the blocks and their factors by attribute
+    _BY_SLOT = {"theta": None, "alpha": "alpha", "beta": "beta", "sigma": "sigma", "Ua": "Ua", "Ub": "Ub"}
+
+    def mixing(self):
+        if self.mode != "block":
+            return None
+        names = {"W0": 0, "trans": None, "end": None, "theta": 1, "alpha": 1, "beta": 1, "sigma": 1}
+        if self.averaged:
+            names.update({"U0": 0, "Utrans": None, "Uend": None, "Ua": 1, "Ub": 1})
+        return names, ["counter", "mistakes"]
+
+    def _by_slot(self, name):
+        return self.blocks.pool if name == "theta" else getattr(self, name)
+
+    def get_rows(self, name, rows):
+        if name not in self._BY_SLOT or rows is None:
+            return super().get_rows(name, rows)
+        source, slots = self._by_slot(name), self.blocks.slot[rows]
+        out = np.zeros((len(rows),) + source.shape[1:])  # an attribute without a block: zeros
+        has = slots >= 0
+        out[has] = source[slots[has]]
+        return out
+
+    def set_rows(self, name, rows, values):
+        if name not in self._BY_SLOT or rows is None:
+            return super().set_rows(name, rows, values)
+        b = self.blocks
+        new = rows[b.slot[rows] < 0]  # blocks this learner has not held: slots after the used ones
+        b.slot[new] = b.used + np.arange(len(new), dtype=np.int32)
+        b.used += len(new)
+        self._by_slot(name)[b.slot[rows]] = values
+
+    def mixed(self, mix, shards):
+        """A mixed block is not rank-1 in the factors mixed with it: its factors are
+        refreshed by R power steps from the mixed ones (the kernel's update on a
+        block), and the averaging sums take the jump as a step at the current
+        counter. One shard's blocks come back as they were."""
+        if shards == 1 or not len(mix["rows1"]):
+            return
+        theta = np.ascontiguousarray(mix["theta"], dtype=np.float32)  # as the pool holds it
+        alpha, beta = np.ascontiguousarray(mix["alpha"]), np.ascontiguousarray(mix["beta"])
+        old_alpha, old_beta = alpha.copy(), beta.copy()
+        sigma = np.ascontiguousarray(mix["sigma"])
+        refresh_blocks(theta, alpha, beta, sigma, self.R)
+        mix.update(theta=theta, alpha=alpha, beta=beta, sigma=sigma)
+        if self.averaged:
+            mix["Ua"] = mix["Ua"] + mix["counter"] * (alpha - old_alpha)
+            mix["Ub"] = mix["Ub"] + mix["counter"] * (beta - old_beta)
 
     def _fold_scales(self):
         """Move a global scale into the raw vectors before it under- or overflows; the

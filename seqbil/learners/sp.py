@@ -31,10 +31,10 @@ class Perceptron(Learner):
 
     def mixing(self):
         pairs = (("W0", 0, "U0"), ("W1", 1, "U1"), ("trans", None, "Utrans"), ("end", None, "Uend"))
-        arrays = {w: (getattr(self, w), order) for w, order, _ in pairs}
+        names = {w: order for w, order, _ in pairs}
         if self.averaged:  # the lazy sums and the step counter mix as the weights do
-            arrays.update({u: (getattr(self, u), order) for _, order, u in pairs})
-        return arrays, ["counter"] if self.averaged else []
+            names.update({u: order for _, order, u in pairs})
+        return names, ["counter"] if self.averaged else []
 
     def parameters(self):
         return averaged_linear(self)
