@@ -160,9 +160,30 @@ def dask_tag_table(record):
             f"MiB/s. {provenance(record)}\n")
 
 
+def ipm_table(record):
+    rows = ["| learner | training | train, end to end (s) | one epoch (s) | epoch against one process | test F1 | "
+            "F1 against one process | sent by the shards per epoch (MiB) | mix sent back per epoch (MiB, to each "
+            "shard) | rows mixed per epoch |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    mib = "{:.2f}"
+    for r in record["rows"]:
+        comm = [spread({k: v / 2 ** 20 for k, v in r[key].items() if k != "runs"}, mib) if key in r else "–"
+                for key in ("delta_bytes_per_epoch", "mixed_bytes_per_epoch")]
+        rows.append(f"| {r['learner']} | {r['system']} | {spread(r['wall_s'])} | {spread(r['epoch_s'], '{:.3f}')} | "
+                    f"{r['epoch_vs_one_process']:.2f}× | {r['f1']:.2f} | {r['f1_vs_one_process']:+.2f} | "
+                    f"{comm[0]} | {comm[1]} | "
+                    f"{spread(r['rows_mixed_per_epoch'], '{:,.0f}') if 'rows_mixed_per_epoch' in r else '–'} |")
+    return (f"Iterative parameter mixing on {record['shards']} shards (`--shards {record['shards']}`, a local Dask "
+            f"cluster of as many workers) against training in one process: SIGHAN 2005 pku (stand-in training set), "
+            f"configs/sighan2005.toml, {record['rows'][0]['epochs']} epochs. One epoch: `--log`'s seconds (for the "
+            f"shards: the passes, the messages both ways and the mix); end to end includes reading, encoding, the "
+            f"cluster's start-up and saving. Rows with one run are timed once; the communication columns give the "
+            f"median (min–max) over the epochs of the first run.\n\n" + "\n".join(rows) + f"\n\n{provenance(record)}\n")
+
+
 RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
              "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table,
-             "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table}
+             "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
+             "ipm_speed": ipm_table}
 
 
 def render_record(record):

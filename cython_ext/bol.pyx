@@ -23,7 +23,7 @@ import numpy as np
 from libc.math cimport sqrt, fabs
 from libc.stdint cimport int32_t, int64_t
 from chain cimport (Corpus, Linear, Rank1, Lattice, corpus_view, linear_view, linear_tasks, for_sequence, task_buffers,
-                    check_tasks, rank1_view, lattice_new, chunk_limits, mark_wrong)
+                    check_tasks, rank1_view, lattice_new, chunk_limits, mark_wrong, mark_diff)
 from blocks cimport real, Dual, dual_view, dual_buffers, absorb, bilinear_mistake, dot, matvec, rmatvec
 
 
@@ -233,6 +233,7 @@ cdef class BlockKernel:
                     if k >= 0:
                         mistakes += 1
                         mark_wrong(&c, order[jj])
+                        mark_diff(&c, L.pred, p0, n, S)
                         for j in range(k):
                             a = d.touched[j]
                             th = absorb(&d, j)

@@ -55,6 +55,7 @@ cdef struct Corpus:
     int64_t b_width
     const int32_t* seq_task   # multi-task training: the task of each sequence; else NULL
     uint8_t* seq_wrong        # set to 1 for each sequence the learner got wrong; NULL: not kept
+    uint8_t* pos_diff         # set to 1 at each position an update reached (mark_diff); NULL: not kept
 
 
 cdef struct Linear:
@@ -154,6 +155,7 @@ cdef inline Corpus corpus_view(data) except *:
     cdef const float[::1] u_vals
     cdef const int32_t[::1] seq_task
     cdef uint8_t[::1] seq_wrong
+    cdef uint8_t[::1] pos_diff
     cdef Corpus c
     c.seq_ptr, c.labels = &seq_ptr[0], &labels[0]
     c.u_ptr, c.u_ids = &u_ptr[0], &u_ids[0]
@@ -175,6 +177,15 @@ cdef inline Corpus corpus_view(data) except *:
             raise ValueError("seq_wrong must be a uint8 array with one flag per sequence")
         seq_wrong = wrong
         c.seq_wrong = &seq_wrong[0]
+    c.pos_diff = NULL
+    flags = getattr(data, "pos_diff", None)
+    if flags is not None:
+        if not (isinstance(flags, np.ndarray) and flags.dtype == np.uint8 and
+                flags.shape == (seq_ptr[seq_ptr.shape[0] - 1],)):
+            raise ValueError("pos_diff must be a uint8 array with one flag per position")
+        if flags.shape[0] > 0:
+            pos_diff = flags
+            c.pos_diff = &pos_diff[0]
     tasks = getattr(data, "seq_task", None)
     if tasks is not None:
         if not (isinstance(tasks, np.ndarray) and tasks.dtype == np.int32 and
@@ -417,6 +428,17 @@ cdef inline bint next_diff(PathDiff* d) noexcept nogil:
     d.gp = gold[i - 1] if i > 0 else d.S
     d.pp = pred[i - 1] if i > 0 else d.S
     return True
+
+
+cdef inline void mark_diff(const Corpus* c, const int32_t* pred, int64_t p0, int n, int S) noexcept nogil:
+    """Flag the positions of a wrongly decoded sequence where (y_i, y_{i-1}) differs:
+    the only positions whose attributes an update reaches (iterative parameter mixing
+    sends the rows of those attributes)."""
+    if c.pos_diff == NULL:
+        return
+    cdef PathDiff d = path_diff(c.labels + p0, pred, n, S)
+    while next_diff(&d):
+        c.pos_diff[p0 + d.i] = 1
 
 
 cdef inline void zero_order_step(const Corpus* c, const Linear* m, int64_t p, int g, int y, double C,

@@ -8,7 +8,7 @@ import numpy as np  # for the buffers of chain.pxd
 from libc.stdint cimport int32_t, int64_t
 from chain cimport (Corpus, Linear, Lattice, PathDiff, b_begin, corpus_view, linear_view, linear_tasks, update_targets,
                     for_sequence, task_buffers, check_tasks, lattice_new, chunk_limits, differs, path_diff,
-                    next_diff, linear_update, score_unary, score_pair_linear, viterbi, mark_wrong, MAX_TASKS)
+                    next_diff, linear_update, score_unary, score_pair_linear, viterbi, mark_wrong, mark_diff, MAX_TASKS)
 
 
 cdef inline void pair_update(const Corpus* c, const Linear* m, const int32_t* pred, int64_t p0, int n, double* W1,
@@ -92,6 +92,7 @@ cdef class PerceptronKernel:
                     if differs(c.labels + p0, L.pred, n):
                         mistakes += 1
                         mark_wrong(&c, order[j])
+                        mark_diff(&c, L.pred, p0, n, m.S)
                         cc = C * counter
                         linear_update(&c, L.pred, p0, n, &m, C, cc)
                         pair_update(&c, &m, L.pred, p0, n, W1, U1, C, cc)

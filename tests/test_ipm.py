@@ -40,19 +40,18 @@ def test_the_mix_is_the_weighted_sum_of_the_dense_shard_parameters(seed):
     K = int(rng.integers(1, 5))
     mu = rng.dirichlet(np.ones(K)) if seed % 2 else np.full(K, 1.0 / K)
     dense, messages = [], []
-    for _ in range(K):  # each shard changes some rows of its copy
+    for _ in range(K):  # each shard changes some entries of its copy and sends them
         full = {name: a.copy() for name, (a, _) in start.arrays.items()}
         message = {}
-        for order in (0, 1):
-            n = len(next(a for a, o in start.arrays.values() if o == order))
-            rows = np.sort(rng.choice(n, int(rng.integers(0, n + 1)), replace=False))
-            message[f"rows{order}"] = rows
-            for name, (a, o) in start.arrays.items():
-                if o == order:
-                    full[name][rows] = rng.normal(size=(len(rows),) + a.shape[1:])
-                    message[name] = full[name][rows]
-        full["trans"] = rng.normal(size=start.arrays["trans"][0].shape)
-        message["trans"] = full["trans"]
+        for name, (a, order) in start.arrays.items():
+            if order is None:
+                full[name] = rng.normal(size=a.shape)
+                message[name] = full[name]
+                continue
+            flat = full[name].reshape(len(a), -1)
+            keys = np.sort(rng.choice(flat.size, int(rng.integers(0, flat.size + 1)), replace=False))
+            flat.ravel()[keys] = rng.normal(size=len(keys))
+            message[name] = (keys, flat.ravel()[keys])
         message["counter"] = start.counter + int(rng.integers(0, 50))
         dense.append(full)
         messages.append(message)
@@ -61,19 +60,19 @@ def test_the_mix_is_the_weighted_sum_of_the_dense_shard_parameters(seed):
     for name, (a, _) in start.arrays.items():
         assert np.allclose(a, sum(m * d[name] for m, d in zip(mu, dense)), rtol=1e-12, atol=1e-12), name
     assert start.counter == round(sum(m * msg["counter"] for m, msg in zip(mu, messages)))
-    union = np.unique(np.concatenate([msg["rows0"] for msg in messages]))
-    assert np.array_equal(mixed["rows0"], union)  # only the touched rows travel
+    union = np.unique(np.concatenate([msg["W1"][0] for msg in messages]))
+    assert np.array_equal(mixed["W1"][0], union)  # only the entries some shard changed travel back
 
 
 def test_one_shard_comes_back_exactly():
     rng = np.random.default_rng(0)
     start = Toy(rng)
-    message = {"rows0": np.array([1, 4]), "rows1": np.array([0]), "W0": rng.normal(size=(2, 3)),
-               "U0": rng.normal(size=(2, 3)), "W1": rng.normal(size=(1, 3, 4)), "trans": rng.normal(size=(3, 4)),
-               "counter": 12345}
+    message = {"W0": (np.array([1, 4, 13]), rng.normal(size=3)), "U0": (np.array([2]), rng.normal(size=1)),
+               "W1": (np.array([0, 59]), rng.normal(size=2)), "trans": rng.normal(size=(3, 4)), "counter": 12345}
     mixed = ipm.mix(start, [message], [1.0])
-    for name in ("W0", "U0", "W1", "trans", "counter"):
-        assert np.array_equal(mixed[name], message[name])
+    for name in ("W0", "U0", "W1"):
+        assert np.array_equal(mixed[name][0], message[name][0]) and np.array_equal(mixed[name][1], message[name][1])
+    assert np.array_equal(mixed["trans"], message["trans"]) and mixed["counter"] == 12345
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +104,14 @@ def f1(model):
 def test_one_shard_equals_training_in_one_process(client, learner, averaged):
     same_model(train(shards=1, client=client, learner=learner, averaged=averaged),
                train(learner=learner, averaged=averaged))
+
+
+def test_one_shard_equals_one_process_on_segmentation_without_0_order_templates(client):
+    def segment(**options):
+        return seqbil.train(str(sample_path("pku_train.utf8")), config="sighan2005", epochs=3, precision="float64",
+                            **options)
+    same_model(segment(shards=1, client=client), segment())
+    assert segment(shards=2, client=client).weights["alpha"].any()
 
 
 def test_refresh_blocks_is_the_kernel_update_block_by_block():
@@ -150,7 +157,7 @@ def test_shards_give_one_model_whatever_the_workers_and_an_f1_near_one_process(c
     for r in records:
         shards = r["mixing"]["shard_mistakes"]
         assert len(shards) == 3 and sum(shards) == r["mistakes"]
-        assert 0 < r["mixing"]["delta_bytes"] and 0 < r["mixing"]["rows_mixed"][0]
+        assert 0 < r["mixing"]["delta_bytes"] and 0 < r["mixing"]["entries_mixed"]
 
 
 def test_what_cannot_be_sharded_is_refused(client):

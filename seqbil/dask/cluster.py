@@ -40,7 +40,7 @@ def connect(client=None, scheduler=None, workers=None, echo=None):
             raise SeqbilError(f"workers must be a whole number of at least 1, got {workers!r}")
         # worker processes of one thread: the kernels hold the GIL while they tag
         cluster = distributed.LocalCluster(n_workers=workers or cpus(), threads_per_worker=1, processes=True,
-                                           dashboard_address=":0", silence_logs=logging.ERROR)
+                                           dashboard_address=":0", silence_logs=logging.CRITICAL)  # errors reach the caller
         client = distributed.Client(cluster)
     try:
         if echo is not None and client.dashboard_link:

@@ -11,18 +11,23 @@ average over a virtual run whose steps are the mixed ones.
 A shard is the sentences of a byte range of the file, cut at sentence boundaries as
 tagging cuts files (dask/tagging.py: _boundary), or, for a gzip file, a contiguous
 range of sentences. Each shard is read and encoded by the worker that holds it, with
-the feature index the driver built; the worker keeps the encoded shard and its
-learner from epoch to epoch. After a pass it sends the rows of the parameters that
-changed (the attributes it updated) and the dense ones (transitions, end scores);
-the driver mixes them, row by row over the union of the touched rows (a shard that
-did not touch a row contributes that row's value from the start of the epoch), and
-sends the mixed rows back to every shard. Shard k shuffles with seed + k, so shard 0
-of 1 makes exactly the passes of training in one process, and a run's result depends
-on the shards and the seed, not on the workers that hold them.
+the feature index the driver built; the worker keeps the encoded shard, its learner
+and a copy of the parameters as the epoch began from epoch to epoch. The kernels flag
+the positions their updates reach (Dataset.pos_diff), so after a pass the worker
+compares only the rows of the attributes there, and sends the entries that changed
+(key = attribute * row size + column, and the value) with the dense parameters
+(transitions, end scores) and the scalars. The driver mixes entry by entry over the
+union of the entries sent (a shard that left an entry as it was contributes its value
+from the start of the epoch), lets the learner adjust the mix (bol: the factors of
+the mixed blocks), and sends the mixed entries back to every shard. Shard k shuffles
+with seed + k, so shard 0 of 1 makes exactly the passes of training in one process,
+and a run's result depends on the shards and the seed, not on the workers that hold
+them. Keys are kept sorted, and made distinct by sorting (runs, distinct).
 """
 import io
 import os
 import threading
+import time
 import uuid
 
 import numpy as np
@@ -68,7 +73,7 @@ class Mixer:
 
     def epoch(self, k, bar=None):
         """One epoch: a pass on every shard, then the mix; returns (mistakes, stats)."""
-        client = self.client
+        client, start = self.client, time.perf_counter()
         [mixed] = client.scatter([self.mixed], broadcast=True, hash=False) if self.mixed is not None else [None]
         futures = [client.submit(_epoch, self.run, s, k, mixed, workers=[self.where[s]], allow_other_workers=False,
                                  pure=False) for s in range(self.K)]
@@ -77,14 +82,20 @@ class Mixer:
             for future in as_completed(futures):
                 bar.update(self.sizes[futures.index(future)])
         results = _results(client, futures)
+        mixing = time.perf_counter()
         mistakes = [r["mistakes"] for r in results]
         total = sum(mistakes)
         mu = [m / total for m in mistakes] if self.by_mistakes and total else [1.0 / self.K] * self.K
         self.mixed = mix(self.learner, results, mu)
         apply(self.learner, self.mixed)
+        end = time.perf_counter()
+        # where an epoch goes: the slowest shard's pass, the rest of the shards' work
+        # (taking the mix, collecting what changed), the messages, and the driver's mix
         stats = {"shard_mistakes": mistakes, "delta_bytes": sum(_nbytes(r) for r in results),
                  "mixed_bytes": _nbytes(self.mixed),
-                 "rows_mixed": [len(self.mixed.get(f"rows{o}", ())) for o in (0, 1)]}
+                 "entries_mixed": sum(len(v[0]) for v in self.mixed.values() if isinstance(v, tuple)),
+                 "pass_s": max(r["pass_s"] for r in results), "shard_s": max(r["shard_s"] for r in results),
+                 "mix_s": end - mixing, "epoch_s": end - start}
         return total, stats
 
     def close(self):
@@ -107,46 +118,40 @@ def _results(client, futures):
 
 
 def _nbytes(message):
-    return sum(v.nbytes for v in message.values() if isinstance(v, np.ndarray))
+    arrays = [a for v in message.values() for a in (v if isinstance(v, tuple) else (v,))]
+    return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
 
 
 # --- mixing ---------------------------------------------------------------------
 
 def mix(learner, results, mu):
     """The mixed parameters from the shards' messages (see the module's docstring):
-    {rows0, rows1: the attributes touched by any shard; NAME: the mixed rows or the
-    mixed dense parameter; SCALAR: the mixed value}. The sums run over the shards in
-    order and a row touched by every shard takes no term from the start of the epoch,
-    so that one shard's parameters come back exactly."""
+    {NAME: (keys, values) for a parameter with a row per attribute (key = row *
+    row size + column: the entries some shard changed), the mixed array for a dense
+    one, the mixed number for a scalar}. The sums run over the shards in order and an
+    entry every shard changed takes no term from the start of the epoch, so that one
+    shard's parameters come back exactly."""
     names, scalars = learner.mixing()
     out = {}
-    for order in (0, 1):
-        touched = [r[f"rows{order}"] for r in results]
-        rows = np.unique(np.concatenate(touched)) if touched else np.zeros(0, np.int64)
-        out[f"rows{order}"] = rows
-        at = [np.searchsorted(rows, t) for t in touched]
-        count = np.zeros(len(rows), np.int64)
-        weight = np.zeros(len(rows))
-        for a, m in zip(at, mu):
-            count[a] += 1
-            weight[a] += m
-        partial = np.flatnonzero(count < len(results))  # rows some shard left as they were
-        for name, o in names.items():
-            if o != order:
-                continue
-            start = learner.get_rows(name, rows[partial])
-            acc = np.zeros((len(rows),) + start.shape[1:])
-            for r, a, m in zip(results, at, mu):
-                acc[a] += m * r[name] if m != 1.0 else r[name]
-            if len(partial):
-                acc[partial] += (1.0 - weight[partial]).reshape((-1,) + (1,) * (start.ndim - 1)) * start
-            out[name] = acc
-    for name, o in names.items():
-        if o is None:
+    for name, order in names.items():
+        if order is None:
             acc = 0.0
             for r, m in zip(results, mu):
                 acc = acc + (m * r[name] if m != 1.0 else r[name])
             out[name] = acc
+            continue
+        sent = [r[name] for r in results]
+        keys = distinct(np.sort(np.concatenate([k for k, _ in sent])))
+        acc, weight, count = np.zeros(len(keys)), np.zeros(len(keys)), np.zeros(len(keys), np.int64)
+        for (k, v), m in zip(sent, mu):
+            at = np.searchsorted(keys, k)
+            acc[at] += m * v if m != 1.0 else v
+            weight[at] += m
+            count[at] += 1
+        partial = np.flatnonzero(count < len(results))  # entries some shard left as they were
+        if len(partial):
+            acc[partial] += (1.0 - weight[partial]) * entries(learner, name, keys[partial])
+        out[name] = (keys, acc)
     for name in scalars:
         value = sum(m * r[name] for r, m in zip(results, mu))
         out[name] = int(round(value)) if isinstance(getattr(learner, name), int) else value
@@ -158,9 +163,52 @@ def apply(learner, mixed):
     """Put mixed parameters into a learner (in place)."""
     names, scalars = learner.mixing()
     for name, order in names.items():
-        learner.set_rows(name, None if order is None else mixed[f"rows{order}"], mixed[name])
+        if order is None:
+            learner.set_rows(name, None, mixed[name])
+        else:
+            set_entries(learner, name, *mixed[name])
     for name in scalars:
         setattr(learner, name, mixed[name])
+
+
+def runs(keys):
+    """(distinct values, the index of each value among them) of a sorted array (keys
+    are kept sorted throughout: a sort is much faster than numpy's hashing unique)."""
+    new = np.ones(len(keys), bool)
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    return keys[new], np.cumsum(new) - 1
+
+
+def distinct(keys):
+    """The distinct values of a sorted array."""
+    return runs(keys)[0]
+
+
+def by_row(array):
+    """A view with one row per attribute, flat (also when there are none)."""
+    return array.reshape(array.shape[0], int(np.prod(array.shape[1:], dtype=np.int64)))
+
+
+def row_size(learner, name):
+    """Numbers in a row of a parameter with a row per attribute."""
+    return int(np.prod(learner.get_rows(name, np.zeros(0, np.int64)).shape[1:], dtype=np.int64))
+
+
+def entries(learner, name, keys):
+    """The values of a parameter at the entries `keys` (row * row size + column)."""
+    rows, cols = np.divmod(keys, row_size(learner, name))
+    unique, at = runs(rows)
+    return by_row(learner.get_rows(name, unique))[at, cols]
+
+
+def set_entries(learner, name, keys, values):
+    """Set a parameter at the entries `keys` (row * row size + column)."""
+    rows, cols = np.divmod(keys, row_size(learner, name))
+    unique, at = runs(rows)
+    block = learner.get_rows(name, unique)
+    flat = by_row(block)
+    flat[at, cols] = values
+    learner.set_rows(name, unique, block)
 
 
 # --- the workers ------------------------------------------------------------------
@@ -171,9 +219,23 @@ _shards, _lock = {}, threading.Lock()
 class _Shard:
     def __init__(self, data, learner, rng):
         self.data, self.learner, self.rng = data, learner, rng
-        # the attributes that occur in the shard: the only rows a pass can change
-        self.occurs = [np.unique(data.u_ids) if data.u_ids.size else np.zeros(0, np.int64),
-                       np.unique(data.b_ids) if data.b_ids.size else np.zeros(0, np.int64)]
+        data.pos_diff = np.zeros(data.n_positions, np.uint8)  # the kernels flag where they update
+        # the parameters with a row per attribute as the epoch began, flattened by row,
+        # to find the entries a pass changed (the rows it may have changed are known)
+        names, _ = learner.mixing()
+        every = (np.arange(learner.A0), np.arange(learner.A1))
+        self.base = {name: by_row(learner.get_rows(name, every[o]))
+                     for name, o in names.items() if o is not None}
+
+
+def _ids_at(ptr, ids, positions):
+    """The distinct ids of the CSR rows `positions` (ptr[p]:ptr[p + 1] of ids)."""
+    lo, hi = ptr[positions], ptr[positions + 1]
+    lengths = hi - lo
+    if not lengths.sum():
+        return np.zeros(0, np.int64)
+    starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    return distinct(np.sort(ids[starts + np.arange(lengths.sum())]).astype(np.int64))
 
 
 def _read_shard(spec, k, K, size):
@@ -211,35 +273,45 @@ def _setup(run, k, K, spec, size, shared):
 
 def _epoch(run, k, epoch, mixed):
     """Take the mixed parameters, make one pass over the shard, and return the rows
-    it changed, the dense arrays, the scalars and the mistakes."""
+    it may have changed (those of the attributes at the positions the kernel flagged),
+    the dense arrays, the scalars and the mistakes."""
+    start = time.perf_counter()
     shard = _shards.get((run, k))
     if shard is None:
         raise SeqbilError("a Dask worker lost the shard it held (it restarted?); run the training again")
     learner, data = shard.learner, shard.data
+    names, scalars = learner.mixing()
     if mixed is not None:
         apply(learner, mixed)
-    names, scalars = learner.mixing()
-    before = {name: learner.get_rows(name, shard.occurs[o]) for name, o in names.items() if o is not None}
+        for name, o in names.items():
+            if o is not None:
+                keys, values = mixed[name]
+                rows, cols = np.divmod(keys, shard.base[name].shape[1])
+                shard.base[name][rows, cols] = values
     learner.start_pass(epoch)
     order = shard.rng.permutation(data.n_sequences).astype(np.int64)
-    mistakes = 0
+    data.pos_diff[:] = 0
+    mistakes, passing = 0, time.perf_counter()
     for c in range(0, data.n_sequences, CHUNK):
         mistakes += learner.train_chunk(data, order[c:c + CHUNK])
     learner.end_pass(epoch)
-    out = {"mistakes": int(mistakes)}
-    for o in (0, 1):
-        occurs = shard.occurs[o]
-        after = {name: learner.get_rows(name, occurs) for name, order_ in names.items() if order_ == o}
-        changed = np.zeros(len(occurs), bool)
-        for name, values in after.items():
-            changed |= (values != before[name]).reshape(len(occurs), -1).any(axis=1)
-        out[f"rows{o}"] = occurs[changed]
-        out.update({name: values[changed] for name, values in after.items()})
+    out = {"mistakes": int(mistakes), "pass_s": time.perf_counter() - passing}
+    # the rows an update can have changed: the attributes at the flagged positions;
+    # of those, the entries that differ from the epoch's start travel
+    positions = np.flatnonzero(data.pos_diff)
+    touched = [_ids_at(data.u_ptr, data.u_ids, positions), _ids_at(data.b_pointers(), data.b_ids, positions)]
+    for name, o in names.items():
+        if o is not None:
+            rows = touched[o]
+            now = by_row(learner.get_rows(name, rows))
+            at, cols = np.nonzero(now != shard.base[name][rows])
+            out[name] = (rows[at] * now.shape[1] + cols, now[at, cols])
     for name, o in names.items():
         if o is None:
             out[name] = learner.get_rows(name, None)
     for name in scalars:
         out[name] = getattr(learner, name)
+    out["shard_s"] = time.perf_counter() - start
     return out
 
 

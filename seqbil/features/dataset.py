@@ -23,6 +23,7 @@ class Dataset:
     b_width: int = 0
     seq_task: np.ndarray | None = None  # int32 [N]: the task of each sequence (multi-task training)
     seq_wrong: np.ndarray | None = None  # uint8 [N]: the learners flag each sequence they got wrong here
+    pos_diff: np.ndarray | None = None  # uint8 [P]: sp and bol flag each position an update reached here
 
     @property
     def n_sequences(self):

@@ -150,7 +150,7 @@ class Bilinear(Learner):
         if name not in self._BY_SLOT or rows is None:
             return super().get_rows(name, rows)
         source, slots = self._by_slot(name), self.blocks.slot[rows]
-        out = np.zeros((len(rows),) + source.shape[1:])  # an attribute without a block: zeros
+        out = np.zeros((len(rows),) + source.shape[1:], source.dtype)  # an attribute without a block: zeros
         has = slots >= 0
         out[has] = source[slots[has]]
         return out
@@ -168,18 +168,34 @@ class Bilinear(Learner):
         """A mixed block is not rank-1 in the factors mixed with it: its factors are
         refreshed by R power steps from the mixed ones (the kernel's update on a
         block), and the averaging sums take the jump as a step at the current
-        counter. One shard's blocks come back as they were."""
-        if shards == 1 or not len(mix["rows1"]):
+        counter; the refreshed rows go back whole. One shard's blocks come back as
+        they were."""
+        factors = ("alpha", "beta", "sigma") + (("Ua", "Ub") if self.averaged else ())
+        sizes = {name: int(np.prod(self.get_rows(name, np.zeros(0, np.int64)).shape[1:]))
+                 for name in ("theta",) + factors}
+        rows = np.sort(np.concatenate([mix[name][0] // sizes[name] for name in sizes]))
+        rows = rows[np.concatenate([[True], rows[1:] != rows[:-1]])] if len(rows) else rows
+        if shards == 1 or not len(rows):
             return
-        theta = np.ascontiguousarray(mix["theta"], dtype=np.float32)  # as the pool holds it
-        alpha, beta = np.ascontiguousarray(mix["alpha"]), np.ascontiguousarray(mix["beta"])
+        full = {}
+        for name in sizes:  # the blocks' rows as the epoch began, with the mixed entries
+            block = self.get_rows(name, rows).reshape(len(rows), sizes[name]).astype(np.float64)
+            r, c = np.divmod(mix[name][0], sizes[name])
+            block[np.searchsorted(rows, r), c] = mix[name][1]
+            full[name] = block
+        S = self.S
+        theta = np.ascontiguousarray(full["theta"].reshape(len(rows), S, S + 1), dtype=np.float32)
+        alpha, beta = np.ascontiguousarray(full["alpha"]), np.ascontiguousarray(full["beta"])
+        sigma = np.ascontiguousarray(full["sigma"][:, 0])
         old_alpha, old_beta = alpha.copy(), beta.copy()
-        sigma = np.ascontiguousarray(mix["sigma"])
         refresh_blocks(theta, alpha, beta, sigma, self.R)
-        mix.update(theta=theta, alpha=alpha, beta=beta, sigma=sigma)
+        full.update(alpha=alpha, beta=beta, sigma=sigma[:, None])
         if self.averaged:
-            mix["Ua"] = mix["Ua"] + mix["counter"] * (alpha - old_alpha)
-            mix["Ub"] = mix["Ub"] + mix["counter"] * (beta - old_beta)
+            full["Ua"] = full["Ua"] + mix["counter"] * (alpha - old_alpha)
+            full["Ub"] = full["Ub"] + mix["counter"] * (beta - old_beta)
+        for name in factors:
+            size = sizes[name]
+            mix[name] = ((rows[:, None] * size + np.arange(size)).ravel(), full[name].ravel())
 
     def _fold_scales(self):
         """Move a global scale into the raw vectors before it under- or overflows; the

@@ -1,0 +1,99 @@
+"""Training by iterative parameter mixing (`seqbil train --shards K`) against training in
+one process, on the SIGHAN 2005 pku training set, in one run.
+
+    python benchmarks/ipm_speed.py [--data DIR] [--repeat 5] [--shards 2] [--learners sp bol]
+
+For each learner, with configs/sighan2005.toml's templates and epochs: training in
+one process and on K shards (a local Dask cluster of K workers, uniform mixing) run
+REPEAT times each as whole processes, alternating: the command's wall time (raw file
+in, model out, cluster start-up included) and the seconds of an epoch (from --log:
+for the shards, the passes, the messages both ways and the mix). Once each: mixing by
+mistakes, and one shard (the model of one process, made on a worker: the cost of the
+machinery alone). Per epoch of the sharded runs: the bytes the shards send (the rows
+they changed) and the bytes of the mix sent back to each shard. Test F1 of every
+setting (`seqbil eval`). Writes results/speed/ipm.json and ipm.md.
+"""
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import ROOT, find_corpus, header, run_measured, stats  # noqa: E402
+from tables import publish  # noqa: E402
+
+SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
+
+
+def one_run(options, train, work):
+    """(wall, [per-epoch log records], model path) of one training process."""
+    model, log = work / "model.sbm", work / "log.jsonl"
+    wall, _, _ = run_measured(SEQBIL + ["train", "-q", "--config", "sighan2005", *options, "--train", str(train),
+                                        "--model", str(model), "--log", str(log)])
+    return wall, [json.loads(line) for line in log.read_text().splitlines() if line.strip()], model
+
+
+def f1(model, test):
+    import subprocess
+    out = subprocess.run(SEQBIL + ["eval", "--model", str(model), "--data", str(test), "--json"], capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out)["f1"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", help="folder with sighan2005/ (default: data/, else ../shared/data)")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--shards", type=int, default=2)
+    ap.add_argument("--learners", nargs="+", default=["sp", "bol"])
+    ap.add_argument("--epochs", type=int, help="default: the config's")
+    ap.add_argument("--out", default=str(ROOT / "results" / "speed" / "ipm.json"))
+    args = ap.parse_args()
+    train = find_corpus("sighan2005", "pku_training.approx.utf8", args.data)
+    test = find_corpus("sighan2005", "pku_test_gold.utf8", args.data)
+    K = args.shards
+    record = {**header(), "benchmark": "ipm_speed", "repeat": args.repeat, "shards": K, "rows": []}
+    epochs = ["--epochs", str(args.epochs)] if args.epochs else []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for learner in args.learners:
+            base = ["--learner", learner, *epochs]
+            timed = {"one process": base, f"{K} shards": base + ["--shards", str(K), "--workers", str(K)]}
+            once = {f"{K} shards, mixing by mistakes": base + ["--shards", str(K), "--workers", str(K), "--mixing",
+                                                               "mistakes"],
+                    "1 shard": base + ["--shards", "1", "--workers", "1"]}
+            runs, scores = {name: [] for name in (*timed, *once)}, {}
+            for run in range(args.repeat):
+                for name, options in timed.items():
+                    print(f"ipm_speed: {learner}, {name}, run {run + 1} of {args.repeat}", file=sys.stderr)
+                    wall, log, model = one_run(options, train, work)
+                    runs[name].append((wall, log))
+                    scores.setdefault(name, f1(model, test))  # deterministic: the first run's
+            for name, options in once.items():
+                print(f"ipm_speed: {learner}, {name}", file=sys.stderr)
+                wall, log, model = one_run(options, train, work)
+                runs[name].append((wall, log))
+                scores[name] = f1(model, test)
+            serial_epoch = None
+            for name, measured in runs.items():
+                walls = [m[0] for m in measured]
+                epoch_s = [sum(r["seconds"] for r in m[1]) / len(m[1]) for m in measured]
+                log = measured[0][1]
+                row = {"learner": learner, "system": name, "runs": len(measured), "wall_s": stats(walls),
+                       "epoch_s": stats(epoch_s), "epochs": len(log), "f1": scores[name]}
+                if "mixing" in log[0]:
+                    per = [r["mixing"] for r in log]
+                    row.update(delta_bytes_per_epoch=stats([p["delta_bytes"] for p in per]),
+                               mixed_bytes_per_epoch=stats([p["mixed_bytes"] for p in per]),
+                               rows_mixed_per_epoch=stats([p["rows_mixed"][0] + p["rows_mixed"][1] for p in per]))
+                if name == "one process":
+                    serial_epoch, serial_f1 = row["epoch_s"]["median"], row["f1"]
+                row["epoch_vs_one_process"] = row["epoch_s"]["median"] / serial_epoch
+                row["f1_vs_one_process"] = row["f1"] - serial_f1
+                record["rows"].append(row)
+    publish(args.out, record)
+
+
+if __name__ == "__main__":
+    main()
