@@ -9,8 +9,10 @@ REPEAT times each as whole processes, alternating: the command's wall time (raw 
 in, model out, cluster start-up included) and the seconds of an epoch (from --log:
 for the shards, the passes, the messages both ways and the mix). Once each: mixing by
 mistakes, and one shard (the model of one process, made on a worker: the cost of the
-machinery alone). Per epoch of the sharded runs: the bytes the shards send (the rows
-they changed) and the bytes of the mix sent back to each shard. Test F1 of every
+machinery alone). Per epoch of the sharded runs (first run): the bytes the shards send
+(the entries they changed), the bytes of the mix sent back to each shard, and where
+the epoch's time goes (the slowest shard's pass, the rest of its work, the mix on the
+driver; the remainder is the messages). Test F1 of every
 setting (`seqbil eval`). Writes results/speed/ipm.json and ipm.md.
 """
 import argparse
@@ -82,11 +84,11 @@ def main():
                 log = measured[0][1]
                 row = {"learner": learner, "system": name, "runs": len(measured), "wall_s": stats(walls),
                        "epoch_s": stats(epoch_s), "epochs": len(log), "f1": scores[name]}
-                if "mixing" in log[0]:
+                if "mixing" in log[0]:  # per epoch of the first run: what travels, and where the time goes
                     per = [r["mixing"] for r in log]
-                    row.update(delta_bytes_per_epoch=stats([p["delta_bytes"] for p in per]),
-                               mixed_bytes_per_epoch=stats([p["mixed_bytes"] for p in per]),
-                               rows_mixed_per_epoch=stats([p["rows_mixed"][0] + p["rows_mixed"][1] for p in per]))
+                    row.update({f"{key}_per_epoch": stats([p[key] for p in per])
+                                for key in ("delta_bytes", "mixed_bytes", "entries_mixed", "pass_s", "shard_s",
+                                            "mix_s", "epoch_s")})
                 if name == "one process":
                     serial_epoch, serial_f1 = row["epoch_s"]["median"], row["f1"]
                 row["epoch_vs_one_process"] = row["epoch_s"]["median"] / serial_epoch

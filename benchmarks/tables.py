@@ -163,7 +163,7 @@ def dask_tag_table(record):
 def ipm_table(record):
     rows = ["| learner | training | train, end to end (s) | one epoch (s) | epoch against one process | test F1 | "
             "F1 against one process | sent by the shards per epoch (MiB) | mix sent back per epoch (MiB, to each "
-            "shard) | rows mixed per epoch |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+            "shard) | entries mixed per epoch |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     mib = "{:.2f}"
     for r in record["rows"]:
         comm = [spread({k: v / 2 ** 20 for k, v in r[key].items() if k != "runs"}, mib) if key in r else "–"
@@ -171,7 +171,16 @@ def ipm_table(record):
         rows.append(f"| {r['learner']} | {r['system']} | {spread(r['wall_s'])} | {spread(r['epoch_s'], '{:.3f}')} | "
                     f"{r['epoch_vs_one_process']:.2f}× | {r['f1']:.2f} | {r['f1_vs_one_process']:+.2f} | "
                     f"{comm[0]} | {comm[1]} | "
-                    f"{spread(r['rows_mixed_per_epoch'], '{:,.0f}') if 'rows_mixed_per_epoch' in r else '–'} |")
+                    f"{spread(r['entries_mixed_per_epoch'], '{:,.0f}') if 'entries_mixed_per_epoch' in r else '–'} |")
+    split = ["| learner | training | slowest shard's pass (s) | rest of the shard's work (s) | mix on the driver (s) | "
+             "messages and scheduling (s) | epoch (s) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in record["rows"]:
+        if "pass_s_per_epoch" in r:
+            parts = [r[f"{k}_per_epoch"]["median"] for k in ("pass_s", "shard_s", "mix_s", "epoch_s")]
+            split.append(f"| {r['learner']} | {r['system']} | {parts[0]:.3f} | {parts[1] - parts[0]:.3f} | "
+                         f"{parts[2]:.3f} | {parts[3] - parts[1] - parts[2]:.3f} | {parts[3]:.3f} |")
+    rows += ["", "Where an epoch of the sharded runs goes (medians over the epochs of the first run; the rest of "
+             "the shard's work: taking the mix, finding and gathering the changed entries):", ""] + split
     return (f"Iterative parameter mixing on {record['shards']} shards (`--shards {record['shards']}`, a local Dask "
             f"cluster of as many workers) against training in one process: SIGHAN 2005 pku (stand-in training set), "
             f"configs/sighan2005.toml, {record['rows'][0]['epochs']} epochs. One epoch: `--log`'s seconds (for the "

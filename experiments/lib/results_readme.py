@@ -383,6 +383,82 @@ def rpa_tagging_section():
                       f"(from {c.source()})\n", c.body(), ""]) + "\n"
 
 
+def scale_section():
+    """The Dask benchmarks (benchmarks/dask_tag_speed.py, ipm_speed.py), and what their
+    measured constants say of more machines: a projection, not a measurement."""
+    tag = _json("speed/dask_tag.json")
+    rows = {r["system"]: r for r in tag["rows"]}
+    one, two = (rows[f"seqbil tag --output-dir --workers {w}"]["wall_s"]["median"] for w in (1, 2))
+    B, s0, J = tag["bytes"], tag["startup_s"]["median"], tag["join_mib_per_s"]["median"] * 2 ** 20
+    rate = B / (one - s0 - B / J)  # bytes a second one worker tags
+    part, files = tag["partition_mib"] * 2 ** 20, tag["files"]
+
+    def tasks(size):  # the partitions of `files` files of size / files bytes each
+        return files * max(-(-(size // files) // part), 1)
+
+    def wall(n, size=B):  # start-up, the partitions spread over n workers, the driver's joining
+        return s0 + -(-tasks(size) // n) * (size / tasks(size)) / rate + size / J
+    parts = tasks(B)
+    out = ["## Beyond one machine: Dask\n",
+           f"`python benchmarks/dask_tag_speed.py` → [`speed/dask_tag.md`](speed/dask_tag.md) ({tag['date']}, commit "
+           f"{tag['commit'][:12]}); `python benchmarks/ipm_speed.py` → [`speed/ipm.md`](speed/ipm.md).\n",
+           "### Tagging: expected scaling\n",
+           f"From the tagging record: one worker tags {rate / 2 ** 20:.2f} MiB/s of input (its wall time less the "
+           f"cluster's start-up, {s0:.2f} s, and the driver's joining of the outputs at {J / 2 ** 20:,.0f} MiB/s), and "
+           f"the input is {parts} partitions of {tag['partition_mib']} MiB. A run on N workers then takes about "
+           f"start-up + ceil(partitions / N) × (a partition's seconds) + input / joining rate. With these constants "
+           f"2 workers would take {wall(2):.1f} s; they took {two:.1f} s. Expected speed-up over one worker:\n",
+           "| workers | " + " | ".join(str(n) for n in (2, 4, 8, 16, 32, 64, 128, 256)) + " |",
+           "| --- | " + " | ".join("---" for _ in range(8)) + " |"]
+    for label, size in ((f"this input ({B / 2 ** 20:,.0f} MiB)", B), (f"100 times as much ({100 * B / 2 ** 30:,.1f} GiB)",
+                                                                    100 * B)):
+        out.append(f"| {label} | " + " | ".join(f"{wall(1, size) / wall(n, size):.1f}×"
+                                               for n in (2, 4, 8, 16, 32, 64, 128, 256)) + " |")
+    limit = (s0 + B / rate + B / J) / (s0 + B / J)
+    out += ["", f"Where it stops: the start-up and the joining do not shrink with more workers, so on this input no "
+                f"number of workers goes past {limit:.1f}× (and N beyond the {parts} partitions adds nothing); the "
+                f"joining is one copy of the output, so it stays small until about {J / rate:,.0f} workers tag as fast "
+                f"as the driver copies. Each task carries a file name and two offsets; the model is read by each "
+                f"worker from the shared file system once, so the network carries the input and output files and "
+                f"nothing else. A real cluster adds its own start-up and the shared file system's bandwidth, which "
+                f"these constants do not hold.", ""]
+    ipm = _json("speed/ipm.json")
+    out += ["### Training by iterative parameter mixing: expected scaling\n",
+            f"From the IPM record ({ipm['date']}, commit {ipm['commit'][:12]}, {ipm['shards']} shards on this "
+            "machine): an epoch on K shards is about a/K + b + cK, with a = K × the slowest shard's pass (the "
+            "pass shrinks with the shard), b = the rest of a shard's work (taking the mix, finding what changed) "
+            "and c = (the mix + the messages) / K (both grow with the number of shards' messages; an upper bound, "
+            "since shards share entries). The best K is sqrt(a/c).\n",
+            "| learner | one process, epoch (s) | a | b | c | best K | epoch there (s) | against one process | "
+            "the same, corpus × 10 | × 100 |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    by = {(r["learner"], r["system"]): r for r in ipm["rows"]}
+    K = ipm["shards"]
+    gains = {}
+    for learner in dict.fromkeys(r["learner"] for r in ipm["rows"]):
+        serial, sharded = by[(learner, "one process")], by[(learner, f"{K} shards")]
+        med = {k: sharded[f"{k}_per_epoch"]["median"] for k in ("pass_s", "shard_s", "mix_s", "epoch_s")}
+        a, b = K * med["pass_s"], med["shard_s"] - med["pass_s"]
+        c = (med["epoch_s"] - med["shard_s"]) / K
+        t = serial["epoch_s"]["median"]
+
+        def best(scale):  # a corpus `scale` times larger: the passes scale, the mix is bounded by the model
+            k = max(1.0, (a * scale / c) ** 0.5)
+            return k, a * scale / k + b + c * k, t * scale
+        (k1, e1, _), more = best(1), [best(d) for d in (10, 100)]
+        gains[learner] = (t / e1, [ts / e for _, e, ts in more])
+        out.append(f"| {learner} | {t:.3f} | {a:.3f} | {b:.3f} | {c:.3f} | {k1:.1f} | {e1:.3f} | {t / e1:.2f}× | "
+                   + " | ".join(f"{ts / e:.2f}× (K = {k:.0f})" for k, e, ts in more) + " |")
+    now = [name for name, (g, _) in gains.items() if g > 1]
+    out += ["", ("On pku, sharding is ahead of one process at the best K for " + ", ".join(now) if now else
+                 "On pku, no number of shards is ahead of one process: a shard's pass is as short as the rest of an "
+                 "epoch, which does not shrink with more shards")
+            + "; with a corpus 100 times larger (the passes 100 times longer, the mix bounded by the model's size, "
+            "the entries that can change) the projection gives " + ", ".join(
+                f"{g[1][-1]:.1f}× for {name}" for name, g in gains.items()) + ". The best K grows as the square root "
+            "of the corpus's size. Figures read from the records; the model is a projection, not a measurement.", ""]
+    return "\n".join(out) + "\n"
+
+
 def build():
     parts = [header(), table1_section(),
              curve_section("figure1/curve.json", "Figure 1: segmentation learning curves", "figure1.sh",
@@ -394,7 +470,8 @@ def build():
     for rel, section in (("cws_features/cws_features.json", cws_section), ("taggers/taggers.json", taggers_section),
                          ("multitask/multitask.json", multitask_section), ("aso/aso.json", aso_section),
                          ("rpa_synthetic/rpa_synthetic.json", rpa_section),
-                         ("rpa_tagging/rpa_tagging.json", rpa_tagging_section)):
+                         ("rpa_tagging/rpa_tagging.json", rpa_tagging_section),
+                         ("speed/ipm.json", scale_section)):
         if (RESULTS / rel).exists():
             parts.append(section())
     return "\n".join(parts)
