@@ -83,7 +83,8 @@ def main():
                 epoch_s = [sum(r["seconds"] for r in m[1]) / len(m[1]) for m in measured]
                 log = measured[0][1]
                 row = {"learner": learner, "system": name, "runs": len(measured), "wall_s": stats(walls),
-                       "epoch_s": stats(epoch_s), "epochs": len(log), "f1": scores[name]}
+                       "epoch_s": stats(epoch_s), "epochs": len(log), "f1": scores[name],
+                       "seconds_per_epoch": stats([r["seconds"] for r in log])}  # over the first run's epochs
                 if "mixing" in log[0]:  # per epoch of the first run: what travels, and where the time goes
                     per = [r["mixing"] for r in log]
                     row.update({f"{key}_per_epoch": stats([p[key] for p in per])

@@ -173,18 +173,22 @@ def ipm_table(record):
                     f"{comm[0]} | {comm[1]} | "
                     f"{spread(r['entries_mixed_per_epoch'], '{:,.0f}') if 'entries_mixed_per_epoch' in r else '–'} |")
     split = ["| learner | training | slowest shard's pass (s) | rest of the shard's work (s) | mix on the driver (s) | "
-             "messages and scheduling (s) | epoch (s) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+             "messages and scheduling (s) | epoch (s) | epoch in one process (s) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    serial = {r["learner"]: r["seconds_per_epoch"]["median"] for r in record["rows"] if r["system"] == "one process"}
     for r in record["rows"]:
         if "pass_s_per_epoch" in r:
             parts = [r[f"{k}_per_epoch"]["median"] for k in ("pass_s", "shard_s", "mix_s", "epoch_s")]
             split.append(f"| {r['learner']} | {r['system']} | {parts[0]:.3f} | {parts[1] - parts[0]:.3f} | "
-                         f"{parts[2]:.3f} | {parts[3] - parts[1] - parts[2]:.3f} | {parts[3]:.3f} |")
+                         f"{parts[2]:.3f} | {parts[3] - parts[1] - parts[2]:.3f} | {parts[3]:.3f} | "
+                         f"{serial[r['learner']]:.3f} |")
     rows += ["", "Where an epoch of the sharded runs goes (medians over the epochs of the first run; the rest of "
              "the shard's work: taking the mix, finding and gathering the changed entries):", ""] + split
     return (f"Iterative parameter mixing on {record['shards']} shards (`--shards {record['shards']}`, a local Dask "
             f"cluster of as many workers) against training in one process: SIGHAN 2005 pku (stand-in training set), "
-            f"configs/sighan2005.toml, {record['rows'][0]['epochs']} epochs. One epoch: `--log`'s seconds (for the "
-            f"shards: the passes, the messages both ways and the mix); end to end includes reading, encoding, the "
+            f"configs/sighan2005.toml, {record['rows'][0]['epochs']} epochs. One epoch: the mean of `--log`'s seconds over "
+            f"the run's epochs (for the shards: the passes, the messages both ways and the mix; the first epochs, "
+            f"with the most mistakes, send the most); end to end includes reading, encoding, the "
             f"cluster's start-up and saving. Rows with one run are timed once; the communication columns give the "
             f"median (min–max) over the epochs of the first run.\n\n" + "\n".join(rows) + f"\n\n{provenance(record)}\n")
 

@@ -446,19 +446,17 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
             for k in range(len(history), learner.passes()):
                 learner.start_pass(k)
                 start, mistakes, mixed = time.perf_counter(), 0, None
-                if mixer is not None:  # the passes run on the shards; this learner gets the mix
-                    with tqdm(total=N, desc=learner.pass_name(k), unit="seq", leave=False,
-                              disable=not show_progress, dynamic_ncols=True) as bar:
-                        mistakes, mixed = mixer.epoch(k, bar)
-                    order = ()
-                else:
-                    order = multitask.epoch_order(rng, data.seq_task, settings["task_order"]) if tasks else \
-                        rng.permutation(N).astype(np.int64)
                 if tasks:  # the learners flag the sequences they get wrong, counted per task and chunk
                     data.seq_wrong = np.zeros(N, np.uint8)
                     curve = np.zeros((2, -(-N // CHUNK), len(names)), np.int64)
                 with tqdm(total=N, desc=learner.pass_name(k), unit="seq", leave=False,
                           disable=not show_progress, dynamic_ncols=True) as bar:
+                    if mixer is not None:  # the passes run on the shards; this learner takes the mix
+                        mistakes, mixed = mixer.epoch(k, bar)
+                        order = ()
+                    else:
+                        order = multitask.epoch_order(rng, data.seq_task, settings["task_order"]) if tasks else \
+                            rng.permutation(N).astype(np.int64)
                     for c in range(0, len(order), CHUNK):
                         mistakes += learner.train_chunk(data, order[c:c + CHUNK])
                         if tasks:

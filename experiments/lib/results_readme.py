@@ -429,7 +429,7 @@ def scale_section():
             "pass shrinks with the shard), b = the rest of a shard's work (taking the mix, finding what changed) "
             "and c = (the mix + the messages) / K (both grow with the number of shards' messages; an upper bound, "
             "since shards share entries). The best K is sqrt(a/c).\n",
-            "| learner | one process, epoch (s) | a | b | c | best K | epoch there (s) | against one process | "
+            "| learner | one process, median epoch (s) | a | b | c | best K | epoch there (s) | against one process | "
             "the same, corpus × 10 | × 100 |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     by = {(r["learner"], r["system"]): r for r in ipm["rows"]}
     K = ipm["shards"]
@@ -439,7 +439,7 @@ def scale_section():
         med = {k: sharded[f"{k}_per_epoch"]["median"] for k in ("pass_s", "shard_s", "mix_s", "epoch_s")}
         a, b = K * med["pass_s"], med["shard_s"] - med["pass_s"]
         c = (med["epoch_s"] - med["shard_s"]) / K
-        t = serial["epoch_s"]["median"]
+        t = serial["seconds_per_epoch"]["median"]  # the median epoch, as the parts are
 
         def best(scale):  # a corpus `scale` times larger: the passes scale, the mix is bounded by the model
             k = max(1.0, (a * scale / c) ** 0.5)

@@ -65,11 +65,11 @@ class Mixer:
                                                 learner.transitions)}], broadcast=True, hash=False)
         futures = [client.submit(_setup, self.run, k, self.K, spec, size, shared, workers=[self.where[k]],
                                  allow_other_workers=False, pure=False) for k in range(self.K)]
-        self.sizes = _results(client, futures)
+        self.sizes = self._gather(futures)
         if echo is not None:
             echo(f"iterative parameter mixing: {self.K} shards of {', '.join(map(str, self.sizes))} sequences "
                  f"on {len(set(self.where))} Dask workers; mixing {settings['mixing']}")
-        self.mixed = None  # the last epoch's mixed rows, for the shards
+        self.mixed = None  # the last epoch's mixed entries, for the shards
 
     def epoch(self, k, bar=None):
         """One epoch: a pass on every shard, then the mix; returns (mistakes, stats)."""
@@ -77,11 +77,7 @@ class Mixer:
         [mixed] = client.scatter([self.mixed], broadcast=True, hash=False) if self.mixed is not None else [None]
         futures = [client.submit(_epoch, self.run, s, k, mixed, workers=[self.where[s]], allow_other_workers=False,
                                  pure=False) for s in range(self.K)]
-        if bar is not None:
-            from distributed import as_completed
-            for future in as_completed(futures):
-                bar.update(self.sizes[futures.index(future)])
-        results = _results(client, futures)
+        results = self._gather(futures, bar)
         mixing = time.perf_counter()
         mistakes = [r["mistakes"] for r in results]
         total = sum(mistakes)
@@ -99,22 +95,41 @@ class Mixer:
         return total, stats
 
     def close(self):
-        futures = [self.client.submit(_drop, self.run, k, workers=[self.where[k]], allow_other_workers=False,
-                                      pure=False) for k in range(self.K)]
+        """Free the shards on the workers that are still there (a lost one took its own)."""
+        from distributed import wait
         try:
-            self.client.gather(futures)
+            alive = set(self.client.scheduler_info()["workers"])
+            futures = [self.client.submit(_drop, self.run, k, workers=[where], allow_other_workers=False, pure=False)
+                       for k, where in enumerate(self.where) if where in alive]
+            wait(futures, timeout=20)
         except Exception:  # the state goes with the workers anyway
             pass
 
 
-def _results(client, futures):
-    try:
-        return client.gather(futures)
-    except SeqbilError:
-        raise
-    except Exception as exc:  # a worker lost, and the shards it held with it
-        raise SeqbilError(f"iterative parameter mixing failed on a Dask worker ({type(exc).__name__}: {exc}); "
-                          "run the training again") from None
+    def _gather(self, futures, bar=None):
+        """The shards' results, in shard order; the bar moves by each shard's sequences
+        as it finishes. A shard's task runs only on the worker that holds the shard, so
+        a worker that is gone is an error here, not a task waiting for ever."""
+        from distributed import wait
+        pending = set(futures)
+        while pending:
+            try:
+                done, pending = wait(list(pending), timeout=2, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                lost = set(self.where) - set(self.client.scheduler_info()["workers"])
+                if lost:
+                    raise SeqbilError(f"the Dask worker {sorted(lost)[0]} is gone, and the shards it held with it; "
+                                      "run the training again") from None
+                continue
+            if bar is not None:
+                bar.update(sum(self.sizes[futures.index(f)] for f in done if f.status == "finished"))
+        try:
+            return self.client.gather(futures)
+        except SeqbilError:
+            raise
+        except Exception as exc:
+            raise SeqbilError(f"iterative parameter mixing failed on a Dask worker ({type(exc).__name__}: {exc}); "
+                              "run the training again") from None
 
 
 def _nbytes(message):
