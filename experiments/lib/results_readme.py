@@ -415,8 +415,9 @@ def scale_section():
         out.append(f"| {label} | " + " | ".join(f"{wall(1, size) / wall(n, size):.1f}×"
                                                for n in (2, 4, 8, 16, 32, 64, 128, 256)) + " |")
     limit = (s0 + B / rate + B / J) / (s0 + B / J)
-    out += ["", f"Where it stops: the start-up and the joining do not shrink with more workers, so on this input no "
-                f"number of workers goes past {limit:.1f}× (and N beyond the {parts} partitions adds nothing); the "
+    out += ["", f"Where it stops: past {parts} workers (a partition each) more add nothing on this input, "
+                f"{wall(1) / wall(parts):.1f}×; smaller partitions or more files lift that, but the start-up and the "
+                f"joining do not shrink with more workers, which bounds this input at {limit:.0f}×. The "
                 f"joining is one copy of the output, so it stays small until about {J / rate:,.0f} workers tag as fast "
                 f"as the driver copies. Each task carries a file name and two offsets; the model is read by each "
                 f"worker from the shared file system once, so the network carries the input and output files and "
