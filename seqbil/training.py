@@ -442,6 +442,8 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
             client = stack.enter_context(connect(**where, echo=echo))
             mixer = Mixer(client, learner, settings, train_data, fmt, index, templates, labels, echo)
             stack.callback(mixer.close)
+            data = None  # the shards hold their parts of the corpus: this process needs only the index
+            _return_freed_memory()
         with graceful_stop() as stop:
             for k in range(len(history), learner.passes()):
                 learner.start_pass(k)
