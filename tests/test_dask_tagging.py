@@ -218,3 +218,20 @@ def test_without_dask_the_calls_say_what_to_install(models, tmp_path, monkeypatc
     (tmp_path / "a.txt").write_bytes(b"w t\n\n")
     with pytest.raises(seqbil.SeqbilError, match=r'pip install "seqbil\[dask\]"'):
         seqbil.dask.tag_files(models / "chunker.sbm", [tmp_path / "a.txt"], tmp_path / "out")
+
+
+def test_a_running_scheduler_by_address_or_scheduler_file(client, models, tmp_path, monkeypatch):
+    text = sample_path("pku_test.utf8").read_bytes()
+    (tmp_path / "a.txt").write_bytes(text)
+    address = client.scheduler.address
+    scheduler_file = tmp_path / "scheduler.json"
+    client.write_scheduler_file(str(scheduler_file))
+    for n, where in enumerate((address, str(scheduler_file))):
+        told = []
+        seqbil.dask.tag_files(models / "segmenter.sbm", [tmp_path / "a.txt"], tmp_path / f"out{n}", scheduler=where,
+                              partition_bytes=2000, echo=told.append)
+        assert read(tmp_path / f"out{n}" / "a.txt") == reference(models / "segmenter.sbm", tmp_path / "a.txt")
+    monkeypatch.setattr(seqbil.dask.cluster, "CONNECT_TIMEOUT", "1s")
+    with pytest.raises(seqbil.SeqbilError, match="cannot reach the Dask scheduler"):
+        seqbil.dask.tag_files(models / "segmenter.sbm", [tmp_path / "a.txt"], tmp_path / "x",
+                              scheduler="tcp://127.0.0.1:1")

@@ -6,6 +6,8 @@ import os
 from ..errors import SeqbilError
 from ..tagging import cpus
 
+CONNECT_TIMEOUT = "20s"  # to reach a scheduler that was given
+
 
 def need_distributed():
     """The dask.distributed module, or an error saying how to get it."""
@@ -32,7 +34,7 @@ def connect(client=None, scheduler=None, workers=None, echo=None):
     if scheduler is not None:
         where = {"scheduler_file": scheduler} if os.path.isfile(scheduler) else {"address": scheduler}
         try:
-            client = distributed.Client(**where, timeout="20s")
+            client = distributed.Client(**where, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError, ValueError) as exc:
             raise SeqbilError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     else:
