@@ -160,9 +160,8 @@ CORE = [
 @lru_cache(maxsize=None)
 def _table():
     from .learners import LEARNERS
-    from .learners.base import Learner
     averaging = tuple(name for name, cls in LEARNERS.items() if cls.averages)
-    mixing = tuple(name for name, cls in LEARNERS.items() if cls.mixing is not Learner.mixing)
+    mixing = tuple(name for name, cls in LEARNERS.items() if cls.supports_mixing())
     out = []
     for p in CORE:
         if p.name == "learner":

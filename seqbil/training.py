@@ -28,7 +28,6 @@ from .formats import make_format, read_corpus
 from .formats.sentence import Corpus
 from .formats.textio import sha256_file
 from .learners import LEARNERS
-from .learners.base import Learner
 from .model import Model
 
 CHUNK = 256  # sequences per call into compiled code; progress and Ctrl-C are handled between calls
@@ -163,7 +162,7 @@ def _check_shards(settings, sources, train_data, tasks, base, checkpoints):
     """What iterative parameter mixing (shards) needs, as ConfigErrors before reading."""
     where = sources.get("shards", "<settings>")
     learner = LEARNERS[settings["learner"]]
-    if learner.mixing is Learner.mixing:
+    if not learner.supports_mixing():
         able = ", ".join(p for p in params.by_name()["shards"].learners)
         raise ConfigError(where, 0, f"learner {learner.name} does not support iterative parameter mixing "
                           f"(shards); learners that do: {able}")

@@ -20,7 +20,7 @@ distributed = pytest.importorskip("distributed")
 
 class Toy:
     """A learner as mixing sees it, over random arrays."""
-    get_rows, set_rows, mixed = Learner.get_rows, Learner.set_rows, Learner.mixed
+    get_rows, set_rows, row_size, mixed = Learner.get_rows, Learner.set_rows, Learner.row_size, Learner.mixed
 
     def __init__(self, rng, A0=7, A1=5, S=3):
         self.arrays = {"W0": (rng.normal(size=(A0, S)), 0), "U0": (rng.normal(size=(A0, S)), 0),

@@ -33,6 +33,7 @@ import uuid
 import numpy as np
 
 from ..errors import SeqbilError
+from ..formats.textio import is_gzip
 from .tagging import _boundary
 
 CHUNK = 256  # sequences per call into compiled code, as training.py
@@ -54,10 +55,8 @@ class Mixer:
             raise SeqbilError("the Dask cluster has no workers")
         self.where = [workers[k % len(workers)] for k in range(self.K)]
         path = os.path.abspath(os.fspath(source))
-        with open(path, "rb") as f:
-            gz = f.read(2) == b"\x1f\x8b"
         size = os.path.getsize(path)
-        spec = {"path": path, "gz": gz, "format": fmt.name, "n_fields": fmt.n_fields,
+        spec = {"path": path, "gz": is_gzip(path), "format": fmt.name, "n_fields": fmt.n_fields,
                 "label_column": settings["label_column"], "encoding": settings["encoding"]}
         # one object per worker (scatter takes a list's items one by one, a dict's values too)
         [shared] = client.scatter([{"index": index, "templates": templates, "labels": labels, "settings": settings,
@@ -104,7 +103,6 @@ class Mixer:
             wait(futures, timeout=20)
         except Exception:  # the state goes with the workers anyway
             pass
-
 
     def _gather(self, futures, bar=None):
         """The shards' results, in shard order; the bar moves by each shard's sequences
@@ -204,21 +202,16 @@ def by_row(array):
     return array.reshape(array.shape[0], int(np.prod(array.shape[1:], dtype=np.int64)))
 
 
-def row_size(learner, name):
-    """Numbers in a row of a parameter with a row per attribute."""
-    return int(np.prod(learner.get_rows(name, np.zeros(0, np.int64)).shape[1:], dtype=np.int64))
-
-
 def entries(learner, name, keys):
     """The values of a parameter at the entries `keys` (row * row size + column)."""
-    rows, cols = np.divmod(keys, row_size(learner, name))
+    rows, cols = np.divmod(keys, learner.row_size(name))
     unique, at = runs(rows)
     return by_row(learner.get_rows(name, unique))[at, cols]
 
 
 def set_entries(learner, name, keys, values):
     """Set a parameter at the entries `keys` (row * row size + column)."""
-    rows, cols = np.divmod(keys, row_size(learner, name))
+    rows, cols = np.divmod(keys, learner.row_size(name))
     unique, at = runs(rows)
     block = learner.get_rows(name, unique)
     flat = by_row(block)
@@ -287,9 +280,9 @@ def _setup(run, k, K, spec, size, shared):
 
 
 def _epoch(run, k, epoch, mixed):
-    """Take the mixed parameters, make one pass over the shard, and return the rows
-    it may have changed (those of the attributes at the positions the kernel flagged),
-    the dense arrays, the scalars and the mistakes."""
+    """Take the mixed parameters, make one pass over the shard, and return the entries
+    it changed (found among the rows of the attributes at the positions the kernels
+    flagged), the dense arrays, the scalars and the mistakes."""
     start = time.perf_counter()
     shard = _shards.get((run, k))
     if shard is None:

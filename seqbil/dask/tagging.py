@@ -29,6 +29,7 @@ import tempfile
 import threading
 
 from ..errors import InputError, SeqbilError
+from ..formats.textio import is_gzip
 from ..tagging import _BLANK_LINE, _failure, _mark, _raise, _Reader, _Tagger, _warm, block_bytes, prepare
 from .cluster import connect
 
@@ -144,8 +145,7 @@ class _Plan:
         self.number, self.path, self.output = number, path, output
         self.source = os.path.abspath(path)  # what the workers open: their working directory may differ
         self.size = os.path.getsize(path)
-        with open(path, "rb") as f:
-            self.gz = f.read(2) == b"\x1f\x8b"
+        self.gz = is_gzip(path)
         if self.gz or self.size == 0:
             self.ranges = [(0, self.size)]
         else:

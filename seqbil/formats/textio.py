@@ -7,6 +7,14 @@ import zlib
 
 from ..errors import InputError
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path):
+    """Whether the file at path is gzip-compressed (by its first two bytes)."""
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
 
 def open_binary(source):
     """(binary stream, display name, must_close) for a path, '-' (stdin) or a stream."""
@@ -22,7 +30,7 @@ def open_binary(source):
         stream = open(path, "rb")
     except OSError as exc:
         raise InputError(path, 0, f"cannot open: {exc.strerror}") from None
-    if stream.peek(2)[:2] == b"\x1f\x8b":  # gzip-compressed corpora are read as they are
+    if stream.peek(2)[:2] == GZIP_MAGIC:  # gzip-compressed corpora are read as they are
         stream = gzip.GzipFile(fileobj=stream, mode="rb")
     return stream, path, True
 

@@ -112,6 +112,11 @@ class Learner(ABC):
                 raise ValueError(f"{name}: shape {value.shape}, the learner has {target.shape}")
             target[...] = value
 
+    @classmethod
+    def supports_mixing(cls):
+        """Whether the learner can train on shards (it defines mixing)."""
+        return cls.mixing is not Learner.mixing
+
     def mixing(self):
         """What iterative parameter mixing averages (seqbil/dask/ipm.py), or None when
         the learner does not support it: ({name: order}, [scalar names]), order 0 or 1
@@ -125,6 +130,10 @@ class Learner(ABC):
         array = getattr(self, name)
         return array.copy() if rows is None else array[rows]
 
+    def row_size(self, name):
+        """Numbers in a row of a parameter with a row per attribute."""
+        return int(np.prod(self.get_rows(name, np.zeros(0, np.int64)).shape[1:], dtype=np.int64))
+
     def set_rows(self, name, rows, values):
         """Set parameter `name` at the attributes `rows` (None: all of it)."""
         array = getattr(self, name)
@@ -135,8 +144,8 @@ class Learner(ABC):
 
     def mixed(self, mix, shards):
         """Called on the mix of `shards` shards before it goes back to them (a dict
-        as mixing names it, with rows0 and rows1: the attributes mixed); may adjust it
-        in place."""
+        as mixing names it: (keys, values) of the entries mixed for a parameter with a
+        row per attribute, key = row * row_size + column); may adjust it in place."""
 
     @abstractmethod
     def parameters(self):

@@ -133,7 +133,7 @@ class Bilinear(Learner):
         b.pool[:n] = self.alpha[:n, :, None] * self.beta[:n, None, :]
 
     # --- iterative parameter mixing (block mode): the blocks and their factors by attribute
-    _BY_SLOT = {"theta": None, "alpha": "alpha", "beta": "beta", "sigma": "sigma", "Ua": "Ua", "Ub": "Ub"}
+    _BY_SLOT = frozenset(("theta", "alpha", "beta", "sigma", "Ua", "Ub"))
 
     def mixing(self):
         if self.mode != "block":
@@ -170,12 +170,13 @@ class Bilinear(Learner):
         block), and the averaging sums take the jump as a step at the current
         counter; the refreshed rows go back whole. One shard's blocks come back as
         they were."""
+        if shards == 1:
+            return
         factors = ("alpha", "beta", "sigma") + (("Ua", "Ub") if self.averaged else ())
-        sizes = {name: int(np.prod(self.get_rows(name, np.zeros(0, np.int64)).shape[1:]))
-                 for name in ("theta",) + factors}
+        sizes = {name: self.row_size(name) for name in ("theta",) + factors}
         rows = np.sort(np.concatenate([mix[name][0] // sizes[name] for name in sizes]))
         rows = rows[np.concatenate([[True], rows[1:] != rows[:-1]])] if len(rows) else rows
-        if shards == 1 or not len(rows):
+        if not len(rows):
             return
         full = {}
         for name in sizes:  # the blocks' rows as the epoch began, with the mixed entries
