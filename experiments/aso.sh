@@ -107,40 +107,17 @@ read -r SCALE WINDOW < <("$PY" "$EXP/lib/aso.py" choose "$OUT")
 echo "$NAME: scale $SCALE, window $WINDOW (best held-out F1)"
 WITH=(--structure-scale "$SCALE" --structure-window="$WINDOW")
 
-# semi_structure PART NAME: Ando & Zhang's semi-supervised problems: a POS tagger and a
-# chunker trained on PART (the labelled data at hand) tag the raw text; the structure
-# $R/semi_NAME.sbs is learned from problems that predict the chunk tags at and around a
-# token from its own word and tag, the chunk tag from the two tokens before and from the
-# two after, and the POS tag from the words and tags before and after
+# semi_structure PART NAME: common.sh's semi-supervised structure $R/semi_NAME.sbs, with the
+# POS tagger and chunker trained on PART (the labelled data at hand)
 semi_structure() {
     local part=$1 name=$2 t=$R/semi_$2
     [ -s "$t.sbs" ] && return 0
     echo "  semi-supervised structure from $(basename "$part")"
-    awk 'NF == 0 { print; next } { print $1, $2 }' "$part" > "$t.pos"
-    "${SEQBIL[@]}" train -q --config pos --train "$t.pos" --model "$t.pos.sbm" "${EPOCHS[@]}" > "$t.out" 2>&1
-    "${SEQBIL[@]}" train -q --config conll2000 --train "$part" --model "$t.chunk.sbm" "${EPOCHS[@]}" >> "$t.out" 2>&1
-    "${SEQBIL[@]}" tag -m "$t.pos.sbm" -i "$R/raw.tokens" -o "$t.raw.pos" --jobs 2
-    "${SEQBIL[@]}" tag -m "$t.chunk.sbm" -i "$t.raw.pos" -o "$t.raw.chunk" --jobs 2
-    "$PY" "$EXP/lib/aso.py" measure "$t.aso.json" -- "${SEQBIL[@]}" aso -q --jobs 2 --unlabeled-format columns \
-        --unlabeled "$t.raw.chunk" --out "$t.sbs.tmp" "${ASO[@]}" \
-        --split "cur: %x[0,0]|lower %x[0,0]|suffix:2 %x[0,0]|suffix:3 %x[0,0]|shape %x[0,1] -> -1 0 1 @2" \
-        --split "left: %x[-1,0]|lower %x[-2,0]|lower %x[-1,1] %x[-2,1] %x[-2,1]/%x[-1,1] -> 0 @2" \
-        --split "right: %x[1,0]|lower %x[2,0]|lower %x[1,1] %x[2,1] %x[1,1]/%x[2,1] -> 0 @2" \
-        --split "lpos: %x[-1,0]|lower %x[-2,0]|lower %x[-1,1] %x[-2,1] -> 0 @1" \
-        --split "rpos: %x[1,0]|lower %x[2,0]|lower %x[1,1] %x[2,1] -> 0 @1"
-    mv "$t.sbs.tmp" "$t.sbs"
-    rm -f "$t.pos" "$t.raw.pos" "$t.raw.chunk" "$t".*.sbm
+    semi_tag "$part" "$R/raw.tokens" "$t"
+    semi_learn "$t.raw.chunk" "$t.sbs" "$t.aso.json"
+    rm -f "$t.raw.chunk"
 }
-# the raw text, a token per line (as seqbil tag reads CoNLL files)
-if [ ! -s "$R/raw.tokens" ]; then
-    "${PYI[@]}" -c 'import gzip, sys
-for path in sys.argv[1:]:
-    data = open(path, "rb").read()
-    text = (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode("utf-8")
-    for line in text.splitlines():
-        if line.split(): sys.stdout.write("\n".join(line.split()) + "\n\n")' "${EN[@]}" > "$R/raw.tokens.tmp"
-    mv "$R/raw.tokens.tmp" "$R/raw.tokens"
-fi
+[ -s "$R/raw.tokens" ] || raw_tokens "$R/raw.tokens" "${EN[@]}"
 semi_structure "$R/conll.train90" held
 # the scale of the semi-supervised structure and of both together, at the chosen window
 for scale in "${OTHER_SCALES[@]}"; do

@@ -220,6 +220,54 @@ print(DEFAULT_SPLITS[sys.argv[1]][-1])' "$fmt")
     rm -f "$vec.sbs"
 }
 
+# raw_tokens OUT FILE...: the raw text FILE... (a sentence per line, plain or gzip) a token
+# per line with a blank line after each sentence, as seqbil tag reads CoNLL files
+raw_tokens() {
+    local out=$1
+    shift
+    "${PYI[@]}" -c 'import gzip, sys
+for path in sys.argv[1:]:
+    data = open(path, "rb").read()
+    text = (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode("utf-8")
+    for line in text.splitlines():
+        if line.split(): sys.stdout.write("\n".join(line.split()) + "\n\n")' "$@" > "$out.tmp"
+    mv "$out.tmp" "$out"
+}
+
+# Ando & Zhang's semi-supervised problems (chunking): problems that predict the chunk tags
+# at and around a token from its own word and tag, the chunk tag from the two tokens before
+# and from the two after, and the POS tag from the words and tags before and after
+SEMI_SPLITS=(
+    --split "cur: %x[0,0]|lower %x[0,0]|suffix:2 %x[0,0]|suffix:3 %x[0,0]|shape %x[0,1] -> -1 0 1 @2"
+    --split "left: %x[-1,0]|lower %x[-2,0]|lower %x[-1,1] %x[-2,1] %x[-2,1]/%x[-1,1] -> 0 @2"
+    --split "right: %x[1,0]|lower %x[2,0]|lower %x[1,1] %x[2,1] %x[1,1]/%x[2,1] -> 0 @2"
+    --split "lpos: %x[-1,0]|lower %x[-2,0]|lower %x[-1,1] %x[-2,1] -> 0 @1"
+    --split "rpos: %x[1,0]|lower %x[2,0]|lower %x[1,1] %x[2,1] -> 0 @1"
+)
+
+# semi_tag PART RAW T: a POS tagger (configs/pos.toml) and a chunker (configs/conll2000.toml)
+# trained on PART (word POS chunk) tag RAW (from raw_tokens) into T.raw.chunk; their
+# messages go to T.out; EPOCHS: more train options
+semi_tag() {
+    local part=$1 raw=$2 t=$3
+    awk 'NF == 0 { print; next } { print $1, $2 }' "$part" > "$t.pos"
+    "${SEQBIL[@]}" train -q --config pos --train "$t.pos" --model "$t.pos.sbm" ${EPOCHS[@]+"${EPOCHS[@]}"} > "$t.out" 2>&1
+    "${SEQBIL[@]}" train -q --config conll2000 --train "$part" --model "$t.chunk.sbm" ${EPOCHS[@]+"${EPOCHS[@]}"} \
+        >> "$t.out" 2>&1
+    "${SEQBIL[@]}" tag -m "$t.pos.sbm" -i "$raw" -o "$t.raw.pos" --jobs 2
+    "${SEQBIL[@]}" tag -m "$t.chunk.sbm" -i "$t.raw.pos" -o "$t.raw.chunk" --jobs 2
+    rm -f "$t.pos" "$t.raw.pos" "$t".*.sbm
+}
+
+# semi_learn TAGGED SBS RECORD: the structure of SEMI_SPLITS learned from TAGGED (from
+# semi_tag), its wall time and peak memory in RECORD; ASO: more aso options
+semi_learn() {
+    local tagged=$1 sbs=$2 record=$3
+    "$PY" "$EXP/lib/aso.py" measure "$record" -- "${SEQBIL[@]}" aso -q --jobs 2 --unlabeled-format columns \
+        --unlabeled "$tagged" --out "$sbs.tmp" ${ASO[@]+"${ASO[@]}"} "${SEMI_SPLITS[@]}"
+    mv "$sbs.tmp" "$sbs"
+}
+
 fraction() { awk -v p="$1" 'BEGIN { print p / 100 }'; }
 
 report() {
