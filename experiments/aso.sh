@@ -21,7 +21,6 @@ figure of F1 against training size.
 source "$(dirname "$0")/common.sh"
 UNLABELED=""
 args=()
-all_args="$*"
 while [ $# -gt 0 ]; do
     case $1 in
         --unlabeled) UNLABELED=${2:?--unlabeled needs a directory}; shift ;;
@@ -30,8 +29,6 @@ while [ $# -gt 0 ]; do
     shift
 done
 parse_options "${args[@]+"${args[@]}"}"
-COMMAND_LINE="experiments/$(basename "$0") $all_args"  # with --unlabeled, which parse_options does not see
-write_meta
 
 SEEDS=(1 2 3)
 LEARNERS=(bol sp)

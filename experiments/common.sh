@@ -35,7 +35,6 @@ EOF
 }
 
 parse_options() {
-    COMMAND_LINE="experiments/$(basename "$0") $*"
     while [ $# -gt 0 ]; do
         case $1 in
             --quick) QUICK=1 ;;
