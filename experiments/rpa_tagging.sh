@@ -11,9 +11,11 @@ conllpos drops those of configs/conll2000.toml that read the words (column 0). T
 rows add %emb[-1,0], %emb[0,0] and %emb[1,0] over k = 50 vectors: random (the
 embeddings setting random:50, drawn per seed), or learned from raw text by seqbil aso
 (its current-word split; English text for CoNLL-2000, Chinese for pku, from --unlabeled DIR,
-default data/unlabeled, else ../shared/data/unlabeled). Every learner averages. On the last
-10% of each training set held out: the epochs (up to 30) of each method, C (0.1 or 1) of
-the PA rows, and lambda (0.01 to 10, C = 1) of rpa; then 3 seeds on the test sets. Writes
+default data/unlabeled, else ../shared/data/unlabeled). Every learner averages. Chosen for each
+training set (CoNLL-2000's first 10% and 25% and the whole set, pku) on the last 10% of the
+whole training set held out, training on that set (the whole set: on the other 90%): the
+epochs (up to 30) of each method, C (0.1 or 1) of the PA rows, and lambda (0.001 to 10,
+C = 1) of rpa; then 3 seeds on the test sets. Writes
 rpa_tagging.csv, .json and .md (and rpa_tagging_held.* for the choices).
 --quick: the bundled samples, 3 epochs, one seed, k = 10, a small grid."
 source "$(dirname "$0")/common.sh"
@@ -28,7 +30,7 @@ if [ "$QUICK" = 1 ]; then
     sample_text "$R/en.txt"
     EN=("$R/en.txt") ZH=("$PKU_TRAIN")
 else
-    EMAX=30 K=50 SEEDS=(1 2 3) SIZES=(10 25 100) CS=(0.1 1) LAMBDAS=(0.01 0.1 1 10) ASO=()
+    EMAX=30 K=50 SEEDS=(1 2 3) SIZES=(10 25 100) CS=(0.1 1) LAMBDAS=(0.001 0.01 0.1 1 10) ASO=()
     need_data conll2000 get_conll2000.sh
     CONLL_TRAIN=$DATA/conll2000/train.txt CONLL_TEST=$DATA/conll2000/test.txt
     pku_corpus
@@ -65,33 +67,43 @@ method_args() {
 }
 METHODS=(sp pa frozen-rand rpa-rand frozen-aso rpa-aso)
 
-# 3. held-out choices: every run scores the held-out part after each epoch
+# 3. held-out choices, per training set: every run scores the held-out part (the last 10% of
+# the whole training set) after each epoch; it trains on that training set (the first N%,
+# inside the other 90%) or, for the whole set, on the other 90%
 for corpus in "${CORPORA[@]}"; do
     if [ $corpus != pku ]; then
-        train=$CONLL_TRAIN cfg=(--config conll2000 --averaged) fmt=conll
+        train=$CONLL_TRAIN cfg=(--config conll2000 --averaged) fmt=conll sizes=("${SIZES[@]}")
     else
-        train=$PKU_TRAIN cfg=(--config sighan2005 --averaged) fmt=sighan
+        train=$PKU_TRAIN cfg=(--config sighan2005 --averaged) fmt=sighan sizes=(100)
     fi
     "$PY" "$EXP/lib/subset.py" --format $fmt --first 0.9 "$train" "$R/$corpus.train90" "$R/$corpus.held10"
-    echo "$NAME: $corpus, choices on held-out data"
-    for method in "${METHODS[@]}"; do
-        read -ra margs <<< "$(method_args $corpus "$method")"
-        case $method in
-            sp) grid=("") ;;
-            rpa-*) grid=(); for l in "${LAMBDAS[@]}"; do grid+=("--lambda $l"); done ;;
-            *) grid=(); for c in "${CS[@]}"; do grid+=("-C $c"); done ;;
-        esac
-        for g in "${grid[@]}"; do
-            read -ra gargs <<< "$g"
-            tag=$(echo "$g" | tr -d ' -')
-            spawn_eval "held${corpus}__${method}${tag:+-$tag}__1" "$R/$corpus.held10" "${cfg[@]}" "${margs[@]}" \
-                ${gargs[@]+"${gargs[@]}"} --train "$R/$corpus.train90" --dev "$R/$corpus.held10" --epochs $EMAX
+    for size in "${sizes[@]}"; do
+        if [ "$size" = 100 ]; then
+            split=$corpus part=$R/$corpus.train90
+        else
+            split=$corpus$size part=$R/$corpus.first$size
+            "$PY" "$EXP/lib/subset.py" --format $fmt --first "$(fraction "$size")" "$train" "$part"
+        fi
+        echo "$NAME: $split, choices on held-out data"
+        for method in "${METHODS[@]}"; do
+            read -ra margs <<< "$(method_args $corpus "$method")"
+            case $method in
+                sp) grid=("") ;;
+                rpa-*) grid=(); for l in "${LAMBDAS[@]}"; do grid+=("--lambda $l"); done ;;
+                *) grid=(); for c in "${CS[@]}"; do grid+=("-C $c"); done ;;
+            esac
+            for g in "${grid[@]}"; do
+                read -ra gargs <<< "$g"
+                tag=$(echo "$g" | tr -d ' -')
+                spawn_eval "held${split}__${method}${tag:+-$tag}__1" "$R/$corpus.held10" "${cfg[@]}" "${margs[@]}" \
+                    ${gargs[@]+"${gargs[@]}"} --train "$part" --dev "$R/$corpus.held10" --epochs $EMAX
+            done
         done
     done
 done
 sync_runs
 
-# 4. test runs with the held-out choices
+# 4. test runs, each training set with its held-out choices
 for corpus in "${CORPORA[@]}"; do
     echo "$NAME: $corpus, test runs"
     if [ $corpus != pku ]; then
@@ -104,18 +116,19 @@ for corpus in "${CORPORA[@]}"; do
     else
         cfg=(--config sighan2005 --averaged) test=$PKU_TEST parts=("pku|$PKU_TRAIN")
     fi
-    while read -r method epochs choice; do
-        read -ra margs <<< "$(method_args $corpus "$method")"
-        read -ra cargs <<< "$choice"
-        for spec in "${parts[@]}"; do
+    for spec in "${parts[@]}"; do
+        split=${spec%%|*}
+        while read -r method epochs choice; do
+            read -ra margs <<< "$(method_args $corpus "$method")"
+            read -ra cargs <<< "$choice"
             for seed in "${SEEDS[@]}"; do
-                spawn_eval "${spec%%|*}__${method}__$seed" "$test" "${cfg[@]}" "${margs[@]}" ${cargs[@]+"${cargs[@]}"} \
+                spawn_eval "${split}__${method}__$seed" "$test" "${cfg[@]}" "${margs[@]}" ${cargs[@]+"${cargs[@]}"} \
                     --train "${spec#*|}" --epochs "$epochs" --seed "$seed"
             done
-        done
-    done < <("$PY" "$EXP/lib/rpa_tagging.py" choose "$OUT" $corpus)
+        done < <("$PY" "$EXP/lib/rpa_tagging.py" choose "$OUT" "${split%100}")
+    done
 done
 sync_runs
-rm -f "$R"/conll.first* "$R"/*.train90 "$R"/*.held10
+rm -f "$R"/*.first* "$R"/*.train90 "$R"/*.held10
 
 "$PY" "$EXP/lib/rpa_tagging.py" report "$OUT" --title "Re-embedding passive-aggressive learning in sequence labelling"

@@ -172,9 +172,48 @@ def test_unknown_option_is_an_error(tmp_path):
     assert proc.returncode == 2 and "unknown option --quik" in proc.stderr
 
 
+def test_aso_rawtext_script_quick(tmp_path):
+    """experiments/aso_rawtext.sh --quick: its texts are every Nth sentence of the raw text,
+    its structures the API's on them, and its rows the API's runs with those structures."""
+    out = tmp_path / "out"
+    proc = subprocess.run(["bash", str(EXPERIMENTS / "aso_rawtext.sh"), "--quick", "--out", str(out)], cwd=ROOT,
+                          env={**ENV, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    r = out / "runs"
+    blocks = CONLL[0].read_text(encoding="utf-8").split("\n\n")
+    sentences = [[line.split()[0] for line in b.splitlines() if line.strip()] for b in blocks]
+    sentences = [s for s in sentences if s]
+    texts = json.loads((r / "texts.json").read_text())
+    for name, every in (("1", 1), ("2", 2), ("20", 20), ("wsj", 1)):
+        assert texts[name] == {"sentences": len(sentences[::every]), "tokens": sum(map(len, sentences[::every]))}
+    from seqbil.features.structure import Structure
+    text = tmp_path / "text.2"
+    text.write_text("".join(" ".join(s) + "\n" for s in sentences[::2]), encoding="utf-8")
+    structure = seqbil.learn_structure([text], targets=50, dim=8)
+    for a, b in zip(Structure.load(r / "words.2.sbs").splits, structure.splits):
+        np.testing.assert_array_equal(a.theta, b.theta)
+    table = {(row["structure"], row["text"], row["learner"]): row for row in rows(out / "aso_rawtext.csv")}
+    assert {k[:2] for k in table} == {("none", ""), ("words", "2"), ("words", "1"), ("words", "20"), ("words", "wsj"),
+                                      ("chunk tags", "2"), ("chunk tags", "1")}
+    for learner in ("bol", "sp"):
+        opts = dict(config="conll2000", learner=learner, seed=1, **QUICK)
+        plain = scores(*CONLL, **opts)["f1"]
+        assert float(table["none", "", learner]["f1"]) == pytest.approx(plain, abs=5e-3)
+        for kind, name, scale in (("words", "words.2", 0.1), ("chunk tags", "semi.1", 0.3)):
+            f1 = scores(*CONLL, structure=[str(r / f"{name}.sbs")], structure_scale=scale,
+                        structure_window="-1,0,1", **opts)["f1"]
+            row = table[kind, name.split(".")[1], learner]
+            assert float(row["f1"]) == pytest.approx(f1, abs=5e-3)
+            assert float(row["gain"]) == pytest.approx(f1 - plain, abs=1e-2)
+    record = json.loads((out / "aso_rawtext.json").read_text())
+    assert all(record[key] for key in ("command", "seqbil", "machine", "date"))
+    assert (out / "aso_rawtext.png").exists() == PLOTS
+
+
 def test_rpa_tagging_script_quick(tmp_path):
-    """experiments/rpa_tagging.sh --quick: each method's choice is its best held-out
-    epoch and setting, and the test rows are the API's runs with those choices."""
+    """experiments/rpa_tagging.sh --quick: each method's choice for each training set is
+    its best held-out epoch and setting, and the test rows are the API's runs with those
+    choices."""
     out = tmp_path / "out"
     proc = subprocess.run(["bash", str(EXPERIMENTS / "rpa_tagging.sh"), "--quick", "--out", str(out)], cwd=ROOT,
                           env={**ENV, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=600)
@@ -187,30 +226,32 @@ def test_rpa_tagging_script_quick(tmp_path):
         "U90:%emb[-1,0]", "U91:%emb[0,0]", "U92:%emb[1,0]", "B"]
     held = rows(out / "rpa_tagging_held.csv")
     chosen = {}
-    corpora = ("conll", "conllpos", "pku")
-    for corpus in corpora:
+    splits = ("conll50", "conll100", "conllpos50", "conllpos100", "pku")
+    for split in splits:
+        corpus = split.rstrip("0123456789")
         for method in ("sp", "pa", "frozen-rand", "rpa-rand", "frozen-aso", "rpa-aso"):
-            settings = [h for h in held if (h["corpus"], h["method"]) == (corpus, method)]
+            settings = [h for h in held if (h["split"], h["method"]) == (split, method)]
             # every setting's best epoch is the top of its held-out curve (read here from the log)
             for h in settings:
                 tag = h["setting"].replace(" ", "").replace("-", "") if h["setting"] != "–" else ""
-                log = [json.loads(line) for line in
-                       (r / f"held{corpus}__{method}{'-' + tag if tag else ''}__1.jsonl").read_text().splitlines()]
+                log = [json.loads(line) for line in (r / f"held{split.removesuffix('100')}__{method}"
+                                                        f"{'-' + tag if tag else ''}__1.jsonl").read_text().splitlines()]
                 curve = [e["dev"]["f1"] for e in log]
                 assert int(h["best_epoch"]) == curve.index(max(curve)) + 1
                 assert float(h["held_f1"]) == pytest.approx(max(curve), abs=5e-3)
             best = max(settings, key=lambda h: (float(h["held_f1"]), -int(h["best_epoch"])))
             assert [h["chosen"] for h in settings].count("yes") == 1 and best["chosen"] == "yes"
-            chosen[corpus, method] = best
+            chosen[split, method] = best
     table = rows(out / "rpa_tagging.csv")
     methods = {m for _, m in chosen}
-    splits = ("conll50", "conll100", "conllpos50", "conllpos100", "pku")
     assert {(t["split"], t["method"]) for t in table} == {(s, m) for s in splits for m in methods}
     for row in table:
-        if row["split"].endswith("50"):
+        split, method = row["split"], row["method"]
+        best = chosen[split, method]
+        assert int(row["epochs"]) == int(best["best_epoch"])
+        if split.endswith("50"):
             continue  # the same code as on the whole sample, on another part
-        corpus = row["split"].removesuffix("100")
-        method, best = row["method"], chosen[corpus, row["method"]]
+        corpus = split.removesuffix("100")
         opts = {"config": "sighan2005" if corpus == "pku" else "conll2000", "averaged": True, "seed": 1,
                 "epochs": int(best["best_epoch"]), "learner": "sp" if method == "sp" else "rpa",
                 "template": str(r / f"{corpus}.template")}
@@ -224,7 +265,6 @@ def test_rpa_tagging_script_quick(tmp_path):
                                                                                         else "en.vec")))
         data = PKU if corpus == "pku" else CONLL
         assert float(row["f1"]) == pytest.approx(scores(*data, **opts)["f1"], abs=5e-3), row
-        assert int(row["epochs"]) == opts["epochs"]
     record = json.loads((out / "rpa_tagging.json").read_text())
     assert all(record[key] for key in ("command", "seqbil", "machine", "date"))
     assert "rpa-rand" in (out / "rpa_tagging.md").read_text()

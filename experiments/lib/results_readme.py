@@ -375,6 +375,31 @@ def aso_section():
     return "\n".join(out) + "\n"
 
 
+def aso_rawtext_section():
+    """experiments/aso_rawtext.sh: the structure's gain by the amount and domain of its raw text."""
+    c = Record("aso_rawtext/aso_rawtext.json")
+    body = c.body().replace("](aso_rawtext.png)", "](aso_rawtext/aso_rawtext.png)")
+    out = ["### How much raw text, and from where\n",
+           f"`bash experiments/aso_rawtext.sh` → [`aso_rawtext/aso_rawtext.md`](aso_rawtext/aso_rawtext.md) "
+           f"(from {c.source()})\n", body, ""]
+    for kind in ("words", "chunk tags"):
+        for learner in ("bol", "sp"):
+            curve = sorted((int(r["tokens"]), float(r["gain"])) for r in c.rows
+                           if r["structure"] == kind and r["learner"] == learner and r["text"] not in ("wsj", "20"))
+            if len(curve) > 1:
+                out.append(f"- {learner} + {kind}: the gain goes " + " → ".join(
+                    f"{g:+.2f} ({t / 1e6:.2f} M tokens)" for t, g in curve) + ".")
+        if kind == "words":
+            for learner in ("bol", "sp"):
+                wsj, other = c.get(structure=kind, learner=learner, text="wsj"), \
+                    c.get(structure=kind, learner=learner, text="20")
+                if wsj and other:
+                    out.append(f"- {learner} + words, equal amounts: WSJ ({int(wsj['tokens']):,} tokens) "
+                               f"{float(wsj['gain']):+.2f}, the other raw text ({int(other['tokens']):,} tokens) "
+                               f"{float(other['gain']):+.2f}.")
+    return "\n".join(out) + "\n"
+
+
 def rpa_tagging_section():
     """experiments/rpa_tagging.sh: rpa in sequence labelling."""
     c = Record("rpa_tagging/rpa_tagging.json")
@@ -470,6 +495,7 @@ def build():
              power_section(), seeds_section()]
     for rel, section in (("cws_features/cws_features.json", cws_section), ("taggers/taggers.json", taggers_section),
                          ("multitask/multitask.json", multitask_section), ("aso/aso.json", aso_section),
+                         ("aso_rawtext/aso_rawtext.json", aso_rawtext_section),
                          ("rpa_synthetic/rpa_synthetic.json", rpa_section),
                          ("rpa_tagging/rpa_tagging.json", rpa_tagging_section),
                          ("speed/ipm.json", scale_section)):

@@ -4,13 +4,16 @@
                                                   writes a bundled config's templates (nowords:
                                                   but those that read column 0), and the same
                                                   with the %emb rows, as template files
-    python rpa_tagging.py choose OUT_DIR CORPUS   prints "METHOD EPOCHS OPTIONS..." per method,
-                                                  the best on held-out data
+    python rpa_tagging.py choose OUT_DIR SPLIT    prints "METHOD EPOCHS OPTIONS..." per method,
+                                                  the best on held-out data for the training
+                                                  set SPLIT (conll10, conllpos25, ...; conll,
+                                                  conllpos or pku: the whole set)
     python rpa_tagging.py report OUT_DIR [--title TEXT]
 
 Runs (in OUT_DIR/runs/): SPLIT__METHOD__SEED with .eval.json, .jsonl (`seqbil train
 --log`), .time (wall seconds of the train command) and .size (model bytes). SPLIT is
-heldCORPUS (the last 10% of the training set held out and scored after every epoch),
+heldSPLIT (the last 10% of the whole training set held out and scored after every epoch,
+training on the training set SPLIT, or for CORPUS alone on the other 90%),
 conllN (the first N% of CoNLL-2000's training set), conllposN (the same with the sparse
 templates that read the words left out) or pku. METHOD is one of
 METHODS, on held-out data followed by its setting: -C0.1 (the C of PA-II), -lambda0.1.
@@ -80,7 +83,7 @@ def load(out):
     return runs
 
 
-def choices(runs, corpus):
+def choices(runs, split):
     """{method: (held-out F1, epochs, option, every setting's (option, best F1, epochs))}:
     the best epoch of each setting's held-out curve, then the best setting (ties: the
     fewer epochs, then the first setting)."""
@@ -88,7 +91,7 @@ def choices(runs, corpus):
     for method in METHODS:
         settings = []
         for r in runs:
-            if r["split"] == f"held{corpus}" and r["method"] == method and r["curve"]:
+            if r["split"] == f"held{split}" and r["method"] == method and r["curve"]:
                 best = max(range(len(r["curve"])), key=lambda i: (r["curve"][i], -i))
                 settings.append((r["option"] or "", r["curve"][best], best + 1))
         if settings:
@@ -97,8 +100,8 @@ def choices(runs, corpus):
     return out
 
 
-def choose(out, corpus):
-    for method, (_, epochs, option, _) in choices(load(out), corpus).items():
+def choose(out, split):
+    for method, (_, epochs, option, _) in choices(load(out), split).items():
         print(method, epochs, option)
 
 
@@ -114,15 +117,17 @@ def report(out, title):
                         "current-word split on the raw text.")
     # held-out choices
     held_rows = []
-    for corpus in CORPORA:
-        for method, (f1, epochs, option, settings) in choices(runs, corpus).items():
+    for split in SPLITS:
+        held = split.removesuffix("100")
+        for method, (f1, epochs, option, settings) in choices(runs, held).items():
             for opt, f, e in settings:
-                held_rows.append([corpus, method, opt or "–", e, f"{f:.2f}", "yes" if opt == option else ""])
+                held_rows.append([split, method, opt or "–", e, f"{f:.2f}", "yes" if opt == option else ""])
     if held_rows:
-        write_csv(out, "rpa_tagging_held", ["corpus", "method", "setting", "best_epoch", "held_f1", "chosen"],
+        write_csv(out, "rpa_tagging_held", ["split", "method", "setting", "best_epoch", "held_f1", "chosen"],
                   held_rows)
-        body += ["", "## Choices on held-out data (last 10% of each training set; best epoch of each setting)", "",
-                 "| corpus | method | setting | best epoch | held-out F1 | chosen |", "|---|---|---|---|---|---|"]
+        body += ["", "## Choices on held-out data (the last 10% of the whole training set; a model trained on the "
+                 "training set, the whole set's on the other 90%; best epoch of each setting)", "",
+                 "| training set | method | setting | best epoch | held-out F1 | chosen |", "|---|---|---|---|---|---|"]
         body += ["| " + " | ".join(map(str, r)) + " |" for r in held_rows]
     # test runs
     rows, groups = [], {}
@@ -183,7 +188,7 @@ def main():
     t.add_argument("emb")
     c = sub.add_parser("choose")
     c.add_argument("out", type=Path)
-    c.add_argument("corpus", choices=CORPORA)
+    c.add_argument("split", help="a training set: conll10, conllpos25, ...; conll, conllpos, pku")
     r = sub.add_parser("report")
     r.add_argument("out", type=Path)
     r.add_argument("--title", default="rpa in sequence labelling")
@@ -191,7 +196,7 @@ def main():
     if args.command == "templates":
         write_templates(args.config, args.which, args.sparse, args.emb)
     elif args.command == "choose":
-        choose(args.out, args.corpus)
+        choose(args.out, args.split)
     else:
         report(args.out, args.title)
 
