@@ -297,6 +297,29 @@ def aso_summary():
             f"{record['machine']}).\n")
 
 
+def aso_rawtext_summary():
+    """The structure's gain on the whole CoNLL-2000 training set by the raw text it is
+    learned from: its amount, and WSJ against other text of the same size
+    (experiments/aso_rawtext.sh)."""
+    record = json.loads((ROOT / "results" / "aso_rawtext" / "aso_rawtext.json").read_text(encoding="utf-8"))
+    rows = [dict(zip(record["columns"], r)) for r in record["rows"]]
+    learners = list(dict.fromkeys(r["learner"] for r in rows))
+    texts = list(dict.fromkeys((r["structure"], r["text"], r["tokens"]) for r in rows if r["structure"] != "none"))
+    cell = {(r["structure"], r["text"], r["learner"]): r for r in rows}
+    names = {"1": "all", "wsj": "CoNLL-2000 training words (WSJ)"}
+    out = ["| structure | raw text | tokens | " + " | ".join(learners) + " |",
+           "| --- | --- | --- |" + " --- |" * len(learners),
+           "| none | – | – | " + " | ".join(cell[("none", "", x)]["f1"] for x in learners) + " |"]
+    for kind, text, tokens in texts:
+        out.append(f"| {kind} | {names.get(text, f'1 sentence in {text}')} | {int(tokens):,} | " + " | ".join(
+            f"{c['f1']} ({float(c['gain']):+.2f})" if (c := cell.get((kind, text, x))) else "–" for x in learners)
+            + " |")
+    seeds = max(int(r["seeds"]) for r in rows)
+    return ("\n".join(out) + f"\n\nMean test F1 over {seeds} seeds, the whole training set (the gain in "
+            f"parentheses); from `results/aso_rawtext/aso_rawtext.json` (`{record['command'].strip()}`, seqbil "
+            f"{record['seqbil']}, {record['date']}, {record['machine']}).\n")
+
+
 def rpa_summary():
     """Test F1 of rpa against the same learner on fixed vectors, structured PA-II and sp
     on the same sparse templates (experiments/rpa_tagging.sh)."""
@@ -335,6 +358,7 @@ def rpa_polarity_summary():
 
 
 SPECIAL = {"f1-summary": f1_summary, "multitask-summary": multitask_summary, "aso-summary": aso_summary,
+           "aso-rawtext-summary": aso_rawtext_summary,
            "rpa-summary": rpa_summary, "rpa-polarity-summary": rpa_polarity_summary}
 
 

@@ -104,6 +104,9 @@ def report(out, title):
                     ax.plot(*zip(*pts), marker, ms=7, label=f"{learner} + words, {text_label(text)}")
         ax.axhline(PAPER["ASO-semi"] - PAPER["supervised"], color="grey", lw=0.8, ls=":")
         ax.set_xscale("log")
+        ticks = [2e5, 5e5, 1e6, 2e6, 4e6]
+        ax.set_xticks(ticks, [f"{t / 1e6:g} M" for t in ticks])
+        ax.set_xticks([], minor=True)
         ax.set_xlabel("tokens of raw text")
         ax.set_ylabel("F1 gain over no structure (test)")
         ax.legend(fontsize=6, ncol=2)
