@@ -12,6 +12,9 @@ Prints one JSON line: algorithm, training seconds, iterations, the test score as
 tags; "metric" says which), model size. With --log FILE, CRFsuite also
 scores the test corpus after every iteration (as a holdout set: not used for training)
 and the file gets one JSON line per iteration: seconds so far and label error rate.
+With --structure FILE (from `seqbil aso`), every token also gets the structure's
+real-valued features, as `seqbil train --structure` builds them (each split divided by
+its RMS, times --structure-scale, at the offsets of --structure-window).
 """
 import argparse
 import json
@@ -38,6 +41,31 @@ def attributes(sentence, templates, fold):
     return [[t.fmt.format(*(field(i, r, f) for r, f in t.refs)) for t in templates] for i in range(n)]
 
 
+def structure_attributes(sentences, path, scale, window):
+    """Per sentence, per token, {name: value}: the structure's features as seqbil
+    train --structure gives them (seqbil.features.structure.StructureFeatures). A
+    generator: a sentence's dicts are made when CRFsuite takes it."""
+    import numpy as np
+    from seqbil.features.structure import Structure
+    vec = Structure.load(path).vectors(sentences) * np.float32(scale)
+    names = [[f"S{w}:{j}" for j in range(vec.shape[1])] for w in window]
+    at = 0
+    for s in sentences:
+        n = len(s)
+        yield [{name: float(v) for w, ns in zip(window, names) if 0 <= i + w < n
+                for name, v in zip(ns, vec[at + i + w]) if v} for i in range(n)]
+        at += n
+
+
+def items(sentence, templates, fold, dense=None):
+    """CRFsuite's item sequence of a sentence: its attribute strings (value 1), plus
+    the real-valued ones of `dense` (one dict per token) when given."""
+    attrs = attributes(sentence, templates, fold)
+    if dense is None:
+        return attrs
+    return [{**dict.fromkeys(a, 1.0), **d} for a, d in zip(attrs, dense)]
+
+
 def peer_templates(texts):
     """The templates CRFsuite gets as state features: those with macros (a bare B is
     its own label transitions)."""
@@ -53,6 +81,9 @@ def main():
     ap.add_argument("--iterations", type=int, default=100)
     ap.add_argument("--fraction", type=float, default=1.0, help="train on the first part of the corpus")
     ap.add_argument("--log", help="per-iteration label error rate on the test corpus (JSON lines)")
+    ap.add_argument("--structure", help="a structure from seqbil aso: its features at every token")
+    ap.add_argument("--structure-scale", type=float, default=0.3)
+    ap.add_argument("--structure-window", default="0", help="offsets, e.g. -1,0,1")
     args = ap.parse_args()
     import pycrfsuite
 
@@ -60,12 +91,17 @@ def main():
     fold, test = corpus.fold, corpus.test
     templates = peer_templates(corpus.texts)
     train = corpus.train[:max(1, round(len(corpus.train) * args.fraction))]
+    def dense(part):  # the structure's features of each sentence, or None
+        if not args.structure:
+            return [None] * len(part)
+        window = [int(w) for w in args.structure_window.split(",")]
+        return structure_attributes(part, args.structure, args.structure_scale, window)
     trainer = pycrfsuite.Trainer(algorithm=args.algorithm, verbose=False)
-    for s in train:
-        trainer.append(attributes(s, templates, fold), s.labels, 0)
+    for s, d in zip(train, dense(train)):
+        trainer.append(items(s, templates, fold, d), s.labels, 0)
     if args.log:  # group 1 is CRFsuite's holdout: scored after each iteration, never trained on
-        for s in test:
-            trainer.append(attributes(s, templates, fold), s.labels, 1)
+        for s, d in zip(test, dense(test)):
+            trainer.append(items(s, templates, fold, d), s.labels, 1)
     params = {"max_iterations": args.iterations}
     if args.algorithm == "lbfgs":
         params.update({"c1": args.c1, "c2": args.c2})
@@ -77,7 +113,7 @@ def main():
         seconds = time.perf_counter() - start
         tagger = pycrfsuite.Tagger()
         tagger.open(model)
-        pred = [tagger.tag(attributes(s, templates, fold)) for s in test]
+        pred = [tagger.tag(items(s, templates, fold, d)) for s, d in zip(test, dense(test))]
         size = os.path.getsize(model)
     if args.log:
         with open(args.log, "w") as log:

@@ -13,8 +13,10 @@ CoNLL-2000 training set and from every 20th raw sentence (about as many tokens).
 used by bol and sp, trained on the whole training set with 3 seeds and scored on the test
 set, with the settings experiments/aso.sh chose on held-out data (results/aso/aso.md): the
 word structure at scale 0.1 and 20 epochs, the semi-supervised one at 0.3 and 40 epochs,
-window -1,0,1. Writes aso_rawtext.csv, .json and .md and a figure of the gain against
-the tokens of raw text.
+window -1,0,1. Beside them, python-crfsuite's L2 CRF (L-BFGS, c2 = 1, at most 300
+iterations) with the same templates, without and with the structures from all the raw
+text, when it is installed. Writes aso_rawtext.csv, .json and .md and a figure of the gain
+against the tokens of raw text.
 --quick: the bundled samples' words as raw text, 3 epochs, one seed, small structures."
 source "$(dirname "$0")/common.sh"
 take_unlabeled "$@"
@@ -26,8 +28,9 @@ LEARNERS=(bol sp)
 WORDS=(--structure-scale 0.1 --structure-window=-1,0,1 --epochs 20)
 SEMI=(--structure-scale 0.3 --structure-window=-1,0,1 --epochs 40)
 EVERY=(8 4 2 1)  # every Nth sentence of the raw text
+CRF_ITER=300
 if [ "$QUICK" = 1 ]; then
-    SEEDS=(1) EVERY=(2 1) WORDS+=(--epochs 3) SEMI+=(--epochs 3) EPOCHS=(--epochs 3) ASO=(--targets 50 --dim 8)
+    SEEDS=(1) EVERY=(2 1) CRF_ITER=10 WORDS+=(--epochs 3) SEMI+=(--epochs 3) EPOCHS=(--epochs 3) ASO=(--targets 50 --dim 8)
     TRAIN=$SAMPLES/conll2000_train.txt TEST=$SAMPLES/conll2000_test.txt
     sample_text "$R/en.txt"
     EN=("$R/en.txt")
@@ -88,6 +91,20 @@ for seed in "${SEEDS[@]}"; do
     done
 done
 sync_runs
+# 4. the peer: python-crfsuite's L2 CRF (L-BFGS, c2 = 1, at most $CRF_ITER iterations) with the
+# config's templates, without and with the structures from all the raw text
+if have_crfsuite; then
+    echo "$NAME: CRFsuite with the same features"
+    peer_args=(--config conll2000 --train "$TRAIN" --test "$TEST" --iterations "$CRF_ITER" --c2 1)
+    spawn crf "conll100__none__crf__1" "${peer_args[@]}"
+    spawn crf "conll100__words-1__crf__1" "${peer_args[@]}" --structure "$R/words.1.sbs" --structure-scale 0.1 \
+        --structure-window=-1,0,1
+    spawn crf "conll100__semi-1__crf__1" "${peer_args[@]}" --structure "$R/semi.1.sbs" --structure-scale 0.3 \
+        --structure-window=-1,0,1
+    sync_runs
+else
+    no_crf_note
+fi
 rm -f "$R/raw.tokens" "$R"/text.*
 
 "$PY" "$EXP/lib/aso_rawtext.py" report "$OUT" --title "Structure from unlabeled text: how much raw text, and from where"

@@ -205,9 +205,40 @@ def test_aso_rawtext_script_quick(tmp_path):
             row = table[kind, name.split(".")[1], learner]
             assert float(row["f1"]) == pytest.approx(f1, abs=5e-3)
             assert float(row["gain"]) == pytest.approx(f1 - plain, abs=1e-2)
+    # the CRFsuite peer, without and with the structures from all the raw text
+    assert {k for k in table if k[2] == "crf"} == ({("none", "", "crf"), ("words", "1", "crf"),
+                                                    ("chunk tags", "1", "crf")} if CRF else set())
     record = json.loads((out / "aso_rawtext.json").read_text())
     assert all(record[key] for key in ("command", "seqbil", "machine", "date"))
     assert (out / "aso_rawtext.png").exists() == PLOTS
+
+
+def test_crfsuite_peer_structure_attributes(tmp_path):
+    """The CRFsuite peer gives each token the structure's features with the values
+    seqbil train --structure appends (StructureFeatures, the compiled append_dense)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from crfsuite_peer import structure_attributes
+    from seqbil.features.structure import Structure, StructureFeatures
+    from seqbil.formats import make_format, read_corpus
+    text = tmp_path / "text"
+    sample_text = [" ".join(line.split()[0] for line in b.splitlines() if line.strip())
+                   for b in CONLL[0].read_text(encoding="utf-8").split("\n\n")]
+    text.write_text("\n".join(t for t in sample_text if t) + "\n", encoding="utf-8")
+    seqbil.learn_structure([text], targets=20, dim=4, aux_epochs=1).save(tmp_path / "s.sbs")
+    sentences = read_corpus(make_format("conll", None, -1), str(CONLL[1]))[:30]
+    window, scale = [-1, 0, 1], 0.3
+    got = list(structure_attributes(sentences, tmp_path / "s.sbs", scale, window))
+    features = StructureFeatures(Structure.load(tmp_path / "s.sbs"), window, scale)
+    n = sum(map(len, sentences))
+    ptr, ids, vals = features.append(sentences, np.zeros(n + 1, np.int64), np.zeros(0, np.int32), None, 0)
+    dim = features.structure.dim
+    flat = [d for sent in got for d in sent]
+    assert len(flat) == n
+    for p, d in enumerate(flat):
+        want = {f"S{window[i // dim]}:{i % dim}": v for i, v in zip(ids[ptr[p]:ptr[p + 1]], vals[ptr[p]:ptr[p + 1]])
+                if v}
+        assert d.keys() == want.keys()
+        np.testing.assert_allclose([d[k] for k in want], list(want.values()), rtol=1e-6)
 
 
 def test_rpa_tagging_script_quick(tmp_path):

@@ -5,7 +5,8 @@ it is learned from.
                                                     RUNS_DIR/text.NAME as JSON
     python aso_rawtext.py report OUT_DIR [--title TEXT]
 
-Runs (OUT_DIR/runs/, read by aso.py's load): conll100__COND__LEARNER__SEED, COND none,
+Runs (OUT_DIR/runs/, read by aso.py's load; CRFsuite's conll100__COND__crf__1.crf.json):
+conll100__COND__LEARNER__SEED, COND none,
 words-TEXT (the word structure from text.TEXT: N for every Nth raw sentence, wsj for the
 training set's words) or semi-N (the semi-supervised structure from every Nth sentence
 of the tagged raw text). RUNS_DIR/texts.json holds the texts' sizes, STRUCTURE.aso.json
@@ -44,8 +45,11 @@ def gains(runs, learner, cond):
 
 def report(out, title):
     runs = [r for r in load(out) if r["split"] == "conll100"]
+    for path in sorted((out / "runs").glob("conll100__*__crf__1.crf.json")):  # the CRFsuite peer
+        runs.append({"cond": path.name.split("__")[1], "learner": "crf", "seed": 1,
+                     "f1": json.loads(path.read_text())["f1"]})
     sizes = json.loads((out / "runs" / "texts.json").read_text())
-    learners = [x for x in ("bol", "sp") if any(r["learner"] == x for r in runs)]
+    learners = [x for x in ("bol", "sp", "crf") if any(r["learner"] == x for r in runs)]
     structure_cost = {}
     for path in (out / "runs").glob("*.aso.json"):
         m = json.loads(path.read_text())
@@ -76,8 +80,10 @@ def report(out, title):
               "structure_s", "structure_peak_mib"]
     write_csv(out, "aso_rawtext", header, rows)
     body += ["Test F1 on CoNLL-2000, the whole training set, mean ± sd over seeds; the gain over no structure "
-             "paired by seed. The structure's time and peak memory are of `seqbil aso --jobs 2` on this machine "
-             "(one run; for the semi-supervised structure, the tagging of the raw text not included).", "",
+             "paired by seed. crf: python-crfsuite's L2 CRF (L-BFGS, c2 = 1, one run: it is deterministic) with the "
+             "same templates and the same structure features. The structure's time and peak memory are of "
+             "`seqbil aso --jobs 2` on this machine (one run; for the semi-supervised structure, the tagging of the "
+             "raw text not included).", "",
              "| structure | raw text | tokens | learner | F1 | gain | seeds gaining | structure s | peak MiB |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
