@@ -60,15 +60,18 @@ parse_options() {
     echo "$NAME: results go to $OUT"
 }
 
+# write_meta: OUT/meta.txt, the run details. The checkout is "+modified" when files outside
+# results/ differ from its commit (checked before meta.txt, itself under results/, is written).
 write_meta() {
-    local cpu
+    local cpu commit
     cpu=$(grep -m1 "model name" /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || true)
+    commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+    [ -z "$(git -C "$ROOT" status --porcelain --untracked-files=no -- . ':!results' 2>/dev/null)" ] ||
+        commit+=+modified
     {
         echo "experiment: $NAME"
         echo "command: $COMMAND_LINE"
-        echo "seqbil: $("${PYI[@]}" -c 'import seqbil; print(seqbil.__version__)')" \
-             "(git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
-                 [ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ] && echo +modified))"
+        echo "seqbil: $("${PYI[@]}" -c 'import seqbil; print(seqbil.__version__)') (git $commit)"
         echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
         echo "machine: $(uname -srm), ${cpu:-unknown CPU}, $(nproc 2>/dev/null || echo ?) cores," \
              "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null)"
