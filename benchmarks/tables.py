@@ -315,8 +315,10 @@ def aso_rawtext_summary():
             f"{c['f1']} ({float(c['gain']):+.2f})" if (c := cell.get((kind, text, x))) else "–" for x in learners)
             + " |")
     seeds = max(int(r["seeds"]) for r in rows)
+    peer = " crf: python-crfsuite's L2 CRF with the same features, one run (it is deterministic)." \
+        if "crf" in learners else ""
     return ("\n".join(out) + f"\n\nMean test F1 over {seeds} seeds, the whole training set (the gain in "
-            f"parentheses); from `results/aso_rawtext/aso_rawtext.json` (`{record['command'].strip()}`, seqbil "
+            f"parentheses).{peer} From `results/aso_rawtext/aso_rawtext.json` (`{record['command'].strip()}`, seqbil "
             f"{record['seqbil']}, {record['date']}, {record['machine']}).\n")
 
 
