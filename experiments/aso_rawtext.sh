@@ -13,7 +13,7 @@ CoNLL-2000 training set and from every 20th raw sentence (about as many tokens).
 used by bol and sp, trained on the whole training set with 3 seeds and scored on the test
 set, with the settings experiments/aso.sh chose on held-out data (results/aso/aso.md): the
 word structure at scale 0.1 and 20 epochs, the semi-supervised one at 0.3 and 40 epochs,
-window -1,0,1. Beside them, python-crfsuite's L2 CRF (L-BFGS, c2 = 1, at most 300
+window -1,0,1. Beside them, python-crfsuite's L2 CRF (L-BFGS, c2 = 1, at most 1000
 iterations) with the same templates, without and with the structures from all the raw
 text, when it is installed. Writes aso_rawtext.csv, .json and .md and a figure of the gain
 against the tokens of raw text.
@@ -28,7 +28,7 @@ LEARNERS=(bol sp)
 WORDS=(--structure-scale 0.1 --structure-window=-1,0,1 --epochs 20)
 SEMI=(--structure-scale 0.3 --structure-window=-1,0,1 --epochs 40)
 EVERY=(8 4 2 1)  # every Nth sentence of the raw text
-CRF_ITER=300
+CRF_ITER=1000
 if [ "$QUICK" = 1 ]; then
     SEEDS=(1) EVERY=(2 1) CRF_ITER=10 WORDS+=(--epochs 3) SEMI+=(--epochs 3) EPOCHS=(--epochs 3) ASO=(--targets 50 --dim 8)
     TRAIN=$SAMPLES/conll2000_train.txt TEST=$SAMPLES/conll2000_test.txt

@@ -96,7 +96,7 @@ def report(out, title):
     if crf:
         body += ["", "CRFsuite's L-BFGS: " + "; ".join(
             f"{'none' if c == 'none' else KINDS[c.split('-')[0]]}: {r['iterations']} iterations, {r['train_seconds']:.0f} s"
-            for c, r in crf.items()) + " (training alone; L-BFGS stops at convergence or at the script's cap, 300)."]
+            for c, r in crf.items()) + " (training alone; L-BFGS stops at convergence or at the script's cap, 1000)."]
     body += ["", f"Ando & Zhang (2005): supervised {PAPER['supervised']:.2f}, ASO-semi {PAPER['ASO-semi']:.2f} "
              f"(+{PAPER['ASO-semi'] - PAPER['supervised']:.2f}) with about 15 M words of WSJ text."]
 
