@@ -41,13 +41,12 @@ def attributes(sentence, templates, fold):
     return [[t.fmt.format(*(field(i, r, f) for r, f in t.refs)) for t in templates] for i in range(n)]
 
 
-def structure_attributes(sentences, path, scale, window):
-    """Per sentence, per token, {name: value}: the structure's features as seqbil
-    train --structure gives them (seqbil.features.structure.StructureFeatures). A
-    generator: a sentence's dicts are made when CRFsuite takes it."""
+def structure_attributes(sentences, structure, scale, window):
+    """Per sentence, per token, {name: value}: the features of `structure` (a
+    seqbil.features.structure.Structure) as seqbil train --structure gives them
+    (StructureFeatures). A generator: a sentence's dicts are made when CRFsuite takes it."""
     import numpy as np
-    from seqbil.features.structure import Structure
-    vec = Structure.load(path).vectors(sentences) * np.float32(scale)
+    vec = structure.vectors(sentences) * np.float32(scale)
     names = [[f"S{w}:{j}" for j in range(vec.shape[1])] for w in window]
     at = 0
     for s in sentences:
@@ -91,11 +90,15 @@ def main():
     fold, test = corpus.fold, corpus.test
     templates = peer_templates(corpus.texts)
     train = corpus.train[:max(1, round(len(corpus.train) * args.fraction))]
+    structure = None
+    if args.structure:
+        from seqbil.features.structure import Structure
+        structure, window = Structure.load(args.structure), [int(w) for w in args.structure_window.split(",")]
+
     def dense(part):  # the structure's features of each sentence, or None
-        if not args.structure:
+        if structure is None:
             return [None] * len(part)
-        window = [int(w) for w in args.structure_window.split(",")]
-        return structure_attributes(part, args.structure, args.structure_scale, window)
+        return structure_attributes(part, structure, args.structure_scale, window)
     trainer = pycrfsuite.Trainer(algorithm=args.algorithm, verbose=False)
     for s, d in zip(train, dense(train)):
         trainer.append(items(s, templates, fold, d), s.labels, 0)

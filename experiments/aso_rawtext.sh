@@ -45,11 +45,11 @@ fi
 # 1. the texts: every Nth non-blank line of the raw text (in file order), the training set's
 # words, and every 20th line; their sizes in texts.json
 [ -s "$R/raw.tokens" ] || raw_tokens "$R/raw.tokens" "${EN[@]}"
-awk 'NF { n++; printf "%s ", $1; next } n { print ""; n = 0 }' "$R/raw.tokens" > "$R/text.1"
+words_text "$R/raw.tokens" "$R/text.1"
 for n in "${EVERY[@]}" 20; do
     [ "$n" = 1 ] || awk -v n="$n" '(NR - 1) % n == 0' "$R/text.1" > "$R/text.$n"
 done
-awk 'NF { n++; printf "%s ", $1; next } n { print ""; n = 0 }' "$TRAIN" > "$R/text.wsj"
+words_text "$TRAIN" "$R/text.wsj"
 "$PY" "$EXP/lib/aso_rawtext.py" texts "$R" > "$R/texts.json"
 
 # 2. the structures

@@ -202,8 +202,12 @@ find_unlabeled() {
     [ -d "$UNLABELED" ] || need_data unlabeled get_unlabeled.sh
 }
 
-# sample_text OUT: the bundled CoNLL-2000 sample's words as raw text, a sentence per line
-sample_text() { awk 'NF { printf "%s ", $1; next } { print "" }' "$SAMPLES/conll2000_train.txt" > "$1"; }
+# words_text IN OUT: the first column of IN (a token per line, a blank line after each
+# sentence: CoNLL files, raw_tokens) as raw text, a sentence per line
+words_text() { awk 'NF { n++; printf "%s ", $1; next } n { print ""; n = 0 } END { if (n) print "" }' "$1" > "$2"; }
+
+# sample_text OUT: the bundled CoNLL-2000 sample's words as raw text
+sample_text() { words_text "$SAMPLES/conll2000_train.txt" "$1"; }
 
 # learn_vectors VEC FORMAT K FILE...: word (for sighan, character) vectors of dimension K
 # from the raw text FILE... with seqbil aso's split that reads only the token itself (the

@@ -227,7 +227,7 @@ def test_crfsuite_peer_structure_attributes(tmp_path):
     seqbil.learn_structure([text], targets=20, dim=4, aux_epochs=1).save(tmp_path / "s.sbs")
     sentences = read_corpus(make_format("conll", None, -1), str(CONLL[1]))[:30]
     window, scale = [-1, 0, 1], 0.3
-    got = list(structure_attributes(sentences, tmp_path / "s.sbs", scale, window))
+    got = list(structure_attributes(sentences, Structure.load(tmp_path / "s.sbs"), scale, window))
     features = StructureFeatures(Structure.load(tmp_path / "s.sbs"), window, scale)
     n = sum(map(len, sentences))
     ptr, ids, vals = features.append(sentences, np.zeros(n + 1, np.int64), np.zeros(0, np.int32), None, 0)
