@@ -1,9 +1,11 @@
 """Corpus decoding with the linear (eq. 2) and bilinear (eq. 1) first-order models:
-the best path (Viterbi), the K best paths (list Viterbi) and max-marginal margins."""
+the best path (Viterbi), the K best paths (list Viterbi), max-marginal margins and
+marginal probabilities (sum-product forward-backward, fb.pxd)."""
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport INFINITY
 from chain cimport Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, viterbi, SEQBIL_PREFETCH
+from fb cimport FB, fb_new, fb_log, forward_backward, path_score
 
 
 DEF HEADS_AHEAD = 3
@@ -541,6 +543,90 @@ def confidence_corpus(data, weights, int32_t[::1] out, double[::1] token_margins
                 sentence_margins[j] = INFINITY
             else:
                 sentence_margins[j] = top2[0] - top2[1]
+
+
+# --- marginal probabilities ------------------------------------------------------------
+
+def marginals_corpus(data, weights, double temperature, int32_t[::1] out, double[::1] best,
+                     double[:, ::1] marginals, double[::1] log_partition):
+    """For every sequence of an encoded Dataset: the best path into out (as
+    decode_corpus) and its score into best, log Z into log_partition and the marginal
+    probability of every label at every position into marginals (positions x labels),
+    under p(y | x) = exp(score(y) / temperature) / Z (see fb.pxd). The probability of
+    the best path is exp(best / temperature - log Z)."""
+    cdef Corpus c = csr_corpus(data)
+    weights = as_store(weights)
+    cdef Weights w = weights_view(weights)
+    cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
+    cdef int S = w.m.S
+    if not temperature > 0.0 or temperature == INFINITY:
+        raise ValueError("the temperature must be a positive number")
+    if out.shape[0] != data.n_positions or marginals.shape[0] != data.n_positions or marginals.shape[1] != S \
+            or best.shape[0] != N or log_partition.shape[0] != N:
+        raise ValueError("output arrays have the wrong shapes")
+    cdef int maxlen = longest(&c, N)
+    cdef Lattice L
+    work = lattice_new(&L, maxlen, S)
+    cdef FB F
+    tables = fb_new(&F, maxlen, S)
+    cdef const double* pair = L.pair if w.w1.n_rows > 0 else NULL
+    cdef double invT = 1.0 / temperature
+    cdef int64_t p0
+    cdef int n, i
+    with nogil:
+        for j in range(N):
+            p0 = c.seq_ptr[j]
+            n = <int>(c.seq_ptr[j + 1] - p0)
+            score_tables(&c, &w, &L, p0, n)
+            best[j] = viterbi(&L, &w.m, n, &out[p0])
+            log_partition[j] = forward_backward(&F, L.unary, pair, w.m.trans, w.m.end, n, invT, False)
+            for i in range(n * S):
+                marginals[p0 + i // S, i % S] = F.P[i]
+
+
+def path_scores(data, weights, const int32_t[::1] labels, double[::1] out):
+    """score(y) of the labelling labels (one label id per position, each in [0, S)) of
+    every sequence of an encoded Dataset, into out."""
+    cdef Corpus c = csr_corpus(data)
+    weights = as_store(weights)
+    cdef Weights w = weights_view(weights)
+    cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
+    cdef int S = w.m.S
+    if labels.shape[0] != data.n_positions or out.shape[0] != N:
+        raise ValueError("arrays have the wrong shapes")
+    for j in range(labels.shape[0]):
+        if not 0 <= labels[j] < S:
+            raise ValueError(f"label id {labels[j]} at position {j} is not one of the model's")
+    cdef Lattice L
+    work = lattice_new(&L, longest(&c, N), S)
+    cdef int64_t p0
+    cdef int n
+    with nogil:
+        for j in range(N):
+            p0 = c.seq_ptr[j]
+            n = <int>(c.seq_ptr[j + 1] - p0)
+            score_tables(&c, &w, &L, p0, n)
+            out[j] = path_score(L.unary, L.pair, w.m.trans, w.m.end, n, S, &labels[p0])
+
+
+def forward_backward_tables(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,
+                            const double[::1] end, double temperature=1.0, bint pairs=True, bint log_space=False):
+    """(log Z, node marginals n x S, pair marginals n x S x S) of one sequence of score
+    tables (fb.pxd; pair marginals [i, y, v] = p(y_i = y, y_{i-1} = v) for i > 0, row 0
+    zero). log_space: the log-space recursion that fb_scaled falls back on."""
+    cdef int n = unary.shape[0], S = unary.shape[1]
+    check_tables(unary, pair, trans, end)
+    cdef FB F
+    tables = fb_new(&F, n, S)
+    cdef double logz = 0.0
+    if n > 0 and log_space:
+        logz = fb_log(&F, &unary[0, 0], &pair[0, 0, 0], &trans[0, 0], &end[0], n, 1.0 / temperature, pairs)
+    elif n > 0:
+        logz = forward_backward(&F, &unary[0, 0], &pair[0, 0, 0], &trans[0, 0], &end[0], n, 1.0 / temperature, pairs)
+    P = np.asarray(tables[6])[:n * S].reshape(n, S).copy()
+    PP = np.asarray(tables[7])[:n * S * S].reshape(n, S, S).copy()
+    PP[:1] = 0.0
+    return logz, P, PP
 
 
 # --- one sequence of score tables (tests, experiments) ---------------------------------

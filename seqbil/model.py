@@ -17,7 +17,7 @@ import copy
 import numpy as np
 
 from ._version import __version__
-from ._kernels.decode import confidence_corpus, decode_corpus, nbest_corpus, nbest_rows
+from ._kernels.decode import confidence_corpus, decode_corpus, marginals_corpus, nbest_corpus, nbest_rows, path_scores
 from .formats import Sentence, make_format
 from .formats.sentence import Corpus
 from .features.dataset import encode
@@ -35,15 +35,17 @@ KINDS = {"linear": ("W0", "W1", "trans", "end"), "bilinear": ("W0", "alpha", "be
 
 class Model:
     def __init__(self, kind, labels, index, corpus, weights=None, training=None, store=None, precision="float32",
-                 tasks=None, task_labels=None):
+                 tasks=None, task_labels=None, temperature=1.0):
         """weights: the dense blocks (see the module docstring), as training makes
         them; store: the same as storage.sparse_weights keeps them, as a model file
         holds them (give one of the two). tasks: the task names of a multi-task
         model, whose trans and end stack a shared copy and one per task (see
         cython_ext/chain.pxd, Linear), and whose templates read %task: it tags
         through for_task(name); task_labels: {task: the labels it may give} where
-        the tasks' label sets differ."""
+        the tasks' label sets differ. temperature: what the scores are divided by
+        for probabilities (see marginals)."""
         self.kind, self.labels = kind, list(labels)
+        self.temperature = float(temperature)
         self.tasks, self.task = list(tasks or []), None
         self.task_labels = {k: list(v) for k, v in (task_labels or {}).items()}
         self.index, self.templates = index, index.templates
@@ -178,7 +180,8 @@ class Model:
         single = FeatureIndex(templates, fields, tables, index.normalize, index.layout, index.lexicons,
                               index.length_cap)
         store = {"trans": np.asarray(store["trans"]), "end": np.asarray(store["end"]), **rows}
-        model = Model("linear", self.labels, single, self.corpus, None, dict(self.training), store, "float64")
+        model = Model("linear", self.labels, single, self.corpus, None, dict(self.training), store, "float64",
+                      temperature=self.temperature)
         model.training["task"] = name
         model.compact()
         return model
@@ -336,6 +339,63 @@ class Model:
         found = iter(found)
         return [next(found) if len(s) else ([], [], float("inf")) for s in sentences]
 
+    # --- probabilities ------------------------------------------------------------
+    # p(y | x) = exp(score(y) / T) / Z(x): a CRF's own distribution (T = 1); for the
+    # online learners, whose scores are not log-probabilities, T is fitted after
+    # training on held-out data (the token marginals' negative log-likelihood).
+    def marginals(self, tokens):
+        """The marginal probability of every label at every token of one sentence
+        (tokens as for tag): an array of len(tokens) x len(self.labels), rows summing
+        to 1, columns in the order of self.labels. Sum-product forward-backward over
+        the same scores Viterbi maximizes, divided by self.temperature."""
+        return self.predict_marginals([self._sentence(tokens, 1)])[0][2]
+
+    def probability(self, tokens, labels):
+        """p(labels | tokens): the probability of one labelling of one sentence."""
+        sentence = self._sentence(tokens, 1)
+        if len(labels) != len(sentence):
+            raise SeqbilError(f"{len(labels)} labels for {len(sentence)} tokens")
+        unknown = [y for y in labels if y not in self.labels]
+        if unknown:
+            raise SeqbilError(f"label {unknown[0]!r} is not one of the model's ({', '.join(self.labels)})")
+        if not len(sentence):
+            return 1.0
+        data = self.encode([sentence])
+        index = {y: i for i, y in enumerate(self.labels)}
+        score = np.zeros(1)
+        path_scores(data, self.store, np.array([index[y] for y in labels], dtype=np.int32), score)
+        return float(np.exp(score[0] / self.temperature - self.decode_marginals(data)[3][0]))
+
+    def log_partition(self, tokens):
+        """log Z(x) of one sentence: log of the sum of exp(score(y) / temperature) over
+        all its labellings."""
+        return self.predict_marginals([self._sentence(tokens, 1)])[0][3]
+
+    def decode_marginals(self, data):
+        """For an encoded Dataset: the best label ids (as decode), their score per
+        sequence, the marginals (positions x labels) and log Z per sequence."""
+        self._need_task()
+        out, best = np.zeros(data.n_positions, dtype=np.int32), np.zeros(data.n_sequences)
+        marginals, logz = np.zeros((data.n_positions, len(self.labels))), np.zeros(data.n_sequences)
+        marginals_corpus(data, self.store, self.temperature, out, best, marginals, logz)
+        return out, best, marginals, logz
+
+    def predict_marginals(self, sentences, source="<input>"):
+        """For each formats.Sentence: (labels, the probability of that labelling,
+        marginals array, log Z), labels being tag()'s."""
+        nonempty = [s for s in sentences if len(s)]
+        found = []
+        if nonempty:
+            data = self.encode(nonempty, source)
+            ids, best, marginals, logz = self.decode_marginals(data)
+            labels = np.array(self.labels, dtype=object)
+            for j in range(data.n_sequences):
+                a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
+                found.append((list(labels[ids[a:b]]), float(np.exp(best[j] / self.temperature - logz[j])),
+                              marginals[a:b], float(logz[j])))
+        found = iter(found)
+        return [next(found) if len(s) else ([], 1.0, np.zeros((0, len(self.labels))), 0.0) for s in sentences]
+
     # --- files ----------------------------------------------------------------
     def save(self, path):
         """Write the model file (atomically). A model that holds dense weights is
@@ -346,7 +406,7 @@ class Model:
             self.compact()
         meta = {"format": "seqbil-model", "seqbil_version": __version__, "kind": self.kind,
                 "labels": self.labels, "templates": [t.text for t in self.templates.templates],
-                "corpus": self.corpus, "training": self.training}
+                "corpus": self.corpus, "training": self.training, "temperature": self.temperature}
         if self.tasks:
             meta["tasks"] = self.tasks
             if self.task_labels:
@@ -467,8 +527,12 @@ class Model:
                 if not (isinstance(task_labels, dict) and set(task_labels) <= set(tasks or []) and
                         all(isinstance(v, list) and v and set(v) <= set(meta["labels"]) for v in task_labels.values())):
                     raise ValueError("task labels")
+                temperature = meta.get("temperature", 1.0)
+                if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or \
+                        not 0 < temperature < float("inf"):
+                    raise ValueError("temperature")
                 model = cls(meta["kind"], meta["labels"], index, corpus, None, training, store, info["precision"],
-                            tasks, task_labels)
+                            tasks, task_labels, temperature)
                 model._check_shapes()
         except (KeyError, ValueError, TypeError, UnicodeDecodeError, SeqbilError) as exc:
             raise ModelFileError(f"{path}: inconsistent model contents ({exc})") from None

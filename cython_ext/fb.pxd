@@ -1,0 +1,249 @@
+# Sum-product forward-backward over the score tables of chain.pxd (unary, pair, trans,
+# end; the same layout and start/stop conventions as viterbi()), for the CRF's
+# likelihood and gradient and for the marginal probabilities of every model:
+#
+#   p(y | x) = exp(score(y) / T) / Z,   score(y) = sum_i unary[i, y_i]
+#              + pair[i, y_i, y_{i-1}] + trans[y_i, y_{i-1}] + end[y_{n-1}]
+#
+# (y_{-1} = S, the start symbol; T the temperature, 1 for a CRF).
+#
+# As CRFsuite does (crf1d_context.c), the recursions run in probability space with
+# the forward vector scaled to sum 1 at each position (Rabiner 1989, section V.A):
+# one multiply-add per label pair, no logsumexp in the inner loop. Each exponent is
+# shifted by its row's maximum first, so no exp overflows whatever the scale of the
+# scores (the online learners' scores are not log-probabilities). Should a scaled
+# vector still underflow to 0 (scores that differ by more than ~700 along every path
+# into a position), the sequence is redone in log space (fb_log), which cannot.
+import numpy as np
+from libc.stdint cimport int32_t
+from libc.math cimport exp, log, INFINITY, NAN, isfinite
+
+
+cdef struct FB:
+    # Work space and results for sequences of up to maxlen positions and S labels.
+    int S
+    double* alpha             # maxlen x S: forward vectors, scaled to sum 1
+    double* beta              # maxlen x S: backward vectors, scaled alike
+    double* eu                # maxlen x S: exp(unary / T - shift), the start pair included at 0
+    double* M                 # maxlen x S x S: exp((pair + trans)[i, y, v] / T - shift), v < S, i > 0
+    double* scale             # maxlen: the sum each forward vector was divided by
+    double* w                 # S: scratch
+    double* P                 # maxlen x S: node marginals p(y_i = y)
+    double* PP                # maxlen x S x S: pair marginals p(y_i = y, y_{i-1} = v), i > 0 (want_pairs)
+    double* la                # maxlen x S: log-space forward (fb_log)
+    double* lb                # maxlen x S: log-space backward (fb_log)
+
+
+cdef inline tuple fb_new(FB* F, int maxlen, int S):
+    """Point F at fresh tables; returns the arrays that own them, for the caller to keep."""
+    cdef Py_ssize_t n = max(maxlen, 1)
+    arrays = [np.zeros(n * S), np.zeros(n * S), np.zeros(n * S), np.zeros(n * S * S), np.zeros(n),
+              np.zeros(S), np.zeros(n * S), np.zeros(n * S * S), np.zeros(n * S), np.zeros(n * S)]
+    cdef double[::1] a
+    cdef double* p[10]
+    cdef int k
+    for k in range(10):
+        a = arrays[k]
+        p[k] = &a[0]
+    F.S = S
+    F.alpha, F.beta, F.eu, F.M, F.scale, F.w, F.P, F.PP, F.la, F.lb = p[0], p[1], p[2], p[3], p[4], p[5], p[6], \
+        p[7], p[8], p[9]
+    return tuple(arrays)
+
+
+cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, const double* trans,
+                             const double* end, int n, double invT, bint want_pairs) noexcept nogil:
+    """log Z, and the node (and with want_pairs the pair) marginals in F.P (F.PP), of one
+    sequence of n > 0 positions; NaN when a scaled vector underflowed (then nothing
+    else is valid). pair may be NULL: no 1st-order attributes, the pair scores are the
+    transitions alone."""
+    cdef int S = F.S, T = S + 1, i, y, v
+    cdef double logz = 0.0, c, s, z
+    cdef double* a
+    cdef double* ap
+    cdef double* eu
+    cdef double* M
+    cdef double* b
+    cdef double* bn
+    cdef double* w = F.w
+    cdef double* pp
+    cdef const double* pr
+    # position 0: unary, start pair and start transition in one exponent
+    c = -INFINITY
+    for y in range(S):
+        s = (unary[y] + (pair[y * T + S] if pair != NULL else 0.0) + trans[y * T + S]) * invT
+        F.eu[y] = s
+        c = max(c, s)
+    z = 0.0
+    for y in range(S):
+        F.eu[y] = exp(F.eu[y] - c)
+        F.alpha[y] = F.eu[y]
+        z += F.eu[y]
+    if not (z > 0.0 and isfinite(z)):
+        return NAN
+    for y in range(S):
+        F.alpha[y] /= z
+    F.scale[0] = z
+    logz = c + log(z)
+    for i in range(1, n):
+        eu = F.eu + i * S
+        M = F.M + <Py_ssize_t> i * S * S
+        a = F.alpha + i * S
+        ap = a - S
+        c = -INFINITY
+        for y in range(S):
+            eu[y] = unary[i * S + y] * invT
+            c = max(c, eu[y])
+        for y in range(S):
+            eu[y] = exp(eu[y] - c)
+        logz += c
+        # the pair factors: with attributes, per position; else the transitions' alone,
+        # the same at every position (computed at 1, copied by pointer below)
+        if pair != NULL or i == 1:
+            c = -INFINITY
+            for y in range(S):
+                pr = pair + (i * S + y) * T if pair != NULL else NULL
+                for v in range(S):
+                    s = ((pr[v] if pr != NULL else 0.0) + trans[y * T + v]) * invT
+                    M[y * S + v] = s
+                    c = max(c, s)
+            for y in range(S * S):
+                M[y] = exp(M[y] - c)
+            w[0] = c  # the shift, kept for the positions that share M
+        elif pair == NULL:
+            M = F.M + S * S
+        logz += w[0] if pair == NULL else c
+        z = 0.0
+        for y in range(S):
+            s = 0.0
+            for v in range(S):
+                s += ap[v] * M[y * S + v]
+            a[y] = s * eu[y]
+            z += a[y]
+        if not (z > 0.0 and isfinite(z)):
+            return NAN
+        for y in range(S):
+            a[y] /= z
+        F.scale[i] = z
+        logz += log(z)
+    # the stop scores
+    a = F.alpha + (n - 1) * S
+    b = F.beta + (n - 1) * S
+    c = -INFINITY
+    for y in range(S):
+        c = max(c, end[y] * invT)
+    z = 0.0
+    for y in range(S):
+        b[y] = exp(end[y] * invT - c)
+        z += a[y] * b[y]
+    if not (z > 0.0 and isfinite(z)):
+        return NAN
+    logz += c + log(z)
+    for y in range(S):
+        b[y] /= z
+    # backward, with the marginals: p(y_i = y) = alpha[i, y] beta[i, y], and
+    # p(y_i = y, y_{i-1} = v) = alpha[i-1, v] M_i[y, v] eu_i[y] beta[i, y] / scale[i]
+    for i in range(n - 1, -1, -1):
+        a = F.alpha + i * S
+        b = F.beta + i * S
+        for y in range(S):
+            F.P[i * S + y] = a[y] * b[y]
+        if i == 0:
+            break
+        eu = F.eu + i * S
+        M = F.M + <Py_ssize_t> (i if pair != NULL else 1) * S * S
+        ap = a - S
+        bn = b - S
+        for y in range(S):
+            w[y] = eu[y] * b[y] / F.scale[i]
+        for v in range(S):
+            bn[v] = 0.0
+        for y in range(S):
+            for v in range(S):
+                bn[v] += M[y * S + v] * w[y]
+        if want_pairs:
+            pp = F.PP + <Py_ssize_t> i * S * S
+            for y in range(S):
+                for v in range(S):
+                    pp[y * S + v] = ap[v] * M[y * S + v] * w[y]
+    return logz
+
+
+cdef inline double logsumexp(const double* x, int n, Py_ssize_t stride) noexcept nogil:
+    cdef int k
+    cdef double c = -INFINITY, s = 0.0
+    for k in range(n):
+        c = max(c, x[k * stride])
+    if c == -INFINITY:
+        return c
+    for k in range(n):
+        s += exp(x[k * stride] - c)
+    return c + log(s)
+
+
+cdef inline double fb_log(FB* F, const double* unary, const double* pair, const double* trans, const double* end,
+                          int n, double invT, bint want_pairs) noexcept nogil:
+    """fb_scaled in log space: slower (an exp per label pair), never underflows."""
+    cdef int S = F.S, T = S + 1, i, y, v
+    cdef double* la = F.la
+    cdef double* lb = F.lb
+    cdef double* w = F.w
+    cdef double* t = F.M  # S x S scratch: a row of terms
+    cdef double logz, s
+    for y in range(S):
+        la[y] = (unary[y] + (pair[y * T + S] if pair != NULL else 0.0) + trans[y * T + S]) * invT
+    for i in range(1, n):
+        for y in range(S):
+            for v in range(S):
+                t[v] = la[(i - 1) * S + v] + ((pair[(i * S + y) * T + v] if pair != NULL else 0.0)
+                                              + trans[y * T + v]) * invT
+            la[i * S + y] = logsumexp(t, S, 1) + unary[i * S + y] * invT
+    for y in range(S):
+        lb[(n - 1) * S + y] = end[y] * invT
+        w[y] = la[(n - 1) * S + y] + lb[(n - 1) * S + y]
+    logz = logsumexp(w, S, 1)
+    for i in range(n - 1, 0, -1):
+        for v in range(S):
+            for y in range(S):
+                t[y] = lb[i * S + y] + unary[i * S + y] * invT + \
+                    ((pair[(i * S + y) * T + v] if pair != NULL else 0.0) + trans[y * T + v]) * invT
+            lb[(i - 1) * S + v] = logsumexp(t, S, 1)
+    for i in range(n):
+        for y in range(S):
+            F.P[i * S + y] = exp(la[i * S + y] + lb[i * S + y] - logz)
+        if want_pairs and i > 0:
+            for y in range(S):
+                for v in range(S):
+                    s = la[(i - 1) * S + v] + ((pair[(i * S + y) * T + v] if pair != NULL else 0.0)
+                                               + trans[y * T + v]) * invT + unary[i * S + y] * invT + lb[i * S + y]
+                    F.PP[<Py_ssize_t> i * S * S + y * S + v] = exp(s - logz)
+    return logz
+
+
+cdef inline double forward_backward(FB* F, const double* unary, const double* pair, const double* trans,
+                                    const double* end, int n, double invT, bint want_pairs) noexcept nogil:
+    """log Z of one sequence and its marginals in F.P (and F.PP): fb_scaled, or fb_log
+    where that underflowed. n = 0: log Z = 0 (the empty labelling)."""
+    cdef double logz
+    if n == 0:
+        return 0.0
+    logz = fb_scaled(F, unary, pair, trans, end, n, invT, want_pairs)
+    if logz != logz:
+        logz = fb_log(F, unary, pair, trans, end, n, invT, want_pairs)
+    return logz
+
+
+cdef inline double path_score(const double* unary, const double* pair, const double* trans, const double* end,
+                              int n, int S, const int32_t* path) noexcept nogil:
+    """score(y) of the labelling path[:n] (pair may be NULL)."""
+    cdef int i, T = S + 1, y, v
+    cdef double s = 0.0
+    if n == 0:
+        return 0.0
+    for i in range(n):
+        y = path[i]
+        v = path[i - 1] if i > 0 else S
+        s += unary[i * S + y] + trans[y * T + v]
+        if pair != NULL:
+            s += pair[(i * S + y) * T + v]
+    return s + end[path[n - 1]]
