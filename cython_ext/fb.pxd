@@ -51,12 +51,31 @@ cdef inline tuple fb_new(FB* F, int maxlen, int S):
     return tuple(arrays)
 
 
+cdef inline double dot(const double* a, const double* b, int n) noexcept nogil:
+    """sum of a[k] * b[k], in four independent sums (a single chain of adds waits on
+    each add's latency: the forward recursion's hot spot)."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef int k = 0
+    while k + 4 <= n:
+        s0 += a[k] * b[k]
+        s1 += a[k + 1] * b[k + 1]
+        s2 += a[k + 2] * b[k + 2]
+        s3 += a[k + 3] * b[k + 3]
+        k += 4
+    while k < n:
+        s0 += a[k] * b[k]
+        k += 1
+    return (s0 + s1) + (s2 + s3)
+
+
 cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, const double* trans,
-                             const double* end, int n, double invT, bint want_pairs) noexcept nogil:
+                             const double* end, int n, double invT, bint want_pairs, double* pair_sum,
+                             int stride) noexcept nogil:
     """log Z, and the node (and with want_pairs the pair) marginals in F.P (F.PP), of one
     sequence of n > 0 positions; NaN when a scaled vector underflowed (then nothing
     else is valid). pair may be NULL: no 1st-order attributes, the pair scores are the
-    transitions alone."""
+    transitions alone. pair_sum (may be NULL): the pair marginals of the positions
+    i > 0 are added to pair_sum[y * stride + v] (a CRF's expected transition counts)."""
     cdef int S = F.S, T = S + 1, i, y, v
     cdef double logz = 0.0, c, s, z
     cdef double* a
@@ -115,10 +134,7 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
         logz += w[0] if pair == NULL else c
         z = 0.0
         for y in range(S):
-            s = 0.0
-            for v in range(S):
-                s += ap[v] * M[y * S + v]
-            a[y] = s * eu[y]
+            a[y] = dot(ap, M + y * S, S) * eu[y]
             z += a[y]
         if not (z > 0.0 and isfinite(z)):
             return NAN
@@ -166,6 +182,10 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
             for y in range(S):
                 for v in range(S):
                     pp[y * S + v] = ap[v] * M[y * S + v] * w[y]
+        if pair_sum != NULL:
+            for y in range(S):
+                for v in range(S):
+                    pair_sum[y * stride + v] += ap[v] * M[y * S + v] * w[y]
     return logz
 
 
@@ -221,15 +241,23 @@ cdef inline double fb_log(FB* F, const double* unary, const double* pair, const 
 
 
 cdef inline double forward_backward(FB* F, const double* unary, const double* pair, const double* trans,
-                                    const double* end, int n, double invT, bint want_pairs) noexcept nogil:
-    """log Z of one sequence and its marginals in F.P (and F.PP): fb_scaled, or fb_log
-    where that underflowed. n = 0: log Z = 0 (the empty labelling)."""
+                                    const double* end, int n, double invT, bint want_pairs,
+                                    double* pair_sum=NULL, int stride=0) noexcept nogil:
+    """log Z of one sequence and its marginals in F.P (and F.PP; pair_sum as for
+    fb_scaled): fb_scaled, or fb_log where that underflowed. n = 0: log Z = 0 (the
+    empty labelling)."""
     cdef double logz
+    cdef int i, y, v, S = F.S
     if n == 0:
         return 0.0
-    logz = fb_scaled(F, unary, pair, trans, end, n, invT, want_pairs)
-    if logz != logz:
-        logz = fb_log(F, unary, pair, trans, end, n, invT, want_pairs)
+    logz = fb_scaled(F, unary, pair, trans, end, n, invT, want_pairs, pair_sum, stride)
+    if logz != logz:  # (it failed before its backward pass: nothing was added to pair_sum)
+        logz = fb_log(F, unary, pair, trans, end, n, invT, want_pairs or pair_sum != NULL)
+        if pair_sum != NULL:
+            for i in range(1, n):
+                for y in range(S):
+                    for v in range(S):
+                        pair_sum[y * stride + v] += F.PP[<Py_ssize_t> i * S * S + y * S + v]
     return logz
 
 

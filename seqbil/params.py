@@ -99,6 +99,12 @@ CORE = [
     Param("epochs", int, 20, "passes over the training data (T)", positive=True),
     Param("C", float, 1.0, "learning rate / dual step size C", positive=True, flag="-C"),
     Param("averaged", bool, True, "average the parameters over all updates (learners that average)"),
+    Param("c1", float, 0.0, "L1 coefficient: the objective adds c1 * |w|_1 (as CRFsuite's c1; OWL-QN)", minimum=0,
+          learners=("crf",)),
+    Param("c2", float, 1.0, "L2 coefficient: the objective adds c2 * |w|^2 (as CRFsuite's c2, not |w|^2 / 2)",
+          minimum=0, learners=("crf",)),
+    Param("jobs", int, 1, "threads computing the gradient, each over a block of the sentences (0: one per CPU "
+          "core); the same number gives the same model", minimum=0, learners=("crf",)),
     Param("seed", int, 1, "seed of the per-epoch shuffling", minimum=0),
     Param("shards", int, 0, "iterative parameter mixing (McDonald, Hall & Mann 2010) on a Dask cluster: the "
           "training file cut into SHARDS shards; every epoch, one pass of the learner on each shard from the mixed "
@@ -169,6 +175,10 @@ def _table():
             p = Param(p.name, p.type, p.default, text, p.section, tuple(LEARNERS))
         elif p.name == "averaged":
             p = Param(p.name, p.type, p.default, p.help, p.section, learners=averaging)
+        elif p.name == "epochs":
+            own = [f"{n}: {cls.defaults['epochs']}" for n, cls in LEARNERS.items() if "epochs" in cls.defaults]
+            text = p.help + (f" (default {', '.join(own)}: iterations of its optimizer at most)" if own else "")
+            p = Param(p.name, p.type, p.default, text, p.section, positive=p.positive)
         elif p.name in ("shards", "mixing"):
             p = Param(p.name, p.type, p.default, p.help, p.section, p.choices, p.minimum, learners=mixing)
         out.append(p)
@@ -326,6 +336,10 @@ def resolve(config=None, overrides=None):
             raise ConfigError("arguments", 0, f"unknown parameter {key!r} (see seqbil params)")
         settings[key] = check_value(params[key], value, "arguments")
         sources[key] = "arguments"
+    from .learners import LEARNERS
+    for key, value in getattr(LEARNERS.get(settings["learner"]), "defaults", {}).items():
+        if key not in sources:  # the learner's own default
+            settings[key] = value
     return settings, sources
 
 

@@ -396,6 +396,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         if task_spec is None:
             raise
         raise ConfigError(sources.get("learner", "<settings>"), 0, f"multi-task training: {exc}") from None
+    learner.prepare(data)
     if live:
         learner.attach([f for f, t in zip(vectors.firsts(index.n_keyed(0)), vectors.templates)
                         if t.refs[0][1].source == EMB], phi0)
@@ -444,7 +445,8 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
             data = None  # the shards hold their parts of the corpus: this process needs only the index
             _return_freed_memory()
         with graceful_stop() as stop:
-            for k in range(len(history), learner.passes()):
+            done = bool(history and history[-1].get("stop"))  # a batch learner's optimizer ended the run
+            for k in range(len(history), 0 if done else learner.passes()):
                 learner.start_pass(k)
                 start, mistakes, mixed = time.perf_counter(), 0, None
                 if tasks:  # the learners flag the sequences they get wrong, counted per task and chunk
@@ -452,7 +454,10 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                     curve = np.zeros((2, -(-N // CHUNK), len(names)), np.int64)
                 with tqdm(total=N, desc=learner.pass_name(k), unit="seq", leave=False,
                           disable=not show_progress, dynamic_ncols=True) as bar:
-                    if mixer is not None:  # the passes run on the shards; this learner takes the mix
+                    if learner.batch:
+                        order, stats = (), learner.train_pass(data, k)
+                        bar.update(N)
+                    elif mixer is not None:  # the passes run on the shards; this learner takes the mix
                         mistakes, mixed = mixer.epoch(k, bar)
                         order = ()
                     else:
@@ -467,15 +472,24 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                                                                len(names))
                         bar.update(min(CHUNK, N - c))
                         bar.set_postfix(mistakes=mistakes, refresh=False)
-                record = {"pass": k + 1, "name": learner.pass_name(k), "mistakes": int(mistakes),
-                          "error_rate": mistakes / max(N, 1), "seconds": time.perf_counter() - start}
+                if learner.batch:
+                    record = {"pass": k + 1, "name": learner.pass_name(k), **stats,
+                              "seconds": time.perf_counter() - start}
+                else:
+                    record = {"pass": k + 1, "name": learner.pass_name(k), "mistakes": int(mistakes),
+                              "error_rate": mistakes / max(N, 1), "seconds": time.perf_counter() - start}
                 if tasks:
                     record["task_mistakes"] = dict(zip(names, curve[1].sum(axis=0).tolist()))
                 if mixed is not None:
                     record["mixing"] = mixed
                 record.update(learner.end_pass(k))
-                line = f"{record['name']}: {mistakes} mistakes ({100 * record['error_rate']:.2f}%), " \
-                       f"{record['seconds']:.2f} s" + _diagnostics(record)
+                if learner.batch:
+                    line = f"{record['name']}: objective {record['objective']:.6g}, |g| {record['gnorm']:.4g}, " \
+                           f"step {record['step']:.3g}, {record['evaluations']} evaluation" \
+                           f"{'s' if record['evaluations'] != 1 else ''}, {record['seconds']:.2f} s"
+                else:
+                    line = f"{record['name']}: {mistakes} mistakes ({100 * record['error_rate']:.2f}%), " \
+                           f"{record['seconds']:.2f} s" + _diagnostics(record)
                 if tasks:
                     line += " (" + ", ".join(f"{t} {n}" for t, n in record["task_mistakes"].items()) + ")"
                 if dev_data is not None:
@@ -502,12 +516,15 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                              "task_mistakes_per_chunk": curve[1].tolist()} if tasks else {}
                     log.write(json.dumps({**record, **extra}) + "\n")
                     log.flush()
-                last = k + 1 == learner.passes()
+                last = k + 1 == learner.passes() or bool(record.get("stop"))
                 if checkpoint_every and ((k + 1) % checkpoint_every == 0 or stop["stop"] or last):
                     checkpoint.save(checkpoint_path, run, learner, rng, history)
                     echo(f"checkpoint saved to {checkpoint_path}")
                 if stop["stop"]:
                     echo(f"interrupted: stopping after {record['name']}")
+                    break
+                if record.get("stop"):
+                    echo(f"{learner.name}: {record['stop']} after {record['name']}")
                     break
     finally:
         stack.close()

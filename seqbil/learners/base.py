@@ -27,6 +27,8 @@ class Learner(ABC):
     bilinear = False     # factors the 1st-order weights: without 1st-order templates it is sp
     multitask = False    # learns several tasks at once (the `tasks` argument)
     embeds = False       # learns the %emb vectors too (attach(first, phi); the corpus gives emb_rows)
+    batch = False        # trains a whole pass at a time (train_pass) instead of chunk by chunk
+    defaults = {}        # parameter defaults of its own, e.g. {"epochs": 1000}
     # scalars that change while training, with their least value; restore() requires
     # every other scalar to equal the fresh learner's
     progress = {"counter": 1}
@@ -55,8 +57,17 @@ class Learner(ABC):
         """Label of pass k (0-based) on the progress bar."""
         return f"epoch {k + 1}/{self.passes()}"
 
+    def prepare(self, data):
+        """Called once with the encoded training corpus, before warm_start, restore and
+        the first pass (a learner whose parameters depend on the data builds them)."""
+
     def start_pass(self, k):
         """Called before pass k."""
+
+    def train_pass(self, data, k):
+        """Batch learners: pass k over the whole corpus; returns a dict for the log,
+        whose "stop" entry, when not None, ends training (converged)."""
+        raise NotImplementedError
 
     @abstractmethod
     def train_chunk(self, data, order):

@@ -1,0 +1,279 @@
+"""Linear-chain CRF (Lafferty, McCallum & Pereira 2001): the negative log-likelihood's
+terms and their gradient over an encoded corpus, for a batch optimizer.
+
+The weights are one flat vector x, as CRFsuite lays out its features (crf1d_encode.c):
+a weight per (0-order attribute, label) pair of the feature set, then per (1st-order
+attribute, label pair) pair, then the label transitions trans (S x (S + 1), the start
+symbol last) and the end scores end (S). The feature set is given as CSR lists: the
+labels of attribute a are lab0[ptr0[a]:ptr0[a + 1]] (ascending) and its weights
+x[ptr0[a]:ptr0[a + 1]]; likewise the cells y * (S + 1) + v of the 1st-order attributes,
+after them. CRFsuite keeps only the pairs seen in training (its default); every pair
+is the dense case.
+
+For a sequence, log p(y | x) = score(y) - log Z(x), and d(-log p)/dx = E[phi] - phi(y):
+the expected counts come from the marginals of fb.pxd, the observed ones are fixed
+and computed once (observed()). expected() adds up log Z and E[phi] over the
+sequences of one block, with no Python object in the loop; blocks in threads.
+"""
+import numpy as np
+from libc.stdint cimport int32_t, int64_t
+from chain cimport Corpus, Lattice, corpus_view, lattice_new, b_begin, SEQBIL_PREFETCH
+from fb cimport FB, fb_new, forward_backward
+
+
+cdef struct Features:
+    int S
+    const int64_t* ptr0
+    const int32_t* lab0
+    const int64_t* ptr1
+    const int32_t* cell1
+    int64_t A0
+    int64_t A1
+    int64_t off1              # where the 1st-order weights start in x
+    int64_t offt              # trans
+    int64_t offe              # end
+
+
+# Scoring and the expected counts read one weight per (attribute, label) pair at random
+# places of arrays of megabytes: they wait on memory. So each block works on its own
+# copy of the keyed weights interleaved with their gradient (xg[2q] = x[q], xg[2q + 1]
+# = dF/dx[q]): the gradient's cache line is the one scoring has just read. The lists of
+# the position DEPTH steps ahead are asked for while the current one is summed.
+DEF DEPTH = 3
+
+
+cdef inline void prefetch(const Corpus* c, const Features* f, const double* xg, int64_t p, bint heads,
+                          bint first_order) noexcept nogil:
+    """Ask the cache for what position p reads: the list heads (ptr0[a]), or the weights."""
+    cdef int64_t k
+    for k in range(c.u_ptr[p], c.u_ptr[p + 1]):
+        if heads:
+            SEQBIL_PREFETCH(f.ptr0 + c.u_ids[k])
+        else:
+            SEQBIL_PREFETCH(xg + 2 * f.ptr0[c.u_ids[k]])
+    if first_order:
+        for k in range(b_begin(c, p), b_begin(c, p + 1)):
+            if heads:
+                SEQBIL_PREFETCH(f.ptr1 + c.b_ids[k])
+            else:
+                SEQBIL_PREFETCH(xg + 2 * (f.off1 + f.ptr1[c.b_ids[k]]))
+
+
+cdef inline void score(const Corpus* c, const Features* f, const double* xg, const Lattice* L, int64_t p0, int n,
+                       bint first_order) noexcept nogil:
+    """unary and (with first_order) pair tables of the sequence at p0:p0 + n."""
+    cdef int i, S = f.S, T = S + 1, y
+    cdef int64_t k, q, lo, hi
+    cdef int32_t a
+    cdef double v
+    cdef double* out
+    for i in range(min(n, DEPTH)):
+        prefetch(c, f, xg, p0 + i, True, first_order)
+    for i in range(min(n, DEPTH - 1)):
+        prefetch(c, f, xg, p0 + i, False, first_order)
+    for i in range(n):
+        if i + DEPTH < n:
+            prefetch(c, f, xg, p0 + i + DEPTH, True, first_order)
+        if i + DEPTH - 1 < n:
+            prefetch(c, f, xg, p0 + i + DEPTH - 1, False, first_order)
+        out = L.unary + i * S
+        for y in range(S):
+            out[y] = 0.0
+        for k in range(c.u_ptr[p0 + i], c.u_ptr[p0 + i + 1]):
+            a = c.u_ids[k]
+            v = c.u_vals[k] if c.u_vals != NULL else 1.0
+            for q in range(f.ptr0[a], f.ptr0[a + 1]):
+                out[f.lab0[q]] += v * xg[2 * q]
+        if first_order:
+            out = L.pair + i * S * T
+            for y in range(S * T):
+                out[y] = 0.0
+            for k in range(b_begin(c, p0 + i), b_begin(c, p0 + i + 1)):
+                a = c.b_ids[k]
+                for q in range(f.ptr1[a], f.ptr1[a + 1]):
+                    out[f.cell1[q]] += xg[2 * (f.off1 + q)]
+
+
+cdef inline void accumulate(const Corpus* c, const Features* f, const FB* F, double* xg, double* gte, int64_t p0,
+                            int n, bint first_order, bint transitions) noexcept nogil:
+    """The expected feature counts of one sequence (F holds its marginals): the keyed
+    features' into xg[2q + 1], the transitions' and end scores' into gte (S x (S + 1),
+    then S; the transitions at i > 0 without first_order are added by forward_backward)."""
+    cdef int i, S = f.S, T = S + 1, y, v, cell
+    cdef int64_t k, q
+    cdef int32_t a
+    cdef double x
+    cdef const double* P
+    cdef const double* PP
+    for i in range(n):
+        P = F.P + i * S
+        PP = F.PP + <Py_ssize_t> i * S * S
+        for k in range(c.u_ptr[p0 + i], c.u_ptr[p0 + i + 1]):
+            a = c.u_ids[k]
+            x = c.u_vals[k] if c.u_vals != NULL else 1.0
+            for q in range(f.ptr0[a], f.ptr0[a + 1]):
+                xg[2 * q + 1] += x * P[f.lab0[q]]
+        if first_order:
+            for k in range(b_begin(c, p0 + i), b_begin(c, p0 + i + 1)):
+                a = c.b_ids[k]
+                for q in range(f.ptr1[a], f.ptr1[a + 1]):
+                    cell = f.cell1[q]
+                    y, v = cell // T, cell % T
+                    if i == 0:
+                        if v == S:
+                            xg[2 * (f.off1 + q) + 1] += P[y]
+                    elif v < S:
+                        xg[2 * (f.off1 + q) + 1] += PP[y * S + v]
+        if transitions:
+            if i == 0:
+                for y in range(S):
+                    gte[y * T + S] += P[y]
+            elif first_order:
+                for y in range(S):
+                    for v in range(S):
+                        gte[y * T + v] += PP[y * S + v]
+    P = F.P + (n - 1) * S
+    for y in range(S):
+        gte[S * T + y] += P[y]
+
+
+cdef inline int64_t find(const int32_t* values, int64_t lo, int64_t hi, int32_t key) noexcept nogil:
+    """Index of key in the ascending values[lo:hi], or -1."""
+    cdef int64_t mid, end = hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if values[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < end and values[lo] == key else -1
+
+
+cdef class CRFKernel:
+    """The feature set of a CRF over an encoded training corpus (see the module
+    docstring), and the sums its objective needs."""
+    cdef Features f
+    cdef readonly int64_t size        # len(x)
+    cdef bint transitions
+    cdef object arrays
+
+    def __init__(self, int S, const int64_t[::1] ptr0, const int32_t[::1] lab0, const int64_t[::1] ptr1,
+                 const int32_t[::1] cell1, bint transitions):
+        cdef Py_ssize_t k
+        self.f.S = S
+        self.f.A0, self.f.A1 = ptr0.shape[0] - 1, ptr1.shape[0] - 1
+        if self.f.A0 < 0 or self.f.A1 < 0 or ptr0[self.f.A0] != lab0.shape[0] or ptr1[self.f.A1] != cell1.shape[0]:
+            raise ValueError("the feature lists are inconsistent")
+        for k in range(lab0.shape[0]):
+            if not 0 <= lab0[k] < S:
+                raise ValueError("a state feature's label is out of range")
+        for k in range(cell1.shape[0]):
+            if not 0 <= cell1[k] < S * (S + 1):
+                raise ValueError("a 1st-order feature's cell is out of range")
+        self.f.ptr0, self.f.lab0 = &ptr0[0], &lab0[0] if lab0.shape[0] else NULL
+        self.f.ptr1, self.f.cell1 = &ptr1[0], &cell1[0] if cell1.shape[0] else NULL
+        self.f.off1 = lab0.shape[0]
+        self.f.offt = self.f.off1 + cell1.shape[0]
+        self.f.offe = self.f.offt + S * (S + 1)
+        self.size = self.f.offe + S
+        self.transitions = transitions
+        self.arrays = (ptr0, lab0, ptr1, cell1)
+
+    cdef int check(self, Corpus* c, data, int64_t lo, int64_t hi) except -1:
+        cdef int64_t k
+        if not 0 <= lo <= hi <= len(data.seq_ptr) - 1:
+            raise ValueError("sequence range out of bounds")
+        for k in range(c.u_ptr[c.seq_ptr[lo]], c.u_ptr[c.seq_ptr[hi]]):
+            if not 0 <= c.u_ids[k] < self.f.A0:
+                raise ValueError("a 0-order attribute id is out of range")
+        for k in range(b_begin(c, c.seq_ptr[lo]), b_begin(c, c.seq_ptr[hi])):
+            if not 0 <= c.b_ids[k] < self.f.A1:
+                raise ValueError("a 1st-order attribute id is out of range")
+        return 0
+
+    def expected(self, data, double[::1] xg, const double[::1] xte, double[::1] gte, int64_t lo, int64_t hi):
+        """Sum of log Z(x_j) over the sequences lo <= j < hi, and their expected feature
+        counts. xg: the keyed weights interleaved with their gradient (xg[2q] = x[q],
+        the counts are added to xg[2q + 1], for q < len(x) - S * (S + 2)); xte: the
+        transitions and end scores (the rest of x), whose counts are added to gte.
+        Releases the GIL."""
+        cdef Corpus c = corpus_view(data)
+        cdef int S = self.f.S
+        if xg.shape[0] != 2 * self.f.offt or xte.shape[0] != S * (S + 2) or gte.shape[0] != S * (S + 2):
+            raise ValueError("xg, xte and gte do not fit the features")
+        self.check(&c, data, lo, hi)
+        cdef int maxlen = 1, n
+        cdef int64_t j, p0
+        for j in range(lo, hi):
+            maxlen = max(maxlen, <int>(c.seq_ptr[j + 1] - c.seq_ptr[j]))
+        cdef Lattice L
+        work = lattice_new(&L, maxlen, S)
+        cdef FB F
+        tables = fb_new(&F, maxlen, S)
+        cdef bint first_order = self.f.A1 > 0
+        cdef const double* pair
+        cdef double logz = 0.0
+        cdef double* w = &xg[0] if xg.shape[0] else NULL
+        cdef const double* trans = &xte[0]
+        cdef double* g = &gte[0]
+        with nogil:
+            for j in range(lo, hi):
+                p0 = c.seq_ptr[j]
+                n = <int>(c.seq_ptr[j + 1] - p0)
+                if n == 0:
+                    continue
+                score(&c, &self.f, w, &L, p0, n, first_order)
+                pair = L.pair if first_order else NULL
+                # without 1st-order attributes only the transitions need the pair marginals: summed in place
+                logz += forward_backward(&F, L.unary, pair, trans, trans + S * (S + 1), n, 1.0, first_order,
+                                         g if not first_order and self.transitions else NULL, S + 1)
+                accumulate(&c, &self.f, &F, w, g, p0, n, first_order, self.transitions)
+        return logz
+
+    def observed(self, data, double[::1] out):
+        """The feature counts of the gold labels of every sequence, into out (len(x))."""
+        cdef Corpus c = corpus_view(data)
+        cdef int64_t N = len(data.seq_ptr) - 1
+        if out.shape[0] != self.size:
+            raise ValueError("out must have one entry per feature")
+        self.check(&c, data, 0, N)
+        cdef int S = self.f.S, T = S + 1, y, v
+        cdef int64_t j, p, k, q, missing = 0
+        for p in range(c.seq_ptr[N]):
+            if not 0 <= c.labels[p] < S:
+                raise ValueError(f"position {p} has no gold label")
+        with nogil:
+            for j in range(N):
+                for p in range(c.seq_ptr[j], c.seq_ptr[j + 1]):
+                    y = c.labels[p]
+                    v = c.labels[p - 1] if p > c.seq_ptr[j] else S
+                    for k in range(c.u_ptr[p], c.u_ptr[p + 1]):
+                        q = find(self.f.lab0, self.f.ptr0[c.u_ids[k]], self.f.ptr0[c.u_ids[k] + 1], y)
+                        if q < 0:
+                            missing += 1
+                        else:
+                            out[q] += c.u_vals[k] if c.u_vals != NULL else 1.0
+                    for k in range(b_begin(&c, p), b_begin(&c, p + 1)):
+                        q = find(self.f.cell1, self.f.ptr1[c.b_ids[k]], self.f.ptr1[c.b_ids[k] + 1], y * T + v)
+                        if q < 0:
+                            missing += 1
+                        else:
+                            out[self.f.off1 + q] += 1.0
+                    if self.transitions:
+                        out[self.f.offt + y * T + v] += 1.0
+                if c.seq_ptr[j + 1] > c.seq_ptr[j]:
+                    out[self.f.offe + c.labels[c.seq_ptr[j + 1] - 1]] += 1.0
+        return missing
+
+
+def dot(const double[::1] a, const double[::1] b):
+    """a . b summed in order (numpy's dot may call a threaded BLAS, whose spinning
+    threads take the cores the gradient's blocks run on)."""
+    if a.shape[0] != b.shape[0]:
+        raise ValueError("a and b differ in length")
+    cdef Py_ssize_t k
+    cdef double s = 0.0
+    with nogil:
+        for k in range(a.shape[0]):
+            s += a[k] * b[k]
+    return s

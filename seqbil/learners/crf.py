@@ -1,0 +1,214 @@
+"""Linear-chain CRF (Lafferty, McCallum & Pereira 2001) trained by maximum likelihood,
+with CRFsuite's objective and optimizer (train_lbfgs.c, liblbfgs):
+
+    minimize  sum_j -log p(y_j | x_j) + c2 * ||w||^2 + c1 * ||w||_1
+
+by L-BFGS (Nocedal 1980; Liu & Nocedal 1989), or OWL-QN (Andrew & Gao 2007) when c1 > 0.
+A pass is one iteration of the optimizer, so every iteration is logged, scored on the
+dev data and checkpointed like an epoch of the online learners.
+
+The weights are CRFsuite's feature set (cython_ext/crf.pyx): by default one per
+(attribute, label) pair seen in training (and per (1st-order attribute, label pair)
+pair seen), plus every label transition and end score; every pair with
+all_possible_states.
+"""
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .._kernels.crf import CRFKernel, dot
+from ..params import Param
+from .base import Learner, register
+
+LINESEARCHES = ("MoreThuente", "Backtracking", "StrongBacktracking")
+
+
+def seen_pairs(ids, cells, width, n_rows):
+    """CSR lists of the distinct (row, cell) pairs (ids[k], cells[k]): (ptr int64
+    [n_rows + 1], cells int32, ascending within each row)."""
+    keys = np.unique(ids.astype(np.int64) * width + cells)
+    counts = np.bincount(keys // width, minlength=n_rows)
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), (keys % width).astype(np.int32)
+
+
+def feature_set(data, S, A0, A1, all_states):
+    """The CRF's features over an encoded training corpus: (ptr0, lab0, ptr1, cell1)."""
+    if all_states:
+        ptr0 = np.arange(A0 + 1, dtype=np.int64) * S
+        lab0 = np.tile(np.arange(S, dtype=np.int32), A0)
+    else:
+        per = np.diff(data.u_ptr)
+        ptr0, lab0 = seen_pairs(data.u_ids, np.repeat(data.labels, per).astype(np.int64), S, A0)
+    b_ptr = data.b_pointers()
+    if len(data.b_ids):
+        prev = np.empty(data.n_positions, dtype=np.int64)
+        prev[1:] = data.labels[:-1]
+        prev[data.seq_ptr[:-1][np.diff(data.seq_ptr) > 0]] = S  # the start symbol
+        cell = data.labels.astype(np.int64) * (S + 1) + prev
+        ptr1, cell1 = seen_pairs(data.b_ids, np.repeat(cell, np.diff(b_ptr)), S * (S + 1), A1)
+    else:
+        ptr1, cell1 = np.zeros(A1 + 1, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    return ptr0, lab0, ptr1, cell1
+
+
+def sequence_blocks(seq_ptr, k):
+    """k ranges of sequences with about as many positions each."""
+    N, P = len(seq_ptr) - 1, int(seq_ptr[-1])
+    cuts = np.searchsorted(seq_ptr, np.linspace(0, P, k + 1)[1:-1]) if k > 1 else []
+    bounds = [0, *sorted(set(int(c) for c in cuts)), N]
+    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [(0, N)]
+
+
+@register
+class CRF(Learner):
+    name = "crf"
+    summary = "linear-chain CRF (Lafferty et al. 2001) by maximum likelihood: L-BFGS with L2 (c2), OWL-QN with " \
+              "L1 (c1), as CRFsuite"
+    averages = False
+    batch = True
+    defaults = {"epochs": 1000}
+    progress = {}
+    options = (
+        Param("all_possible_states", bool, False, "CRF: a weight for every (attribute, label) pair, not only for the "
+              "pairs seen in training (CRFsuite's feature.possible_states)"),
+        Param("crf_memories", int, 6, "CRF: L-BFGS memory, the number of corrections kept (CRFsuite's "
+              "num_memories)", positive=True),
+        Param("crf_epsilon", float, 1e-5, "CRF: stop when |gradient| / max(1, |w|) < epsilon (CRFsuite's epsilon)",
+              minimum=0),
+        Param("crf_period", int, 10, "CRF: the delta test compares the objective with its value this many "
+              "iterations back (CRFsuite's period)", minimum=0),
+        Param("crf_delta", float, 1e-5, "CRF: stop when the objective fell by less than this fraction over the "
+              "last crf_period iterations (CRFsuite's delta)", minimum=0),
+        Param("crf_linesearch", str, "MoreThuente", "CRF: line search of L-BFGS (CRFsuite's linesearch; OWL-QN, "
+              "c1 > 0, always backtracks)", choices=LINESEARCHES),
+        Param("crf_max_linesearch", int, 20, "CRF: most trials of one line search (CRFsuite's max_linesearch)",
+              positive=True),
+    )
+
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
+        super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
+        self.c1, self.c2 = float(settings["c1"]), float(settings["c2"])
+        jobs = int(settings["jobs"])
+        self.jobs = jobs or (os.cpu_count() or 1)
+        self.kernel = self.optimizer = None
+        self._data = self._pool = None
+
+    def pass_name(self, k):
+        return f"iteration {k + 1}/{self.passes()}"
+
+    def prepare(self, data):
+        """The feature set and the observed counts of the training corpus."""
+        S = self.S
+        self.ptr0, self.lab0, self.ptr1, self.cell1 = feature_set(data, S, self.A0, self.A1,
+                                                                  self.settings["all_possible_states"])
+        self.kernel = CRFKernel(S, self.ptr0, self.lab0, self.ptr1, self.cell1, self.transitions)
+        self.x = np.zeros(self.kernel.size)
+        self.obs = np.zeros(self.kernel.size)
+        self.kernel.observed(data, self.obs)
+        self.blocks = sequence_blocks(data.seq_ptr, self.jobs)
+        # per block: the keyed weights interleaved with their gradient, and the gradient
+        # of the transitions and end scores (cython_ext/crf.pyx: expected)
+        self.n_keyed = self.kernel.size - S * (S + 2)
+        self.buffers = [(np.zeros(2 * self.n_keyed), np.zeros(S * (S + 2))) for _ in self.blocks]
+        if len(self.blocks) > 1:
+            self._pool = ThreadPoolExecutor(len(self.blocks))
+        from ..optimize import LBFGS
+
+        s = self.settings
+        self.optimizer = LBFGS(self.x, self.evaluate, c1=self.c1, num_memories=s["crf_memories"],
+                               epsilon=s["crf_epsilon"], period=s["crf_period"], delta=s["crf_delta"],
+                               linesearch=s["crf_linesearch"], max_linesearch=s["crf_max_linesearch"])
+
+    @property
+    def n_features(self):
+        return self.kernel.size
+
+    def evaluate(self, x, g):
+        """The objective's smooth part at x: sum of -log p(y | x) over the training
+        sequences plus c2 ||x||^2; its gradient into g."""
+        data, K = self._data, self.n_keyed
+        for xg, gte in self.buffers:
+            xg[0::2], xg[1::2], gte[...] = x[:K], 0.0, 0.0
+
+        def block(i):
+            return self.kernel.expected(data, self.buffers[i][0], x[K:], self.buffers[i][1], *self.blocks[i])
+        parts = list(self._pool.map(block, range(len(self.blocks)))) if self._pool else [block(0)]
+        logz = 0.0
+        for i, (xg, gte) in enumerate(self.buffers):  # summed in a fixed order: the same result every time
+            logz += parts[i]
+            if i == 0:
+                g[:K], g[K:] = xg[1::2], gte
+            else:
+                g[:K] += xg[1::2]
+                g[K:] += gte
+        g -= self.obs
+        g += (2.0 * self.c2) * x
+        return logz - dot(x, self.obs) + self.c2 * dot(x, x)
+
+    def train_pass(self, data, k):
+        """One iteration of the optimizer; returns its record (objective, gradient
+        norm, step, evaluations, and stop: why the optimizer ended, or None)."""
+        self._data = data
+        try:
+            return self.optimizer.step()
+        finally:
+            self._data = None
+
+    def train_chunk(self, data, order):
+        raise NotImplementedError("the CRF is trained a whole pass at a time (train_pass)")
+
+    def parameters(self):
+        S, T, x = self.S, self.S + 1, self.x
+        W0 = np.zeros((self.A0, S))
+        rows = np.repeat(np.arange(self.A0), np.diff(self.ptr0))
+        W0[rows, self.lab0] = x[:len(self.lab0)]
+        W1 = np.zeros((self.A1, S * T))
+        rows = np.repeat(np.arange(self.A1), np.diff(self.ptr1))
+        off = len(self.lab0)
+        W1[rows, self.cell1] = x[off:off + len(self.cell1)]
+        off += len(self.cell1)
+        trans = x[off:off + S * T].reshape(S, T).copy()
+        end = x[off + S * T:].copy()
+        return "linear", {"W0": W0, "W1": W1.reshape(self.A1, S, T), "trans": trans, "end": end}
+
+    def warm_start(self, weights):
+        """Start from a saved model's weights at the features of this feature set (a
+        weight of the model outside it is dropped)."""
+        S, T = self.S, self.S + 1
+        rows = np.repeat(np.arange(self.A0), np.diff(self.ptr0))
+        self.x[:len(self.lab0)] = weights["W0"][rows, self.lab0]
+        off = len(self.lab0)
+        rows = np.repeat(np.arange(self.A1), np.diff(self.ptr1))
+        self.x[off:off + len(self.cell1)] = weights["W1"].reshape(self.A1, S * T)[rows, self.cell1]
+        off += len(self.cell1)
+        self.x[off:off + S * T] = weights["trans"].reshape(-1)
+        self.x[off + S * T:] = weights["end"]
+
+    def snapshot(self):
+        arrays, scalars = {}, {}
+        for name in ("x", "obs", "ptr0", "lab0", "ptr1", "cell1"):
+            arrays[name] = getattr(self, name)
+        opt_arrays, opt_scalars = self.optimizer.state()
+        arrays.update({f"opt:{k}": v for k, v in opt_arrays.items()})
+        scalars.update({f"opt:{k}": v for k, v in opt_scalars.items()})
+        return arrays, scalars
+
+    def restore(self, arrays, scalars):
+        mine = {k: v for k, v in arrays.items() if not k.startswith("opt:")}
+        fresh, _ = self.snapshot()
+        if set(arrays) != set(fresh):
+            raise ValueError("the checkpoint's arrays do not fit this learner")
+        for name, value in mine.items():
+            if getattr(self, name).shape != value.shape or not (name == "x" or np.array_equal(getattr(self, name),
+                                                                                              value)):
+                raise ValueError(f"checkpoint array {name} does not fit this learner")
+        self.x[...] = mine["x"]
+        self.optimizer.restore({k[4:]: v for k, v in arrays.items() if k.startswith("opt:")},
+                               {k[4:]: v for k, v in scalars.items() if k.startswith("opt:")})
+
+    def finish(self):
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+        self.obs = self.buffers = self.optimizer = None
