@@ -84,6 +84,7 @@ def model_info(model, path=None):
         "task_kind": {"format": model.corpus["format"], "metric": model.corpus["metric"],
                       "scheme": model.corpus.get("scheme", "auto")},
         "model_kind": model.kind,
+        "temperature": model.temperature,
         "corpus": {k: model.corpus.get(k) for k in ("format", "n_fields", "label_column", "encoding", "normalize")},
         "training": {k: v for k, v in training.items() if k not in ("learner", "params")},
         "features": features,
@@ -124,6 +125,9 @@ def describe(info):
         lines.append(f"task {task['name']}: {own} own attributes with weights; trained on "
                      f"{train.get('path')} ({train.get('sentences')} sentences)"
                      + (f", best dev {best['metric']} {best['value']:.2f} at pass {best['pass']}" if best else ""))
+    lines.append(f"probabilities: scores / {info['temperature']:g}"
+                 + (" (the CRF's own distribution)" if info["learner"] == "crf" and info["temperature"] == 1 else
+                    " (temperature fitted on held-out data)" if info["temperature"] != 1 else " (no temperature fitted)"))
     if "passes_run" in t:
         lines.append(f"passes run: {t['passes_run']} of {t['passes_planned']}"
                      + (f"; best dev {t['best_dev']['metric']} {t['best_dev']['value']:.2f} at pass "

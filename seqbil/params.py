@@ -176,8 +176,9 @@ def _table():
         elif p.name == "averaged":
             p = Param(p.name, p.type, p.default, p.help, p.section, learners=averaging)
         elif p.name == "epochs":
-            own = [f"{n}: {cls.defaults['epochs']}" for n, cls in LEARNERS.items() if "epochs" in cls.defaults]
-            text = p.help + (f" (default {', '.join(own)}: iterations of its optimizer at most)" if own else "")
+            own = [f"{n} {cls.defaults['epochs']}" for n, cls in LEARNERS.items() if "epochs" in cls.defaults]
+            text = p.help + (f"; for batch learners, iterations of the optimizer at most (their default: "
+                             f"{', '.join(own)})" if own else "")
             p = Param(p.name, p.type, p.default, text, p.section, positive=p.positive)
         elif p.name in ("shards", "mixing"):
             p = Param(p.name, p.type, p.default, p.help, p.section, p.choices, p.minimum, learners=mixing)

@@ -17,20 +17,9 @@ def settings(**kw):
 
 
 def make(data, S, A0, A1, transitions=True, **kw):
+    """A CRF learner prepared on data, ready to evaluate."""
     learner = CRF(S, A0, A1, settings(**kw), transitions)
-    learner.kernel = None
-    from seqbil._kernels.crf import CRFKernel
-    learner.ptr0, learner.lab0, learner.ptr1, learner.cell1 = feature_set(data, S, A0, A1,
-                                                                          learner.settings["all_possible_states"])
-    learner.kernel = CRFKernel(S, learner.ptr0, learner.lab0, learner.ptr1, learner.cell1, transitions)
-    learner.x, learner.obs = np.zeros(learner.kernel.size), np.zeros(learner.kernel.size)
-    learner.kernel.observed(data, learner.obs)
-    from seqbil.learners.crf import sequence_blocks
-    from concurrent.futures import ThreadPoolExecutor
-    learner.blocks = sequence_blocks(data.seq_ptr, learner.jobs)
-    learner.n_keyed = learner.kernel.size - S * (S + 2)
-    learner.buffers = [(np.zeros(2 * learner.n_keyed), np.zeros(S * (S + 2))) for _ in learner.blocks]
-    learner._pool = ThreadPoolExecutor(len(learner.blocks)) if len(learner.blocks) > 1 else None
+    learner.prepare(data)
     learner._data = data
     return learner
 
@@ -119,3 +108,93 @@ def test_threads_give_the_same_objective(rng):
     learner = make(data, S, A0, A1, jobs=2)
     g = np.zeros_like(x)
     assert learner.evaluate(x, g) == results[1][0] and np.array_equal(g, results[1][1])  # the same, bit for bit
+
+
+# --- training runs ---------------------------------------------------------------------
+
+from test_marginals import TOY_TEMPLATES, check_model_probabilities, toy_corpus  # noqa: E402
+
+
+def toy_model(rng, tmp_path, **options):
+    import seqbil
+
+    (tmp_path / "t.template").write_text(TOY_TEMPLATES)
+    return seqbil.train(toy_corpus(rng, 80), template=str(tmp_path / "t.template"), learner="crf",
+                        precision="float64", **options)
+
+
+def test_crf_model_probabilities_are_its_distribution(rng, tmp_path):
+    model = toy_model(rng, tmp_path, c2=0.1, epochs=50)
+    assert model.temperature == 1.0
+    check_model_probabilities(model, toy_corpus(rng, 6))
+
+
+def test_crf_reaches_the_minimum(rng):
+    """The optimizer (liblbfgs's L-BFGS) ends where scipy's L-BFGS-B ends on the same
+    objective."""
+    from scipy.optimize import minimize
+
+    S, A0, A1 = 3, 20, 8
+    data = random_dataset(rng, 60, S, A0, A1)
+    learner = make(data, S, A0, A1, c2=0.05, crf_epsilon=1e-9, crf_delta=0.0)
+    while learner.train_pass(data, 0)["stop"] is None:
+        pass
+    learner._data = data
+    mine = learner.evaluate(learner.x.copy(), np.zeros_like(learner.x))
+
+    def fg(x):
+        g = np.zeros_like(x)
+        return learner.evaluate(x, g), g
+    theirs = minimize(fg, np.zeros_like(learner.x), jac=True, method="L-BFGS-B", options={"gtol": 1e-10,
+                                                                                          "ftol": 1e-15})
+    assert mine == pytest.approx(theirs.fun, rel=1e-8)
+
+
+def test_crf_l1_gives_zeros_and_the_optimum(rng):
+    """OWL-QN: many weights exactly 0, and the subgradient optimality conditions of
+    f + c1 |x|_1 hold at the end."""
+    S, A0, A1 = 3, 20, 8
+    data = random_dataset(rng, 60, S, A0, A1)
+    learner = make(data, S, A0, A1, c1=2.0, c2=0.0, crf_epsilon=1e-8, crf_delta=0.0)
+    while learner.train_pass(data, 0)["stop"] is None:
+        pass
+    x, g = learner.x, np.zeros_like(learner.x)
+    learner._data = data
+    learner.evaluate(x.copy(), g)
+    assert np.count_nonzero(x == 0) > 0
+    nz = x != 0
+    np.testing.assert_allclose(g[nz] + 2.0 * np.sign(x[nz]), 0, atol=1e-3)
+    assert np.all(np.abs(g[~nz]) <= 2.0 + 1e-3)
+
+
+def test_crf_jobs(rng, tmp_path):
+    """The same jobs: the same model, byte for byte; other jobs: sums in another order."""
+    import seqbil
+
+    corpus = toy_corpus(rng, 300)
+    (tmp_path / "t.template").write_text(TOY_TEMPLATES)
+    files = {}
+    for name, jobs in (("a", 2), ("b", 2), ("c", 1)):
+        seqbil.train(corpus, template=str(tmp_path / "t.template"), learner="crf", epochs=15, jobs=jobs,
+                     precision="float64", model=str(tmp_path / f"{name}.sbm"))
+        files[name] = tmp_path / f"{name}.sbm"
+    assert files["a"].read_bytes() == files["b"].read_bytes()
+    a, c = seqbil.load(str(files["a"])), seqbil.load(str(files["c"]))
+    test = toy_corpus(rng, 50)
+    assert a.tag_many([[r[:-1] for r in s] for s in test]) == c.tag_many([[r[:-1] for r in s] for s in test])
+    for name in ("W0", "trans", "end"):
+        np.testing.assert_allclose(a.weights[name], c.weights[name], atol=1e-6)
+
+
+def test_crf_refuses_what_it_cannot_do(rng, tmp_path):
+    import seqbil
+
+    (tmp_path / "t.template").write_text(TOY_TEMPLATES)
+    for name in ("one", "two"):
+        with open(tmp_path / f"{name}.txt", "w") as f:
+            f.write("\n".join("\n".join(" ".join(r) for r in s) + "\n" for s in toy_corpus(rng, 10)))
+    with pytest.raises(seqbil.SeqbilError, match="does not learn several tasks"):
+        seqbil.train(template=str(tmp_path / "t.template"), learner="crf",
+                     tasks=[f"{n}={tmp_path / n}.txt" for n in ("one", "two")])
+    with pytest.raises(seqbil.SeqbilError, match="does not support iterative parameter mixing"):
+        seqbil.train(str(tmp_path / "one.txt"), template=str(tmp_path / "t.template"), learner="crf", shards=2)

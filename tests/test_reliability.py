@@ -20,7 +20,7 @@ def interrupt_after(passes):
     done = []
 
     def echo(line):
-        if line.startswith(("epoch ", "round ")):
+        if line.startswith(("epoch ", "round ", "iteration ")):
             done.append(line)
             if len(done) == passes:
                 os.kill(os.getpid(), signal.SIGINT)
@@ -29,6 +29,7 @@ def interrupt_after(passes):
 
 @pytest.mark.parametrize("learner, extra", [
     ("sp", {}), ("bol", {}), ("bol", {"rank1": "global", "averaged": True}), ("bcd", {"bcd_rounds": 1}),
+    ("crf", {"c2": 0.5}), ("crf", {"c1": 0.2, "c2": 0.1}),
 ])
 def test_interrupted_and_resumed_run_gives_the_same_model_bytes(tmp_path, learner, extra):
     options = {"config": "sighan2005", "learner": learner, "epochs": 4, **extra}
