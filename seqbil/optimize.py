@@ -1,0 +1,808 @@
+"""L-BFGS and OWL-QN, one iteration at a time: a port of liblbfgs to numpy.
+
+This module is a line-by-line port of liblbfgs, the C library of L-BFGS by
+Naoaki Okazaki (Copyright (c) 1990 Jorge Nocedal, Copyright (c) 2007-2010
+Naoaki Okazaki, MIT licence), in the version that CRFsuite ships and calls from
+its train_lbfgs.c.  It keeps liblbfgs's arithmetic, its tests and its return
+codes, so that a run follows the iterates of CRFsuite's trainer:
+
+- L-BFGS (Nocedal 1980; Liu & Nocedal 1989): the two-loop recursion over the
+  last ``num_memories`` pairs (s, y), the initial matrix scaled by y's/y'y, a
+  first step of 1/||g|| and 1 afterwards;
+- the line search of More & Thuente (1994) with liblbfgs's
+  ``update_trial_interval``, and liblbfgs's backtracking searches with the
+  Armijo, the regular Wolfe or the strong Wolfe conditions;
+- OWL-QN (Andrew & Gao 2007) for f(x) + c1 * ||x||_1: the pseudo-gradient,
+  the search direction constrained to the pseudo-gradient's orthant and the
+  backtracking search whose trial points are projected onto the orthant of
+  the last point;
+- the stopping tests: ||g|| / max(1, ||x||) <= epsilon (the pseudo-gradient
+  for OWL-QN), and (f' - f) / f < delta, f' being the objective ``period``
+  iterations before.
+
+The loop is the caller's: ``LBFGS.step()`` runs one iteration of liblbfgs's
+``lbfgs()`` and returns what liblbfgs hands its progress callback, so that a
+learner can log, score, checkpoint or stop between iterations; ``state()`` and
+``restore()`` continue a run exactly.  The differences from liblbfgs are in
+DEVIATIONS below; with liblbfgs's order of summation swapped in for numpy's
+(as the tests do), the iterates are liblbfgs's bit for bit.
+
+Kept on purpose: liblbfgs's CUBIC_MINIMIZER2 (case 3 of update_trial_interval)
+chooses between tmin and tmax by the sign of theta, where More & Thuente's
+MCSTEP chooses by the direction of the step (stp > stx).  liblbfgs fixed this
+in 2020, after the copy that CRFsuite ships; with the default gtol 0.9 it
+rarely matters, with a small gtol it sends some searches backwards to fail.
+The port does what CRFsuite does.
+
+The defaults are CRFsuite's (train_lbfgs.c): 6 memories, epsilon 1e-5, period
+10, delta 1e-5, More-Thuente with at most 20 evaluations a search, and for
+c1 > 0 the backtracking search (OWL-QN needs it).  The line search constants
+are liblbfgs's: ftol 1e-4, wolfe 0.9, gtol 0.9, xtol 1e-16, min_step 1e-20,
+max_step 1e20.
+
+Memory: besides the caller's x, the optimizer keeps the history as two
+(num_memories x n) arrays and three vectors of n (gradient, direction, work),
+one more for OWL-QN (the pseudo-gradient); liblbfgs's copies of the previous
+point and gradient live in the history slot that the iteration overwrites.
+"""
+import math
+
+import numpy as np
+
+__all__ = ["LBFGS", "LINESEARCHES", "DEVIATIONS"]
+
+DEVIATIONS = """\
+- The previous point and gradient (liblbfgs's xp and gp) are kept in the
+  history slot that the iteration is about to overwrite, not in two arrays of
+  their own; the arithmetic is the same.
+- Dot products and norms are numpy's (BLAS), whose order of summation differs
+  from liblbfgs's plain loop: results agree to rounding, not bit for bit.
+- After a failed line search liblbfgs restores x and g but returns the
+  objective of the last trial point; here the objective, the norms and the
+  pseudo-gradient are those of the restored point.
+- An exception raised by evaluate() (an interrupt) restores x and g to the
+  last accepted point, and the iteration can be run again.
+- step() reports the iteration whose line search failed (liblbfgs calls no
+  progress callback for it) and, for a minimiser to start with (liblbfgs's
+  LBFGS_ALREADY_MINIMIZED), an iteration 0.  evaluate() is not told the
+  step.
+- The delta test is CRFsuite's liblbfgs's, (f' - f) / f < delta; later
+  liblbfgs releases test |(f' - f) / f|, which differs only when the objective
+  is negative or increases.
+- Unknown line search names are an error, where CRFsuite falls back to
+  More-Thuente; there is no max_iterations (the caller stops calling step())
+  and the L1 term covers all the variables (liblbfgs's orthantwise_start and
+  orthantwise_end are 0 and n).
+"""
+
+# Return codes of liblbfgs (lbfgs.h).
+LBFGS_SUCCESS = 0
+LBFGS_STOP = 1
+LBFGS_ALREADY_MINIMIZED = 2
+LBFGSERR_LOGICERROR = -1023
+LBFGSERR_OUTOFINTERVAL = -1003
+LBFGSERR_INCORRECT_TMINMAX = -1002
+LBFGSERR_ROUNDING_ERROR = -1001
+LBFGSERR_MINIMUMSTEP = -1000
+LBFGSERR_MAXIMUMSTEP = -999
+LBFGSERR_MAXIMUMLINESEARCH = -998
+LBFGSERR_WIDTHTOOSMALL = -996
+LBFGSERR_INVALIDPARAMETERS = -995
+LBFGSERR_INCREASEGRADIENT = -994
+
+_LINE_SEARCH_ERRORS = {
+    LBFGSERR_LOGICERROR: "logic error",
+    LBFGSERR_ROUNDING_ERROR: "rounding errors prevent further progress "
+                             "(no step satisfies the sufficient decrease and curvature conditions)",
+    LBFGSERR_MINIMUMSTEP: "the step became smaller than min_step",
+    LBFGSERR_MAXIMUMSTEP: "the step became larger than max_step",
+    LBFGSERR_MAXIMUMLINESEARCH: "the maximum number of evaluations (max_linesearch) was reached",
+    LBFGSERR_WIDTHTOOSMALL: "the interval of uncertainty became narrower than xtol",
+    LBFGSERR_INVALIDPARAMETERS: "a negative step",
+    LBFGSERR_INCREASEGRADIENT: "the search direction increases the objective",
+}
+
+# liblbfgs's line search algorithms (lbfgs.h).
+MORETHUENTE = 0
+BACKTRACKING_ARMIJO = 1
+BACKTRACKING_WOLFE = 2  # = LBFGS_LINESEARCH_BACKTRACKING
+BACKTRACKING_STRONG_WOLFE = 3
+
+# The names of CRFsuite's train_lbfgs.c ("Backtracking" is
+# LBFGS_LINESEARCH_BACKTRACKING, the regular Wolfe conditions), and "Armijo",
+# liblbfgs's backtracking with the sufficient decrease condition alone, which
+# CRFsuite has no name for.
+LINESEARCHES = {
+    "MoreThuente": MORETHUENTE,
+    "Backtracking": BACKTRACKING_WOLFE,
+    "StrongBacktracking": BACKTRACKING_STRONG_WOLFE,
+    "Armijo": BACKTRACKING_ARMIJO,
+}
+_NAMES = {code: name for name, code in LINESEARCHES.items()}
+
+_BLOCK = 1 << 14  # the OWL-QN loops work on blocks of this many entries
+_F = np.float64   # the line searches' scalars: IEEE arithmetic, as in C
+
+# The reductions (liblbfgs's vecdot and its sums): numpy's, whose order of
+# summation is not liblbfgs's plain loop.  The tests swap in sequential ones
+# to compare with liblbfgs bit for bit.
+_dot = np.dot
+_sum = np.sum
+
+
+def _min2(a, b):
+    return a if a <= b else b
+
+
+def _max2(a, b):
+    return a if a >= b else b
+
+
+# The minimizers of liblbfgs's macros CUBIC_MINIMIZER, CUBIC_MINIMIZER2,
+# QUARD_MINIMIZER and QUARD_MINIMIZER2, operation for operation.
+
+def _cubic_minimizer(u, fu, du, v, fv, dv):
+    d = v - u
+    theta = (fu - fv) * 3 / d + du + dv
+    p = abs(theta)
+    q = abs(du)
+    r = abs(dv)
+    s = _max2(_max2(p, q), r)
+    a = theta / s
+    gamma = s * np.sqrt(a * a - (du / s) * (dv / s))
+    if v < u:
+        gamma = -gamma
+    p = gamma - du + theta
+    q = gamma - du + gamma + dv
+    r = p / q
+    return u + r * d
+
+
+def _cubic_minimizer2(u, fu, du, v, fv, dv, xmin, xmax):
+    d = v - u
+    theta = (fu - fv) * 3 / d + du + dv
+    p = abs(theta)
+    q = abs(du)
+    r = abs(dv)
+    s = _max2(_max2(p, q), r)
+    a = theta / s
+    gamma = s * np.sqrt(_max2(_F(0.0), a * a - (du / s) * (dv / s)))
+    if u < v:
+        gamma = -gamma
+    p = gamma - dv + theta
+    q = gamma - dv + gamma + du
+    r = p / q
+    if r < 0. and gamma != 0.:
+        return v - r * d
+    if a < 0:
+        return xmax
+    return xmin
+
+
+def _quard_minimizer(u, fu, du, v, fv):
+    a = v - u
+    return u + du / ((fu - fv) / a + du) / 2 * a
+
+
+def _quard_minimizer2(u, du, v, dv):
+    a = u - v
+    return v + dv / (dv - du) * a
+
+
+def update_trial_interval(x, fx, dx, y, fy, dy, t, ft, dt, tmin, tmax, brackt):
+    """liblbfgs's update_trial_interval (More & Thuente's dcstep): the new
+    trial step and interval of uncertainty.  Returns (info, x, fx, dx, y, fy,
+    dy, t, brackt), info 0 or an error code; on an error nothing has changed.
+    The arithmetic is np.float64's, divisions by zero included, as in C."""
+    x, fx, dx, y, fy, dy, t, ft, dt, tmin, tmax = (
+        _F(v) for v in (x, fx, dx, y, fy, dy, t, ft, dt, tmin, tmax))
+    with np.errstate(all="ignore"):
+        # fsigndiff(dt, dx) for doubles: *dt * (*dx / fabs(*dx)) < 0.
+        dsign = bool(dt * (dx / abs(dx)) < 0.)
+
+        if brackt:
+            if t <= _min2(x, y) or _max2(x, y) <= t:
+                return LBFGSERR_OUTOFINTERVAL, x, fx, dx, y, fy, dy, t, brackt
+            if 0. <= dx * (t - x):
+                return LBFGSERR_INCREASEGRADIENT, x, fx, dx, y, fy, dy, t, brackt
+            if tmax < tmin:
+                return LBFGSERR_INCORRECT_TMINMAX, x, fx, dx, y, fy, dy, t, brackt
+
+        if fx < ft:
+            # Case 1: a higher function value; the minimum is bracketed.
+            brackt = True
+            bound = True
+            mc = _cubic_minimizer(x, fx, dx, t, ft, dt)
+            mq = _quard_minimizer(x, fx, dx, t, ft)
+            if abs(mc - x) < abs(mq - x):
+                newt = mc
+            else:
+                newt = mc + 0.5 * (mq - mc)
+        elif dsign:
+            # Case 2: a lower function value and derivatives of opposite sign.
+            brackt = True
+            bound = False
+            mc = _cubic_minimizer(x, fx, dx, t, ft, dt)
+            mq = _quard_minimizer2(x, dx, t, dt)
+            if abs(mc - t) > abs(mq - t):
+                newt = mc
+            else:
+                newt = mq
+        elif abs(dt) < abs(dx):
+            # Case 3: a lower function value, derivatives of the same sign,
+            # and the magnitude of the derivative decreases.
+            bound = True
+            mc = _cubic_minimizer2(x, fx, dx, t, ft, dt, tmin, tmax)
+            mq = _quard_minimizer2(x, dx, t, dt)
+            if brackt:
+                if abs(t - mc) < abs(t - mq):
+                    newt = mc
+                else:
+                    newt = mq
+            else:
+                if abs(t - mc) > abs(t - mq):
+                    newt = mc
+                else:
+                    newt = mq
+        else:
+            # Case 4: a lower function value, derivatives of the same sign,
+            # and the magnitude of the derivative does not decrease.
+            bound = False
+            if brackt:
+                newt = _cubic_minimizer(t, ft, dt, y, fy, dy)
+            elif x < t:
+                newt = tmax
+            else:
+                newt = tmin
+
+        # Update the interval of uncertainty.
+        if fx < ft:
+            y, fy, dy = t, ft, dt
+        else:
+            if dsign:
+                y, fy, dy = x, fx, dx
+            x, fx, dx = t, ft, dt
+
+        # Clip the new trial value in [tmin, tmax].
+        if tmax < newt:
+            newt = tmax
+        if newt < tmin:
+            newt = tmin
+
+        # Redefine the new trial value if it is close to the upper bound.
+        if brackt and bound:
+            mq = x + 0.66 * (y - x)
+            if x < y:
+                if mq < newt:
+                    newt = mq
+            else:
+                if newt < mq:
+                    newt = mq
+
+        return 0, x, fx, dx, y, fy, dy, _F(newt), brackt
+
+
+def _blocks(n):
+    for lo in range(0, n, _BLOCK):
+        yield slice(lo, min(lo + _BLOCK, n))
+
+
+def owlqn_pseudo_gradient(pg, x, g, c):
+    """liblbfgs's owlqn_pseudo_gradient: the pseudo-gradient of f + c * ||x||_1
+    into pg (the right or the left partial derivative at zero, or 0)."""
+    for sl in _blocks(len(x)):
+        xs, gs, ps = x[sl], g[sl], pg[sl]
+        lt = xs < 0.
+        gt = xs > 0.
+        zero = ~(lt | gt)
+        ps.fill(0.)
+        np.subtract(gs, c, out=ps, where=lt | (zero & (gs > c)))
+        np.add(gs, c, out=ps, where=gt | (zero & (gs < -c)))
+
+
+def _l1norm(x, buf):
+    """liblbfgs's owlqn_x1norm."""
+    norm = _F(0.)
+    for sl in _blocks(len(x)):
+        part = buf[:sl.stop - sl.start]
+        np.abs(x[sl], out=part)
+        norm += _sum(part)
+    return norm
+
+
+def _project(v, sign, buf):
+    """liblbfgs's owlqn_project: v[i] = 0 where v[i] * sign[i] <= 0."""
+    for sl in _blocks(len(v)):
+        part = buf[:sl.stop - sl.start]
+        np.multiply(v[sl], sign[sl], out=part)
+        np.copyto(v[sl], 0., where=part <= 0.)
+
+
+def _norm(v):
+    """liblbfgs's vec2norm."""
+    return _F(math.sqrt(_dot(v, v)))
+
+
+class LBFGS:
+    """Minimise f(x) (+ c1 * ||x||_1 with OWL-QN when c1 > 0), liblbfgs's way,
+    one iteration per step().
+
+    x: the variables, a float64 1-d array that the optimizer updates in place.
+    evaluate(x, g) -> f: the smooth part of the objective at x, writing its
+    gradient into g (an array of x's shape) in place.  The c1 * ||x||_1 term is
+    the optimizer's: evaluate() leaves it out.
+    linesearch: "MoreThuente", "Backtracking" (regular Wolfe conditions) or
+    "StrongBacktracking" (strong Wolfe), as in CRFsuite, or "Armijo"
+    (sufficient decrease alone).  With c1 > 0 the search is OWL-QN's
+    backtracking one whatever this says, as in CRFsuite.
+    period (liblbfgs's past) and delta: stop when the objective decreased by
+    less than delta (relatively) over the last period iterations; period 0
+    turns the test off.
+    """
+
+    def __init__(self, x, evaluate, *, c1=0.0, num_memories=6, epsilon=1e-5, period=10, delta=1e-5,
+                 linesearch="MoreThuente", max_linesearch=20, ftol=1e-4, wolfe=0.9, gtol=0.9,
+                 xtol=1e-16, min_step=1e-20, max_step=1e20):
+        if not isinstance(x, np.ndarray) or x.dtype != np.float64 or x.ndim != 1:
+            raise ValueError("x must be a 1-d numpy array of float64")
+        if not x.flags.c_contiguous or not x.flags.writeable:
+            raise ValueError("x must be a contiguous, writeable array (it is updated in place)")
+        n = x.shape[0]
+        if n <= 0:
+            raise ValueError("x has no variables")
+        if linesearch not in LINESEARCHES:
+            raise ValueError(f"unknown line search {linesearch!r}: one of {', '.join(LINESEARCHES)}")
+        if int(num_memories) <= 0:
+            raise ValueError("num_memories must be positive")
+        # liblbfgs's checks of its parameters, in its order.
+        checks = [
+            (epsilon < 0., "epsilon"), (int(period) < 0, "period"), (delta < 0., "delta"),
+            (min_step < 0., "min_step"), (max_step < min_step, "max_step"), (ftol < 0., "ftol"),
+        ]
+        self.c1 = float(c1)
+        # CRFsuite: OWL-QN with the backtracking search (liblbfgs has no other for it).
+        code = BACKTRACKING_WOLFE if self.c1 > 0 else LINESEARCHES[linesearch]
+        if code in (BACKTRACKING_WOLFE, BACKTRACKING_STRONG_WOLFE):
+            checks.append((wolfe <= ftol or 1. <= wolfe, "wolfe"))
+        checks += [(gtol < 0., "gtol"), (xtol < 0., "xtol"), (int(max_linesearch) <= 0, "max_linesearch"),
+                   (self.c1 < 0., "c1")]
+        for bad, name in checks:
+            if bad:
+                raise ValueError(f"invalid parameter {name}")
+
+        self.x = x
+        self.n = n
+        self.evaluate = evaluate
+        self.m = int(num_memories)
+        self.epsilon = float(epsilon)
+        self.period = int(period)
+        self.delta = float(delta)
+        self.linesearch = _NAMES[code]
+        self._ls = code
+        self.max_linesearch = int(max_linesearch)
+        self.ftol, self.wolfe, self.gtol, self.xtol = float(ftol), float(wolfe), float(gtol), float(xtol)
+        self.min_step, self.max_step = float(min_step), float(max_step)
+
+        self._g = np.zeros(n)
+        self._d = np.zeros(n)
+        self._w = np.zeros(n)                       # work: orthant signs, two-loop terms
+        self._pg = np.zeros(n) if self.c1 > 0 else None
+        self._buf = np.zeros(min(n, _BLOCK)) if self.c1 > 0 else None
+        self._s = np.zeros((self.m, n))
+        self._y = np.zeros((self.m, n))
+        self._ys = np.zeros(self.m)
+        self._alpha = np.zeros(self.m)
+        self._pf = np.zeros(self.period)
+
+        self._started = False
+        self._fx = _F(0.)
+        self._step = _F(0.)     # the first trial step of the next iteration
+        self._k = 1             # liblbfgs's k: the number of the next iteration
+        self._end = 0           # the history slot the next iteration writes
+        self._evaluations = 0   # evaluate() calls in all
+        self.stop = None        # why the optimizer stopped, or None
+        self.status = None      # liblbfgs's return code once stopped
+
+    # ------------------------------------------------------------------ helpers
+
+    @property
+    def iteration(self):
+        """The number of iterations done."""
+        return self._k - 1 if self._started else 0
+
+    def _eval(self):
+        self._evaluations += 1
+        f = _F(self.evaluate(self.x, self._g))
+        if self.c1 > 0:
+            f += _l1norm(self.x, self._buf) * self.c1
+        return f
+
+    def _trial(self, stp, xp):
+        """x <- xp + stp * d (liblbfgs's veccpy and vecadd)."""
+        np.multiply(self._d, stp, out=self.x)
+        np.add(self.x, xp, out=self.x)
+
+    def _gnorm(self):
+        return _norm(self._g if self._pg is None else self._pg)
+
+    # ------------------------------------------------------------ line searches
+
+    def _line_search_backtracking(self, f, stp, xp, gp):
+        g, d = self._g, self._d
+        count = 0
+        dec, inc = 0.5, 2.1
+        if stp <= 0.:
+            return LBFGSERR_INVALIDPARAMETERS, f, stp
+        dginit = _dot(g, d)
+        if 0 < dginit:
+            return LBFGSERR_INCREASEGRADIENT, f, stp
+        finit = f
+        dgtest = self.ftol * dginit
+        while True:
+            self._trial(stp, xp)
+            f = self._eval()
+            count += 1
+            if f > finit + stp * dgtest:
+                width = dec
+            else:
+                # The sufficient decrease condition (Armijo condition).
+                if self._ls == BACKTRACKING_ARMIJO:
+                    return count, f, stp
+                # The Wolfe condition.
+                dg = _dot(g, d)
+                if dg < self.wolfe * dginit:
+                    width = inc
+                else:
+                    if self._ls == BACKTRACKING_WOLFE:
+                        return count, f, stp
+                    # The strong Wolfe condition.
+                    if dg > -self.wolfe * dginit:
+                        width = dec
+                    else:
+                        return count, f, stp
+            if stp < self.min_step:
+                return LBFGSERR_MINIMUMSTEP, f, stp
+            if stp > self.max_step:
+                return LBFGSERR_MAXIMUMSTEP, f, stp
+            if self.max_linesearch <= count:
+                return LBFGSERR_MAXIMUMLINESEARCH, f, stp
+            stp = stp * width
+
+    def _line_search_backtracking_owlqn(self, f, stp, xp, gp):
+        # gp is the pseudo-gradient at xp, as liblbfgs passes it.
+        x, wp, buf = self.x, self._w, self._buf
+        count = 0
+        width = 0.5
+        finit = f
+        if stp <= 0.:
+            return LBFGSERR_INVALIDPARAMETERS, f, stp
+        # Choose the orthant for the new point.
+        for sl in _blocks(self.n):
+            np.negative(gp[sl], out=wp[sl])
+            np.copyto(wp[sl], xp[sl], where=xp[sl] != 0.)
+        while True:
+            self._trial(stp, xp)
+            # The current point is projected onto the orthant.
+            _project(x, wp, buf)
+            f = self._eval()
+            count += 1
+            dgtest = _F(0.)
+            for sl in _blocks(self.n):
+                part = buf[:sl.stop - sl.start]
+                np.subtract(x[sl], xp[sl], out=part)
+                dgtest += _dot(part, gp[sl])
+            if f <= finit + self.ftol * dgtest:
+                # The sufficient decrease condition.
+                return count, f, stp
+            if stp < self.min_step:
+                return LBFGSERR_MINIMUMSTEP, f, stp
+            if stp > self.max_step:
+                return LBFGSERR_MAXIMUMSTEP, f, stp
+            if self.max_linesearch <= count:
+                return LBFGSERR_MAXIMUMLINESEARCH, f, stp
+            stp = stp * width
+
+    def _line_search_morethuente(self, f, stp, xp, gp):
+        g, d = self._g, self._d
+        ftol, gtol, xtol = self.ftol, self.gtol, self.xtol
+        min_step, max_step = self.min_step, self.max_step
+        count = 0
+        uinfo = 0
+        if stp <= 0.:
+            return LBFGSERR_INVALIDPARAMETERS, f, stp
+        # The initial gradient in the search direction.
+        dginit = _dot(g, d)
+        if 0 < dginit:
+            return LBFGSERR_INCREASEGRADIENT, f, stp
+
+        brackt = False
+        stage1 = True
+        finit = f
+        dgtest = ftol * dginit
+        width = max_step - min_step
+        prev_width = 2.0 * width
+
+        # (stx, fx, dgx): the best step so far; (sty, fy, dgy): the other end
+        # of the interval of uncertainty; (stp, f, dg): the current step.
+        stx = sty = _F(0.)
+        fx = fy = finit
+        dgx = dgy = dginit
+
+        while True:
+            # The minimum and maximum steps of the present interval.
+            if brackt:
+                stmin = _min2(stx, sty)
+                stmax = _max2(stx, sty)
+            else:
+                stmin = stx
+                stmax = stp + 4.0 * (stp - stx)
+
+            # Clip the step in [min_step, max_step].
+            if stp < min_step:
+                stp = _F(min_step)
+            if max_step < stp:
+                stp = _F(max_step)
+
+            # If an unusual termination is to occur, let stp be the lowest
+            # point obtained so far.
+            if ((brackt and (stp <= stmin or stmax <= stp or self.max_linesearch <= count + 1 or uinfo != 0))
+                    or (brackt and stmax - stmin <= xtol * stmax)):
+                stp = stx
+
+            self._trial(stp, xp)
+            f = self._eval()
+            dg = _dot(g, d)
+
+            ftest1 = finit + stp * dgtest
+            count += 1
+
+            # Tests for errors and convergence.
+            if brackt and (stp <= stmin or stmax <= stp or uinfo != 0):
+                return LBFGSERR_ROUNDING_ERROR, f, stp
+            if stp == max_step and f <= ftest1 and dg <= dgtest:
+                return LBFGSERR_MAXIMUMSTEP, f, stp
+            if stp == min_step and (ftest1 < f or dgtest <= dg):
+                return LBFGSERR_MINIMUMSTEP, f, stp
+            if brackt and (stmax - stmin) <= xtol * stmax:
+                return LBFGSERR_WIDTHTOOSMALL, f, stp
+            if self.max_linesearch <= count:
+                return LBFGSERR_MAXIMUMLINESEARCH, f, stp
+            if f <= ftest1 and abs(dg) <= gtol * (-dginit):
+                # The sufficient decrease and the directional derivative conditions hold.
+                return count, f, stp
+
+            # In the first stage, seek a step for which the modified function
+            # has a nonpositive value and a nonnegative derivative.
+            if stage1 and f <= ftest1 and _min2(ftol, gtol) * dginit <= dg:
+                stage1 = False
+
+            if stage1 and ftest1 < f and f <= fx:
+                # The modified function and its derivative.
+                fm = f - stp * dgtest
+                fxm = fx - stx * dgtest
+                fym = fy - sty * dgtest
+                dgm = dg - dgtest
+                dgxm = dgx - dgtest
+                dgym = dgy - dgtest
+                uinfo, stx, fxm, dgxm, sty, fym, dgym, stp, brackt = update_trial_interval(
+                    stx, fxm, dgxm, sty, fym, dgym, stp, fm, dgm, stmin, stmax, brackt)
+                # Reset the function and gradient values for f.
+                fx = fxm + stx * dgtest
+                fy = fym + sty * dgtest
+                dgx = dgxm + dgtest
+                dgy = dgym + dgtest
+            else:
+                uinfo, stx, fx, dgx, sty, fy, dgy, stp, brackt = update_trial_interval(
+                    stx, fx, dgx, sty, fy, dgy, stp, f, dg, stmin, stmax, brackt)
+
+            # Force a sufficient decrease in the interval of uncertainty.
+            if brackt:
+                if 0.66 * prev_width <= abs(sty - stx):
+                    stp = stx + 0.5 * (sty - stx)
+                prev_width = width
+                width = abs(sty - stx)
+
+    # -------------------------------------------------------------- iterations
+
+    def _finish(self, info, status, reason):
+        self.status = status
+        self.stop = reason
+        info["stop"] = reason
+        return info
+
+    def _info(self, iteration, evaluations, step):
+        return {"iteration": iteration, "objective": float(self._fx),
+                "gnorm": float(self._gnorm()), "xnorm": float(_norm(self.x)),
+                "step": float(step), "evaluations": evaluations, "stop": None}
+
+    def _start(self):
+        """What lbfgs() does before its loop: evaluate x, the first direction
+        (the steepest descent one) and the first step 1 / ||d||."""
+        x, g, d = self.x, self._g, self._d
+        self._fx = self._eval()
+        if self._pg is not None:
+            owlqn_pseudo_gradient(self._pg, x, g, self.c1)
+        if self.period > 0:
+            self._pf[0] = self._fx
+        np.negative(g if self._pg is None else self._pg, out=d)
+        self._started = True
+        # Make sure that the initial variables are not a minimizer.
+        xnorm = _norm(x)
+        gnorm = self._gnorm()
+        if xnorm < 1.0:
+            xnorm = 1.0
+        if gnorm / xnorm <= self.epsilon:
+            return False
+        self._step = _F(1.0) / _norm(d)
+        return True
+
+    def step(self):
+        """One iteration of liblbfgs's lbfgs(): a line search along the current
+        direction, the stopping tests, then the next direction.  Returns the
+        iteration's number, objective (with the L1 term), the norms of the
+        (pseudo-)gradient and of x, the accepted step, the evaluate() calls it
+        made and why the optimizer stopped (None if it goes on)."""
+        if self.stop is not None:
+            raise RuntimeError(f"the optimizer has stopped ({self.stop}); it does not step any more")
+        x, g, d, pg = self.x, self._g, self._d, self._pg
+        evaluations_before = self._evaluations
+        if not self._started:
+            if not self._start():
+                # liblbfgs's LBFGS_ALREADY_MINIMIZED: iteration 0, no step.
+                info = self._info(0, self._evaluations - evaluations_before, 0.0)
+                return self._finish(info, LBFGS_ALREADY_MINIMIZED, "converged")
+
+        k, end, m = self._k, self._end, self.m
+        # The current point and gradient, kept in the history slot that this
+        # iteration writes (liblbfgs's xp and gp).
+        xp, gp = self._s[end], self._y[end]
+        np.copyto(xp, x)
+        np.copyto(gp, g)
+        fx_prev = self._fx
+
+        # Search for an optimal step.
+        if pg is None:
+            search = (self._line_search_morethuente if self._ls == MORETHUENTE
+                      else self._line_search_backtracking)
+            line_search_gp = gp
+        else:
+            search = self._line_search_backtracking_owlqn
+            line_search_gp = pg
+        try:
+            ls, fx, step = search(self._fx, self._step, xp, line_search_gp)
+        except BaseException:
+            # An interrupted evaluation: back to the last accepted point.
+            np.copyto(x, xp)
+            np.copyto(g, gp)
+            raise
+        evaluations = self._evaluations - evaluations_before
+
+        if ls < 0:
+            # Revert to the previous point.
+            np.copyto(x, xp)
+            np.copyto(g, gp)
+            if pg is not None:
+                owlqn_pseudo_gradient(pg, x, g, self.c1)
+            self._fx = fx_prev
+            info = self._info(k, evaluations, step)
+            return self._finish(info, ls, "line search failed: " + _LINE_SEARCH_ERRORS[ls])
+
+        self._fx = fx
+        if pg is not None:
+            owlqn_pseudo_gradient(pg, x, g, self.c1)
+        info = self._info(k, evaluations, step)
+
+        # Convergence test: |g(x)| / max(1, |x|) <= epsilon.
+        xnorm = max(info["xnorm"], 1.0)
+        if info["gnorm"] / xnorm <= self.epsilon:
+            self._k = k + 1
+            return self._finish(info, LBFGS_SUCCESS, "converged")
+
+        # Stopping criterion: (f(past_x) - f(x)) / f(x) < delta.
+        if self.period > 0:
+            if self.period <= k:
+                with np.errstate(all="ignore"):
+                    rate = (_F(self._pf[k % self.period]) - fx) / fx
+                if rate < self.delta:
+                    self._k = k + 1
+                    return self._finish(info, LBFGS_STOP, "no improvement")
+            self._pf[k % self.period] = fx
+
+        # s_{k+1} = x_{k+1} - x_{k}; y_{k+1} = g_{k+1} - g_{k}, in place of xp and gp.
+        s_new, y_new = xp, gp
+        np.subtract(x, s_new, out=s_new)
+        np.subtract(g, y_new, out=y_new)
+        ys = _dot(y_new, s_new)
+        yy = _dot(y_new, y_new)
+        self._ys[end] = ys
+
+        # The two-loop recursion for d = -(H g) (Nocedal 1980, p. 779).
+        bound = m if m <= k else k
+        k += 1
+        end = (end + 1) % m
+        np.negative(g if pg is None else pg, out=d)
+        w, alpha = self._w, self._alpha
+        with np.errstate(all="ignore"):
+            j = end
+            for _ in range(bound):
+                j = (j + m - 1) % m
+                alpha[j] = _dot(self._s[j], d) / self._ys[j]
+                np.multiply(self._y[j], -alpha[j], out=w)
+                d += w
+            d *= ys / yy
+            for _ in range(bound):
+                beta = _dot(self._y[j], d) / self._ys[j]
+                np.multiply(self._s[j], alpha[j] - beta, out=w)
+                d += w
+                j = (j + 1) % m
+
+        # Constrain the search direction to the pseudo-gradient's orthant.
+        if pg is not None:
+            buf = self._buf
+            for sl in _blocks(self.n):
+                part = buf[:sl.stop - sl.start]
+                np.multiply(d[sl], pg[sl], out=part)
+                np.copyto(d[sl], 0., where=part >= 0.)
+
+        # Now the search direction d is ready: try step 1 first.
+        self._step = _F(1.0)
+        self._k, self._end = k, end
+        return info
+
+    # -------------------------------------------------------------- checkpoints
+
+    def state(self, copy=True):
+        """(arrays, scalars): everything needed to continue this run exactly with
+        restore().  copy=False returns views of the optimizer's own arrays (for
+        writing them out at once without doubling the memory)."""
+        take = np.copy if copy else (lambda a: a)
+        arrays = {"x": take(self.x), "g": take(self._g), "d": take(self._d),
+                  "s": take(self._s), "y": take(self._y), "ys": take(self._ys), "pf": take(self._pf)}
+        scalars = {"n": self.n, "num_memories": self.m, "period": self.period, "c1": self.c1,
+                   "started": self._started, "fx": float(self._fx), "step": float(self._step),
+                   "k": self._k, "end": self._end, "evaluations": self._evaluations,
+                   "stop": self.stop, "status": self.status}
+        return arrays, scalars
+
+    def restore(self, arrays, scalars):
+        """Continue from a state(): copies it into this optimizer and into its x.
+        The number of variables, num_memories, period and c1 must be this
+        optimizer's; epsilon, delta and the line search settings are this
+        optimizer's own."""
+        for name, mine in (("n", self.n), ("num_memories", self.m), ("period", self.period)):
+            if int(scalars.get(name, -1)) != mine:
+                raise ValueError(f"the state has {name} {scalars.get(name)!r}, this optimizer {mine}")
+        if float(scalars.get("c1", -1.0)) != self.c1:
+            raise ValueError(f"the state has c1 {scalars.get('c1')!r}, this optimizer {self.c1}")
+        shapes = {"x": (self.n,), "g": (self.n,), "d": (self.n,), "s": (self.m, self.n),
+                  "y": (self.m, self.n), "ys": (self.m,), "pf": (self.period,)}
+        for name, shape in shapes.items():
+            if name not in arrays:
+                raise ValueError(f"the state has no array {name!r}")
+            have = np.shape(arrays[name])
+            if have != shape:
+                raise ValueError(f"the state's array {name!r} has shape {have}, this optimizer needs {shape}")
+        for name in ("started", "fx", "step", "k", "end", "evaluations"):
+            if name not in scalars:
+                raise ValueError(f"the state has no scalar {name!r}")
+        k, end = int(scalars["k"]), int(scalars["end"])
+        if k < 1 or not 0 <= end < self.m:
+            raise ValueError(f"the state's iteration {k} or history slot {end} is out of range")
+
+        np.copyto(self.x, arrays["x"])
+        np.copyto(self._g, arrays["g"])
+        np.copyto(self._d, arrays["d"])
+        np.copyto(self._s, arrays["s"])
+        np.copyto(self._y, arrays["y"])
+        np.copyto(self._ys, arrays["ys"])
+        np.copyto(self._pf, arrays["pf"])
+        if self._pg is not None:
+            owlqn_pseudo_gradient(self._pg, self.x, self._g, self.c1)
+        self._started = bool(scalars["started"])
+        self._fx = _F(scalars["fx"])
+        self._step = _F(scalars["step"])
+        self._k, self._end = k, end
+        self._evaluations = int(scalars["evaluations"])
+        self.stop = scalars.get("stop")
+        status = scalars.get("status")
+        self.status = None if status is None else int(status)
