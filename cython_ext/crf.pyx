@@ -265,15 +265,3 @@ cdef class CRFKernel:
                     out[self.f.offe + c.labels[c.seq_ptr[j + 1] - 1]] += 1.0
         return missing
 
-
-def dot(const double[::1] a, const double[::1] b):
-    """a . b summed in order (numpy's dot may call a threaded BLAS, whose spinning
-    threads take the cores the gradient's blocks run on)."""
-    if a.shape[0] != b.shape[0]:
-        raise ValueError("a and b differ in length")
-    cdef Py_ssize_t k
-    cdef double s = 0.0
-    with nogil:
-        for k in range(a.shape[0]):
-            s += a[k] * b[k]
-    return s

@@ -24,8 +24,10 @@ The loop is the caller's: ``LBFGS.step()`` runs one iteration of liblbfgs's
 ``lbfgs()`` and returns what liblbfgs hands its progress callback, so that a
 learner can log, score, checkpoint or stop between iterations; ``state()`` and
 ``restore()`` continue a run exactly.  The differences from liblbfgs are in
-DEVIATIONS below; with liblbfgs's order of summation swapped in for numpy's
-(as the tests do), the iterates are liblbfgs's bit for bit.
+DEVIATIONS below; dot products are plain loops in liblbfgs's order
+(cython_ext/linalg.pyx: numpy's would call a BLAS whose spinning threads take the
+cores a learner's gradient runs on), and with liblbfgs's order swapped in for the
+L1 norm's too (as the tests do), the iterates are liblbfgs's bit for bit.
 
 Kept on purpose: liblbfgs's CUBIC_MINIMIZER2 (case 3 of update_trial_interval)
 chooses between tmin and tmax by the sign of theta, where More & Thuente's
@@ -49,14 +51,16 @@ import math
 
 import numpy as np
 
+from ._kernels.linalg import dot
+
 __all__ = ["LBFGS", "LINESEARCHES", "DEVIATIONS"]
 
 DEVIATIONS = """\
 - The previous point and gradient (liblbfgs's xp and gp) are kept in the
   history slot that the iteration is about to overwrite, not in two arrays of
   their own; the arithmetic is the same.
-- Dot products and norms are numpy's (BLAS), whose order of summation differs
-  from liblbfgs's plain loop: results agree to rounding, not bit for bit.
+- The L1 norm (OWL-QN) is summed by numpy (pairwise, in blocks), whose order
+  differs from liblbfgs's plain loop: results agree to rounding, not bit for bit.
 - After a failed line search liblbfgs restores x and g but returns the
   objective of the last trial point; here the objective, the norms and the
   pseudo-gradient are those of the restored point.
@@ -123,10 +127,15 @@ _NAMES = {code: name for name, code in LINESEARCHES.items()}
 _BLOCK = 1 << 14  # the OWL-QN loops work on blocks of this many entries
 _F = np.float64   # the line searches' scalars: IEEE arithmetic, as in C
 
+
+def _dot(a, b):
+    """a . b summed in order, with no BLAS threads (cython_ext/linalg.pyx), as an
+    IEEE scalar."""
+    return _F(dot(a, b))
+
 # The reductions (liblbfgs's vecdot and its sums): numpy's, whose order of
 # summation is not liblbfgs's plain loop.  The tests swap in sequential ones
 # to compare with liblbfgs bit for bit.
-_dot = np.dot
 _sum = np.sum
 
 

@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._kernels.crf import CRFKernel, dot
+from .._kernels.crf import CRFKernel
+from .._kernels.linalg import dot
 from ..params import Param
 from .base import Learner, register
 

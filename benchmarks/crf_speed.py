@@ -1,0 +1,114 @@
+"""The CRF learner against python-crfsuite's L-BFGS CRF, on the same attributes and
+objective, in one run: CoNLL-2000 with CRF++'s chunking template, c1 = 0, c2 = 1, at
+most 100 iterations (CRFsuite's default feature set: the (attribute, label) pairs seen
+in training, which is seqbil's default too).
+
+Every system runs as its own process, REPEAT times (default 5); each figure is min /
+median / max over the runs:
+
+- seconds per L-BFGS iteration (the median of the run's iterations, one evaluation of
+  the objective and gradient and the optimizer's step; seqbil's --log `seconds`,
+  CRFsuite's own per-iteration time): seqbil with --jobs 1 and --jobs 2, CRFsuite;
+- train end to end (raw files in, model out; the whole process); CRFsuite's attribute
+  strings built in Python and appended sentence by sentence are reported apart;
+- iterations run, test F1 (conlleval), peak RSS.
+
+Writes results/crf/conll2000.json (the record) and conll2000.md (its table).
+
+    python benchmarks/crf_speed.py [--data DIR] [--repeat 5] [--iterations 100] [--c2 1.0]
+"""
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from record import ROOT, find_corpus, header, run_measured, stats, write_record
+from train_speed import plain
+
+TEMPLATE = ROOT / "configs" / "crfpp_chunking.template"
+SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
+
+
+def seqbil_run(train, test, work, jobs, args):
+    model, log = work / f"crf{jobs}.sbm", work / f"crf{jobs}.log"
+    wall, rss, _ = run_measured([*SEQBIL, "train", "--config", "conll2000", "--template", TEMPLATE, "--train", train,
+                                 "--learner", "crf", "--c1", "0", "--c2", str(args.c2), "--epochs",
+                                 str(args.iterations), "--jobs", str(jobs), "--model", model, "--log", log, "-q"])
+    passes = [json.loads(line) for line in log.read_text().splitlines()]
+    with tempfile.TemporaryFile() as out:
+        run_measured([*SEQBIL, "eval", "-m", model, "--data", test, "--json"], stdout=out)
+        out.seek(0)
+        f1 = json.loads(out.read())["f1"]
+    return {"wall": wall, "rss_mib": rss, "iterations": len(passes), "f1": f1,
+            "iteration_seconds": statistics.median(p["seconds"] for p in passes),
+            "training_passes": sum(p["seconds"] for p in passes)}
+
+
+def peer_run(train, test, args):
+    with tempfile.TemporaryFile() as out:
+        wall, rss, _ = run_measured([sys.executable, ROOT / "benchmarks" / "crfsuite_peer.py", "--config",
+                                     "conll2000", "--template", TEMPLATE, "--train", train, "--test", test,
+                                     "--algorithm", "lbfgs", "--c1", "0", "--c2", str(args.c2), "--iterations",
+                                     str(args.iterations)], stdout=out)
+        out.seek(0)
+        r = json.loads(out.read())
+    return {"wall": wall, "rss_mib": rss, "iterations": r["iterations"], "f1": r["f1"],
+            "iteration_seconds": statistics.median(r["iteration_seconds"]), "training_passes": r["train_seconds"],
+            "feature_seconds": r["feature_seconds"]}
+
+
+def table(record):
+    rows = ["| system | s per iteration | train, end to end (s) | training passes (s) | Python attribute building (s) "
+            "| iterations | test F1 | peak RSS (MiB) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+
+    def cell(s, fmt="{:.3f}"):
+        return f"{fmt.format(s['median'])} ({fmt.format(s['min'])}–{fmt.format(s['max'])})"
+    for name, r in record["systems"].items():
+        rows.append(f"| {name} | {cell(r['iteration_seconds'])} | {cell(r['wall'], '{:.1f}')} | "
+                    f"{cell(r['training_passes'], '{:.1f}')} | "
+                    f"{cell(r['feature_seconds'], '{:.1f}') if 'feature_seconds' in r else '–'} | "
+                    f"{r['iterations']['median']:.0f} | {r['f1']['median']:.2f} | {cell(r['rss_mib'], '{:.0f}')} |")
+    ratio = record["ratios"]
+    return "\n".join(rows) + (f"\n\nSeconds per iteration against CRFsuite's (median of the per-run ratios): "
+                              f"--jobs 1 {ratio['jobs1_vs_crfsuite']:.2f}, --jobs 2 {ratio['jobs2_vs_crfsuite']:.2f}; "
+                              f"--jobs 2 against --jobs 1: {ratio['jobs2_vs_jobs1']:.2f}.\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", help="folder with conll2000/train.txt(.gz) and test.txt(.gz)")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=100)
+    ap.add_argument("--c2", type=float, default=1.0)
+    ap.add_argument("--out", default=str(ROOT / "results" / "crf"))
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        train = plain(find_corpus("conll2000", "train.txt", args.data), work)
+        test = plain(find_corpus("conll2000", "test.txt", args.data), work)
+        runs = {"seqbil crf --jobs 1": [], "seqbil crf --jobs 2": [], "crfsuite lbfgs": []}
+        for r in range(args.repeat):  # the systems in turn, so a drift of the machine hits them alike
+            runs["seqbil crf --jobs 1"].append(seqbil_run(train, test, work, 1, args))
+            runs["seqbil crf --jobs 2"].append(seqbil_run(train, test, work, 2, args))
+            runs["crfsuite lbfgs"].append(peer_run(train, test, args))
+            print(f"run {r + 1}/{args.repeat}: " + ", ".join(f"{k} {v[-1]['iteration_seconds']:.3f} s/it, F1 "
+                                                             f"{v[-1]['f1']:.2f}" for k, v in runs.items()),
+                  file=sys.stderr)
+    systems = {name: {key: stats([r[key] for r in rs]) for key in rs[0]} for name, rs in runs.items()}
+    per = [[r["iteration_seconds"] for r in runs[k]] for k in runs]
+    record = {**header(), "corpus": "CoNLL-2000, CRF++'s chunking template", "c1": 0.0, "c2": args.c2,
+              "max_iterations": args.iterations, "systems": systems,
+              "ratios": {"jobs1_vs_crfsuite": statistics.median(a / c for a, c in zip(per[0], per[2])),
+                         "jobs2_vs_crfsuite": statistics.median(b / c for b, c in zip(per[1], per[2])),
+                         "jobs2_vs_jobs1": statistics.median(b / a for a, b in zip(per[0], per[1]))}}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_record(out / "conll2000.json", record)
+    (out / "conll2000.md").write_text(table(record), encoding="utf-8")
+    print(table(record))
+
+
+if __name__ == "__main__":
+    main()
