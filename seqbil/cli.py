@@ -89,7 +89,9 @@ def _help_templates(ctx, _param, value):
 @click.option("--template", "template_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="CRF++ template file; replaces the config's templates.")
 @click.option("--train", "train_path", metavar="FILE", help="Training corpus. [default: the bundled sample]")
-@click.option("--dev", "dev_path", metavar="FILE", help="Held-out corpus scored after every epoch.")
+@click.option("--dev", "dev_path", metavar="FILE", help="Held-out corpus, scored after every epoch; it also "
+              "chooses settings (the temperature of the probabilities; a CRF's c2 when none is given), so never "
+              "give the test set. Without it they are chosen on the last tenth of the training corpus.")
 @click.option("--model", "model_path", default="model.sbm", show_default=True, metavar="FILE",
               help="Where to write the model.")
 @click.option("--init-model", "init_model", metavar="FILE", help="Continue training this model on --train: its "
@@ -121,7 +123,7 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
 
     \b
     Examples:
-      seqbil train --config configs/conll2000.toml --train train.txt --dev test.txt --model chunker.sbm
+      seqbil train --config configs/conll2000.toml --train train.txt --dev dev.txt --model chunker.sbm
       seqbil train --config sighan2005 --train pku_training.utf8 --model pku.sbm
       seqbil train          # the bundled CoNLL-2000 sample, to see it work
       seqbil train --config sighan2005 --learner sp --train pku_training.utf8 --shards 4 --scheduler tcp://host:8786

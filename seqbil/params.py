@@ -116,6 +116,10 @@ CORE = [
           "the attributes left without weights; the model file shrinks, the scores may change", minimum=0),
     Param("precision", str, "float32", "floating-point type of the weights in the model file (training runs "
           "in float64, bol's dual blocks in float32)", choices=("float32", "float64")),
+    Param("temperature", float, 0.0, "what the scores are divided by in the model's probabilities (marginals, "
+          "tag --marginals); 0: fitted after training by the least negative log-likelihood of the gold labels' "
+          "token marginals on the dev set or, without one, on a held-out tenth of the training data (the model "
+          "trained on the other nine tenths fixes it; CRF learners' scores are log-probabilities: 1)", minimum=0),
     Param("tasks", list, [], "multi-task training (Cavallanti, Cesa-Bianchi & Gentile 2008): one NAME=TRAIN_FILE"
           "[,DEV_FILE] per task, e.g. corpora of different segmentation standards (in a config also "
           "[tasks.NAME] tables with train and dev keys); every feature gets a shared weight and one per task, "

@@ -9,6 +9,7 @@ import signal
 import sys
 import time
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from .features.templates import EMB, TemplateSet, parse_template, read_template_
 from .formats import make_format, read_corpus
 from .formats.sentence import Corpus
 from .formats.textio import sha256_file
+from .calibration import fit_temperature
 from .learners import LEARNERS
 from .model import Model
 
@@ -78,8 +80,10 @@ def settings_header(settings, sources):
 
     def origin(name):
         source = sources.get(name)
-        return "" if source is None else " (argument)" if source == "arguments" else " (config)"
-    for name in ("epochs", "C", "averaged", "seed", "min_count", *(p.name for p in LEARNERS[learner].options)):
+        return "" if source is None else " (argument)" if source == "arguments" else \
+            " (chosen on held-out data)" if source == "<chosen>" else " (config)"
+    for name in ("epochs", "C", "averaged", "c1", "c2", "seed", "min_count",
+                 *(p.name for p in LEARNERS[learner].options)):
         if not table[name].used_by(learner):
             continue
         value = settings[name]
@@ -227,6 +231,44 @@ def _read_corpus(fmt, source, encoding):
     return corpus, str(source)
 
 
+@dataclass
+class Run:
+    """A training corpus read and encoded, with what the passes and the model need:
+    the output of prepare(), the input of make_learner(), run_passes() and finish()."""
+    settings: dict
+    sources: dict
+    fmt: object
+    tasks: list | None
+    templates: object
+    origin: str
+    train_name: str
+    train_record: dict
+    labels: list
+    index: object
+    data: object
+    model: Model
+    t_encode: float
+    dev_sentences: list | None = None
+    dev_name: str | None = None
+    dev_data: object = None
+    devs: dict = field(default_factory=dict)  # multi-task: {task: (sentences, name, encoded)}
+    task_spec: tuple | None = None
+    coupling_line: str = ""
+    vectors: object = None
+    live: bool = False        # the learner reads the %emb rows (data.emb_rows)
+    learning: bool = False    # ... and adapts the vectors
+    phi0: object = None
+    emb_counts: object = None
+    lexicon_info: dict | None = None
+    vector_info: dict | None = None
+    structure_info: dict | None = None
+    structure: object = None
+
+    @property
+    def names(self):
+        return [name for name, _, _ in self.tasks] if self.tasks else None
+
+
 def train(settings, train_data, model_path=None, *, dev=None, template_file=None, config=None, sources=None,
           init_model=None, log_path=None, echo=print, show_progress=True, checkpoint_every=0, checkpoint_path=None,
           resume=None, resume_epochs=None, cluster=None):
@@ -240,24 +282,35 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     continues training a saved model on this data: its templates, corpus settings,
     labels and weights are the start; new attributes and labels are added.
     cluster: with settings["shards"], where the shards train (the client, scheduler
-    and workers arguments of seqbil.dask.cluster.connect)."""
-    from tqdm import tqdm
+    and workers arguments of seqbil.dask.cluster.connect).
 
+    The stages, each callable on its own: check_run (settings against each other,
+    before any reading), prepare (read and encode), make_learner, run_passes,
+    finish (the model and its record), compact."""
     sources = dict(sources or {})
+    saved = None
     if resume is not None:
         saved, scalars, arrays, rng_state, history = checkpoint.load(resume)
         settings = {**params.defaults(), **saved["settings"]}
+        if resume_epochs and resume_epochs != settings["epochs"]:
+            # the temperature was fitted to a model of the planned passes: fit it again
+            # (a chosen c2 stays: the checkpoint's optimizer state is of its objective)
+            if saved.get("sources", {}).get("temperature") == "<chosen>":
+                settings["temperature"] = 0.0
         settings["epochs"] = resume_epochs or settings["epochs"]
         train_data, dev, template_file, config = saved["train"], saved["dev"], saved["template"], saved["config"]
         init_model = saved.get("init_model")
         sources = saved.get("sources", {})
+        if resume_epochs and resume_epochs != saved["settings"]["epochs"]:
+            sources = {k: v for k, v in sources.items() if k != "temperature" or v != "<chosen>"}
         checkpoint_every = checkpoint_every or saved["checkpoint_every"]
         checkpoint_path = checkpoint_path or resume
         echo(f"resuming {resume}: {len(history)} passes done")
+    else:
+        history = []
     checkpoint_path = checkpoint_path or (f"{model_path}.ckpt" if model_path else None)
     if checkpoint_every and not checkpoint_path:
         raise ConfigError("arguments", 0, "checkpoints need a model path or a checkpoint path")
-
     base = None
     if init_model is not None:
         base = Model.load(init_model)
@@ -265,8 +318,169 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
             raise ConfigError("arguments", 0, f"{init_model} is a multi-task model: continuing one is not "
                               f"supported; train it anew with --task")
         settings = _settings_of_base(base, settings, sources, template_file, echo, init_model)
+    check_run(settings, sources, train_data, dev, base, cluster, checkpoint_every or resume)
+    if not isinstance(train_data, (str, type(None))) and not hasattr(train_data, "__fspath__") and \
+            checkpoint_every:
+        raise ConfigError("arguments", 0, "checkpoints need the training data as a file")
+    _large_blocks_from_mmap()
+    chosen, selection = None, (saved or {}).get("selection", {})
+    if saved is None or saved["settings"].get("temperature") and not settings["temperature"]:
+        settings, sources, chosen, selection = select(settings, sources, train_data, dev, template_file, config,
+                                                      init_model, echo, show_progress)
+    if chosen is not None:  # the grid ran on the whole training corpus: its best run is the model
+        run, learner, history, rng = chosen
+    else:
+        if base is not None and not base.weights:  # the held-out runs took the weights of the model continued
+            base = Model.load(init_model)
+        run = prepare(settings, sources, train_data, dev, template_file, config, base, echo)
+        learner = make_learner(run, base, init_model, echo)
+        rng = np.random.default_rng(settings["seed"])
+    record = {"settings": settings, "sources": sources, "train": None if run.tasks else run.train_name,
+              "dev": run.dev_name, "template": template_file and str(template_file), "config": config and str(config),
+              "checkpoint_every": checkpoint_every, "data": checkpoint.fingerprint(run.data),
+              "init_model": init_model and str(init_model), "selection": selection}
+    if saved is not None:
+        if saved["data"] != record["data"]:
+            raise InputError(run.train_name, 0, f"the training data differs from the data of checkpoint {resume}")
+        checkpoint.restore(learner, rng, resume, arrays, scalars, rng_state)
+    if chosen is None:
+        run_passes(run, learner, rng, history, echo=echo, show_progress=show_progress, log_path=log_path,
+                   append_log=resume is not None, checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path,
+                   checkpoint_record=record, train_data=train_data, cluster=cluster)
+    else:
+        if log_path:
+            with open(log_path, "w", encoding="utf-8") as log:
+                log.writelines(json.dumps(r) + "\n" for r in history)
+        if checkpoint_every:
+            checkpoint.save(checkpoint_path, record, learner, rng, history)
+            echo(f"checkpoint saved to {checkpoint_path}")
+    model = finish(run, learner, history, base, init_model, template_file, config, echo)
+    del learner
+    _return_freed_memory()
+    if selection:
+        model.training["selection"] = selection
+    set_temperature(run, model, echo)
+    compact(run, model, echo)
+    if model_path is not None:
+        model.save(model_path)
+        echo(f"model saved to {model_path}")
+    return model, history
+
+
+def select(settings, sources, train_data, dev, template_file, config, init_model, echo, show_progress=False):
+    """What is chosen on held-out data before the run: the learner's grid (a CRF's
+    coefficients when none is given: Learner.grid) and, when the temperature is to
+    be fitted and there is no dev set, the temperature of an online learner's
+    probabilities. On the dev set when there is one: the grid then runs on the whole
+    training corpus and its best run is the model, returned as (run, learner,
+    history, rng). Without one, on the last tenth of the training sentences: the
+    models trained on the other nine tenths fix the settings, which the run on all
+    the data then keeps. Returns (settings, sources, that best run or None, the
+    record of the choice)."""
+    learner_class = LEARNERS[settings["learner"]]
+    grid = learner_class.grid(settings, sources)
+    fit = settings["temperature"] == 0 and not learner_class.probabilistic
+    if settings["tasks"] or not grid and (not fit or dev is not None or settings["shards"]):
+        return settings, sources, None, {}  # (a multi-task run's learner cannot be a CRF)
     fmt = make_format(settings["format"], None, settings["label_column"])
-    enc = settings["encoding"]
+    base = Model.load(init_model) if init_model is not None else None
+    varies = [key for key in (grid[0] if grid else ()) if any(point[key] != grid[0][key] for point in grid)]
+    if dev is not None:
+        where, train_part, held = "dev", train_data, dev
+    else:
+        sentences, _ = _read(fmt, train_data, settings["encoding"])
+        k = len(sentences) // 10
+        if k == 0:
+            echo(f"{len(sentences)} training sentences: too few to hold out a tenth; " +
+                 ("temperature 1" if fit else f"{' and '.join(varies)} at the defaults"))
+            return settings, sources, None, {}
+        where, train_part, held = "held-out", sentences[:-k], sentences[-k:]
+        echo(f"choosing {' and '.join([*varies, *(['the temperature'] if fit else [])])} on "
+             f"the last tenth of "
+             f"the training sentences ({k} of {len(sentences)}), training on the other {len(sentences) - k}")
+    if grid:
+        echo(f"choosing {' and '.join(varies)} on the {'dev set' if where == 'dev' else 'held-out tenth'} from "
+             f"{len(grid)} settings")
+    run = prepare(settings, sources, train_part, held, template_file, config, base,
+                  echo if where == "dev" else lambda line: None)
+    tried, best, worse, learner = [], None, 0, None
+    for point in grid or [{}]:
+        run.settings = {**settings, **point}
+        previous = learner
+        learner = make_learner(run, base if previous is None else None, init_model, lambda line: None)
+        if previous is not None and learner.batch:  # a path: each setting starts where the last ended
+            learner.warm_start(previous.parameters()[1])
+        if previous is not None and previous is not (best and best[1]):
+            previous.finish()
+        rng = np.random.default_rng(settings["seed"])
+        start = time.perf_counter()
+        history = run_passes(run, learner, rng, [], echo=lambda line: None, show_progress=show_progress,
+                             score_dev=False)
+        result = score_run(run, learner)
+        name, value = headline(result)
+        seconds = time.perf_counter() - start  # (not in the record: the same run gives the same model bytes)
+        tried.append({**point, "metric": name, "value": value, "passes": len(history)})
+        if point:
+            echo("  " + ", ".join(f"{k} {point[k]:g}" for k in varies) + f": {where} {name} {value:.2f} "
+                 f"({len(history)} {'iterations' if learner.batch else 'passes'}, {seconds:.1f} s)")
+        if best is None or value > best[0]:
+            if best is not None and best[1] is not learner:
+                best[1].finish()
+            best, worse = (value, learner, history, rng, point), 0
+        else:
+            worse += 1
+            if len(varies) == 1 and worse == 2:  # two steps past the best along the path
+                break
+    if learner is not best[1]:
+        learner.finish()
+    _, learner, history, rng, point = best
+    settings, sources = {**settings, **point}, {**sources, **{k: "<chosen>" for k in point}}
+    record = {"on": where, "tried": tried, "chosen": point} if grid else {}
+    if grid:
+        echo(f"chose {', '.join(f'{k} = {point[k]:g}' for k in varies)}")
+    if where == "dev":
+        run.settings = settings
+        return settings, sources, (run, learner, history, rng), record
+    if fit:
+        run.model.kind, run.model.weights = learner.parameters()
+        temperature, info = fit_temperature(run.model, run.dev_data)
+        settings, sources = {**settings, "temperature": temperature}, {**sources, "temperature": "<chosen>"}
+        record["temperature"] = {"on": where, "value": temperature, **info}
+        echo(_temperature_line(temperature, info, "the held-out tenth"))
+    learner.finish()
+    return settings, sources, None, record
+
+
+def set_temperature(run, model, echo=print):
+    """The temperature of the model's probabilities: given, chosen on held-out data
+    (select), 1 for a CRF, or fitted now on the dev set."""
+    settings = run.settings
+    if settings["temperature"] > 0:
+        model.temperature = settings["temperature"]
+        return
+    if LEARNERS[settings["learner"]].probabilistic:
+        model.temperature = 1.0
+        return
+    if run.dev_data is None:
+        model.temperature = 1.0
+        why = "multi-task training" if run.tasks else "iterative parameter mixing" if settings["shards"] else None
+        echo("temperature 1: not fitted" + (f" ({why} has no held-out tenth: give a dev set or a temperature)"
+                                            if why else ""))
+        return
+    temperature, info = fit_temperature(model, run.dev_data)
+    model.temperature = temperature
+    model.training["temperature"] = {"on": "dev", "value": temperature, **info}
+    echo(_temperature_line(temperature, info, "the dev set"))
+
+
+def _temperature_line(temperature, info, where):
+    return (f"temperature {temperature:.4g} fitted on {where}: token negative log-likelihood {info['nll_at_1']:.4f} "
+            f"at 1, {info['nll']:.4f} fitted ({info['tokens']} tokens)" +
+            ("; at the edge of the search: the scores are far from probabilities" if info["at_bound"] else ""))
+
+
+def check_run(settings, sources, train_data, dev, base, cluster, checkpoints):
+    """The settings that cannot go together, as ConfigErrors before anything is read."""
     tasks = task_list(settings["tasks"], sources.get("tasks", "<settings>")) if settings["tasks"] else None
     if tasks and (train_data is not None or dev is not None or base is not None):
         raise ConfigError(sources.get("tasks", "<settings>"), 0, "multi-task training reads each task's corpora "
@@ -276,19 +490,28 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         raise ConfigError("arguments", 0, "a Dask client, scheduler or workers are for iterative parameter "
                           "mixing: give shards too")
     if settings["shards"]:
-        _check_shards(settings, sources, train_data, tasks, base, checkpoint_every or resume)
-    _large_blocks_from_mmap()
+        _check_shards(settings, sources, train_data, tasks, base, checkpoints)
+
+
+def prepare(settings, sources, train_data, dev, template_file, config, base, echo):
+    """Read the training corpus (or the tasks' corpora) and encode it once: the
+    templates checked against its columns, the labels, the metric, dictionaries,
+    vectors and structure; the model that will hold the weights, and the dev corpora
+    encoded by it. Returns a Run."""
+    fmt = make_format(settings["format"], None, settings["label_column"])
+    enc = settings["encoding"]
+    tasks = task_list(settings["tasks"], sources.get("tasks", "<settings>")) if settings["tasks"] else None
     t0 = time.perf_counter()
     if tasks:
         tokens, train_name, task_records, task_labels = _read_tasks(fmt, tasks, enc)
     else:
         tokens, train_name = _read_corpus(fmt, train_data, enc)
     templates = base.templates if base is not None else load_templates(settings, template_file, config)
-    origin = template_file or config or "<settings>"
+    origin = str(template_file or config or "<settings>")
     if tasks:
-        templates = task_copies(templates.templates, str(origin))
+        templates = task_copies(templates.templates, origin)
     elif templates.tasks and base is None:
-        raise ConfigError(str(origin), 0, "the templates read %task, the task of a sentence, which only multi-task "
+        raise ConfigError(origin, 0, "the templates read %task, the task of a sentence, which only multi-task "
                           "training (--task NAME=TRAIN ...) gives; and it adds the %task copies itself")
     if fmt.name == "conll":
         if fmt.n_fields is None:  # sentences given in memory
@@ -340,18 +563,19 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                          base.index if base is not None else None, vectors=vectors, structure=structure,
                          lexicons=lexicons,
                          length_cap=settings["dict_length_cap"], jackknife=jackknife)
+    phi0 = emb_counts = None
     if live:
         data.emb_rows = vectors.emb_rows(tokens, normalizer(settings["normalize"]))
         vectors.live = False  # every other corpus reads the vectors' values
         phi0 = vectors.tables[EMB].matrix.astype(np.float64)
         emb_counts = np.bincount(data.emb_rows[data.emb_rows >= 0], minlength=len(phi0)) / data.emb_rows.shape[1]
-    task_spec = None
+    task_spec, coupling_line = None, ""
     if tasks:  # how the tasks are coupled (a general interaction matrix adds task copies of attributes)
         if settings["interaction"] and "coupling" in sources:
             raise ConfigError(sources["coupling"], 0, "give either the coupling b or an interaction matrix "
                               "(interaction), not both")
         task_spec, coupling_line = multitask.task_spec(index, templates, [name for name, _, _ in tasks], settings,
-                                                       data, str(origin))
+                                                       data, origin)
     t_encode = time.perf_counter() - t0
     data.without_b_ptr()
     # what the training record needs of the corpus; the passes need only `data`
@@ -361,20 +585,22 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         train_record = file_record(train_name, train_data if train_name == "<memory>" else tokens)
     del tokens, jackknife
     _return_freed_memory()
-    A0, A1 = index.n_attributes(0), index.n_attributes(1)
     corpus = {"format": fmt.name, "n_fields": fmt.n_fields, "label_column": settings["label_column"],
               "encoding": enc, "normalize": settings["normalize"], "metric": metric, "scheme": scheme}
     names = [name for name, _, _ in tasks] if tasks else None
     model = Model("linear", labels, index, corpus, {}, precision=settings["precision"], tasks=names,
                   task_labels=task_labels if tasks else None)
+    run = Run(settings, sources, fmt, tasks, templates, origin, train_name, train_record, labels, index, data, model,
+              t_encode, task_spec=task_spec, coupling_line=coupling_line, vectors=vectors, live=live,
+              learning=learning, phi0=phi0, emb_counts=emb_counts, lexicon_info=lexicon_info,
+              vector_info=vector_info, structure_info=structure_info, structure=structure)
     if tasks:  # per task: (sentences, file name, encoded) of its dev corpus
         devs = {name: _read(fmt, d, enc) for name, _, d in tasks if d is not None}
-        devs = {name: (s, n, model.for_task(name).encode(s, n)) for name, (s, n) in devs.items()}
-        dev_sentences, dev_name, dev_data = None, None, None
-    else:
-        devs = {}
-        dev_sentences, dev_name = _read(fmt, dev, enc) if dev is not None else (None, None)
-        dev_data = model.encode(dev_sentences, dev_name) if dev_sentences else None
+        run.devs = {name: (s, n, model.for_task(name).encode(s, n)) for name, (s, n) in devs.items()}
+    elif dev is not None:
+        run.dev_sentences, run.dev_name = _read(fmt, dev, enc)
+        run.dev_data = model.encode(run.dev_sentences, run.dev_name) if run.dev_sentences else None
+    A0, A1 = index.n_attributes(0), index.n_attributes(1)
     echo(f"read {data.n_sequences} sequences, {data.n_positions} tokens, {len(labels)} labels; "
          f"{A0} 0-order and {A1} 1st-order attributes "
          f"({len(templates.by_order[0])} + {len(templates.by_order[1])} templates"
@@ -382,49 +608,58 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     echo(settings_header(settings, sources))
     echo(f"metric: {metric}" + (f" ({scheme})" if metric == "chunk" else "") +
          (f", chosen because {why}" if settings["metric"] == "auto" else ""))
+    return run
 
+
+def make_learner(run, base=None, init_model=None, echo=print):
+    """The run's learner, prepared on its corpus (and started from the continued
+    model's weights)."""
+    settings, sources, index = run.settings, run.sources, run.index
+    A0, A1 = index.n_attributes(0), index.n_attributes(1)
     learner_class = LEARNERS[settings["learner"]]
-    if tasks:
+    if run.tasks:
         if not learner_class.multitask:
             multi = ", ".join(name for name, cls in LEARNERS.items() if cls.multitask)
             raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner_class.name!r} "
                               f"does not learn several tasks (multi-task learners: {multi})")
-        echo(coupling_line)
+        echo(run.coupling_line)
     try:
-        learner = learner_class(len(labels), A0, A1, settings, templates.transition, task_spec)
+        learner = learner_class(len(run.labels), A0, A1, settings, run.templates.transition, run.task_spec)
     except ValueError as exc:  # options of the learner that cannot learn several tasks (bol's rank1 = global)
-        if task_spec is None:
+        if run.task_spec is None:
             raise
         raise ConfigError(sources.get("learner", "<settings>"), 0, f"multi-task training: {exc}") from None
-    learner.prepare(data)
-    if live:
+    learner.prepare(run.data)
+    if run.live:
+        vectors = run.vectors
         learner.attach([f for f, t in zip(vectors.firsts(index.n_keyed(0)), vectors.templates)
-                        if t.refs[0][1].source == EMB], phi0)
+                        if t.refs[0][1].source == EMB], run.phi0)
     if base is not None:
         if (base.kind == "bilinear") != learner.bilinear:
             raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner.name!r} cannot "
                               f"continue the {base.kind} model {init_model}")
-        learner.warm_start(carried_weights(base, labels, index.renumber, A0, A1))
+        learner.warm_start(carried_weights(base, run.labels, index.renumber, A0, A1))
         base.weights = {}  # the learner holds them now; the base is kept for its labels and record
-        echo(f"starting from {init_model}: {len(base.labels)} of {len(labels)} labels, "
+        echo(f"starting from {init_model}: {len(base.labels)} of {len(run.labels)} labels, "
              f"{base.index.n_attributes(0)} of {A0} 0-order and {base.index.n_attributes(1)} of {A1} 1st-order "
              f"attributes")
-    rng = np.random.default_rng(settings["seed"])
-    if not isinstance(train_data, (str, type(None))) and not hasattr(train_data, "__fspath__") and \
-            checkpoint_every:
-        raise ConfigError("arguments", 0, "checkpoints need the training data as a file")
-    run = {"settings": settings, "sources": sources, "train": None if tasks else train_name, "dev": dev_name,
-           "template": template_file and str(template_file), "config": config and str(config),
-           "checkpoint_every": checkpoint_every, "data": checkpoint.fingerprint(data),
-           "init_model": init_model and str(init_model)}
-    if resume is not None:
-        if saved["data"] != run["data"]:
-            raise InputError(train_name, 0, f"the training data differs from the data of checkpoint {resume}")
-        checkpoint.restore(learner, rng, resume, arrays, scalars, rng_state)
-    else:
-        history = []
-    log = open(log_path, "a" if resume else "w", encoding="utf-8") if log_path else None
+    return learner
+
+
+def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, log_path=None, append_log=False,
+               checkpoint_every=0, checkpoint_path=None, checkpoint_record=None, train_data=None, cluster=None,
+               score_dev=True):
+    """The learner's passes over run.data, from len(history) on, each appended to
+    history as its record: progress bar, the log (JSON lines), dev scores after every
+    pass (score_dev), checkpoints, Ctrl-C (the run stops after the pass), and the
+    passes on the shards of a Dask cluster (settings["shards"]; train_data is then
+    the corpus path the workers read)."""
+    from tqdm import tqdm
+
+    settings, data, model, names = run.settings, run.data, run.model, run.names
+    tasks = run.tasks
     N = data.n_sequences
+    log = open(log_path, "a" if append_log else "w", encoding="utf-8") if log_path else None
     stack = ExitStack()
     try:
         mixer = None
@@ -436,13 +671,13 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                 from .tagging import cpus
                 where = {"workers": min(settings["shards"], cpus())}
             if learner.mixing() is None:
-                raise ConfigError(sources.get("shards", "<settings>"), 0, f"learner {learner.name} with these "
+                raise ConfigError(run.sources.get("shards", "<settings>"), 0, f"learner {learner.name} with these "
                                   "settings does not support iterative parameter mixing (shards)" +
                                   ("; use rank1 = block" if settings.get("rank1") == "global" else ""))
             client = stack.enter_context(connect(**where, echo=echo))
-            mixer = Mixer(client, learner, settings, train_data, fmt, index, templates, labels, echo)
+            mixer = Mixer(client, learner, settings, train_data, run.fmt, run.index, run.templates, run.labels, echo)
             stack.callback(mixer.close)
-            data = None  # the shards hold their parts of the corpus: this process needs only the index
+            data = run.data = None  # the shards hold their parts of the corpus: this process needs only the index
             _return_freed_memory()
         with graceful_stop() as stop:
             done = bool(history and history[-1].get("stop"))  # a batch learner's optimizer ended the run
@@ -492,18 +727,14 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                            f"{record['seconds']:.2f} s" + _diagnostics(record)
                 if tasks:
                     line += " (" + ", ".join(f"{t} {n}" for t, n in record["task_mistakes"].items()) + ")"
-                if dev_data is not None:
-                    model.kind, model.weights = learner.parameters()
-                    if learning:  # the vectors as they are now
-                        vectors.tables[EMB].matrix = learner.embedding().astype(np.float32)
-                        dev_data = model.encode(dev_sentences, dev_name)
-                    result = _score(model, dev_data, dev_sentences)
+                if score_dev and run.dev_data is not None:
+                    result = score_run(run, learner)
                     record["dev"] = result
                     name, value = headline(result)
                     line += f", dev {name} {value:.2f}"
-                elif devs:
+                elif score_dev and run.devs:
                     model.kind, model.weights = learner.parameters()
-                    scores = {task: _score(model.for_task(task), d, s) for task, (s, _, d) in devs.items()}
+                    scores = {task: _score(model.for_task(task), d, s) for task, (s, _, d) in run.devs.items()}
                     record["dev_tasks"] = scores
                     line += ", dev " + ", ".join(f"{task} {headline(r)[0]} {headline(r)[1]:.2f}"
                                                  for task, r in scores.items())
@@ -518,7 +749,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                     log.flush()
                 last = k + 1 == learner.passes() or bool(record.get("stop"))
                 if checkpoint_every and ((k + 1) % checkpoint_every == 0 or stop["stop"] or last):
-                    checkpoint.save(checkpoint_path, run, learner, rng, history)
+                    checkpoint.save(checkpoint_path, checkpoint_record, learner, rng, history)
                     echo(f"checkpoint saved to {checkpoint_path}")
                 if stop["stop"]:
                     echo(f"interrupted: stopping after {record['name']}")
@@ -530,49 +761,71 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         stack.close()
         if log:
             log.close()
-    # the encoded corpus and the learner's working state (the dual blocks, then the
-    # averaging sums) are done with: making and compacting the model then does not
-    # raise the peak memory of the run
-    del data
+    return history
+
+
+def score_run(run, learner):
+    """The dev score of the learner's current parameters (the %emb vectors as they
+    are now, when the learner adapts them)."""
+    model = run.model
+    model.kind, model.weights = learner.parameters()
+    if run.learning:
+        run.vectors.tables[EMB].matrix = learner.embedding().astype(np.float32)
+        run.dev_data = model.encode(run.dev_sentences, run.dev_name)
+    return _score(model, run.dev_data, run.dev_sentences)
+
+
+def finish(run, learner, history, base=None, init_model=None, template_file=None, config=None, echo=print):
+    """The trained model of a run: the learner's parameters, the training record,
+    compacted (and pruned) as the settings say. The encoded corpus and the learner's
+    working state are released first, so that making the model does not raise the
+    peak memory of the run."""
+    settings, model, vectors = run.settings, run.model, run.vectors
+    run.data = None
     learner.finish()
     _return_freed_memory()
     model.kind, model.weights = learner.parameters()
-    if learning:
+    if run.learning:
         final = learner.embedding()
         vectors.tables[EMB].matrix = final.astype(np.float32)
-        moved = np.linalg.norm(final - phi0, axis=1)
-        emb_moved = {"mean_moved": float(moved[emb_counts > 0].mean()) if (emb_counts > 0).any() else 0.0}
-        for name, rows in (("frequent", emb_counts >= 10), ("rare", (emb_counts > 0) & (emb_counts < 2))):
+        moved = np.linalg.norm(final - run.phi0, axis=1)
+        counts = run.emb_counts
+        emb_moved = {"mean_moved": float(moved[counts > 0].mean()) if (counts > 0).any() else 0.0}
+        for name, rows in (("frequent", counts >= 10), ("rare", (counts > 0) & (counts < 2))):
             emb_moved[f"{name}_words"] = int(rows.sum())
             emb_moved[f"{name}_mean_moved"] = float(moved[rows].mean()) if rows.any() else 0.0
-    model.training = _training_record(settings, learner, history, train_record, dev_sentences, dev_name,
-                                      template_file, config)
-    if tasks:
+    model.training = _training_record(settings, learner, history, run.train_record, run.dev_sentences,
+                                      run.dev_name, template_file, config)
+    if run.tasks:
         model.training["train"] = None
-        model.training["tasks"] = {name: _task_record(name, train_record["tasks"][name], devs.get(name), history)
-                                   for name in names}
-    del learner
-    _return_freed_memory()
+        model.training["tasks"] = {name: _task_record(name, run.train_record["tasks"][name], run.devs.get(name),
+                                                      history) for name in run.names}
+    if run.learning:  # how far the learner moved the %emb vectors of the training words
+        model.training["moved"] = emb_moved
+    if base is not None:
+        model.training["init_model"] = {"path": str(init_model), "sha256": file_record(init_model, [])["sha256"],
+                                        "labels": len(base.labels), "training": base.training}
+    return model
+
+
+def compact(run, model, echo=print):
+    """Compaction and pruning as the settings say (Model.compact), and the records of
+    the run's dictionaries, vectors and structure. Called once the learner is gone."""
+    settings, vectors = run.settings, run.vectors
     kept = model.compact(settings["prune"])
     echo(_compaction_line(kept, settings))
     model.training["compaction"] = {"prune": settings["prune"], "precision": settings["precision"],
                                     **{f"order{o}": kept[o] for o in (0, 1)}}
-    if lexicon_info:
-        model.training["dictionaries"] = lexicon_info
-    if structure is not None:
-        model.training["structure"] = structure_info
+    if run.lexicon_info:
+        model.training["dictionaries"] = run.lexicon_info
+    if run.structure is not None:
+        model.training["structure"] = run.structure_info
     if vectors is not None:
-        model.training["vectors"] = {name: {**vector_info[name], "rows_kept": len(t)}
+        model.training["vectors"] = {name: {**run.vector_info[name], "rows_kept": len(t)}
                                      for name, t in sorted(vectors.tables.items())}
-        if learning:  # how far the learner moved the %emb vectors of the training words
-            model.training["vectors"][EMB]["moved"] = emb_moved
-    if base is not None:
-        model.training["init_model"] = {"path": str(init_model), "sha256": file_record(init_model, [])["sha256"],
-                                        "labels": len(base.labels), "training": base.training}
-    if model_path is not None:
-        model.save(model_path)
-        echo(f"model saved to {model_path}")
-    return model, history
+        if "moved" in model.training:
+            model.training["vectors"][EMB]["moved"] = model.training.pop("moved")
+    return model
 
 
 def _compaction_line(kept, settings):
@@ -679,7 +932,8 @@ def _settings_of_base(base, settings, sources, template_file, echo, path):
     carried = {"dictionaries", "dict_folds", "dict_min_length", "dict_length_cap", "vectors", "vector_unknown",
                "vector_rows", "vector_scale"}
     for key, value in base.training.get("params", {}).items():
-        if key not in sources and key in table and (table[key].section == "train" or key in carried):
+        if key not in sources and key in table and (table[key].section == "train" or key in carried) and \
+                key != "temperature":  # fitted anew for the continued model
             settings[key] = value
     return settings
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from seqbil._kernels.decode import forward_backward_tables
+from seqbil.learners import LEARNERS
 
 
 def enumerate_paths(unary, pair, trans, end, temperature=1.0):
@@ -149,7 +150,7 @@ def check_model_probabilities(model, sentences):
         assert got[0] == every[0][0] and got[1] == pytest.approx(np.exp(scores[0] - logz), rel=1e-9)
 
 
-@pytest.mark.parametrize("learner", ["sp", "bol", "bcd"])
+@pytest.mark.parametrize("learner", sorted(LEARNERS))
 def test_model_marginals_every_learner(rng, tmp_path, learner):
     import seqbil
 

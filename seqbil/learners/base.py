@@ -29,6 +29,7 @@ class Learner(ABC):
     embeds = False       # learns the %emb vectors too (attach(first, phi); the corpus gives emb_rows)
     batch = False        # trains a whole pass at a time (train_pass) instead of chunk by chunk
     defaults = {}        # parameter defaults of its own, e.g. {"epochs": 1000}
+    probabilistic = False  # its scores are log-probabilities (a CRF): no temperature is fitted
     # scalars that change while training, with their least value; restore() requires
     # every other scalar to equal the fresh learner's
     progress = {"counter": 1}
@@ -48,6 +49,13 @@ class Learner(ABC):
         self.trans = np.zeros((self.copies * n_labels, n_labels + 1))
         self.C = float(settings["C"])
         self.averaged = bool(settings["averaged"])
+
+    @classmethod
+    def grid(cls, settings, sources):
+        """The settings to choose on held-out data before training (dicts of parameter
+        values, tried in this order, each continuing from the one before when the
+        learner is batch), or [] when nothing is chosen."""
+        return []
 
     def passes(self):
         """How many passes over the training data a run makes."""

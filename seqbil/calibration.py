@@ -1,0 +1,59 @@
+"""Calibrating the probabilities of a model whose scores are not log-probabilities.
+
+An online learner's scores (perceptron, bilinear, PA) define p(y | x) proportional to
+exp(score(y) / T) only up to the scale T; the CRF's are log-probabilities (T = 1).
+Temperature scaling (Guo et al., "On Calibration of Modern Neural Networks", ICML
+2017, section 4.2) fixes T by the least negative log-likelihood of held-out gold
+labels, here the token marginals p(y_i | x) of the sum-product forward-backward
+(cython_ext/fb.pxd), so the labelling's decisions (Viterbi) do not change.
+"""
+import math
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+# log T is searched in [-LOG_RANGE, LOG_RANGE]: perceptron scores run to the hundreds
+LOG_RANGE = math.log(1e4)
+
+
+def token_nll(model, data, temperature):
+    """(sum of -log p(gold_i | x) over the tokens with a known gold label, their
+    number) under model.temperature = temperature; data: an encoded labelled corpus."""
+    gold = data.labels
+    known = np.flatnonzero(gold >= 0)
+    saved = model.temperature
+    model.temperature = float(temperature)
+    try:
+        marginals = model.decode_marginals(data)[2]
+    finally:
+        model.temperature = saved
+    p = marginals[known, gold[known]]
+    return float(-np.log(np.maximum(p, 1e-300)).sum()), len(known)
+
+
+def fit_temperature(model, data):
+    """The temperature of the least token negative log-likelihood on data (bounded
+    Brent search over log T), with the per-token NLL at T = 1 and at the fit."""
+    if not (data.labels >= 0).any():
+        raise ValueError("no token with a known gold label to fit a temperature on")
+    res = minimize_scalar(lambda t: token_nll(model, data, math.exp(t))[0], bounds=(-LOG_RANGE, LOG_RANGE),
+                          method="bounded", options={"xatol": 1e-4})
+    temperature = math.exp(res.x)
+    before, n = token_nll(model, data, 1.0)
+    after, _ = token_nll(model, data, temperature)
+    return temperature, {"tokens": n, "nll_at_1": before / n, "nll": after / n,
+                         "at_bound": bool(abs(abs(res.x) - LOG_RANGE) < 1e-2)}
+
+
+def expected_calibration_error(confidence, correct, bins=15):
+    """ECE (Naeini et al. 2015; Guo et al. 2017, eq. 3): predictions grouped into
+    `bins` equal-width confidence bins, sum over bins of |accuracy - mean confidence|
+    weighted by the bin's share of predictions. A confidence of exactly 1 falls in
+    the last bin, 0 in the first."""
+    confidence = np.asarray(confidence, dtype=np.float64)
+    correct = np.asarray(correct, dtype=np.float64)
+    if not len(confidence):
+        return 0.0
+    which = np.minimum((confidence * bins).astype(np.int64), bins - 1)
+    gap = np.abs(np.bincount(which, correct, bins) - np.bincount(which, confidence, bins))
+    return float(gap.sum() / len(confidence))

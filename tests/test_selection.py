@@ -1,0 +1,183 @@
+"""What training chooses on held-out data (a CRF's c2, the temperature of an online
+learner's probabilities), the temperature fit and the calibration error, and the
+stages of a training run."""
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import seqbil
+from seqbil import params, training
+from seqbil.calibration import expected_calibration_error, fit_temperature, token_nll
+from seqbil.formats import make_format, read_corpus
+from seqbil.samples import sample_path
+
+
+def conll_rows(n, start=0):
+    """The first n sentences of the CoNLL sample from `start`, as rows of columns."""
+    fmt = make_format("conll", None, -1)
+    sentences = read_corpus(fmt, str(sample_path("conll2000_train.txt")), "utf-8")[start:start + n]
+    return [[[*cols, y] for cols, y in zip(zip(*[c for c in s.columns if c is not None]), s.labels)]
+            for s in sentences]
+
+
+def slow_ece(confidence, correct, bins):
+    total = 0.0
+    for b in range(bins):
+        lo, hi = b / bins, (b + 1) / bins
+        members = [i for i, c in enumerate(confidence) if lo <= c < hi or (b == bins - 1 and c == 1.0)]
+        if members:
+            acc = sum(correct[i] for i in members) / len(members)
+            conf = sum(confidence[i] for i in members) / len(members)
+            total += len(members) / len(confidence) * abs(acc - conf)
+    return total
+
+
+def test_expected_calibration_error_against_a_loop(rng):
+    for _ in range(50):
+        n = int(rng.integers(1, 60))
+        conf = rng.uniform(0, 1, n)
+        conf[rng.uniform(size=n) < 0.1] = 1.0
+        correct = (rng.uniform(size=n) < conf).astype(float)
+        bins = int(rng.integers(1, 20))
+        assert expected_calibration_error(conf, correct, bins) == pytest.approx(slow_ece(conf, correct, bins),
+                                                                                 abs=1e-12)
+    assert expected_calibration_error([], [], 15) == 0.0
+
+
+def test_fitted_temperature_is_the_least_token_nll():
+    """The fit is the minimum of the token NLL over T: a fine grid in log T finds no
+    lower value, and the NLL at T equals -sum log of the marginals Model.marginals
+    gives for the gold labels."""
+    rows = conll_rows(120)
+    model = seqbil.train(rows[:100], config="conll2000", learner="sp", epochs=2, temperature=1.0)
+    data = model.encode(seqbil.api._in_memory(make_format("conll", None, -1), rows[100:], "dev"))
+    temperature, info = fit_temperature(model, data)
+    nll = lambda t: token_nll(model, data, t)[0]
+    grid = np.exp(np.linspace(math.log(temperature) - 2, math.log(temperature) + 2, 401))
+    assert nll(temperature) <= min(nll(t) for t in grid) + 1e-6
+    assert info["nll"] == pytest.approx(nll(temperature) / info["tokens"])
+    model.temperature = temperature
+    want = 0.0
+    for sentence in rows[100:]:
+        m = model.marginals([r[:-1] for r in sentence])
+        want -= sum(math.log(m[i, model.labels.index(r[-1])]) for i, r in enumerate(sentence)
+                    if r[-1] in model.labels)
+    assert nll(temperature) == pytest.approx(want, rel=1e-9)
+
+
+@pytest.mark.parametrize("learner", ["sp", "bol"])
+def test_temperature_without_dev_is_fitted_on_the_last_tenth(learner):
+    """No dev set: the temperature is the one a model trained on the first nine
+    tenths fits on the last tenth, which is what a run with that dev set fits."""
+    rows = conll_rows(60)
+    whole = seqbil.train(rows, config="conll2000", learner=learner, epochs=3)
+    part = seqbil.train(rows[:-6], dev=rows[-6:], config="conll2000", learner=learner, epochs=3)
+    assert whole.temperature == part.temperature != 1.0
+    assert whole.training["selection"]["temperature"]["value"] == whole.temperature
+    # the final model trains on all the data with the same settings
+    fixed = seqbil.train(rows, config="conll2000", learner=learner, epochs=3, temperature=whole.temperature)
+    for name, w in fixed.weights.items():
+        np.testing.assert_array_equal(np.asarray(whole.weights[name]), np.asarray(w))
+
+
+def test_given_temperature_and_crf_temperature():
+    rows = conll_rows(30)
+    assert seqbil.train(rows, config="conll2000", learner="sp", epochs=1, temperature=2.5).temperature == 2.5
+    crf = seqbil.train(rows, config="conll2000", learner="crf", c2=1.0, epochs=5)
+    assert crf.temperature == 1.0 and "selection" not in crf.training
+
+
+def test_crf_chooses_c2_on_the_held_out_tenth():
+    """Without c2: the grid runs on the first nine tenths, the best held-out score
+    wins (the first of equals: the stronger regularisation), and the model trains on
+    everything at that c2: the model trained with that c2 given."""
+    rows = conll_rows(80)
+    echoed = []
+    model = seqbil.train(rows, config="conll2000", learner="crf", epochs=30, echo=echoed.append)
+    sel = model.training["selection"]
+    values = [t["value"] for t in sel["tried"]]
+    best = values.index(max(values))
+    assert sel["chosen"]["c2"] == sel["tried"][best]["c2"] == model.training["params"]["c2"]
+    assert [t["c2"] for t in sel["tried"]] == list(seqbil.learners.crf.C2_GRID[:len(values)])
+    assert any(line.startswith("chose c2 = ") for line in echoed)
+    given = seqbil.train(rows, config="conll2000", learner="crf", epochs=30, c2=sel["chosen"]["c2"])
+    for name, w in given.weights.items():
+        np.testing.assert_array_equal(np.asarray(model.weights[name]), np.asarray(w))
+    # each tried value is the held-out score of the model trained on the nine tenths
+    held = seqbil.train(rows[:-8], dev=rows[-8:], config="conll2000", learner="crf", epochs=30,
+                        c2=sel["tried"][0]["c2"])
+    assert held.training["last_dev"]["value"] == pytest.approx(sel["tried"][0]["value"])
+
+
+def test_crf_chooses_c2_on_the_dev_set_and_keeps_that_run(tmp_path):
+    rows = conll_rows(60)
+    dev = tmp_path / "dev.txt"
+    dev.write_text("".join("".join(" ".join(r) + "\n" for r in s) + "\n" for s in conll_rows(20, start=100)))
+    model = seqbil.train(rows, dev=str(dev), config="conll2000", learner="crf", epochs=25)
+    sel = model.training["selection"]
+    assert sel["on"] == "dev"
+    chosen = [t for t in sel["tried"] if t["c2"] == sel["chosen"]["c2"]][0]
+    assert chosen["value"] == max(t["value"] for t in sel["tried"])
+    assert seqbil.evaluate(model, str(dev))["f1"] == pytest.approx(chosen["value"], abs=1e-9)
+
+
+def test_l1_penalty_chooses_c1():
+    rows = conll_rows(40)
+    model = seqbil.train(rows, config="conll2000", learner="crf", epochs=10, penalty="l1")
+    sel = model.training["selection"]
+    assert all(t["c2"] == 0.0 for t in sel["tried"]) and sel["chosen"]["c1"] > 0
+    assert model.training["params"]["c1"] == sel["chosen"]["c1"]
+
+
+def test_no_dev_and_shards_or_tasks_leave_the_temperature_at_1(tmp_path):
+    path = tmp_path / "a.utf8"
+    path.write_text(sample_path("pku_train.utf8").read_text(encoding="utf-8"), encoding="utf-8")
+    echoed = []
+    model = seqbil.train(tasks=[f"a={path}", f"b={path}"], config="sighan2005", learner="sp", epochs=1,
+                         echo=echoed.append)
+    assert model.temperature == 1.0
+    assert any("temperature 1: not fitted (multi-task training" in line for line in echoed)
+
+
+def test_the_stages_give_the_model_train_gives():
+    rows = conll_rows(40)
+    settings, sources = params.resolve(params.find_config("conll2000"), {"learner": "sp", "epochs": 2,
+                                                                         "temperature": 1.0})
+    sentences = seqbil.api._in_memory(make_format("conll", None, -1), rows, "train")
+    run = training.prepare(settings, sources, sentences, None, None, "conll2000", None, lambda line: None)
+    learner = training.make_learner(run)
+    history = training.run_passes(run, learner, np.random.default_rng(settings["seed"]), [], echo=lambda l: None,
+                                  show_progress=False)
+    assert [r["pass"] for r in history] == [1, 2]
+    model = training.finish(run, learner, history)
+    training.set_temperature(run, model, lambda line: None)
+    training.compact(run, model, lambda line: None)
+    want = seqbil.train(rows, config="conll2000", learner="sp", epochs=2, temperature=1.0)
+    assert model.labels == want.labels
+    for name, w in want.weights.items():
+        np.testing.assert_array_equal(np.asarray(model.weights[name]), np.asarray(w))
+
+
+def test_calibration_benchmark_measures_the_viterbi_labels_marginals(tmp_path):
+    """benchmarks/calibration.py: its ECE is the binned gap between the marginal of
+    each token's tag() label (Model.marginals) and whether that label is right."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from calibration import calibration
+    rows = conll_rows(60)
+    model = seqbil.train(rows[:50], config="conll2000", learner="sp", epochs=2)
+    test = seqbil.api._in_memory(make_format("conll", None, -1), rows[50:], "test")
+    got = calibration(model, test)
+    for name, t in (("t1", 1.0), ("fitted", model.temperature)):
+        saved, model.temperature = model.temperature, t
+        conf, right = [], []
+        for sentence in rows[50:]:
+            tokens = [r[:-1] for r in sentence]
+            labels, m = model.tag(tokens), model.marginals(tokens)
+            conf += [m[i, model.labels.index(y)] for i, y in enumerate(labels)]
+            right += [y == r[-1] for y, r in zip(labels, sentence)]
+        model.temperature = saved
+        assert got[name]["ece"] == pytest.approx(slow_ece(conf, right, 15), abs=1e-9)
+        assert got[name]["accuracy"] == pytest.approx(np.mean(right))
