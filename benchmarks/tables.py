@@ -193,10 +193,29 @@ def ipm_table(record):
             f"median (min–max) over the epochs of the first run.\n\n" + "\n".join(rows) + f"\n\n{provenance(record)}\n")
 
 
+def calibration_table(record):
+    rows = ["| corpus | learner | test F1 | token accuracy | temperature | ECE at T = 1 | ECE at T | "
+            "token NLL at T = 1 | token NLL at T | chosen on the held-out tenth |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in record["rows"]:
+        chosen = ", ".join(f"{k} = {v:g}" for k, v in r["chosen"].items()) or "–"
+        rows.append(f"| {r['corpus']} | {r['learner']} | {r['f1']:.2f} | {100 * r['fitted_accuracy']:.2f} | "
+                    f"{r['temperature']:.3g} | {r['t1_ece']:.4f} | {r['fitted_ece']:.4f} | {r['t1_nll']:.4f} | "
+                    f"{r['fitted_nll']:.4f} | {chosen} |")
+    m = record["machine"]
+    return (f"Calibration of the token marginals on the test sets: expected calibration error over "
+            f"{record['bins']} equal-width bins of the Viterbi label's marginal, and the gold labels' negative "
+            f"log-likelihood per token, at temperature 1 and at the model's own (a CRF's is 1; the online learners' "
+            f"is fitted on the last tenth of the training sentences, with the CRF's c2). Trained without a dev set, "
+            f"as `seqbil train --config CONFIG --learner LEARNER` runs.\n\n" + "\n".join(rows) +
+            f"\n\n`{record['command']}` at commit {record['commit'][:12]}, {record['date']}, {m['cpu']} "
+            f"({m['cores']} cores).\n")
+
+
 RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
              "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
-             "ipm_speed": ipm_table}
+             "ipm_speed": ipm_table, "calibration": calibration_table}
 
 
 def render_record(record):

@@ -133,7 +133,8 @@ train_eval() {
     local r=$OUT/runs/$run
     echo "  $run"
     t0=$(date +%s.%N)
-    if ! "${SEQBIL[@]}" train -q --model "$r.sbm" --log "$r.jsonl" "$@" > "$r.out" 2>&1; then
+    # the experiments score labellings, not probabilities: no temperature is fitted
+    if ! "${SEQBIL[@]}" train -q --temperature 1 --model "$r.sbm" --log "$r.jsonl" "$@" > "$r.out" 2>&1; then
         cat "$r.out" >&2
         return 1
     fi
@@ -257,8 +258,10 @@ SEMI_SPLITS=(
 semi_tag() {
     local part=$1 raw=$2 t=$3
     awk 'NF == 0 { print; next } { print $1, $2 }' "$part" > "$t.pos"
-    "${SEQBIL[@]}" train -q --config pos --train "$t.pos" --model "$t.pos.sbm" ${EPOCHS[@]+"${EPOCHS[@]}"} > "$t.out" 2>&1
-    "${SEQBIL[@]}" train -q --config conll2000 --train "$part" --model "$t.chunk.sbm" ${EPOCHS[@]+"${EPOCHS[@]}"} \
+    "${SEQBIL[@]}" train -q --temperature 1 --config pos --train "$t.pos" --model "$t.pos.sbm" \
+        ${EPOCHS[@]+"${EPOCHS[@]}"} > "$t.out" 2>&1
+    "${SEQBIL[@]}" train -q --temperature 1 --config conll2000 --train "$part" --model "$t.chunk.sbm" \
+        ${EPOCHS[@]+"${EPOCHS[@]}"} \
         >> "$t.out" 2>&1
     "${SEQBIL[@]}" tag -m "$t.pos.sbm" -i "$raw" -o "$t.raw.pos" --jobs 2
     "${SEQBIL[@]}" tag -m "$t.chunk.sbm" -i "$t.raw.pos" -o "$t.raw.chunk" --jobs 2

@@ -1,0 +1,98 @@
+"""How well the token marginals of seqbil's models are calibrated: the expected
+calibration error (ECE: 15 equal-width bins of the Viterbi label's marginal against
+whether that label is right; Guo et al. 2017, eq. 3) on CoNLL-2000 test and on pku
+test, for `crf`, `bol` and `sp`, with the probabilities at temperature 1 (the scores
+taken as log-potentials) and at the model's fitted temperature.
+
+Each model trains as a user trains it, without a dev set: the temperature (and the
+CRF's c2) is chosen on the last tenth of the training sentences, then the model
+trains on all of them. CoNLL-2000 uses configs/conll2000.toml, pku configs/cws.toml,
+each with --learner as the row says; the CRF gets at most ITERATIONS L-BFGS
+iterations.
+
+Writes results/calibration/calibration.json (the record) and calibration.md.
+
+    python benchmarks/calibration.py [--data DIR] [--learners crf,bol,sp] [--corpora conll2000,pku]
+    python benchmarks/calibration.py --quick --out DIR    # the bundled samples, for a test
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from record import ROOT, find_corpus, header
+
+import seqbil
+from seqbil.calibration import expected_calibration_error, token_nll
+from seqbil.formats import make_format, read_corpus
+from seqbil.samples import sample_path
+
+BINS = 15
+CORPORA = {"conll2000": ("conll2000", "conll2000", "train.txt", "test.txt"),
+           "pku": ("cws", "sighan2005", "pku_training.approx.utf8", "pku_test_gold.utf8")}
+SAMPLES = {"conll2000": ("conll2000_train.txt", "conll2000_test.txt"), "pku": ("pku_train.utf8", "pku_test.utf8")}
+
+
+def calibration(model, test):
+    """ECE, token accuracy and token NLL of the model's marginals on the test
+    sentences, at temperature 1 and at the model's own."""
+    data = model.encode(test)
+    gold = data.labels
+    out = {}
+    fitted = model.temperature
+    for name, t in (("t1", 1.0), ("fitted", fitted)):
+        model.temperature = t
+        best, _, marginals, _ = model.decode_marginals(data)
+        confidence = marginals[np.arange(len(best)), best]
+        correct = best == gold
+        nll, n = token_nll(model, data, t)
+        out[name] = {"ece": expected_calibration_error(confidence, correct, BINS), "nll": nll / n,
+                     "mean_confidence": float(confidence.mean()), "accuracy": float(correct.mean())}
+    model.temperature = fitted
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", help="corpus folder (default: data/, else ../shared/data)")
+    ap.add_argument("--learners", default="crf,bol,sp")
+    ap.add_argument("--corpora", default="conll2000,pku")
+    ap.add_argument("--iterations", type=int, default=1000, help="L-BFGS iterations at most for crf")
+    ap.add_argument("--quick", action="store_true", help="the bundled samples, few passes")
+    ap.add_argument("--out", default=str(ROOT / "results" / "calibration"))
+    args = ap.parse_args()
+    record = {"benchmark": "calibration", **header(), "bins": BINS, "quick": args.quick, "rows": []}
+    for corpus in args.corpora.split(","):
+        config, folder, train_name, test_name = CORPORA[corpus]
+        if args.quick:
+            train, test = (str(sample_path(n)) for n in SAMPLES[corpus])
+        else:
+            train, test = (str(find_corpus(folder, n, args.data)) for n in (train_name, test_name))
+        settings = seqbil.params.resolve(seqbil.params.find_config(config), {})[0]
+        fmt = make_format(settings["format"], None, settings["label_column"])
+        test_sentences = read_corpus(fmt, test, settings["encoding"])
+        for learner in args.learners.split(","):
+            options = {"epochs": 3 if args.quick else args.iterations} if learner == "crf" else \
+                {"epochs": 3} if args.quick else {}
+            start = time.perf_counter()
+            model = seqbil.train(train, config=config, learner=learner, verbose=True, **options)
+            seconds = time.perf_counter() - start
+            result = calibration(model, test_sentences)
+            chosen = model.training.get("selection", {}).get("chosen", {})
+            f1 = seqbil.evaluate(model, test)
+            row = {"corpus": corpus, "config": config, "learner": learner, "temperature": model.temperature,
+                   **{f"{k}_{v}": result[k][v] for k in result for v in result[k]},
+                   "chosen": chosen, "passes": model.training["passes_run"],
+                   "f1": f1.get("f1"), "train_seconds_one_run": seconds}
+            record["rows"].append(row)
+            print(f"{corpus} {learner}: T {model.temperature:.4g}, ECE {row['t1_ece']:.4f} -> "
+                  f"{row['fitted_ece']:.4f}, F1 {row['f1']:.2f}", file=sys.stderr)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from tables import publish
+    publish(Path(args.out) / "calibration.json", record)
+
+
+if __name__ == "__main__":
+    main()
