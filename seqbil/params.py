@@ -221,7 +221,7 @@ def check_value(param, value, source, line=0):
         raise ConfigError(source, line, f"{where} must be {param.type.__name__}, got {type(value).__name__} "
                           f"{value!r}")
     if param.choices and value not in param.choices:
-        raise ConfigError(source, line, f"{where} = {value!r}: choose one of {', '.join(param.choices)}")
+        raise ConfigError(source, line, f"{where} = {value!r}: choose one of {', '.join(map(str, param.choices))}")
     if param.type is float and value != value:
         raise ConfigError(source, line, f"{where} must be a number, got nan")
     if param.positive and value <= 0:
