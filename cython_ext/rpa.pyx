@@ -1,69 +1,58 @@
 """The re-embedding passive-aggressive learner (Denis & Ralaivola 2017, Algorithm 1)
 for sequence labelling: structured PA-II (Crammer et al. 2006) on the linear first-order
-model, whose %emb templates read word vectors Phi that are learned too.
+model, whose %emb templates read word vectors Phi that are learned too. Without %emb
+templates (E = 0) the weight step alone is structured passive-aggressive learning, of
+any PA type and cost: the `pa` learner (CRFsuite's train_passive_aggressive.c) runs it.
 
 An %emb template e at position i reads the row r = emb_rows[i, e] of Phi (R x k, a row
 per word) and scores label y with sum_j Phi[r, j] W0[first[e] + j, y]: the template's
 weights are k rows of W0, so a model saved with Phi frozen is an ordinary linear model
 with real-valued 0-order features. For a sequence decoded wrongly (yhat), with loss
-Delta(y, yhat) (Hamming distance or 0/1) and margin(w, Phi) = score(y) - score(yhat),
-up to `inner` times (yhat fixed), the closed forms of the paper's eqs. (6) and (7):
+Delta(y, yhat) and margin(w, Phi) = score(y) - score(yhat), up to `inner` times (yhat
+fixed), the closed forms of the paper's eqs. (6) and (7):
     w-step:   w   += tau dPsi,   tau = l / (|dPsi|^2 + 1/(2C)),     l = Delta - margin
     Phi-step: Phi += eta G,      eta = l / (|G|_F^2 + lam/(2C)),   G = d margin / d Phi
-dPsi = Psi(y) - Psi(yhat) at the current Phi; G moves only the rows of the sentence's
-words: G[r] = sum over (i, e) reading r of W0[first[e] + (0..k-1), y_i] - (..., yhat_i).
-The margin is linear in each block, so after a step it is margin + tau |dPsi|^2 (or
-+ eta |G|^2) and needs no rescoring. Averaging (Daume 2006): U += counter * step for
-every array, Phi included; the averages are X - U / counter.
+dPsi = Psi(y) - Psi(yhat) at the current Phi (dpsi.pxd); G moves only the rows of the
+sentence's words: G[r] = sum over (i, e) reading r of W0[first[e] + (0..k-1), y_i] -
+(..., yhat_i). The margin is linear in each block, so after a step it is margin +
+tau |dPsi|^2 (or + eta |G|^2) and needs no rescoring. Averaging (Daume 2006): U +=
+counter * step for every array, Phi included; the averages are X - U / counter.
+
+The w-step generalised (Crammer et al. 2006, section 3 and eq. 9 for structures; the
+cost and tau functions of CRFsuite's train_passive_aggressive.c), d being the number
+of wrong labels:
+    Delta = d (COST_HAMMING, rpa's hamming), 1 (COST_ZERO_ONE; CRFsuite's
+            error_sensitive = 0) or sqrt(d) (COST_SQRT_HAMMING; error_sensitive = 1)
+    tau   = l / |dPsi|^2 (PA, type 0), min(C, l / |dPsi|^2) (PA-I, type 1) or
+            l / (|dPsi|^2 + 1/(2C)) (PA-II, type 2, rpa's)
+CRFsuite's cost sv - sc + Delta is l here (sv - sc = -margin), and its averages
+w - ws / u are these: ws += tau u dPsi with u counting the sequences from 1.
 """
 import numpy as np
+from libc.math cimport sqrt
 from libc.stdint cimport int32_t, int64_t
-from libc.string cimport memset
-from chain cimport (Corpus, Linear, Lattice, PathDiff, b_begin, corpus_view, linear_view, lattice_new,
-                    chunk_limits, differs, path_diff, next_diff, score_unary, score_pair_linear, viterbi)
+from chain cimport (Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, chunk_limits, differs,
+                    score_unary, score_pair_linear, viterbi, mark_wrong, mark_diff)
+from dpsi cimport Dphi, Emb, dphi_new, row_of, collect, dot_norm
+
+# the loss Delta a weight step asks for (d: the number of wrong labels)
+cdef enum:
+    COST_ZERO_ONE = 0       # 1
+    COST_HAMMING = 1        # d
+    COST_SQRT_HAMMING = 2   # sqrt(d)
 
 
-cdef struct Dphi:
-    # dPsi by touched parameter: 0-order rows t0[:k0] (S values each, in d0), 1st-order
-    # blocks t1[:k1] (S x (S + 1) each, in d1), trans (S x (S + 1)) and end (S); mark0[a]
-    # and mark1[a] index the rows while a step runs, else -1. The Phi-step's G likewise:
-    # rows tp[:kp] (k values each, in g), markp[r].
-    int32_t* t0
-    int32_t* t1
-    int32_t* tp
-    double* d0
-    double* d1
-    double* g
-    double* dend
-    double* dtrans
-    int32_t* mark0
-    int32_t* mark1
-    int32_t* markp
-    int k0
-    int k1
-    int kp
-
-
-cdef struct Emb:
-    # The %emb part: Phi (R x k) and its averaging sums UPhi, the rows read at each
-    # position (P x E, -1: none) and the first W0 row of each template's k weights.
-    double* Phi
-    double* UPhi
-    const int32_t* rows
-    const int32_t* first
-    int E
-    int k
-
-
-cdef inline double* row_of(int32_t a, int32_t* mark, int32_t* touched, double* rows, int width,
-                           int* count) noexcept nogil:
-    """The dPsi (or G) row of parameter a, zeroed and marked on its first touch."""
-    if mark[a] < 0:
-        mark[a] = count[0]
-        touched[count[0]] = a
-        memset(rows + <Py_ssize_t> count[0] * width, 0, width * sizeof(double))
-        count[0] += 1
-    return rows + <Py_ssize_t> mark[a] * width
+cdef inline double pa_tau(int pa_type, double l, double sq, double C) noexcept nogil:
+    """The step along dPsi of PA (0), PA-I (1) or PA-II (2) for the loss l > 0 and
+    sq = |dPsi|^2 (Crammer et al. 2006, eqs. 6-8; CRFsuite's tau0, tau1, tau2). A
+    dPsi of zero takes no step (PA and PA-I would divide by zero)."""
+    if pa_type == 2:
+        return l / (sq + 0.5 / C)
+    if sq == 0.0:
+        return 0.0
+    if pa_type == 1:
+        return min(C, l / sq)
+    return l / sq
 
 
 cdef inline void score_emb(const Emb* e, const double* W0, const Lattice* L, int64_t p0, int n) noexcept nogil:
@@ -86,74 +75,6 @@ cdef inline void score_emb(const Emb* e, const double* W0, const Lattice* L, int
                 w = W0 + (<Py_ssize_t> e.first[t] + j) * S
                 for y in range(S):
                     u[y] += x * w[y]
-
-
-cdef inline void collect(const Corpus* c, const Emb* e, const int32_t* pred, int64_t p0, int n, int S,
-                         bint transitions, Dphi* f) noexcept nogil:
-    """dPsi of a mistaken sequence at the current Phi."""
-    cdef int T = S + 1, t, j
-    cdef int64_t q
-    cdef int32_t r
-    cdef double x
-    cdef double* row
-    cdef const double* phi
-    memset(f.dend, 0, S * sizeof(double))
-    memset(f.dtrans, 0, S * T * sizeof(double))
-    f.dend[c.labels[p0 + n - 1]] += 1.0
-    f.dend[pred[n - 1]] -= 1.0
-    cdef int k0 = 0, k1 = 0
-    cdef PathDiff d = path_diff(c.labels + p0, pred, n, S)
-    while next_diff(&d):
-        if d.g != d.p:
-            for q in range(c.u_ptr[p0 + d.i], c.u_ptr[p0 + d.i + 1]):
-                x = 1.0 if c.u_vals == NULL else c.u_vals[q]
-                row = row_of(c.u_ids[q], f.mark0, f.t0, f.d0, S, &k0)
-                row[d.g] += x
-                row[d.p] -= x
-            for t in range(e.E):
-                r = e.rows[(p0 + d.i) * e.E + t]
-                if r < 0:
-                    continue
-                phi = e.Phi + <Py_ssize_t> r * e.k
-                for j in range(e.k):
-                    row = row_of(e.first[t] + j, f.mark0, f.t0, f.d0, S, &k0)
-                    row[d.g] += phi[j]
-                    row[d.p] -= phi[j]
-        if transitions:
-            f.dtrans[d.g * T + d.gp] += 1.0
-            f.dtrans[d.p * T + d.pp] -= 1.0
-        for q in range(b_begin(c, p0 + d.i), b_begin(c, p0 + d.i + 1)):
-            row = row_of(c.b_ids[q], f.mark1, f.t1, f.d1, S * T, &k1)
-            row[d.g * T + d.gp] += 1.0
-            row[d.p * T + d.pp] -= 1.0
-    f.k0, f.k1 = k0, k1
-
-
-cdef inline void dot_norm(const Dphi* f, const Linear* m, const double* W1, double* dot, double* sq) noexcept nogil:
-    """dot = w . dPsi (the margin) and sq = |dPsi|^2."""
-    cdef int S = m.S, T = S + 1, j, y
-    cdef double a = 0.0, b = 0.0, x
-    cdef const double* row
-    cdef const double* w
-    for y in range(S):
-        x = f.dend[y]
-        a += x * m.end[y]
-        b += x * x
-        for j in range(T):
-            x = f.dtrans[y * T + j]
-            a += x * m.trans[y * T + j]
-            b += x * x
-    for j in range(f.k0):
-        row, w = f.d0 + <Py_ssize_t> j * S, m.W0 + <Py_ssize_t> f.t0[j] * S
-        for y in range(S):
-            a += row[y] * w[y]
-            b += row[y] * row[y]
-    for j in range(f.k1):
-        row, w = f.d1 + <Py_ssize_t> j * S * T, W1 + <Py_ssize_t> f.t1[j] * S * T
-        for y in range(S * T):
-            a += row[y] * w[y]
-            b += row[y] * row[y]
-    dot[0], sq[0] = a, b
 
 
 cdef inline void step_w(Dphi* f, const Linear* m, double* W1, double* U1, double tau, double ct) noexcept nogil:
@@ -237,15 +158,18 @@ cdef class RPAKernel:
     cdef int32_t* mark1
     cdef int32_t* markp
     cdef double C, lam
-    cdef int inner
-    cdef bint hamming, learn_phi
+    cdef int inner, cost, pa_type
+    cdef bint learn_phi
     cdef int64_t R
     cdef object arrays  # owns the memory the pointers above point into
 
     def __init__(self, double[:, ::1] W0, double[:, :, ::1] W1, double[:, ::1] trans, double[::1] end,
                  double[:, ::1] U0, double[:, :, ::1] U1, double[:, ::1] Utrans, double[::1] Uend,
                  double[:, ::1] Phi, double[:, ::1] UPhi, const int32_t[::1] emb_first, double C, double lam,
-                 int inner, bint hamming, bint learn_phi, bint averaged, bint transitions):
+                 int inner, int cost, bint learn_phi, bint averaged, bint transitions, int pa_type=2):
+        """cost: the loss Delta, 0 zero-one, 1 Hamming (a bool reads as these two, as
+        rpa's rpa_loss gives it), 2 the square root of the Hamming distance; pa_type: the
+        weight step, 0 PA, 1 PA-I, 2 PA-II (the Phi-step is always PA-II, eq. 7)."""
         S, k, E = W0.shape[1], Phi.shape[1], emb_first.shape[0]
         if W1.shape[1] != S or W1.shape[2] != S + 1:
             raise ValueError("W1 must be A1 x S x (S + 1)")
@@ -255,6 +179,8 @@ cdef class RPAKernel:
             raise ValueError("the averaging sums must have the shapes of their arrays")
         if C <= 0 or lam <= 0 or inner < 1:
             raise ValueError("C and lam must be positive and inner at least 1")
+        if cost not in (COST_ZERO_ONE, COST_HAMMING, COST_SQRT_HAMMING) or pa_type not in (0, 1, 2):
+            raise ValueError("cost must be 0, 1 or 2 and pa_type 0, 1 or 2")
         self.lin = linear_view(W0, trans, end, U0, Utrans, Uend, averaged, transitions)
         self.W1 = &W1[0, 0, 0]
         self.U1 = &U1[0, 0, 0]
@@ -267,7 +193,7 @@ cdef class RPAKernel:
         self.emb.E, self.emb.k = E, k
         self.R = Phi.shape[0]
         self.C, self.lam, self.inner = C, lam, inner
-        self.hamming, self.learn_phi = hamming, learn_phi
+        self.cost, self.pa_type, self.learn_phi = cost, pa_type, learn_phi
         self.arrays = (W0, W1, trans, end, U0, U1, Utrans, Uend, Phi, UPhi, emb_first, marks)
 
     def train_chunk(self, data, const int64_t[::1] order, int64_t counter):
@@ -276,7 +202,7 @@ cdef class RPAKernel:
         cdef Corpus c = corpus_view(data)
         cdef Linear m = self.lin
         cdef Emb e = self.emb
-        cdef int S = m.S, T = S + 1
+        cdef int S = m.S
         cdef const int32_t[:, ::1] rows
         if e.E:
             rows = data.emb_rows
@@ -291,20 +217,14 @@ cdef class RPAKernel:
         maxu += maxlen * e.E * e.k  # the %emb rows of W0
         cdef Lattice L
         work = lattice_new(&L, maxlen, S)
-        buffers = (np.zeros(max(maxu, 1), np.int32), np.zeros(max(maxb, 1), np.int32),
-                   np.zeros(max(maxlen * e.E, 1), np.int32), np.zeros((max(maxu, 1), S)),
-                   np.zeros((max(maxb, 1), S * T)), np.zeros((max(maxlen * e.E, 1), max(e.k, 1))), np.zeros(S),
-                   np.zeros(S * T))
-        cdef int32_t[::1] t0 = buffers[0], t1 = buffers[1], tp = buffers[2]
-        cdef double[:, ::1] d0 = buffers[3], d1 = buffers[4], g = buffers[5]
-        cdef double[::1] dend = buffers[6], dtrans = buffers[7]
         cdef Dphi f
-        f.t0, f.t1, f.tp, f.d0, f.d1, f.g = &t0[0], &t1[0], &tp[0], &d0[0, 0], &d1[0, 0], &g[0, 0]
-        f.dend, f.dtrans, f.mark0, f.mark1, f.markp = &dend[0], &dtrans[0], self.mark0, self.mark1, self.markp
+        buffers = dphi_new(&f, maxu, maxb, maxlen * e.E, e.k, S)
+        f.mark0, f.mark1, f.markp = self.mark0, self.mark1, self.markp
         cdef double* W1 = self.W1
         cdef double* U1 = self.U1
         cdef double C = self.C, lam = self.lam, loss, margin, sq, tau, eta
-        cdef int inner = self.inner if self.learn_phi else 1, it, i, n
+        cdef int inner = self.inner if self.learn_phi else 1, it, i, n, wrong
+        cdef int cost = self.cost, pa_type = self.pa_type
         cdef Py_ssize_t jj, N = order.shape[0]
         cdef int64_t p0, mistakes = 0
         with nogil:
@@ -319,18 +239,19 @@ cdef class RPAKernel:
                     viterbi(&L, &m, n, L.pred)
                     if differs(c.labels + p0, L.pred, n):
                         mistakes += 1
-                        loss = 1.0
-                        if self.hamming:
-                            loss = 0.0
-                            for i in range(n):
-                                loss += c.labels[p0 + i] != L.pred[i]
+                        mark_wrong(&c, order[jj])
+                        mark_diff(&c, L.pred, p0, n, S)
+                        wrong = 0
+                        for i in range(n):
+                            wrong += c.labels[p0 + i] != L.pred[i]
+                        loss = 1.0 if cost == COST_ZERO_ONE else wrong if cost == COST_HAMMING else sqrt(wrong)
                         for it in range(inner):
                             collect(&c, &e, L.pred, p0, n, S, m.transitions, &f)
-                            dot_norm(&f, &m, W1, &margin, &sq)
+                            dot_norm(&f, S, m.W0, W1, m.trans, m.end, &margin, &sq)
                             if loss - margin <= 0.0:
                                 step_w(&f, &m, W1, U1, 0.0, 0.0)  # only clears the marks
                                 break
-                            tau = (loss - margin) / (sq + 0.5 / C)
+                            tau = pa_tau(pa_type, loss - margin, sq, C)
                             step_w(&f, &m, W1, U1, tau, tau * counter)
                             margin += tau * sq
                             if not self.learn_phi or e.E == 0 or loss - margin <= 0.0:

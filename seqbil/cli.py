@@ -59,8 +59,10 @@ def _param_options(sections, names, command):
             option = click.option(p.cli_flag, p.name, multiple=True, default=None, metavar="TEXT", help=text + " "
                                   "(repeat the flag for more)", callback=lambda _c, _p, v: list(v) if v else None)
         else:
-            kind = click.Choice(p.choices) if p.choices else p.type
-            option = click.option(p.cli_flag, p.name, type=kind, default=None, help=text,
+            # choices are matched as text (click before 8.2 matches only strings), then typed
+            kind = click.Choice([str(c) for c in p.choices]) if p.choices else p.type
+            typed = (lambda _c, _p, v, t=p.type: None if v is None else t(v)) if p.choices else None
+            option = click.option(p.cli_flag, p.name, type=kind, default=None, help=text, callback=typed,
                                   metavar=None if p.choices else p.metavar or p.type.__name__.upper())
         command = option(command)
     return command

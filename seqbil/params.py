@@ -97,7 +97,7 @@ CORE = [
           "tried on held-out CoNLL-2000 data)", "features", metavar="OFFSETS"),
     Param("learner", str, "sp", ""),  # help and choices come from the learner registry
     Param("epochs", int, 20, "passes over the training data (T)", positive=True),
-    Param("C", float, 1.0, "learning rate / dual step size C", positive=True, flag="-C"),
+    Param("C", float, 1.0, "learning rate / dual step size C (pa: the aggressiveness, CRFsuite's c)", positive=True, flag="-C"),
     Param("averaged", bool, True, "average the parameters over all updates (learners that average)"),
     Param("c1", float, 0.0, "L1 coefficient: the objective adds c1 * |w|_1 (as CRFsuite's c1; OWL-QN)", minimum=0,
           learners=("crf",)),
@@ -225,7 +225,7 @@ def check_value(param, value, source, line=0):
         raise ConfigError(source, line, f"{where} must be {param.type.__name__}, got {type(value).__name__} "
                           f"{value!r}")
     if param.choices and value not in param.choices:
-        raise ConfigError(source, line, f"{where} = {value!r}: choose one of {', '.join(param.choices)}")
+        raise ConfigError(source, line, f"{where} = {value!r}: choose one of {', '.join(map(str, param.choices))}")
     if param.type is float and value != value:
         raise ConfigError(source, line, f"{where} must be a number, got nan")
     if param.positive and value <= 0:

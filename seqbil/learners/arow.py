@@ -1,0 +1,53 @@
+"""`arow`: adaptive regularization of weight vectors (Crammer, Kulesza & Dredze 2009) for
+sequences on the linear first-order model, as CRFsuite trains it (lib/crf/src/train_arow.c).
+
+Each weight has a mean (W0, W1, trans, end: what decodes) and a variance (V0, V1,
+Vtrans, Vend: a diagonal covariance of the weights' shape, `arow_variance` at the
+start). On a sentence decoded wrongly (d wrong labels) with dPsi = Psi(y) - Psi(yhat):
+cost = score(yhat) - score(y) + d, alpha = cost / (arow_gamma + sum v dPsi^2), the means
+move by alpha v dPsi and each variance becomes 1 / (1/v + dPsi^2 / arow_gamma)
+(cython_ext/arow.pyx). CRFsuite does not average AROW's weights, so neither does this
+learner (`averages = False`: the model is the last means). `--init-model` starts the
+means from the model and the variances afresh. Iterative parameter mixing is not
+offered (uniformly mixing variances is not AROW), nor multi-task training.
+CRFsuite's `epsilon` stop (mean loss of an epoch) is not taken: `epochs` passes run.
+"""
+import numpy as np
+
+from .._kernels.arow import AROWKernel
+from ..params import Param
+from .base import Learner, register
+
+
+@register
+class AROW(Learner):
+    name = "arow"
+    summary = ("AROW (Crammer, Kulesza & Dredze 2009) on the linear model as CRFsuite's arow: a variance per "
+               "weight, no averaging")
+    options = (
+        Param("arow_variance", float, 1.0, "AROW: the initial variance of every weight (CRFsuite's variance)",
+              positive=True),
+        Param("arow_gamma", float, 1.0, "AROW: the regularisation r of its step: alpha = cost / (gamma + "
+              "dPsi' Sigma dPsi), 1/v += dPsi^2 / gamma (CRFsuite's gamma)", positive=True),
+    )
+    averages = False  # CRFsuite's train_arow.c returns the means, never averaged
+    progress = {}     # nothing counts steps: every scalar is fixed
+
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
+        super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
+        self.averaged = False
+        S, v = self.S, float(settings["arow_variance"])
+        self.W0 = np.zeros((self.A0, S))
+        self.W1 = np.zeros((self.A1, S, S + 1))
+        self.end = np.zeros(S)
+        self.V0, self.V1, self.Vtrans, self.Vend = (np.full(a.shape, v) for a in (self.W0, self.W1, self.trans,
+                                                                                  self.end))
+        # the kernel works on these arrays in place: they are never replaced, only updated
+        self.kernel = AROWKernel(self.W0, self.W1, self.trans, self.end, self.V0, self.V1, self.Vtrans, self.Vend,
+                                 float(settings["arow_gamma"]), self.transitions)
+
+    def train_chunk(self, data, order):
+        return self.kernel.train_chunk(data, order)
+
+    def parameters(self):
+        return "linear", {"W0": self.W0, "W1": self.W1, "trans": self.trans, "end": self.end}
