@@ -233,7 +233,10 @@ def tag(model_path, input_paths, input_options, output_path, output_dir, workers
     or tag many files on a Dask cluster (--output-dir).
 
     CoNLL models read one token per line (the attribute fields, with or without the
-    label) and print each line with the predicted label appended. Segmentation models
+    label, separated by spaces or tabs as in CRF++: any other character, U+3000
+    included, is part of a field) and print each line with the predicted label
+    appended, after a tab where the line's fields are separated by tabs, else after a
+    space. Segmentation models
     read one sentence per line and print it split into words. Sentences are tagged in
     blocks; from a pipe, output follows as soon as the input pauses, so seqbil works
     inside a pipe and interactively. With --jobs N, N processes tag the blocks and

@@ -31,8 +31,9 @@ from .model import Model
 
 BLOCK_BYTES = 1 << 18  # input bytes per block: a few thousand tokens, well above the per-block overhead
 READ_BYTES = 1 << 16   # what one read asks for; a pipe gives what it has
-# a blank line (whitespace only) after a line end: where a CoNLL sentence may end
-_BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
+# a blank line after a line end: where a CoNLL sentence may end. Blank as the reader
+# (formats/conll.py: split_fields) sees it: spaces and tabs, then the CRs of the line end
+_BLANK_LINE = re.compile(rb"\n[ \t]*\r*\n")
 
 
 def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=None, confidence=False, task=None):
@@ -59,6 +60,7 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
         (as `seqbil tag --confidence`). At most one of them.
 
     The output of a CoNLL model is each input line with the predicted label appended
+    (after a tab where the line's fields are separated by tabs, else after a space)
     and a blank line after each sentence; that of a segmentation model each line
     split into words. Problems with the input or the options raise SeqbilError
     (InputError names the file and line).
@@ -282,7 +284,7 @@ class _Tagger:
             parts = []
             for s, (tags, margins, margin) in zip(sentences, model.predict_confidence(sentences, name)):
                 if fmt.name == "conll":  # the margin becomes one more field after the label
-                    tags = [f"{tag} {_number(m)}" for tag, m in zip(tags, margins)]
+                    tags = [(tag, _number(m)) for tag, m in zip(tags, margins)]
                 parts.append(f"# confidence {_number(margin)}\n" + fmt.write(s, tags))
             return "".join(parts)
         nonempty = [s for s in sentences if len(s)]
