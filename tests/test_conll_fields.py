@@ -1,5 +1,6 @@
 """CoNLL fields as CRF++ reads them (split at ASCII spaces and tabs only, so that U+3000
-and U+00A0 can be tokens), the separator `seqbil tag` appends with, , against plain references on small random cases."""
+and U+00A0 can be tokens), the separator `seqbil tag` appends with, and bol without
+1st-order templates, against plain references on small random cases."""
 import io
 import re
 
@@ -10,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import seqbil
 from seqbil.cli import main
-from seqbil.errors import InputError
+from seqbil.errors import ConfigError, InputError
 from seqbil.formats import ConllFormat
 
 # characters str.split() takes for white space, and others; only " " and "\t" separate
@@ -126,8 +127,8 @@ def crfpp_model(tmp_path_factory):
     (folder / "template").write_text(TEMPLATE)
     write_corpus(folder / "train.data", crfpp_corpus(rng, 120), rng)
     said = []
-    model = seqbil.train(str(folder / "train.data"), template=str(folder / "template"), epochs=4, learner="sp",
-                         model=str(folder / "m.sbm"), echo=said.append)
+    model = seqbil.train(str(folder / "train.data"), template=str(folder / "template"), epochs=4,
+                         model=str(folder / "m.sbm"), echo=said.append)  # the default learner, bol
     return folder, model, said
 
 
@@ -217,3 +218,62 @@ def test_evaluation_reads_crfpp_columns(crfpp_model, tmp_path):
     assert result["accuracy"] == pytest.approx(100 * np.mean([g == p for g, p in zip(gold, predicted)]))
     scored = seqbil.evaluate(str(folder / "m.sbm"), str(tmp_path / "gold.data"), metric="accuracy")
     assert scored["accuracy"] == pytest.approx(result["accuracy"])
+
+
+# --- bol without 1st-order templates -------------------------------------------------------
+
+def test_bol_without_first_order_attributes_learns_the_perceptrons_weights(rng):
+    """What makes training such a template set as sp right: bol (either rank-1 mode)
+    on a corpus without 1st-order attributes gives sp's weights exactly."""
+    from seqbil.features.dataset import encode
+    from seqbil.features.templates import TemplateSet, parse_template
+    from seqbil.formats import Sentence
+    from seqbil.learners import LEARNERS
+    from seqbil.params import defaults
+
+    sentences = [Sentence([[r[0] for r in rows], [r[1] for r in rows], None], [r[2] for r in rows], 1)
+                 for rows in crfpp_corpus(rng, 80)]
+    for texts in (["U00:%x[0,0]", "U01:%x[-1,0]/%x[0,1]", "B"], ["U00:%x[0,0]", "U01:%x[1,1]"]):
+        templates = TemplateSet(parse_template(t) for t in texts)
+        data, index = encode(sentences, templates, None, ["B", "I", "O"])
+        assert index.n_attributes(1) == 0
+        for averaged in (True, False):
+            learned = []
+            for name, extra in (("sp", {}), ("bol", {"rank1": "block"}), ("bol", {"rank1": "global"})):
+                learner = LEARNERS[name](3, index.n_attributes(0), 0, {**defaults(), "averaged": averaged, **extra},
+                                         templates.transition)
+                order = np.random.default_rng(1)
+                for _ in range(3):
+                    learner.train_chunk(data, order.permutation(data.n_sequences).astype(np.int64))
+                learned.append(learner.parameters()[1])
+            assert np.abs(learned[0]["W0"]).sum() > 0
+            for other in learned[1:]:
+                for block in ("W0", "trans", "end"):
+                    np.testing.assert_array_equal(other[block], learned[0][block])
+
+
+def test_the_model_of_bol_without_first_order_templates_is_sps(crfpp_model, tmp_path):
+    folder, model, said = crfpp_model  # trained with the default learner, bol
+    assert "bol: no 1st-order templates with %x macros to factor; training the linear model (as sp)" in said
+    sp = seqbil.train(str(folder / "train.data"), template=str(folder / "template"), epochs=4, learner="sp")
+    assert model.kind == "linear" and model.training["learner"] == "sp"
+    for block in ("W0", "trans", "end"):
+        np.testing.assert_array_equal(model.weights[block], sp.weights[block])
+    loaded = seqbil.load(str(folder / "m.sbm"))
+    sentences = [[r[:-1] for r in rows] for rows in crfpp_corpus(np.random.default_rng(10), 20)]
+    assert loaded.tag_many(sentences) == sp.tag_many(sentences)
+    result = CliRunner().invoke(main, ["inspect", str(folder / "m.sbm")])
+    assert result.exit_code == 0 and "linear model, learner sp" in result.output.split("\n")[0]
+    # asked for on the command line: the same line, and the run's header names sp
+    result = CliRunner().invoke(main, ["train", "--train", str(folder / "train.data"), "--template",
+                                       str(folder / "template"), "--learner", "bol", "--epochs", "1", "--model",
+                                       str(tmp_path / "b.sbm")])
+    assert result.exit_code == 0, result.output
+    assert "bol: no 1st-order templates with %x macros to factor; training the linear model (as sp)" in result.output
+    assert "\nlearner sp: " in result.output
+
+
+def test_bcd_without_first_order_templates_is_still_refused(crfpp_model):
+    folder, _, _ = crfpp_model
+    with pytest.raises(ConfigError, match="learner = 'bcd' factors the 1st-order features"):
+        seqbil.train(str(folder / "train.data"), template=str(folder / "template"), epochs=1, learner="bcd")
