@@ -167,11 +167,11 @@ def test_jobs_and_blocks_give_the_same_bytes(crfpp_model, tmp_path, monkeypatch)
     outputs = []
     for jobs, block in ((1, 1 << 18), (2, 97), (1, 31)):
         monkeypatch.setattr(seqbil.tagging, "BLOCK_BYTES", block)
-        for options in ({}, {"confidence": True}, {"nbest": 2}):
+        for options in ({}, {"confidence": True}, {"nbest": 2}, {"marginals": "all"}):
             out = io.BytesIO()
             seqbil.tag_file(str(folder / "m.sbm"), str(tmp_path / "test.data"), out, jobs=jobs, **options)
             outputs.append(out.getvalue())
-    assert outputs[3:6] == outputs[:3] and outputs[6:] == outputs[:3]
+    assert outputs[4:8] == outputs[:4] and outputs[8:] == outputs[:4]
     # --confidence: the margin after the label, with the line's separator
     confident = outputs[1].decode("utf-8").split("\n")
     plain = [line for line in outputs[0].decode("utf-8").split("\n") if line]

@@ -122,6 +122,29 @@ def test_every_file_as_tag_file_writes_it_whatever_the_partitions(client, models
     assert read(out / "bom.txt").count(b"\xef\xbb\xbf") == 1
 
 
+def test_crfpp_columns_and_probabilities_as_tag_file_writes_them(client, models, tmp_path):
+    """Tab-separated columns with U+3000 tokens and CRLF line ends (CRF++'s example
+    corpora), and --marginals / --all-marginals (with --nbest), whatever the partitions."""
+    import numpy as np
+    from test_conll_fields import TEMPLATE, crfpp_corpus, write_corpus
+
+    rng = np.random.default_rng(11)
+    (tmp_path / "template").write_text(TEMPLATE)
+    write_corpus(tmp_path / "train.data", crfpp_corpus(rng, 60), rng)
+    model = tmp_path / "crfpp.sbm"
+    seqbil.train(str(tmp_path / "train.data"), template=str(tmp_path / "template"), epochs=2, model=str(model))
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_corpus(inputs / "test.data", crfpp_corpus(rng, 150), rng, labeled=False)
+    (inputs / "seg.txt").write_bytes(sample_path("pku_test.utf8").read_bytes()[:6000].rsplit(b"\n", 1)[0])
+    for options in ({}, {"marginals": True}, {"marginals": "all", "nbest": 2}):
+        for size in (rng.integers(50, 400), 1 << 23):
+            out = tmp_path / f"out{size}{len(options)}"
+            for name, m in (("test.data", model), ("seg.txt", models / "segmenter.sbm")):
+                seqbil.dask.tag_files(m, [inputs / name], out, client=client, partition_bytes=int(size), **options)
+                assert read(out / name) == reference(m, inputs / name, **options), (options, size, name)
+
+
 def test_bad_input_names_the_line_of_the_whole_file_and_the_others_are_written(client, models, tmp_path):
     text = sample_path("conll2000_test.txt").read_bytes()
     lines = text.split(b"\n")
