@@ -29,6 +29,7 @@ from .errors import ConfigError, InputError, SeqbilError
 from .features.index import FeatureIndex
 from .features.structure import DEFAULT_SPLITS, Split, Structure, parse_split
 from .features.templates import TemplateSet, parse_template
+from .formats.conll import split_fields
 from .formats.sentence import Corpus, _Ids
 from .formats.textio import read_lines, sha256_file
 
@@ -66,15 +67,16 @@ def read_text(paths, unit, encoding="utf-8", progress=None):
 
 
 def read_columns(paths, encoding="utf-8", progress=None):
-    """(Corpus, records) of column files (a token per line, fields separated by white
-    space, a blank line between sentences), every field a column: e.g. raw text tagged
-    by seqbil models (`seqbil tag` writes the input's fields and the label)."""
+    """(Corpus, records) of column files (a token per line, fields separated by spaces
+    or tabs as in CoNLL files, formats/conll.py: split_fields; a blank line between
+    sentences), every field a column: e.g. raw text tagged by seqbil models (`seqbil
+    tag` writes the input's fields and the label)."""
     lengths, records, width = [], [], None
     columns, vocab = [], []
     for path in paths:
         n_sent = n_units = n = 0
         for number, line in read_lines(path, encoding):
-            fields = line.split()
+            fields = split_fields(line)
             if not fields:
                 if n:
                     lengths.append(n)

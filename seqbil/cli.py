@@ -228,16 +228,25 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, **overrides):
               "[default: the best only, no header]")
 @click.option("--confidence", is_flag=True, help="Print how sure the model is: a line `# confidence MARGIN` "
               "before each sentence and, for CoNLL models, each label's margin after it (see above).  [default: off]")
+@click.option("--marginals", is_flag=True, help="Print probabilities as CRF++'s crf_test -v1: `# PROB` before each "
+              "sentence and LABEL/PROB for each token's label; segmentation models: `# PROB`, `# boundary P1 ... Pn` "
+              "and the segmented line (see above).  [default: off]")
+@click.option("--all-marginals", "all_marginals", is_flag=True, help="--marginals, and every label's LABEL/PROB "
+              "after each token's (crf_test -v2), in the model's label order; segmentation models: a line `# LABEL "
+              "P1 ... Pn` per label before the segmented line.  [default: off]")
 @click.option("--task", metavar="NAME", help="The task to tag, for a model trained on several (train --task): "
               "e.g. the segmentation standard.  [default: none; a multi-task model needs one]")
 @fail_cleanly
 def tag(model_path, input_paths, input_options, output_path, output_dir, workers, scheduler, partition_mb, overwrite,
-        quiet, encoding, jobs, user_dicts, nbest, confidence, task):
+        quiet, encoding, jobs, user_dicts, nbest, confidence, marginals, all_marginals, task):
     """Tag INPUT (default: standard input) and write to standard output (or --output),
     or tag many files on a Dask cluster (--output-dir).
 
     CoNLL models read one token per line (the attribute fields, with or without the
-    label) and print each line with the predicted label appended. Segmentation models
+    label, separated by spaces or tabs as in CRF++: any other character, U+3000
+    included, is part of a field) and print each line with the predicted label
+    appended, after a tab where the line's fields are separated by tabs, else after a
+    space. Segmentation models
     read one sentence per line and print it split into words. Sentences are tagged in
     blocks; from a pipe, output follows as soon as the input pauses, so seqbil works
     inside a pipe and interactively. With --jobs N, N processes tag the blocks and
@@ -260,6 +269,22 @@ def tag(model_path, input_paths, input_options, output_path, output_dir, workers
     the Python API: seqbil.load(MODEL).confidence(text) -> (tags, margins, margin).
     Numbers are printed with 10 significant digits.
 
+    --marginals prints probabilities, p(y|x) = exp(score(y) / T) / Z(x) with the
+    model's temperature T (seqbil inspect), as CRF++'s `crf_test -v1` does: a line
+    `# PROB` before each sentence, the probability of its labeling, and each token
+    line with LABEL/PROB, the label and its marginal probability, as its last field.
+    --all-marginals also appends LABEL/PROB for every label of the model, in its
+    order (`crf_test -v2`). Fields are separated as the input line's (a tab after
+    tab-separated fields, else a space). Segmentation models print, per sentence,
+    `# PROB`, then `# boundary P1 ... Pn` (for each of the n characters, the
+    probability that a word ends after it: P(E) + P(S)), with --all-marginals a
+    line `# LABEL P1 ... Pn` for each label (B, I, E, S), then the segmented line:
+    a fixed number of lines per sentence, so a reader counts lines instead of
+    looking for `#` (an empty line gives `# 1`, `# boundary` and an empty line).
+    With --nbest K each labeling is headed `# RANK PROB`, its probability, as
+    crf_test -n K -v1 prints it, and its tokens show their own labels' marginals.
+    Probabilities are printed as CRF++ prints them, with 6 significant digits.
+
     --output-dir DIR tags every INPUT (files or quoted glob patterns) into DIR/NAME,
     gzip-compressed when the input is, byte for byte what `seqbil tag INPUT` writes.
     Plain files are cut into partitions of --partition-mb at sentence boundaries and
@@ -279,12 +304,15 @@ def tag(model_path, input_paths, input_options, output_path, output_dir, workers
 
     if nbest and confidence:
         raise click.UsageError("--nbest and --confidence print different layouts; give one of them")
+    marginals = "all" if all_marginals else marginals
+    if marginals and confidence:
+        raise click.UsageError("--marginals and --confidence print different layouts; give one of them")
     if input_paths and input_options:
         raise click.UsageError("give the input as INPUT or as --input, not both")
     inputs = list(input_paths or input_options)
     if output_dir is not None:
         _tag_files(model_path, inputs, output_path, output_dir, workers, scheduler, partition_mb, overwrite, quiet,
-                   encoding, jobs, user_dicts, nbest, confidence, task)
+                   encoding, jobs, user_dicts, nbest, confidence, marginals, task)
         return
     for given, flag in ((workers, "--workers"), (scheduler, "--scheduler"), (overwrite or None, "--overwrite"),
                         (quiet or None, "--quiet")):
@@ -298,11 +326,11 @@ def tag(model_path, input_paths, input_options, output_path, output_dir, workers
         model.add_word_file(path, name if eq else None)
     with _sigterm_as_exit():
         tag_file(model, inputs[0] if inputs else None, output_path, encoding=encoding, jobs=jobs, nbest=nbest,
-                 confidence=confidence, task=task)
+                 confidence=confidence, marginals=marginals, task=task)
 
 
 def _tag_files(model_path, inputs, output_path, output_dir, workers, scheduler, partition_mb, overwrite, quiet,
-               encoding, jobs, user_dicts, nbest, confidence, task):
+               encoding, jobs, user_dicts, nbest, confidence, marginals, task):
     from .dask import tag_files
 
     if not inputs or "-" in inputs:
@@ -315,7 +343,7 @@ def _tag_files(model_path, inputs, output_path, output_dir, workers, scheduler, 
         raise click.UsageError("give --workers (a local cluster) or --scheduler, not both")
     with _sigterm_as_exit():
         done = tag_files(model_path, inputs, output_dir, scheduler=scheduler, workers=workers, encoding=encoding,
-                         task=task, dicts=user_dicts, nbest=nbest, confidence=confidence,
+                         task=task, dicts=user_dicts, nbest=nbest, confidence=confidence, marginals=marginals,
                          partition_bytes=max(1, int(partition_mb * (1 << 20))), overwrite=overwrite,
                          progress=not quiet, echo=None if quiet else echo_err)
     if not quiet:

@@ -396,6 +396,26 @@ class Model:
         found = iter(found)
         return [next(found) if len(s) else ([], 1.0, np.zeros((0, len(self.labels))), 0.0) for s in sentences]
 
+    def predict_nbest_marginals(self, sentences, k, source="<input>"):
+        """For each formats.Sentence: (its k best labelings as predict_nbest gives them,
+        each with its probability exp(score / T - log Z) in place of its score, the
+        marginals array), from one encoding of the sentences."""
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise SeqbilError(f"k must be a whole number of at least 1, got {k!r}")
+        nonempty = [s for s in sentences if len(s)]
+        found = []
+        if nonempty:
+            data = self.encode(nonempty, source)
+            paths, scores, counts = self.decode_nbest(data, int(k))
+            _, _, marginals, logz = self.decode_marginals(data)
+            labels = np.array(self.labels, dtype=object)
+            for j in range(data.n_sequences):
+                a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
+                found.append(([(list(labels[paths[r, a:b]]), float(np.exp(scores[j, r] / self.temperature - logz[j])))
+                               for r in range(counts[j])], marginals[a:b]))
+        found = iter(found)
+        return [next(found) if len(s) else ([([], 1.0)], np.zeros((0, len(self.labels)))) for s in sentences]
+
     # --- files ----------------------------------------------------------------
     def save(self, path):
         """Write the model file (atomically). A model that holds dense weights is

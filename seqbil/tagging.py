@@ -31,11 +31,13 @@ from .model import Model
 
 BLOCK_BYTES = 1 << 18  # input bytes per block: a few thousand tokens, well above the per-block overhead
 READ_BYTES = 1 << 16   # what one read asks for; a pipe gives what it has
-# a blank line (whitespace only) after a line end: where a CoNLL sentence may end
-_BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
+# a blank line after a line end: where a CoNLL sentence may end. Blank as the reader
+# (formats/conll.py: split_fields) sees it: spaces and tabs, then the CRs of the line end
+_BLANK_LINE = re.compile(rb"\n[ \t]*\r*\n")
 
 
-def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=None, confidence=False, task=None):
+def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=None, confidence=False, marginals=False,
+             task=None):
     """Tag a file or stream and write the result; returns the number of sentences
     (for segmentation models: of lines) read.
 
@@ -57,19 +59,29 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
     nbest: print the nbest best labelings of each sentence, each under a line
         `# RANK SCORE` (as `seqbil tag --nbest`); confidence: print the margins
         (as `seqbil tag --confidence`). At most one of them.
+    marginals: True prints probabilities as CRF++'s `crf_test -v1` does (`seqbil tag
+        --marginals`): a line `# PROB` before each sentence, the probability of its
+        labeling, and LABEL/PROB, the label and its marginal probability, in place of
+        each token's label; "all" also appends every label's LABEL/PROB (`crf_test -v2`,
+        `--all-marginals`). Segmentation models print `# PROB`, `# boundary P1 ...
+        Pn` (per character, the probability that a word ends after it) and, with
+        "all", a line `# LABEL P1 ... Pn` per label, then the segmented line. With
+        nbest, `# RANK PROB` heads each labeling, PROB being its probability. Not with
+        confidence.
 
     The output of a CoNLL model is each input line with the predicted label appended
+    (after a tab where the line's fields are separated by tabs, else after a space)
     and a blank line after each sentence; that of a segmentation model each line
     split into words. Problems with the input or the options raise SeqbilError
     (InputError names the file and line).
     """
-    model, encoding = prepare(model, task, encoding, nbest, confidence)
+    model, encoding = prepare(model, task, encoding, nbest, confidence, marginals)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
         raise SeqbilError(f"jobs must be a whole number of at least 0, got {jobs!r}")
     jobs = jobs or cpus()
     stream, name, close = open_binary(input)
     try:
-        tagger = _Tagger(model, name, encoding, nbest, confidence)
+        tagger = _Tagger(model, name, encoding, nbest, confidence, marginals)
         reader = _Reader(stream, name, model.format.name == "sighan", block_bytes(nbest))
         with _destination(output, encoding) as write:
             if jobs == 1:
@@ -80,7 +92,7 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
             stream.close()
 
 
-def prepare(model, task, encoding, nbest, confidence):
+def prepare(model, task, encoding, nbest, confidence, marginals=False):
     """(model, encoding) of a tagging run, after checking the options (see tag_file)."""
     if not isinstance(model, Model):
         model = Model.load(model)
@@ -91,6 +103,10 @@ def prepare(model, task, encoding, nbest, confidence):
         raise SeqbilError(f"nbest must be a whole number of at least 1, got {nbest!r}")
     if nbest and confidence:
         raise SeqbilError("nbest and confidence print different layouts; give one of them")
+    if marginals not in (False, None, True, "all"):
+        raise SeqbilError(f"marginals must be True, \"all\" or False, got {marginals!r}")
+    if marginals and confidence:
+        raise SeqbilError("marginals and confidence print different layouts; give one of them")
     encoding = encoding or model.corpus.get("encoding", "utf-8")
     try:
         codecs.lookup(encoding)
@@ -114,6 +130,12 @@ def cpus():
 def _number(x):
     """A score or margin: 10 significant digits, inf as inf."""
     return format(x, ".10g")
+
+
+def _prob(p):
+    """A probability as CRF++ prints one (tagger.cpp: toString writes the double to an
+    ostream at its default precision, printf's %g with 6 significant digits)."""
+    return format(p, ".6g")
 
 
 # --- reading: blocks of whole sentences -------------------------------------------
@@ -233,9 +255,9 @@ class _Tagger:
     """Tags a block: its bytes in, (output bytes, sentences) out. The same in this
     process and in the workers."""
 
-    def __init__(self, model, name, encoding, nbest, confidence):
+    def __init__(self, model, name, encoding, nbest, confidence, marginals=False):
         self.model, self.name, self.encoding = model, name, encoding
-        self.nbest, self.confidence = nbest, confidence
+        self.nbest, self.confidence, self.marginals = nbest, confidence, marginals
         self.utf8 = encoding.replace("-", "").lower().startswith("utf8")
 
     def __call__(self, block):
@@ -274,6 +296,8 @@ class _Tagger:
 
     def _text(self, sentences):
         model, fmt, name = self.model, self.model.format, self.name
+        if self.marginals:
+            return self._probabilities(sentences)
         if self.nbest:  # an empty line (segmentation) has one labeling, the empty one
             found = model.predict_nbest(sentences, self.nbest, name)
             return "".join(f"# {rank} {_number(score)}\n" + fmt.write(s, tags)
@@ -282,12 +306,46 @@ class _Tagger:
             parts = []
             for s, (tags, margins, margin) in zip(sentences, model.predict_confidence(sentences, name)):
                 if fmt.name == "conll":  # the margin becomes one more field after the label
-                    tags = [f"{tag} {_number(m)}" for tag, m in zip(tags, margins)]
+                    tags = [(tag, _number(m)) for tag, m in zip(tags, margins)]
                 parts.append(f"# confidence {_number(margin)}\n" + fmt.write(s, tags))
             return "".join(parts)
         nonempty = [s for s in sentences if len(s)]
         tags = iter(model.predict(nonempty, name) if nonempty else [])
         return "".join(fmt.write(s, next(tags)) if len(s) else "\n" for s in sentences)
+
+    def _probabilities(self, sentences):
+        """The layout of --marginals and --all-marginals (see tag_file), with --nbest too."""
+        model, fmt, every = self.model, self.model.format, self.marginals == "all"
+        labels = model.labels
+        index = {y: k for k, y in enumerate(labels)}
+        if self.nbest:
+            found = model.predict_nbest_marginals(sentences, self.nbest, self.name)
+        else:
+            found = [([(tags, p)], P) for tags, p, P, _ in model.predict_marginals(sentences, self.name)]
+        parts = []
+        for s, (paths, P) in zip(sentences, found):
+            table = P.tolist()
+            if fmt.name == "sighan":  # per character: P(a word ends after it) = P(E) + P(S)
+                notes = _line("boundary", (row[index["E"]] + row[index["S"]] for row in table))
+                if every:
+                    notes += "".join(_line(y, (row[k] for row in table)) for k, y in enumerate(labels))
+            elif every:
+                others = [tuple(f"{y}/{_prob(q)}" for y, q in zip(labels, row)) for row in table]
+            for rank, (tags, p) in enumerate(paths):
+                parts.append(f"# {rank} {_prob(p)}\n" if self.nbest else f"# {_prob(p)}\n")
+                if fmt.name == "sighan":
+                    parts.append(notes + fmt.write(s, tags))
+                    continue
+                fields = [(f"{y}/{_prob(row[index[y]])}",) for y, row in zip(tags, table)]
+                if every:
+                    fields = [mine + more for mine, more in zip(fields, others)]
+                parts.append(fmt.write(s, fields))
+        return "".join(parts)
+
+
+def _line(name, values):
+    """`# NAME P1 P2 ...`: a segmentation model's per-character probabilities."""
+    return " ".join(["#", name] + [_prob(v) for v in values]) + "\n"
 
 
 def _encode(text, encoding):

@@ -58,10 +58,17 @@ def check_settings(settings, sources, templates, echo):
         if name in sources and not settings["tasks"]:
             echo(f"warning: {name} (from {sources[name]}) is read by multi-task training only (--task)")
     if learner.bilinear and not templates.by_order[1]:
+        if learner.name == "bol":
+            # bol's 0-order part, transitions and end scores take the perceptron's steps
+            # (blocks.pxd: bilinear_mistake and sp.pyx both call chain.pxd: linear_update),
+            # so with nothing to factor bol learns sp's weights exactly: train them as sp
+            echo("bol: no 1st-order templates with %x macros to factor; training the linear model (as sp)")
+            settings["learner"] = "sp"
+            sources.pop("learner", None)
+            return
         raise ConfigError(sources.get("learner", "<settings>"), 0,
                           f"[train] learner = {learner.name!r} factors the 1st-order features, but no B template "
-                          f"with %x macros is given: that is learner sp with extra steps; use learner = \"sp\" "
-                          f"or add 1st-order templates")
+                          f"with %x macros is given; use learner = \"sp\" or add 1st-order templates")
     if learner.bilinear:
         # dictionary and type features as factored 1st-order features made bol unstable on
         # segmentation (F1 falling over the epochs); as 0-order features they are safe

@@ -6,7 +6,6 @@ import gzip
 import io
 import os
 import random
-import re
 import subprocess
 import sys
 
@@ -14,26 +13,26 @@ import pytest
 
 import seqbil
 import seqbil.dask.tagging as dt
+from seqbil.formats.conll import split_fields
 from seqbil.samples import sample_path
 from test_cli import ENV
 
 distributed = pytest.importorskip("distributed")
 
-BLANK = re.compile(rb"\n[ \t\r\f\v]*\n")
-
-
 def brute_boundary(data, x, one_per_line):
-    """The first sentence boundary at or after x, by trying every position."""
+    """The first sentence boundary at or after x, by trying every position: for CoNLL
+    models, the end of a line that the reader takes for blank (no field once the CRs
+    of its line end are dropped) after a line end at or after x - 1."""
     if x <= 0:
         return 0
     for s in range(x - 1, len(data)):
+        if data[s:s + 1] != b"\n":
+            continue
         if one_per_line:
-            if data[s:s + 1] == b"\n":
-                return s + 1
-        else:
-            found = BLANK.match(data, s)
-            if found:
-                return found.end()
+            return s + 1
+        end = data.find(b"\n", s + 1)
+        if end >= 0 and not split_fields(data[s + 1:end].decode("utf-8").rstrip("\r")):
+            return end + 1
     return len(data)
 
 
@@ -43,7 +42,8 @@ def random_text(rng, one_per_line):
         if one_per_line:
             pieces.append(rng.choice([b"", b"ab", b"c d", b" ", b"xyz" * rng.randrange(1, 9)]) + b"\n")
         else:
-            pieces.append(rng.choice([b"w t\n", b"x y\n", b"\n", b" \n", b"\t \n", b"long " * 7 + b"\n"]))
+            pieces.append(rng.choice([b"w t\n", b"x y\n", b"\n", b" \n", b"\t \n", b"long " * 7 + b"\n", b"\r\n",
+                                      b" \t\r\r\n", b"\r \n", b"\x0c\n", b"\xe3\x80\x80\n", b"\xc2\xa0 \n"]))
     text = b"".join(pieces)
     return text[:-1] if text and rng.random() < 0.3 else text  # without a last line end too
 
@@ -120,6 +120,29 @@ def test_every_file_as_tag_file_writes_it_whatever_the_partitions(client, models
     seqbil.dask.tag_files(model, [inputs / "bom.txt"], out, client=client, partition_bytes=300, encoding="utf-8-sig")
     assert read(out / "bom.txt") == reference(model, inputs / "bom.txt", encoding="utf-8-sig")
     assert read(out / "bom.txt").count(b"\xef\xbb\xbf") == 1
+
+
+def test_crfpp_columns_and_probabilities_as_tag_file_writes_them(client, models, tmp_path):
+    """Tab-separated columns with U+3000 tokens and CRLF line ends (CRF++'s example
+    corpora), and --marginals / --all-marginals (with --nbest), whatever the partitions."""
+    import numpy as np
+    from test_conll_fields import TEMPLATE, crfpp_corpus, write_corpus
+
+    rng = np.random.default_rng(11)
+    (tmp_path / "template").write_text(TEMPLATE)
+    write_corpus(tmp_path / "train.data", crfpp_corpus(rng, 60), rng)
+    model = tmp_path / "crfpp.sbm"
+    seqbil.train(str(tmp_path / "train.data"), template=str(tmp_path / "template"), epochs=2, model=str(model))
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_corpus(inputs / "test.data", crfpp_corpus(rng, 150), rng, labeled=False)
+    (inputs / "seg.txt").write_bytes(sample_path("pku_test.utf8").read_bytes()[:6000].rsplit(b"\n", 1)[0])
+    for options in ({}, {"marginals": True}, {"marginals": "all", "nbest": 2}):
+        for size in (rng.integers(50, 400), 1 << 23):
+            out = tmp_path / f"out{size}{len(options)}"
+            for name, m in (("test.data", model), ("seg.txt", models / "segmenter.sbm")):
+                seqbil.dask.tag_files(m, [inputs / name], out, client=client, partition_bytes=int(size), **options)
+                assert read(out / name) == reference(m, inputs / name, **options), (options, size, name)
 
 
 def test_bad_input_names_the_line_of_the_whole_file_and_the_others_are_written(client, models, tmp_path):

@@ -40,12 +40,17 @@ def test_defaults_are_shown_in_help():
     assert "default: 20" in help_text and "default: block" in help_text
 
 
-def test_bilinear_learner_without_first_order_templates_is_refused(tmp_path):
+def test_bol_without_first_order_templates_trains_as_sp_and_bcd_is_refused(tmp_path):
     (tmp_path / "t.txt").write_text("U00:%x[0,0]\nB\n")
     result = run("train", "--learner", "bol", "--template", tmp_path / "t.txt", "--epochs", 1, "--model",
                  tmp_path / "m.sbm", "-q")
-    assert result.exit_code == 2 and "[train] learner = 'bol'" in result.output and "use learner = \"sp\"" in result.output
-    assert not (tmp_path / "m.sbm").exists()
+    assert result.exit_code == 0
+    assert "bol: no 1st-order templates with %x macros to factor; training the linear model (as sp)" in result.output
+    assert "linear model, learner sp" in run("inspect", tmp_path / "m.sbm").output
+    result = run("train", "--learner", "bcd", "--template", tmp_path / "t.txt", "--epochs", 1, "--model",
+                 tmp_path / "b.sbm", "-q")
+    assert result.exit_code == 2 and "[train] learner = 'bcd'" in result.output and "use learner = \"sp\"" in result.output
+    assert not (tmp_path / "b.sbm").exists()
 
 
 def test_option_of_another_learner_is_named(tmp_path):

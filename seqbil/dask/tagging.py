@@ -39,8 +39,8 @@ _PART = ".{name}.part-"  # hidden part files of output `name` in the output dire
 
 
 def tag_files(model, inputs, output_dir, *, client=None, scheduler=None, workers=None, encoding=None, task=None,
-              dicts=(), nbest=None, confidence=False, partition_bytes=PARTITION_BYTES, overwrite=False,
-              progress=False, echo=None):
+              dicts=(), nbest=None, confidence=False, marginals=False, partition_bytes=PARTITION_BYTES,
+              overwrite=False, progress=False, echo=None):
     """Tag files on a Dask cluster, one output file per input file; returns a dict:
     files (tagged now), skipped (finished before), sentences, bytes (input bytes read).
 
@@ -51,7 +51,7 @@ def tag_files(model, inputs, output_dir, *, client=None, scheduler=None, workers
     client, scheduler, workers: the cluster (see cluster.connect): a dask Client, a
         scheduler's address or scheduler file, or the number of processes of a
         LocalCluster made for the call (default: one per CPU core).
-    encoding, task, nbest, confidence: as for seqbil.tag_file; dicts: [NAME=]FILE word
+    encoding, task, nbest, confidence, marginals: as for seqbil.tag_file; dicts: [NAME=]FILE word
         lists added to the model's dictionaries (as `seqbil tag --dict`).
     overwrite: tag files whose output exists too (default: skip them).
     progress: a progress bar of the input bytes; echo: a function told the dashboard
@@ -63,14 +63,14 @@ def tag_files(model, inputs, output_dir, *, client=None, scheduler=None, workers
     path = os.fspath(model)
     if not isinstance(path, str):
         raise SeqbilError("give the model as the path of a model file: the workers read it themselves")
-    loaded, encoding = prepare(path, task, encoding, nbest, confidence)
+    loaded, encoding = prepare(path, task, encoding, nbest, confidence, marginals)
     for spec in dicts:  # checked here, once, before any worker reads them
         name, eq, file = spec.rpartition("=")
         loaded.add_word_file(file, name if eq else None)
     files = _expand(inputs)
     if partition_bytes < 1:
         raise SeqbilError(f"partition size must be at least 1 byte, got {partition_bytes}")
-    job = _Job(os.path.abspath(path), _stamp(path), task, tuple(dicts), encoding, nbest, confidence,
+    job = _Job(os.path.abspath(path), _stamp(path), task, tuple(dicts), encoding, nbest, confidence, marginals or False,
                loaded.format.name == "sighan")
     output_dir = os.fspath(output_dir)
     try:
@@ -99,14 +99,14 @@ def tag_bag(bag, model, *, task=None, segment=False):
     loaded, _ = prepare(path, task, None, None, False)
     if segment and loaded.format.name != "sighan":
         raise SeqbilError("segment=True needs a segmentation model (corpus format sighan)")
-    job = _Job(os.path.abspath(path), _stamp(path), task, (), None, None, False, loaded.format.name == "sighan")
+    job = _Job(os.path.abspath(path), _stamp(path), task, (), None, None, False, False, loaded.format.name == "sighan")
     return bag.map_partitions(_tag_sentences, job, segment)
 
 
 # --- the plan: files, outputs, partitions ------------------------------------------
 
 # What every task needs to tag: sent to the workers, and the key of their model.
-_Job = collections.namedtuple("_Job", "model stamp task dicts encoding nbest confidence one_per_line")
+_Job = collections.namedtuple("_Job", "model stamp task dicts encoding nbest confidence marginals one_per_line")
 
 
 def _stamp(path):
@@ -309,7 +309,7 @@ def _tag_part(job, path, name, gz, start, end, part):
     (errors name the file `name`)."""
     lo = 0
     try:
-        tagger = _Tagger(_model(job), name, job.encoding, job.nbest, job.confidence)
+        tagger = _Tagger(_model(job), name, job.encoding, job.nbest, job.confidence, job.marginals)
         with open(path, "rb") as f:
             if gz:
                 stream = gzip.GzipFile(fileobj=f, mode="rb")

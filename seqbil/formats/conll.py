@@ -1,8 +1,28 @@
 """CoNLL column files: one token per line, fields separated by spaces or tabs, a
-blank line between sentences; one field (by default the last) is the label."""
+blank line between sentences; one field (by default the last) is the label.
+
+Fields are split as CRF++ splits them (tagger.cpp: TaggerImpl::add, tokenize2 with the
+delimiters "\t "): at ASCII spaces and tabs only, runs of them counting as one. Any
+other character belongs to a token, so an ideographic space (U+3000) or a no-break
+space (U+00A0) can be a token, as in CRF++'s JapaneseNE and seg example corpora."""
 from .sentence import Sentence
 from ..errors import InputError
 from .textio import read_lines
+
+
+def split_fields(text):
+    """The fields of a CoNLL line (without its line end): the pieces between ASCII
+    spaces and tabs; none for a line of only spaces and tabs (a sentence break)."""
+    if "\t" in text:
+        text = text.replace("\t", " ")
+    fields = text.split(" ")
+    return fields if "" not in fields else [f for f in fields if f]
+
+
+def separator(line):
+    """What `seqbil tag` puts between a line and the fields it appends: a tab after a
+    line whose fields are separated by tabs (CRF++'s seg example), else a space."""
+    return "\t" if "\t" in line else " "
 
 
 class ConllFormat:
@@ -25,14 +45,14 @@ class ConllFormat:
         """Sentences with labels (labeled=True: every line must carry the label field),
         or for tagging with or without it (labeled=False: gold labels kept when present)."""
         n_fields, name = self.n_fields, getattr(source, "name", str(source) if source not in (None, "-") else "<stdin>")
-        rows, first, width = [], 0, None
+        rows, texts, first, width = [], [], 0, None
         lines = read_lines(source, encoding)
         for number, text in _with_sentinel(lines):
-            fields = text.split() if text is not None else []
+            fields = split_fields(text) if text is not None else []
             if not fields:
                 if rows:
-                    yield self._sentence(rows, first, width, name)
-                    rows, width = [], None
+                    yield self._sentence(rows, first, width, name, texts)
+                    rows, texts, width = [], [], None
                 continue
             if n_fields is None:
                 if not labeled:
@@ -51,8 +71,9 @@ class ConllFormat:
             if not rows:
                 first, width = number, len(fields)
             rows.append(fields)
+            texts.append(text.rstrip(" \t"))
 
-    def _sentence(self, rows, first, width, name):
+    def _sentence(self, rows, first, width, name, lines=None):
         n_fields = self.n_fields
         label_at = self._label_index(n_fields)
         columns = list(zip(*rows))
@@ -62,10 +83,20 @@ class ConllFormat:
         else:  # no label field: the label column is missing from the input
             labels = None
             columns.insert(label_at, None)
-        return Sentence(columns, labels, first, rows)
+        return Sentence(columns, labels, first, rows, lines)
 
     def write(self, sentence, tags):
-        return "".join(" ".join(row) + " " + tag + "\n" for row, tag in zip(sentence.rows, tags)) + "\n"
+        """The sentence's lines, each with its tag appended (a tag may also be a tuple
+        of fields, e.g. the label and its margin), then a blank line. A line read from
+        a file is written as it was, less the line end and trailing blanks, followed by
+        its separator (see separator); sentences made in memory by a space."""
+        lines = sentence.lines if sentence.lines is not None else [" ".join(row) for row in sentence.rows]
+        out = []
+        for line, tag in zip(lines, tags):
+            sep = separator(line)
+            out.append(line + sep + (tag if isinstance(tag, str) else sep.join(tag)) + "\n")
+        out.append("\n")
+        return "".join(out)
 
 
 def _with_sentinel(lines):

@@ -14,6 +14,7 @@ class Sentence:
     labels: list | None    # gold labels, or None when the input has none
     line: int              # line number of the first token, for messages
     rows: list = field(default_factory=list)  # CoNLL: the fields of each input line
+    lines: list | None = None  # CoNLL read from a file: the text of each line, for the writer
 
     def __len__(self):
         return len(self.columns[0]) if self.columns else 0
