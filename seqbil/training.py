@@ -408,11 +408,12 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
     if grid:
         echo(f"choosing {' and '.join(varies)} on the {'dev set' if where == 'dev' else 'held-out tenth'} from "
              f"{len(grid)} settings")
-    run = prepare(settings, sources, train_part, held, template_file, config, base,
+    run = prepare(dict(settings), sources, train_part, held, template_file, config, base,
                   echo if where == "dev" else lambda line: None)
+    planned = run.settings  # (prepare may settle the learner: bol with nothing to factor is sp)
     tried, best, worse, learner = [], None, 0, None
     for point in grid or [{}]:
-        run.settings = {**settings, **point}
+        run.settings = {**planned, **point}
         previous = learner
         learner = make_learner(run, base if previous is None else None, init_model, lambda line: None)
         if previous is not None and learner.batch:  # a path: each setting starts where the last ended
@@ -446,7 +447,7 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
     if grid:
         echo(f"chose {', '.join(f'{k} = {point[k]:g}' for k in varies)}")
     if where == "dev":
-        run.settings = settings
+        run.settings = {**planned, **point}
         return settings, sources, (run, learner, history, rng), record
     if fit:
         run.model.kind, run.model.weights = learner.parameters()
