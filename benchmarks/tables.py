@@ -201,15 +201,17 @@ def crfpp_examples_table(record):
         first = f"{name} ({c['train_sentences']:,} / {c['test_sentences']:,} sentences)"
         for r in c["rows"]:
             if "flags" in r:
-                how = f"`{r['flags']}`" + (" (exec.sh gives no -p)" if r["threads_added"] else "") + \
-                    (" (commented out in exec.sh)" if r["exec_sh"] == "commented out" else "")
+                said = [s for s, on in (("exec.sh gives no -p", r["threads_added"]),
+                                        ("commented out in exec.sh", r["exec_sh"] == "commented out")) if on]
+                how = f"`{r['flags']}`" + (f" ({'; '.join(said)})" if said else "")
             elif r.get("settings"):
                 how = ", ".join(f"{k} {v if isinstance(v, str) else json.dumps(v)}" for k, v in r["settings"].items())
             else:
                 how = f"`{r['command']}`"
             if "error" in r:
-                notes.append(r["error"])
-                rows.append(f"| {first} | {r['system']} | {how} | refused ({len(notes)}) | – | – | – | – |")
+                notes += [] if r["error"] in notes else [r["error"]]
+                rows.append(f"| {first} | {r['system']} | {how} | refused ({notes.index(r['error']) + 1}) | – | – | "
+                            f"– | – |")
             else:
                 f1 = r["f1"]
                 score = f"{f1['median']:.2f}" if f1["min"] == f1["max"] else spread(f1)
@@ -220,7 +222,7 @@ def crfpp_examples_table(record):
     crfpp = record["crfpp"]
     threads = (f"-p {crfpp['threads']} on every run" if crfpp.get("threads") is not None else
                "-p as exec.sh gives it, else -p 1 (CRF++'s own default is a thread per core)")
-    refused = "\n\n" + "\n".join(f"({i}) {n}" for i, n in enumerate(notes, 1)) if notes else ""
+    refused = "\n\nRefused:\n\n" + "\n".join(f"- ({i}) {n}" for i, n in enumerate(notes, 1)) if notes else ""
     return (f"CRF++'s example corpora (`example/` in {crfpp['source']}; `crf_learn --version`: {crfpp['version']}), "
             f"each with its own template: CRF++ with the flags of each crf_learn line of the corpus's exec.sh "
             f"({threads}), seqbil as `seqbil train --template template --train train.data [--learner L]` (no "
