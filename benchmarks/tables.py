@@ -212,10 +212,52 @@ def calibration_table(record):
             f"({m['cores']} cores).\n")
 
 
+def crfpp_examples_table(record):
+    rows = ["| corpus | system | flags, or settings as the model keeps them | test F1 | train (s) | iterations | "
+            "train peak RSS (MiB) | model (KiB) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    notes = []
+    for name, c in record["corpora"].items():
+        first = f"{name} ({c['train_sentences']:,} / {c['test_sentences']:,} sentences)"
+        for r in c["rows"]:
+            if "flags" in r:
+                said = [s for s, on in (("exec.sh gives no -p", r["threads_added"]),
+                                        ("commented out in exec.sh", r["exec_sh"] == "commented out")) if on]
+                how = f"`{r['flags']}`" + (f" ({'; '.join(said)})" if said else "")
+            elif r.get("settings"):
+                how = ", ".join(f"{k} {v if isinstance(v, str) else json.dumps(v)}" for k, v in r["settings"].items())
+            else:
+                how = f"`{r['command']}`"
+            if "error" in r:
+                notes += [] if r["error"] in notes else [r["error"]]
+                rows.append(f"| {first} | {r['system']} | {how} | refused ({notes.index(r['error']) + 1}) | – | – | "
+                            f"– | – |")
+            else:
+                f1 = r["f1"]
+                score = f"{f1['median']:.2f}" if f1["min"] == f1["max"] else spread(f1)
+                rows.append(f"| {first} | {r['system']} | {how} | {score} | {spread(r['train_s'])} | "
+                            f"{r['iterations'] if r['iterations'] is not None else '–'} | "
+                            f"{spread(r['train_peak_rss_mib'], '{:.0f}')} | {r['model_bytes'] / 1024:,.0f} |")
+            first = ""
+    crfpp = record["crfpp"]
+    threads = (f"-p {crfpp['threads']} on every run" if crfpp.get("threads") is not None else
+               "-p as exec.sh gives it, else -p 1 (CRF++'s own default is a thread per core)")
+    refused = "\n\nRefused:\n\n" + "\n".join(f"- ({i}) {n}" for i, n in enumerate(notes, 1)) if notes else ""
+    return (f"CRF++'s example corpora (`example/` in {crfpp['source']}; `crf_learn --version`: {crfpp['version']}), "
+            f"each with its own template: CRF++ with the flags of each crf_learn line of the corpus's exec.sh "
+            f"({threads}), seqbil as `seqbil train --template template --train train.data [--learner L]` (no "
+            f"learner: the default; `--encoding euc-jp` for JapaneseNE), then `crf_test -m model test.data` and "
+            f"`seqbil tag -m model test.data`. seqbil's settings are those its model keeps (`seqbil inspect`; "
+            f"without --config seqbil takes its bundled conll2000 config's). Sentences: training / test. Test F1 "
+            f"by conlleval over each output's last column (for basenp and seg the labels carry no type: base NPs "
+            f"and words are the chunks). Train: the whole `crf_learn` or `seqbil train` process; iterations: "
+            f"L-BFGS iterations, MIRA rounds or epochs.\n\n" + "\n".join(rows) + refused
+            + f"\n\n{provenance(record)}\n")
+
+
 RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
              "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
-             "ipm_speed": ipm_table, "calibration": calibration_table}
+             "ipm_speed": ipm_table, "calibration": calibration_table, "crfpp_examples": crfpp_examples_table}
 
 
 def render_record(record):
