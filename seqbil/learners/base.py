@@ -29,6 +29,10 @@ class Learner(ABC):
     embeds = False       # learns the %emb vectors too (attach(first, phi); the corpus gives emb_rows)
     batch = False        # trains a whole pass at a time (train_pass) instead of chunk by chunk
     defaults = {}        # parameter defaults of its own, e.g. {"epochs": 1000}
+    # batch learners: what the log line shows of a pass's record, as (key, format) pairs,
+    # format a str.format string of the value or a function of it; a key missing or
+    # None is left out
+    shown = ()
     # scalars that change while training, with their least value; restore() requires
     # every other scalar to equal the fresh learner's
     progress = {"counter": 1}
@@ -48,6 +52,11 @@ class Learner(ABC):
         self.trans = np.zeros((self.copies * n_labels, n_labels + 1))
         self.C = float(settings["C"])
         self.averaged = bool(settings["averaged"])
+
+    @classmethod
+    def refuse(cls, settings):
+        """(parameter name, why) when the settings cannot work with this learner, else None."""
+        return None
 
     def passes(self):
         """How many passes over the training data a run makes."""
