@@ -116,14 +116,14 @@ CORE = [
     Param("c1", float, 0.0, "L1 coefficient: the objective adds c1 * |w|_1 (as CRFsuite's c1; OWL-QN)", minimum=0,
           learners=("crf",)),
     Param("c2", float, 1.0, "L2 coefficient: the objective adds c2 * |w|^2 (as CRFsuite's c2, not |w|^2 / 2)",
-          minimum=0, learners=("crf",)),
+          minimum=0, learners=("crf", "l2sgd")),
     Param("all_possible_states", bool, False, "CRF: a weight for every (attribute, label) pair, not only for the "
-          "pairs seen in training (CRFsuite's feature.possible_states)", learners=("crf",)),
+          "pairs seen in training (CRFsuite's feature.possible_states)", learners=("crf", "l2sgd")),
     Param("period", int, 10, "CRF: the delta test compares the objective with its value this many passes back "
           "(iterations of L-BFGS, epochs of SGD; CRFsuite's period; 0: no delta test)", minimum=0,
-          learners=("crf",)),
+          learners=("crf", "l2sgd")),
     Param("delta", float, 1e-5, "CRF: stop when the objective fell by less than this fraction of it over the last "
-          "`period` passes (CRFsuite's delta)", minimum=0, learners=("crf",)),
+          "`period` passes (CRFsuite's delta)", minimum=0, learners=("crf", "l2sgd")),
     Param("jobs", int, 1, "threads computing the gradient, each over a block of the sentences (0: one per CPU "
           "core); the same number gives the same model", minimum=0, learners=("crf",)),
     Param("seed", int, 1, "seed of the per-epoch shuffling", minimum=0),
