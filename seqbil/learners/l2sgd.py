@@ -9,24 +9,28 @@ lambda = 2 c2 / N over N training sequences. Each step takes one sequence j:
 
     eta = 1 / (lambda (t0 + t)),  w <- (1 - eta lambda) w,  w <- w - eta grad(-log p(y_j | x_j))(w),
 
-t counting the steps from 0. The weights are kept as decay * x with the factors of the
-first update multiplied into decay, so a step changes only the features of its
-sentence (cython_ext/crf.pyx: CRFKernel.sgd); x is multiplied by decay at the end of
-each epoch, so between epochs (and in checkpoints) decay is 1.
+t counting the steps from 0. The weights are kept as decay * x, decay the product of
+the factors (1 - eta lambda) of the epoch's steps so far, so a step changes only the
+features of its sentence (cython_ext/crf.pyx: CRFKernel.sgd); x is multiplied by decay
+at the end of each epoch, so between epochs (and in checkpoints) decay is 1.
 
-t0 = 1 / (lambda eta0), eta0 found by calibration (l2sgd_calibration()): on the first
-calibration_samples sequences of a shuffled order, one epoch of SGD from the start
-weights with eta0 = calibration_eta, then times calibration_rate while the loss ends
-below the initial one, then from calibration_eta / rate downwards, until
-calibration_candidates etas lowered the loss in each direction or calibration_max_trials
-is reached; the eta with the least loss is taken. A trial's loss is the sum of the
-sentences' losses during its epoch plus (lambda / 2) ||w||^2 times the number of samples.
+t0 = 1 / (lambda eta0), eta0 found by CRFsuite's calibration (l2sgd_calibration()):
+each trial is one epoch of SGD over the first calibration_samples sequences of a
+shuffled order, from the start weights, with t0 = 1 / (lambda eta); eta starts at
+calibration_eta and is multiplied by calibration_rate while the trial's loss ends below
+the initial loss (of those sequences at the start weights) and fewer than
+calibration_candidates trials did so; then it goes down from calibration_eta / rate,
+divided by the rate each trial, until calibration_candidates more trials lowered the
+loss; at most calibration_max_trials - 1 trials in all (CRFsuite's count). The eta of
+the least loss is eta0. A trial's loss is the sum of the sentences' losses during its
+epoch plus (lambda / 2) ||w||^2 times the number of samples.
 
 A pass is one epoch over the training sequences in a new random order. Its objective
-is CRFsuite's: the losses summed during the epoch (each at the weights before its own
-step) plus c2 ||w||^2 at its end. Training stops when that objective fell by less than
-delta (relatively) over the last period epochs, or after epochs epochs, and the model
-is the weights of the epoch with the least objective (CRFsuite's best_w).
+is CRFsuite's: the losses summed during the epoch (each at the weights of its step
+after the decay, before the gradient) plus c2 ||w||^2 at its end. Training stops when that objective fell by less than
+delta (relatively) over the last period epochs (period 0: no such test), or after
+epochs epochs, and the model is the weights of the epoch with the least objective
+(CRFsuite's best_w).
 
 Shuffling: CRFsuite shuffles with its own generator (dataset_shuffle, once for the
 calibration sample and once per epoch); here numpy's generator seeded by `seed`
