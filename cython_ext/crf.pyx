@@ -14,11 +14,17 @@ For a sequence, log p(y | x) = score(y) - log Z(x), and d(-log p)/dx = E[phi] - 
 the expected counts come from the marginals of fb.pxd, the observed ones are fixed
 and computed once (observed()). expected() adds up log Z and E[phi] over the
 sequences of one block, with no Python object in the loop; blocks in threads.
+
+For stochastic gradient descent (CRFsuite's train_l2sgd.c), sgd() runs the steps of
+a given order of sequences, one sentence's forward-backward and sparse update at a
+time, with the weights kept as x * scale (the L2 decay of every step folded into one
+factor, so a step touches only the features of its sentence); loss() is the sum of
+-log p(y | x) over a given list of sequences.
 """
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from chain cimport Corpus, Lattice, corpus_view, lattice_new, b_begin, SEQBIL_PREFETCH
-from fb cimport FB, fb_new, forward_backward
+from fb cimport FB, fb_new, forward_backward, path_score
 
 
 cdef struct Features:
@@ -137,6 +143,102 @@ cdef inline void accumulate(const Corpus* c, const Features* f, const FB* F, dou
         gte[S * T + y] += P[y]
 
 
+cdef inline void score_scaled(const Corpus* c, const Features* f, const double* x, double scale, const Lattice* L,
+                              int64_t p0, int n, bint first_order) noexcept nogil:
+    """score() over plain weights x (not interleaved) times scale: the tables of
+    the weights scale * x (crf1d_encode.c: crf1de_state_score_scaled)."""
+    cdef int i, S = f.S, T = S + 1, y
+    cdef int64_t k, q
+    cdef int32_t a
+    cdef double v
+    cdef double* out
+    for i in range(n):
+        out = L.unary + i * S
+        for y in range(S):
+            out[y] = 0.0
+        for k in range(c.u_ptr[p0 + i], c.u_ptr[p0 + i + 1]):
+            a = c.u_ids[k]
+            v = (c.u_vals[k] if c.u_vals != NULL else 1.0) * scale
+            for q in range(f.ptr0[a], f.ptr0[a + 1]):
+                out[f.lab0[q]] += v * x[q]
+        if first_order:
+            out = L.pair + i * S * T
+            for y in range(S * T):
+                out[y] = 0.0
+            for k in range(b_begin(c, p0 + i), b_begin(c, p0 + i + 1)):
+                a = c.b_ids[k]
+                for q in range(f.ptr1[a], f.ptr1[a + 1]):
+                    out[f.cell1[q]] += scale * x[f.off1 + q]
+
+
+cdef inline double sentence_loss(const Corpus* c, const Features* f, FB* F, const Lattice* L, const double* x,
+                                 double scale, double* te, double* gte, int64_t p0, int n, bint first_order,
+                                 bint transitions) noexcept nogil:
+    """-log p(y | x) of the sequence at p0:p0 + n under the weights scale * x, leaving
+    its marginals in F (and, without 1st-order attributes, the transitions' expected
+    counts in gte, zeroed first). te: room for the scaled transitions and end scores."""
+    cdef int k, S = f.S, T = S + 1
+    cdef double logz
+    cdef const double* pair = L.pair if first_order else NULL
+    for k in range(S * (S + 2)):
+        te[k] = scale * x[f.offt + k]
+        gte[k] = 0.0
+    score_scaled(c, f, x, scale, L, p0, n, first_order)
+    logz = forward_backward(F, L.unary, pair, te, te + S * T, n, 1.0, first_order,
+                            gte if not first_order and transitions else NULL, T)
+    return logz - path_score(L.unary, pair, te, te + S * T, n, S, c.labels + p0)
+
+
+cdef inline void sgd_update(const Corpus* c, const Features* f, const FB* F, double* x, double* gte, int64_t p0,
+                            int n, bint first_order, bint transitions, double gain) noexcept nogil:
+    """x += gain * (phi(y) - E[phi]) over the features of one sequence, F holding its
+    marginals (gte: the transitions' expected counts so far, S x (S + 1) then S):
+    CRFsuite's observation and model expectations with +gain and -gain
+    (crf1d_encode.c: encoder_objective_and_gradients)."""
+    cdef int i, S = f.S, T = S + 1, y, v, gy, gv, cell
+    cdef int64_t k, q
+    cdef int32_t a
+    cdef double val, prob
+    cdef const double* P
+    cdef const double* PP
+    for i in range(n):
+        P = F.P + i * S
+        PP = F.PP + <Py_ssize_t> i * S * S
+        gy = c.labels[p0 + i]
+        gv = c.labels[p0 + i - 1] if i > 0 else S
+        for k in range(c.u_ptr[p0 + i], c.u_ptr[p0 + i + 1]):
+            a = c.u_ids[k]
+            val = gain * (c.u_vals[k] if c.u_vals != NULL else 1.0)
+            for q in range(f.ptr0[a], f.ptr0[a + 1]):
+                x[q] += val * ((1.0 if f.lab0[q] == gy else 0.0) - P[f.lab0[q]])
+        if first_order:
+            for k in range(b_begin(c, p0 + i), b_begin(c, p0 + i + 1)):
+                a = c.b_ids[k]
+                for q in range(f.ptr1[a], f.ptr1[a + 1]):
+                    cell = f.cell1[q]
+                    y, v = cell // T, cell % T
+                    if i == 0:
+                        prob = P[y] if v == S else 0.0
+                    else:
+                        prob = PP[y * S + v] if v < S else 0.0
+                    x[f.off1 + q] += gain * ((1.0 if cell == gy * T + gv else 0.0) - prob)
+        if transitions:
+            gte[gy * T + gv] -= 1.0
+            if i == 0:
+                for y in range(S):
+                    gte[y * T + S] += P[y]
+            elif first_order:  # (else forward_backward summed them into gte)
+                for y in range(S):
+                    for v in range(S):
+                        gte[y * T + v] += PP[y * S + v]
+    P = F.P + (n - 1) * S
+    gte[S * T + c.labels[p0 + n - 1]] -= 1.0
+    for y in range(S):
+        gte[S * T + y] += P[y]
+    for k in range(S * (S + 2)):
+        x[f.offt + k] -= gain * gte[k]
+
+
 cdef inline int64_t find(const int32_t* values, int64_t lo, int64_t hi, int32_t key) noexcept nogil:
     """Index of key in the ascending values[lo:hi], or -1."""
     cdef int64_t mid, end = hi
@@ -229,6 +331,96 @@ cdef class CRFKernel:
                                          g if not first_order and self.transitions else NULL, S + 1)
                 accumulate(&c, &self.f, &F, w, g, p0, n, first_order, self.transitions)
         return logz
+
+    cdef int check_order(self, Corpus* c, data, const int64_t[::1] order, int* maxlen) except -1:
+        """Every id of the corpus in range, and order's sequences; their longest length."""
+        cdef int64_t N = len(data.seq_ptr) - 1, j
+        cdef Py_ssize_t i
+        self.check(c, data, 0, N)
+        maxlen[0] = 1
+        for i in range(order.shape[0]):
+            j = order[i]
+            if not 0 <= j < N:
+                raise ValueError("a sequence index of the order is out of range")
+            maxlen[0] = max(maxlen[0], <int>(c.seq_ptr[j + 1] - c.seq_ptr[j]))
+        for i in range(c.seq_ptr[N]):
+            if not 0 <= c.labels[i] < self.f.S:
+                raise ValueError(f"position {i} has no gold label")
+        return 0
+
+    def sgd(self, data, double[::1] x, const int64_t[::1] order, double t0, double lam, double t):
+        """Stochastic gradient descent over the sequences order[0], order[1], ...: for
+        each, as CRFsuite's l2sgd() (train_l2sgd.c),
+
+            eta = 1 / (lam (t0 + t)),  decay *= 1 - eta lam,  gain = eta / decay,
+            the loss -log p(y | x) and marginals at the weights decay * x,
+            x += gain (phi(y) - E[phi]),  t += 1,
+
+        that is, w <- (1 - eta lam) w, then w <- w - eta grad(-log p)(w), with w = decay
+        * x: only the features of the sentence are touched. decay starts at 1; the
+        caller multiplies x by the decay returned. Returns (sum of the losses, t,
+        decay, eta of the last step). Releases the GIL."""
+        cdef Corpus c = corpus_view(data)
+        cdef int S = self.f.S, maxlen, n
+        if x.shape[0] != self.size:
+            raise ValueError("x must have one entry per feature")
+        self.check_order(&c, data, order, &maxlen)
+        cdef Lattice L
+        work = lattice_new(&L, maxlen, S)
+        cdef FB F
+        tables = fb_new(&F, maxlen, S)
+        scratch = np.zeros(2 * S * (S + 2))
+        cdef double[::1] sv = scratch
+        cdef double* te = &sv[0]
+        cdef double* gte = te + S * (S + 2)
+        cdef bint first_order = self.f.A1 > 0
+        cdef double decay = 1.0, eta = 0.0, gain, total = 0.0
+        cdef double* w = &x[0]
+        cdef Py_ssize_t i
+        cdef int64_t j, p0
+        with nogil:
+            for i in range(order.shape[0]):
+                j = order[i]
+                p0 = c.seq_ptr[j]
+                n = <int>(c.seq_ptr[j + 1] - p0)
+                eta = 1.0 / (lam * (t0 + t))
+                decay *= 1.0 - eta * lam
+                gain = eta / decay
+                if n > 0:  # (an empty sequence has the one labelling: loss 0, no feature)
+                    total += sentence_loss(&c, &self.f, &F, &L, w, decay, te, gte, p0, n, first_order,
+                                           self.transitions)
+                    sgd_update(&c, &self.f, &F, w, gte, p0, n, first_order, self.transitions, gain)
+                t += 1.0
+        return total, t, decay, eta
+
+    def loss(self, data, const double[::1] x, const int64_t[::1] order):
+        """Sum of -log p(y_j | x_j) over the sequences j of order, at the weights x.
+        Releases the GIL."""
+        cdef Corpus c = corpus_view(data)
+        cdef int S = self.f.S, maxlen, n
+        if x.shape[0] != self.size:
+            raise ValueError("x must have one entry per feature")
+        self.check_order(&c, data, order, &maxlen)
+        cdef Lattice L
+        work = lattice_new(&L, maxlen, S)
+        cdef FB F
+        tables = fb_new(&F, maxlen, S)
+        scratch = np.zeros(2 * S * (S + 2))
+        cdef double[::1] sv = scratch
+        cdef double* te = &sv[0]
+        cdef double* gte = te + S * (S + 2)
+        cdef bint first_order = self.f.A1 > 0
+        cdef double total = 0.0
+        cdef Py_ssize_t i
+        cdef int64_t j, p0
+        with nogil:
+            for i in range(order.shape[0]):
+                j = order[i]
+                p0 = c.seq_ptr[j]
+                n = <int>(c.seq_ptr[j + 1] - p0)
+                if n > 0:
+                    total += sentence_loss(&c, &self.f, &F, &L, &x[0], 1.0, te, gte, p0, n, first_order, False)
+        return total
 
     def observed(self, data, double[::1] out):
         """The feature counts of the gold labels of every sequence, into out (len(x))."""

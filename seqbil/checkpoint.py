@@ -51,6 +51,9 @@ def load(path):
                              f"written with --checkpoint-every)")
     try:
         run, scalars, rng_state, history = meta["run"], meta["scalars"], meta["rng"], meta["history"]
+        for key in ("settings", "sources"):  # options renamed since the checkpoint was written
+            if isinstance(run, dict) and isinstance(run.get(key), dict):
+                run[key] = {params.RENAMED.get(k, k): v for k, v in run[key].items()}
         _check_run(run, path)
         if not (isinstance(scalars, dict) and isinstance(rng_state, dict) and isinstance(history, list)
                 and all(isinstance(r, dict) for r in history)):

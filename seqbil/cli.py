@@ -48,10 +48,8 @@ def _param_options(sections, names, command):
     for p in reversed(params.table()):
         if p.flag == "-" or (p.section not in sections and p.name not in names):
             continue
-        default = " ".join(p.default) if isinstance(p.default, list) else p.default
-        default = str(default).lower() if isinstance(default, bool) else default if default != "" else "(none)"
         users = f" Learners: {', '.join(p.learners)}." if p.learners else ""
-        text = f"{p.help}. [config: [{p.section}] {p.name}; default: {default}]{users}"
+        text = f"{p.help}. [config: [{p.section}] {p.name}; default: {p.default_text()}]{users}"
         if p.type is bool:
             decls = [f"{p.cli_flag}/--no-{p.cli_flag[2:]}", p.name]
             option = click.option(*decls, default=None, help=text)

@@ -126,7 +126,7 @@ def describe(info):
                      f"{train.get('path')} ({train.get('sentences')} sentences)"
                      + (f", best dev {best['metric']} {best['value']:.2f} at pass {best['pass']}" if best else ""))
     lines.append(f"probabilities: scores / {info['temperature']:g}"
-                 + (" (the CRF's own distribution)" if info["learner"] == "crf" and info["temperature"] == 1 else
+                 + (" (the CRF's own distribution)" if info["learner"] in ("crf", "l2sgd") and info["temperature"] == 1 else
                     " (temperature fitted on held-out data)" if info["temperature"] != 1 else " (no temperature fitted)"))
     if "passes_run" in t:
         lines.append(f"passes run: {t['passes_run']} of {t['passes_planned']}"

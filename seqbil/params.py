@@ -9,7 +9,7 @@ config; unset options take the defaults. Unknown keys and wrong types are errors
 """
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -17,6 +17,9 @@ from pathlib import Path
 from .errors import ConfigError
 
 SECTIONS = ("corpus", "features", "train", "structure")
+# names an option had before: a config or argument that gives one is told the new name;
+# the settings of checkpoints written with them are read under the new names
+RENAMED = {"crf_period": "period", "crf_delta": "delta"}
 
 
 @dataclass(frozen=True)
@@ -32,10 +35,20 @@ class Param:
     learners: tuple = ()          # the learners that read it; () for all
     flag: str = ""                # command-line flag when not --name-with-dashes; "-" for none
     metavar: str = ""             # what the flag's value is called in --help (default: its type)
+    own_defaults: tuple = ()      # ((learner, value), ...): learners whose `defaults` replace `default`
 
     @property
     def cli_flag(self):
         return self.flag or "--" + self.name.replace("_", "-")
+
+    def default_text(self):
+        """The default for people: the table's, then the learners' own ("20 (crf: 1000)")."""
+        def text(value):
+            value = " ".join(value) if isinstance(value, list) else value
+            value = str(value).lower() if isinstance(value, bool) else value
+            return str(value) if value != "" else "(none)"
+        own = ", ".join(f"{name}: {text(value)}" for name, value in self.own_defaults)
+        return text(self.default) + (f" ({own})" if own else "")
 
     def used_by(self, learner):
         return not self.learners or learner in self.learners
@@ -96,13 +109,21 @@ CORE = [
           "comma-separated (0: its own only; -1,0,1: its neighbours' too, which gained more than 0 at every scale "
           "tried on held-out CoNLL-2000 data)", "features", metavar="OFFSETS"),
     Param("learner", str, "sp", ""),  # help and choices come from the learner registry
-    Param("epochs", int, 20, "passes over the training data (T)", positive=True),
+    Param("epochs", int, 20, "passes over the training data (T); for crf, iterations of L-BFGS at most",
+          positive=True),
     Param("C", float, 1.0, "learning rate / dual step size C (pa: the aggressiveness, CRFsuite's c)", positive=True, flag="-C"),
     Param("averaged", bool, True, "average the parameters over all updates (learners that average)"),
     Param("c1", float, 0.0, "L1 coefficient: the objective adds c1 * |w|_1 (as CRFsuite's c1; OWL-QN)", minimum=0,
           learners=("crf",)),
     Param("c2", float, 1.0, "L2 coefficient: the objective adds c2 * |w|^2 (as CRFsuite's c2, not |w|^2 / 2)",
-          minimum=0, learners=("crf",)),
+          minimum=0, learners=("crf", "l2sgd")),
+    Param("all_possible_states", bool, False, "CRF: a weight for every (attribute, label) pair, not only for the "
+          "pairs seen in training (CRFsuite's feature.possible_states)", learners=("crf", "l2sgd")),
+    Param("period", int, 10, "CRF: the delta test compares the objective with its value this many passes back "
+          "(iterations of L-BFGS, epochs of SGD; CRFsuite's period; 0: no delta test)", minimum=0,
+          learners=("crf", "l2sgd")),
+    Param("delta", float, 1e-5, "CRF: stop when the objective fell by less than this fraction of it over the last "
+          "`period` passes (CRFsuite's delta)", minimum=0, learners=("crf", "l2sgd")),
     Param("jobs", int, 1, "threads computing the gradient, each over a block of the sentences (0: one per CPU "
           "core); the same number gives the same model", minimum=0, learners=("crf",)),
     Param("seed", int, 1, "seed of the per-epoch shuffling", minimum=0),
@@ -179,11 +200,6 @@ def _table():
             p = Param(p.name, p.type, p.default, text, p.section, tuple(LEARNERS))
         elif p.name == "averaged":
             p = Param(p.name, p.type, p.default, p.help, p.section, learners=averaging)
-        elif p.name == "epochs":
-            own = [f"{n} {cls.defaults['epochs']}" for n, cls in LEARNERS.items() if "epochs" in cls.defaults]
-            text = p.help + (f"; for batch learners, iterations of the optimizer at most (their default: "
-                             f"{', '.join(own)})" if own else "")
-            p = Param(p.name, p.type, p.default, text, p.section, positive=p.positive)
         elif p.name in ("shards", "mixing"):
             p = Param(p.name, p.type, p.default, p.help, p.section, p.choices, p.minimum, learners=mixing)
         out.append(p)
@@ -194,8 +210,11 @@ def _table():
                 raise RuntimeError(f"learner {name}: option {p.name} is defined twice")
             names.add(p.name)
             out.append(Param(p.name, p.type, p.default, p.help, p.section, p.choices, p.minimum, p.positive,
-                             (name,), p.flag))
-    return tuple(out)
+                             (name,), p.flag, p.metavar))
+    # the learners' own defaults (Learner.defaults, applied by resolve), shown beside the table's
+    return tuple(replace(p, own_defaults=tuple((n, cls.defaults[p.name]) for n, cls in LEARNERS.items()
+                                               if p.name in cls.defaults))
+                 for p in out)
 
 
 def table():
@@ -272,6 +291,8 @@ def load_config(path):
                               f"(expected sections {', '.join(f'[{s}]' for s in SECTIONS)})")
         for key, value in values.items():
             param = params.get((section, key))
+            if param is None and key in RENAMED:
+                raise ConfigError(path, _line_of(text, key), f"[{section}] {key} is now called {RENAMED[key]}")
             if param is None:
                 known = ", ".join(p.name for p in _table() if p.section == section)
                 raise ConfigError(path, _line_of(text, key), f"unknown key [{section}] {key} (known: {known})")
@@ -338,7 +359,8 @@ def resolve(config=None, overrides=None):
         if value is None:
             continue
         if key not in params:
-            raise ConfigError("arguments", 0, f"unknown parameter {key!r} (see seqbil params)")
+            raise ConfigError("arguments", 0, f"parameter {key!r} is now called {RENAMED[key]!r}" if key in RENAMED
+                              else f"unknown parameter {key!r} (see seqbil params)")
         settings[key] = check_value(params[key], value, "arguments")
         sources[key] = "arguments"
     from .learners import LEARNERS
@@ -352,12 +374,9 @@ def describe(fmt="text"):
     """The parameter table for people: text (seqbil params) or a Markdown table (README)."""
     rows = []
     for p in _table():
-        default = " ".join(p.default) if isinstance(p.default, list) else p.default
-        default = str(default).lower() if isinstance(default, bool) else default
         flag = "" if p.flag == "-" else p.cli_flag
         users = ", ".join(p.learners) if p.learners else "all"
-        rows.append((f"[{p.section}] {p.name}", flag, p.type.__name__, str(default) if default != "" else "(none)",
-                     users, p.help))
+        rows.append((f"[{p.section}] {p.name}", flag, p.type.__name__, p.default_text(), users, p.help))
     if fmt == "markdown":
         head = "| TOML key | flag | type | default | learners | meaning |\n| --- | --- | --- | --- | --- | --- |\n"
         return head + "".join("| " + " | ".join(f"`{c}`" if i in (0, 1) and c else c.replace("|", "\\|")

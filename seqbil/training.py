@@ -54,6 +54,11 @@ def check_settings(settings, sources, templates, echo):
         if not p.used_by(learner.name) and not chosen_elsewhere:
             echo(f"warning: [{p.section}] {name} (from {source}) is not used by learner {learner.name} "
                  f"(it is read by {', '.join(p.learners) or 'no learner'})")
+    refused = learner.refuse(settings)
+    if refused:
+        name, why = refused
+        raise ConfigError(sources.get(name, "<settings>"), 0, f"[{table[name].section}] {name} = {settings[name]!r}: "
+                          f"{why}")
     for name in ("coupling", "interaction", "task_order"):
         if name in sources and not settings["tasks"]:
             echo(f"warning: {name} (from {sources[name]}) is read by multi-task training only (--task)")
@@ -89,8 +94,8 @@ def settings_header(settings, sources):
         source = sources.get(name)
         return "" if source is None else " (argument)" if source == "arguments" else \
             " (chosen on held-out data)" if source == "<chosen>" else " (config)"
-    for name in ("epochs", "C", "averaged", "c1", "c2", "seed", "min_count",
-                 *(p.name for p in LEARNERS[learner].options)):
+    for name in ("epochs", "C", "averaged", "seed", "min_count", "c1", "c2", "all_possible_states", "period", "delta",
+                 "jobs", *(p.name for p in LEARNERS[learner].options)):
         if not table[name].used_by(learner):
             continue
         value = settings[name]
@@ -726,10 +731,10 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
                 if mixed is not None:
                     record["mixing"] = mixed
                 record.update(learner.end_pass(k))
-                if learner.batch:
-                    line = f"{record['name']}: objective {record['objective']:.6g}, |g| {record['gnorm']:.4g}, " \
-                           f"step {record['step']:.3g}, {record['evaluations']} evaluation" \
-                           f"{'s' if record['evaluations'] != 1 else ''}, {record['seconds']:.2f} s"
+                if learner.batch:  # the fields the learner names (Learner.shown)
+                    shown = [fmt.format(record[key]) if isinstance(fmt, str) else fmt(record[key])
+                             for key, fmt in learner.shown if record.get(key) is not None]
+                    line = f"{record['name']}: " + ", ".join([*shown, f"{record['seconds']:.2f} s"])
                 else:
                     line = f"{record['name']}: {mistakes} mistakes ({100 * record['error_rate']:.2f}%), " \
                            f"{record['seconds']:.2f} s" + _diagnostics(record)

@@ -136,7 +136,7 @@ def test_crf_reaches_the_minimum(rng):
 
     S, A0, A1 = 3, 20, 8
     data = random_dataset(rng, 60, S, A0, A1)
-    learner = make(data, S, A0, A1, c2=0.05, crf_epsilon=1e-9, crf_delta=0.0)
+    learner = make(data, S, A0, A1, c2=0.05, crf_epsilon=1e-9, delta=0.0)
     while learner.train_pass(data, 0)["stop"] is None:
         pass
     learner._data = data
@@ -155,7 +155,7 @@ def test_crf_l1_gives_zeros_and_the_optimum(rng):
     f + c1 |x|_1 hold at the end."""
     S, A0, A1 = 3, 20, 8
     data = random_dataset(rng, 60, S, A0, A1)
-    learner = make(data, S, A0, A1, c1=2.0, c2=0.0, crf_epsilon=1e-8, crf_delta=0.0)
+    learner = make(data, S, A0, A1, c1=2.0, c2=0.0, crf_epsilon=1e-8, delta=0.0)
     while learner.train_pass(data, 0)["stop"] is None:
         pass
     x, g = learner.x, np.zeros_like(learner.x)

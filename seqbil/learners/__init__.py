@@ -8,7 +8,7 @@ from importlib import import_module
 
 from .base import REGISTRY as LEARNERS, Learner, register
 
-MODULES = ("sp", "bol", "bcd", "rpa", "pa", "arow", "crf")
+MODULES = ("sp", "bol", "bcd", "rpa", "pa", "arow", "crf", "l2sgd")
 
 for _module in MODULES:
     import_module(f".{_module}", __name__)

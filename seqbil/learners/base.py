@@ -30,6 +30,10 @@ class Learner(ABC):
     batch = False        # trains a whole pass at a time (train_pass) instead of chunk by chunk
     defaults = {}        # parameter defaults of its own, e.g. {"epochs": 1000}
     probabilistic = False  # its scores are log-probabilities (a CRF): no temperature is fitted
+    # batch learners: what the log line shows of a pass's record, as (key, format) pairs,
+    # format a str.format string of the value or a function of it; a key missing or
+    # None is left out
+    shown = ()
     # scalars that change while training, with their least value; restore() requires
     # every other scalar to equal the fresh learner's
     progress = {"counter": 1}
@@ -56,6 +60,11 @@ class Learner(ABC):
         values, tried in this order, each continuing from the one before when the
         learner is batch), or [] when nothing is chosen."""
         return []
+
+    @classmethod
+    def refuse(cls, settings):
+        """(parameter name, why) when the settings cannot work with this learner, else None."""
+        return None
 
     def passes(self):
         """How many passes over the training data a run makes."""

@@ -65,8 +65,52 @@ def sequence_blocks(seq_ptr, k):
     return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [(0, N)]
 
 
+class CRFWeights:
+    """The weights of a linear-chain CRF as one vector x over CRFsuite's feature set
+    (cython_ext/crf.pyx): building it, the model's blocks, continuing a model. For the
+    learners that train it (crf, l2sgd)."""
+
+    def build_features(self, data):
+        """The feature set of the training corpus, its kernel and x = 0."""
+        self.ptr0, self.lab0, self.ptr1, self.cell1 = feature_set(data, self.S, self.A0, self.A1,
+                                                                  self.settings["all_possible_states"])
+        self.kernel = CRFKernel(self.S, self.ptr0, self.lab0, self.ptr1, self.cell1, self.transitions)
+        self.x = np.zeros(self.kernel.size)
+
+    @property
+    def n_features(self):
+        return self.kernel.size
+
+    def parameters(self):
+        S, T, x = self.S, self.S + 1, self.x
+        W0 = np.zeros((self.A0, S))
+        rows = np.repeat(np.arange(self.A0), np.diff(self.ptr0))
+        W0[rows, self.lab0] = x[:len(self.lab0)]
+        W1 = np.zeros((self.A1, S * T))
+        rows = np.repeat(np.arange(self.A1), np.diff(self.ptr1))
+        off = len(self.lab0)
+        W1[rows, self.cell1] = x[off:off + len(self.cell1)]
+        off += len(self.cell1)
+        trans = x[off:off + S * T].reshape(S, T).copy()
+        end = x[off + S * T:].copy()
+        return "linear", {"W0": W0, "W1": W1.reshape(self.A1, S, T), "trans": trans, "end": end}
+
+    def warm_start(self, weights):
+        """Start from a saved model's weights at the features of this feature set (a
+        weight of the model outside it is dropped)."""
+        S, T = self.S, self.S + 1
+        rows = np.repeat(np.arange(self.A0), np.diff(self.ptr0))
+        self.x[:len(self.lab0)] = weights["W0"][rows, self.lab0]
+        off = len(self.lab0)
+        rows = np.repeat(np.arange(self.A1), np.diff(self.ptr1))
+        self.x[off:off + len(self.cell1)] = weights["W1"].reshape(self.A1, S * T)[rows, self.cell1]
+        off += len(self.cell1)
+        self.x[off:off + S * T] = weights["trans"].reshape(-1)
+        self.x[off + S * T:] = weights["end"]
+
+
 @register
-class CRF(Learner):
+class CRF(CRFWeights, Learner):
     name = "crf"
     summary = "linear-chain CRF (Lafferty et al. 2001) by maximum likelihood: L-BFGS with L2 (c2), OWL-QN with " \
               "L1 (c1), as CRFsuite"
@@ -75,20 +119,17 @@ class CRF(Learner):
     probabilistic = True
     defaults = {"epochs": 1000}
     progress = {}
+    shown = (("objective", "objective {:.6g}"), ("gnorm", "|g| {:.4g}"), ("step", "step {:.3g}"),
+             ("evaluations", lambda n: f"{n} evaluation{'s' if n != 1 else ''}"))
+    # all_possible_states, c1, c2, period, delta and jobs are in the core table (params.py)
     options = (
         Param("penalty", str, "l2", "CRF: which coefficients are chosen on held-out data when neither c1 nor c2 "
               "is given: l2 (c2; c1 = 0), l1 (c1; c2 = 0) or elasticnet (both); a given c1 or c2 is used as given, "
               "the other at its default", choices=("l2", "l1", "elasticnet")),
-        Param("all_possible_states", bool, False, "CRF: a weight for every (attribute, label) pair, not only for the "
-              "pairs seen in training (CRFsuite's feature.possible_states)"),
         Param("crf_memories", int, 6, "CRF: L-BFGS memory, the number of corrections kept (CRFsuite's "
               "num_memories)", positive=True),
         Param("crf_epsilon", float, 1e-5, "CRF: stop when |gradient| / max(1, |w|) < epsilon (CRFsuite's epsilon)",
               minimum=0),
-        Param("crf_period", int, 10, "CRF: the delta test compares the objective with its value this many "
-              "iterations back (CRFsuite's period)", minimum=0),
-        Param("crf_delta", float, 1e-5, "CRF: stop when the objective fell by less than this fraction over the "
-              "last crf_period iterations (CRFsuite's delta)", minimum=0),
         Param("crf_linesearch", str, "MoreThuente", "CRF: line search of L-BFGS (CRFsuite's linesearch; OWL-QN, "
               "c1 > 0, always backtracks)", choices=LINESEARCHES),
         Param("crf_max_linesearch", int, 20, "CRF: most trials of one line search (CRFsuite's max_linesearch)",
@@ -123,10 +164,7 @@ class CRF(Learner):
     def prepare(self, data):
         """The feature set and the observed counts of the training corpus."""
         S = self.S
-        self.ptr0, self.lab0, self.ptr1, self.cell1 = feature_set(data, S, self.A0, self.A1,
-                                                                  self.settings["all_possible_states"])
-        self.kernel = CRFKernel(S, self.ptr0, self.lab0, self.ptr1, self.cell1, self.transitions)
-        self.x = np.zeros(self.kernel.size)
+        self.build_features(data)
         self.obs = np.zeros(self.kernel.size)
         self.kernel.observed(data, self.obs)
         self.blocks = sequence_blocks(data.seq_ptr, self.jobs)
@@ -140,12 +178,8 @@ class CRF(Learner):
 
         s = self.settings
         self.optimizer = LBFGS(self.x, self.evaluate, c1=self.c1, num_memories=s["crf_memories"],
-                               epsilon=s["crf_epsilon"], period=s["crf_period"], delta=s["crf_delta"],
+                               epsilon=s["crf_epsilon"], period=s["period"], delta=s["delta"],
                                linesearch=s["crf_linesearch"], max_linesearch=s["crf_max_linesearch"])
-
-    @property
-    def n_features(self):
-        return self.kernel.size
 
     def evaluate(self, x, g):
         """The objective's smooth part at x: sum of -log p(y | x) over the training
@@ -180,33 +214,6 @@ class CRF(Learner):
 
     def train_chunk(self, data, order):
         raise NotImplementedError("the CRF is trained a whole pass at a time (train_pass)")
-
-    def parameters(self):
-        S, T, x = self.S, self.S + 1, self.x
-        W0 = np.zeros((self.A0, S))
-        rows = np.repeat(np.arange(self.A0), np.diff(self.ptr0))
-        W0[rows, self.lab0] = x[:len(self.lab0)]
-        W1 = np.zeros((self.A1, S * T))
-        rows = np.repeat(np.arange(self.A1), np.diff(self.ptr1))
-        off = len(self.lab0)
-        W1[rows, self.cell1] = x[off:off + len(self.cell1)]
-        off += len(self.cell1)
-        trans = x[off:off + S * T].reshape(S, T).copy()
-        end = x[off + S * T:].copy()
-        return "linear", {"W0": W0, "W1": W1.reshape(self.A1, S, T), "trans": trans, "end": end}
-
-    def warm_start(self, weights):
-        """Start from a saved model's weights at the features of this feature set (a
-        weight of the model outside it is dropped)."""
-        S, T = self.S, self.S + 1
-        rows = np.repeat(np.arange(self.A0), np.diff(self.ptr0))
-        self.x[:len(self.lab0)] = weights["W0"][rows, self.lab0]
-        off = len(self.lab0)
-        rows = np.repeat(np.arange(self.A1), np.diff(self.ptr1))
-        self.x[off:off + len(self.cell1)] = weights["W1"].reshape(self.A1, S * T)[rows, self.cell1]
-        off += len(self.cell1)
-        self.x[off:off + S * T] = weights["trans"].reshape(-1)
-        self.x[off + S * T:] = weights["end"]
 
     def snapshot(self):
         arrays, scalars = {}, {}
