@@ -354,6 +354,7 @@ def resolve(config=None, overrides=None):
     if config is not None:
         for key, value in load_config(config).items():
             settings[key], sources[key] = value, str(config)
+    config_learner = settings["learner"]
     params = by_name()
     for key, value in (overrides or {}).items():
         if value is None:
@@ -364,9 +365,13 @@ def resolve(config=None, overrides=None):
         settings[key] = check_value(params[key], value, "arguments")
         sources[key] = "arguments"
     from .learners import LEARNERS
+    # a config's values were set for its learner: with another learner asked for, the
+    # keys that learner has defaults of its own for (a CRF's iteration cap) take those
+    other = sources.get("learner") == "arguments" and settings["learner"] != config_learner
     for key, value in getattr(LEARNERS.get(settings["learner"]), "defaults", {}).items():
-        if key not in sources:  # the learner's own default
+        if key not in sources or other and sources[key] != "arguments":  # the learner's own default
             settings[key] = value
+            sources.pop(key, None)
     return settings, sources
 
 

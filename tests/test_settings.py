@@ -122,3 +122,24 @@ def test_inspect_has_everything_to_reproduce(tmp_path):
     assert sum(f["attributes"] for f in info["features"] if f["order"] == 1 and f["template"] != "B") > 0
     text = run("inspect", model).output
     assert "learner bol" in text and "sha256" in text and "best dev F1" in text
+
+
+def test_a_config_for_another_learner_leaves_the_chosen_learners_own_defaults():
+    """configs/conll2000.toml sets epochs = 20 for bol: --learner crf gets crf's own
+    iteration cap, unless epochs is given too; a config for the crf keeps its epochs."""
+    from seqbil import params
+    conll = params.find_config("conll2000")
+    assert params.resolve(conll, {})[0]["epochs"] == 20
+    settings, sources = params.resolve(conll, {"learner": "crf"})
+    assert settings["epochs"] == 1000 and "epochs" not in sources
+    assert params.resolve(conll, {"learner": "crf", "epochs": 50})[0]["epochs"] == 50
+    assert params.resolve(conll, {"learner": "sp"})[0]["epochs"] == 20  # sp has no defaults of its own
+    assert params.resolve(conll, {"learner": "l2sgd"})[0]["delta"] == 1e-6
+
+
+def test_a_crf_config_keeps_its_epochs(tmp_path):
+    from seqbil import params
+    (tmp_path / "c.toml").write_text('[train]\nlearner = "crf"\nepochs = 30\n')
+    assert params.resolve(tmp_path / "c.toml", {})[0]["epochs"] == 30
+    assert params.resolve(tmp_path / "c.toml", {"learner": "crf"})[0]["epochs"] == 30
+    assert params.resolve(tmp_path / "c.toml", {"learner": "l2sgd"})[0]["epochs"] == 1000
