@@ -31,16 +31,24 @@ def token_nll(model, data, temperature):
     return float(-np.log(np.maximum(p, 1e-300)).sum()), len(known)
 
 
-def fit_temperature(model, data):
-    """The temperature of the least token negative log-likelihood on data (bounded
-    Brent search over log T), with the per-token NLL at T = 1 and at the fit."""
-    if not (data.labels >= 0).any():
+def fit_temperature(pairs, data=None):
+    """The temperature of the least token negative log-likelihood (bounded Brent
+    search over log T) on one encoded labelled corpus (fit_temperature(model, data))
+    or summed over several (model, data) pairs (the folds of a cross-validation), with
+    the per-token NLL at T = 1 and at the fit."""
+    if data is not None:
+        pairs = [(pairs, data)]
+    if not any((d.labels >= 0).any() for _, d in pairs):
         raise ValueError("no token with a known gold label to fit a temperature on")
-    res = minimize_scalar(lambda t: token_nll(model, data, math.exp(t))[0], bounds=(-LOG_RANGE, LOG_RANGE),
-                          method="bounded", options={"xatol": 1e-4})
+
+    def total(t):
+        parts = [token_nll(m, d, t) for m, d in pairs]
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
+    res = minimize_scalar(lambda t: total(math.exp(t))[0], bounds=(-LOG_RANGE, LOG_RANGE), method="bounded",
+                          options={"xatol": 1e-4})
     temperature = math.exp(res.x)
-    before, n = token_nll(model, data, 1.0)
-    after, _ = token_nll(model, data, temperature)
+    before, n = total(1.0)
+    after, _ = total(temperature)
     return temperature, {"tokens": n, "nll_at_1": before / n, "nll": after / n,
                          "at_bound": bool(abs(abs(res.x) - LOG_RANGE) < 1e-2)}
 

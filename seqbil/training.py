@@ -28,11 +28,17 @@ from .features.templates import EMB, TemplateSet, parse_template, read_template_
 from .formats import make_format, read_corpus
 from .formats.sentence import Corpus
 from .formats.textio import sha256_file
-from .calibration import fit_temperature
+from .calibration import fit_temperature, token_nll
 from .learners import LEARNERS
 from .model import Model
 
 CHUNK = 256  # sequences per call into compiled code; progress and Ctrl-C are handled between calls
+
+# a training corpus of at most this many tokens chooses by 10-fold cross-validation:
+# a tenth of it is too few sentences to tell settings apart (CRF++'s examples hold
+# 2,000 to 9,000 tokens), and ten runs on it cost little
+CV_TOKENS = 25_000
+CV_FOLDS = 10
 
 
 def load_templates(settings, template_file, config):
@@ -383,85 +389,131 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
     """What is chosen on held-out data before the run: the learner's grid (a CRF's
     coefficients when none is given: Learner.grid) and, when the temperature is to
     be fitted and there is no dev set, the temperature of an online learner's
-    probabilities. On the dev set when there is one: the grid then runs on the whole
-    training corpus and its best run is the model, returned as (run, learner,
-    history, rng). Without one, on the last tenth of the training sentences: the
-    models trained on the other nine tenths fix the settings, which the run on all
-    the data then keeps. Returns (settings, sources, that best run or None, the
-    record of the choice)."""
+    probabilities.
+
+    On the dev set when there is one: the grid then runs on the whole training
+    corpus and its best run is the model, returned as (run, learner, history, rng).
+    Without one, on the last tenth of the training sentences (a small corpus, up to
+    CV_TOKENS tokens: each tenth in turn, 10-fold cross-validation, scored over all
+    the held-out predictions together): the models trained on the rest fix the
+    settings, which the run on all the data then keeps. A setting wins by its score
+    (the dev metric), then by the held-out log-likelihood for a CRF, then by coming
+    first (the stronger regularisation). Returns (settings, sources, that best run
+    or None, the record of the choice)."""
     learner_class = LEARNERS[settings["learner"]]
     grid = learner_class.grid(settings, sources)
     fit = settings["temperature"] == 0 and not learner_class.probabilistic
     if settings["tasks"] or not grid and (not fit or dev is not None or settings["shards"]):
         return settings, sources, None, {}  # (a multi-task run's learner cannot be a CRF)
     fmt = make_format(settings["format"], None, settings["label_column"])
-    base = Model.load(init_model) if init_model is not None else None
     varies = [key for key in (grid[0] if grid else ()) if any(point[key] != grid[0][key] for point in grid)]
+    what = " and ".join([*varies, *(["the temperature"] if fit else [])])
     if dev is not None:
-        where, train_part, held = "dev", train_data, dev
+        where, folds = "dev", [(train_data, dev)]
+        echo(f"choosing {what} on the dev set from {len(grid)} settings")
     else:
         sentences, _ = _read(fmt, train_data, settings["encoding"])
-        k = len(sentences) // 10
-        if k == 0:
-            echo(f"{len(sentences)} training sentences: too few to hold out a tenth; " +
+        n = len(sentences)
+        if n < 10:
+            echo(f"{n} training sentences: too few to hold out a tenth; " +
                  ("temperature 1" if fit else f"{' and '.join(varies)} at the defaults"))
             return settings, sources, None, {}
-        where, train_part, held = "held-out", sentences[:-k], sentences[-k:]
-        echo(f"choosing {' and '.join([*varies, *(['the temperature'] if fit else [])])} on "
-             f"the last tenth of "
-             f"the training sentences ({k} of {len(sentences)}), training on the other {len(sentences) - k}")
-    if grid:
-        echo(f"choosing {' and '.join(varies)} on the {'dev set' if where == 'dev' else 'held-out tenth'} from "
-             f"{len(grid)} settings")
-    run = prepare(dict(settings), sources, train_part, held, template_file, config, base,
-                  echo if where == "dev" else lambda line: None)
-    planned = run.settings  # (prepare may settle the learner: bol with nothing to factor is sp)
-    tried, best, worse, learner = [], None, 0, None
+        tokens = sum(map(len, sentences))
+        if tokens <= CV_TOKENS:
+            cuts = np.linspace(0, n, CV_FOLDS + 1).astype(int)
+            where = f"{CV_FOLDS}-fold cross-validation"
+            folds = [(sentences[:a] + sentences[b:], sentences[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+            echo(f"choosing {what} by {where} on the {n} training sentences ({tokens} tokens)" +
+                 (f" from {len(grid)} settings" if grid else ""))
+        else:
+            k = n // 10
+            where, folds = "held-out", [(sentences[:-k], sentences[-k:])]
+            echo(f"choosing {what} on the last tenth of the training sentences ({k} of {n}), training on the "
+                 f"other {n - k}" + (f", from {len(grid)} settings" if grid else ""))
+        del sentences
+    runs, bases = [], []
+    for part, held in folds:
+        bases.append(Model.load(init_model) if init_model is not None else None)
+        runs.append(prepare(dict(settings), sources, part, held, template_file, config, bases[-1],
+                            echo if where == "dev" else lambda line: None))
+    planned = runs[0].settings  # (prepare may settle the learner: bol with nothing to factor is sp)
+    tried, best, worse, learners = [], None, 0, [None] * len(folds)
     for point in grid or [{}]:
-        run.settings = {**planned, **point}
-        previous = learner
-        learner = make_learner(run, base if previous is None else None, init_model, lambda line: None)
-        if previous is not None and learner.batch:  # a path: each setting starts where the last ended
-            learner.warm_start(previous.parameters()[1])
-        if previous is not None and previous is not (best and best[1]):
-            previous.finish()
-        rng = np.random.default_rng(settings["seed"])
-        start = time.perf_counter()
-        history = run_passes(run, learner, rng, [], echo=lambda line: None, show_progress=show_progress,
-                             score_dev=False)
-        result = score_run(run, learner)
+        start, passes, gold, pred, nll = time.perf_counter(), [], [], [], 0.0
+        for f, run in enumerate(runs):
+            run.settings = {**planned, **point}
+            previous = learners[f]
+            learner = learners[f] = make_learner(run, bases[f] if previous is None else None, init_model,
+                                                 lambda line: None)
+            if previous is not None and learner.batch:  # a path: each setting starts where the last ended
+                learner.warm_start(previous.parameters()[1])
+            if previous is not None and not (best and previous in best[2]):
+                previous.finish()
+            rng = np.random.default_rng(settings["seed"])
+            history = run_passes(run, learner, rng, [], echo=lambda line: None, show_progress=show_progress,
+                                 score_dev=False)
+            passes.append((history, rng))
+            run.model.kind, run.model.weights = learner.parameters()
+            gold += [s.labels for s in run.dev_sentences]
+            pred += _predict(run.model, run.dev_data)
+            if learner.probabilistic:
+                nll += token_nll(run.model, run.dev_data, 1.0)[0]
+        result = score(runs[0].model.corpus["metric"], gold, pred, scheme=runs[0].model.corpus.get("scheme", "auto"),
+                       chars=[c for run in runs for c in _chars(run)] if runs[0].model.corpus["metric"] == "segment"
+                       else None)
         name, value = headline(result)
         seconds = time.perf_counter() - start  # (not in the record: the same run gives the same model bytes)
-        tried.append({**point, "metric": name, "value": value, "passes": len(history)})
+        tried.append({**point, "metric": name, "value": value, "passes": [len(h) for h, _ in passes]})
+        if learners[0].probabilistic:
+            tried[-1]["nll"] = nll
         if point:
-            echo("  " + ", ".join(f"{k} {point[k]:g}" for k in varies) + f": {where} {name} {value:.2f} "
-                 f"({len(history)} {'iterations' if learner.batch else 'passes'}, {seconds:.1f} s)")
-        if best is None or value > best[0]:
-            if best is not None and best[1] is not learner:
-                best[1].finish()
-            best, worse = (value, learner, history, rng, point), 0
+            echo("  " + ", ".join(f"{k} {point[k]:g}" for k in varies) + f": {where} {name} {value:.2f}" +
+                 (f", log-likelihood {-nll:.1f}" if learners[0].probabilistic else "") +
+                 f" ({', '.join(str(len(h)) for h, _ in passes)} {'iterations' if learners[0].batch else 'passes'}, "
+                 f"{seconds:.1f} s)")
+        key = (value, -nll)
+        if best is None or key > best[0]:
+            for old in best[2] if best is not None else ():
+                if old not in learners:
+                    old.finish()
+            best, worse = (key, point, list(learners), passes), 0
         else:
             worse += 1
             if len(varies) == 1 and worse == 2:  # two steps past the best along the path
                 break
-    if learner is not best[1]:
-        learner.finish()
-    _, learner, history, rng, point = best
+    for learner in learners:
+        if learner not in best[2]:
+            learner.finish()
+    _, point, learners, passes = best
     settings, sources = {**settings, **point}, {**sources, **{k: "<chosen>" for k in point}}
     record = {"on": where, "tried": tried, "chosen": point} if grid else {}
     if grid:
         echo(f"chose {', '.join(f'{k} = {point[k]:g}' for k in varies)}")
     if where == "dev":
-        run.settings = {**planned, **point}
-        return settings, sources, (run, learner, history, rng), record
+        runs[0].settings = {**planned, **point}
+        return settings, sources, (runs[0], learners[0], *passes[0]), record
     if fit:
-        run.model.kind, run.model.weights = learner.parameters()
-        temperature, info = fit_temperature(run.model, run.dev_data)
+        for run, learner in zip(runs, learners):
+            run.model.kind, run.model.weights = learner.parameters()
+        temperature, info = fit_temperature([(run.model, run.dev_data) for run in runs])
         settings, sources = {**settings, "temperature": temperature}, {**sources, "temperature": "<chosen>"}
         record["temperature"] = {"on": where, "value": temperature, **info}
-        echo(_temperature_line(temperature, info, "the held-out tenth"))
-    learner.finish()
+        echo(_temperature_line(temperature, info, "the held-out tenth" if where == "held-out" else where))
+    for learner in learners:
+        learner.finish()
     return settings, sources, None, record
+
+
+def _predict(model, data):
+    """The label strings of every sequence of an encoded corpus."""
+    ids = model.decode(data)
+    labels = np.array(model.labels, dtype=object)
+    return [list(labels[ids[data.seq_ptr[j]:data.seq_ptr[j + 1]]]) for j in range(data.n_sequences)]
+
+
+def _chars(run):
+    """The characters of a segmentation run's dev sentences (what the SIGHAN scorer reads)."""
+    return [s.columns[0] for s in run.dev_sentences] if run.model.corpus["metric"] == "segment" else []
 
 
 def set_temperature(run, model, echo=print):
@@ -1011,9 +1063,7 @@ def _diagnostics(record):
 
 
 def _score(model, data, sentences):
-    pred = model.decode(data)
-    labels = np.array(model.labels, dtype=object)
-    pred_l = [list(labels[pred[data.seq_ptr[j]:data.seq_ptr[j + 1]]]) for j in range(data.n_sequences)]
+    pred_l = _predict(model, data)
     chars = [s.columns[0] for s in sentences] if model.corpus["metric"] == "segment" else None
     return score(model.corpus["metric"], [s.labels for s in sentences], pred_l,
                  scheme=model.corpus.get("scheme", "auto"), chars=chars)

@@ -198,7 +198,7 @@ def test_score_passes_the_scheme_and_reports_it():
 
 # --------------------------------------------------------------------------- label checks
 
-@pytest.mark.parametrize("bad", ["NP", "B-", "BX-NP", "b-NP", "-NP", "[-NP", "O-NP", "B"])
+@pytest.mark.parametrize("bad", ["NP", "B-", "BX-NP", "b-NP", "-NP", "[-NP", "O-NP", "X"])
 def test_labels_that_are_not_chunk_tags_are_named(bad):
     gold = [["B-NP", "O"], ["B-NP", "O"]]
     pred = [["B-NP", "O"], ["B-NP", bad]]
@@ -507,3 +507,17 @@ def test_random_tags_against_the_reference_reader(scheme, prefixes):
         assert s["accuracy"] == pytest.approx(100 * equal / tokens if tokens else 0.0)
 
     check()
+
+
+def test_chunks_without_types_are_scored_as_conlleval_scores_them(rng):
+    """B / I / O without a type (CRF++'s base-NP example): chunks of an empty type, the
+    metric chosen for them is chunk, and the scores are conlleval's."""
+    from seqbil.evaluation import choose_metric
+    from seqbil.evaluation.chunks import chunk_scores, conlleval_scores
+    assert choose_metric({"B", "I", "O"})[0] == "chunk"
+    for _ in range(30):
+        gold = [list(rng.choice(["B", "I", "O"], int(rng.integers(1, 8)))) for _ in range(6)]
+        pred = [list(rng.choice(["B", "I", "O"], len(g))) for g in gold]
+        want = conlleval_scores(gold, pred)
+        got = chunk_scores(gold, pred)
+        assert got["f1"] == want["f1"] and got["correct"] == want["correct"]

@@ -68,9 +68,10 @@ def test_fitted_temperature_is_the_least_token_nll():
 
 
 @pytest.mark.parametrize("learner", ["sp", "bol"])
-def test_temperature_without_dev_is_fitted_on_the_last_tenth(learner):
+def test_temperature_without_dev_is_fitted_on_the_last_tenth(learner, monkeypatch):
     """No dev set: the temperature is the one a model trained on the first nine
     tenths fits on the last tenth, which is what a run with that dev set fits."""
+    monkeypatch.setattr(training, "CV_TOKENS", 0)
     rows = conll_rows(60)
     whole = seqbil.train(rows, config="conll2000", learner=learner, epochs=3)
     part = seqbil.train(rows[:-6], dev=rows[-6:], config="conll2000", learner=learner, epochs=3)
@@ -89,18 +90,19 @@ def test_given_temperature_and_crf_temperature():
     assert crf.temperature == 1.0 and "selection" not in crf.training
 
 
-def test_crf_chooses_c2_on_the_held_out_tenth():
+def test_crf_chooses_c2_on_the_held_out_tenth(monkeypatch):
     """Without c2: the grid runs on the first nine tenths, the best held-out score
-    wins (the first of equals: the stronger regularisation), and the model trains on
-    everything at that c2: the model trained with that c2 given."""
+    wins (then the held-out log-likelihood), and the model trains on everything at
+    that c2: the model trained with that c2 given."""
+    monkeypatch.setattr(training, "CV_TOKENS", 0)
     rows = conll_rows(80)
     echoed = []
     model = seqbil.train(rows, config="conll2000", learner="crf", epochs=30, echo=echoed.append)
     sel = model.training["selection"]
-    values = [t["value"] for t in sel["tried"]]
-    best = values.index(max(values))
+    keys = [(t["value"], -t["nll"]) for t in sel["tried"]]
+    best = keys.index(max(keys))
     assert sel["chosen"]["c2"] == sel["tried"][best]["c2"] == model.training["params"]["c2"]
-    assert [t["c2"] for t in sel["tried"]] == list(seqbil.learners.crf.C2_GRID[:len(values)])
+    assert [t["c2"] for t in sel["tried"]] == list(seqbil.learners.crf.C2_GRID[:len(keys)])
     assert any(line.startswith("chose c2 = ") for line in echoed)
     given = seqbil.train(rows, config="conll2000", learner="crf", epochs=30, c2=sel["chosen"]["c2"])
     for name, w in given.weights.items():
@@ -109,6 +111,33 @@ def test_crf_chooses_c2_on_the_held_out_tenth():
     held = seqbil.train(rows[:-8], dev=rows[-8:], config="conll2000", learner="crf", epochs=30,
                         c2=sel["tried"][0]["c2"])
     assert held.training["last_dev"]["value"] == pytest.approx(sel["tried"][0]["value"])
+
+
+def test_small_corpora_choose_by_cross_validation():
+    """Up to CV_TOKENS tokens: each tenth held out in turn; the temperature is the
+    least NLL over all ten held-out tenths, each scored by the model trained on the
+    other nine, and the c2 of a CRF wins on the pooled held-out predictions."""
+    from seqbil.evaluation import score
+    rows = conll_rows(40)
+    assert sum(map(len, rows)) <= training.CV_TOKENS
+    whole = seqbil.train(rows, config="conll2000", learner="sp", epochs=2)
+    assert whole.training["selection"]["temperature"]["on"] == "10-fold cross-validation"
+    fmt = make_format("conll", None, -1)
+    pairs, cuts = [], np.linspace(0, 40, 11).astype(int)
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        part = seqbil.train(rows[:a] + rows[b:], config="conll2000", learner="sp", epochs=2, temperature=1.0)
+        pairs.append((part, part.encode(seqbil.api._in_memory(fmt, rows[a:b], "held"))))
+    assert whole.temperature == pytest.approx(fit_temperature(pairs)[0], rel=1e-9)
+    crf = seqbil.train(rows, config="conll2000", learner="crf", epochs=15)
+    sel = crf.training["selection"]
+    assert sel["on"] == "10-fold cross-validation"
+    gold, pred = [], []
+    c2 = sel["tried"][0]["c2"]  # the first of the path starts from zero, as these runs do
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        part = seqbil.train(rows[:a] + rows[b:], config="conll2000", learner="crf", epochs=15, c2=c2)
+        pred += part.tag_many([[r[:-1] for r in s] for s in rows[a:b]])
+        gold += [[r[-1] for r in s] for s in rows[a:b]]
+    assert score("chunk", gold, pred)["f1"] == pytest.approx(sel["tried"][0]["value"], abs=1e-9)
 
 
 def test_crf_chooses_c2_on_the_dev_set_and_keeps_that_run(tmp_path):

@@ -16,9 +16,10 @@ __all__ = ["METRICS", "choose_metric", "format_report", "headline", "read_vocabu
 
 
 def is_chunk_label(label):
-    """O, or PREFIX-TYPE with a chunk prefix (B-NP, I-PER, S-LOC, U-ORG ...)."""
+    """O, PREFIX-TYPE with a chunk prefix (B-NP, I-PER, S-LOC, U-ORG ...), or a bare
+    prefix (B, I: chunks without a type, as CRF++'s base-NP example and conlleval read them)."""
     prefix, hyphen, typ = label.partition("-")
-    return label == "O" or (bool(hyphen) and prefix in CHUNK_PREFIXES and bool(typ))
+    return label == "O" or (prefix in CHUNK_PREFIXES and (bool(typ) or not hyphen))
 
 
 def choose_metric(labels, format_name="conll", requested="auto"):

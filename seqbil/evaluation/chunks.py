@@ -150,7 +150,7 @@ def _read(tags: Sequence[str], scheme: Optional[str]) -> list[tuple[str, int, in
 
 def _is_chunk_tag(tag: str, prefixes: str) -> bool:
     prefix, hyphen, typ = tag.partition("-")
-    return tag == "O" or (bool(hyphen) and len(prefix) == 1 and prefix in prefixes and bool(typ))
+    return tag == "O" or (len(prefix) == 1 and prefix in prefixes and (bool(typ) or not hyphen))
 
 
 def _check(corpora: Sequence[tuple[str, list]], scheme: str, why: str = "") -> None:
@@ -165,7 +165,7 @@ def _check(corpora: Sequence[tuple[str, list]], scheme: str, why: str = "") -> N
         where = f" (in {what} sentence {n})" if what else ""
         if not _is_chunk_tag(tag, _ANY_PREFIX):
             raise LabelError(f"label {tag!r}{where} is not a chunk tag: chunk labels are O or "
-                             f"PREFIX-TYPE with a prefix among B, I, E, S, L, U")
+                             f"PREFIX-TYPE (or PREFIX alone) with a prefix among B, I, E, S, L, U")
         raise LabelError(f"label {tag!r}{where} does not belong to the {scheme} scheme{why}, whose tags "
                          f"are O and {', '.join(p + '-TYPE' for p in allowed)}")
 
