@@ -101,6 +101,11 @@ def model_info(model, path=None):
     return info
 
 
+def _where(on):
+    """Where a setting was chosen, with its preposition."""
+    return {"dev": "on the dev set", "held-out": "on the last tenth of the training data"}.get(on, f"by {on}")
+
+
 def describe(info):
     """The text form of model_info, for people."""
     t = info["training"]
@@ -125,9 +130,21 @@ def describe(info):
         lines.append(f"task {task['name']}: {own} own attributes with weights; trained on "
                      f"{train.get('path')} ({train.get('sentences')} sentences)"
                      + (f", best dev {best['metric']} {best['value']:.2f} at pass {best['pass']}" if best else ""))
+    selection = t.get("selection") or {}
+    fitted = selection.get("temperature") or t.get("temperature")
+    given = info["params"].get("temperature", 0) > 0 and not fitted
     lines.append(f"probabilities: scores / {info['temperature']:g}"
-                 + (" (the CRF's own distribution)" if info["learner"] in ("crf", "l2sgd") and info["temperature"] == 1 else
-                    " (temperature fitted on held-out data)" if info["temperature"] != 1 else " (no temperature fitted)"))
+                 + (" (the CRF's own distribution)" if info["learner"] in ("crf", "l2sgd") and not fitted and not given
+                    else f" (temperature fitted {_where(fitted['on'])}: token NLL {fitted['nll_at_1']:.4f} at 1, "
+                         f"{fitted['nll']:.4f} fitted)" if fitted
+                    else " (temperature given)" if given else " (no temperature fitted)"))
+    if selection.get("tried"):
+        varies = [k for k in selection["chosen"] if len({r[k] for r in selection["tried"]}) > 1]
+        chosen = ", ".join(f"{k} = {selection['chosen'][k]:g}" for k in varies)
+        tried = "; ".join(", ".join(f"{k} {r[k]:g}" for k in varies) + f": {r['value']:.2f}"
+                          for r in selection["tried"])
+        lines.append(f"chosen {_where(selection['on'])}: {chosen} (by {selection['tried'][0]['metric']}; "
+                     f"tried {tried})")
     if "passes_run" in t:
         lines.append(f"passes run: {t['passes_run']} of {t['passes_planned']}"
                      + (f"; best dev {t['best_dev']['metric']} {t['best_dev']['value']:.2f} at pass "

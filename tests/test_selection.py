@@ -210,3 +210,19 @@ def test_calibration_benchmark_measures_the_viterbi_labels_marginals(tmp_path):
         model.temperature = saved
         assert got[name]["ece"] == pytest.approx(slow_ece(conf, right, 15), abs=1e-9)
         assert got[name]["accuracy"] == pytest.approx(np.mean(right))
+
+
+def test_inspect_says_what_was_chosen_and_where(tmp_path):
+    from seqbil.info import describe, model_info
+    rows = conll_rows(40)
+    crf = seqbil.train(rows, config="conll2000", learner="crf", epochs=10, model=str(tmp_path / "c.sbm"))
+    text = describe(model_info(seqbil.load(str(tmp_path / "c.sbm")), tmp_path / "c.sbm"))
+    c2 = crf.training["selection"]["chosen"]["c2"]
+    assert f"chosen by 10-fold cross-validation: c2 = {c2:g} (by F1; tried c2 3: " in text
+    assert "scores / 1 (the CRF's own distribution)" in text
+    sp = seqbil.train(rows, config="conll2000", learner="sp", epochs=1, model=str(tmp_path / "s.sbm"))
+    text = describe(model_info(seqbil.load(str(tmp_path / "s.sbm")), tmp_path / "s.sbm"))
+    assert f"scores / {sp.temperature:g} (temperature fitted by 10-fold cross-validation: token NLL" in text
+    seqbil.train(rows, config="conll2000", learner="sp", epochs=1, temperature=3, model=str(tmp_path / "g.sbm"))
+    assert "scores / 3 (temperature given)" in describe(model_info(seqbil.load(str(tmp_path / "g.sbm")),
+                                                                    tmp_path / "g.sbm"))
