@@ -13,7 +13,7 @@ median / max over the runs:
   strings built in Python and appended sentence by sentence are reported apart;
 - iterations run, test F1 (conlleval), peak RSS.
 
-Writes results/crf/conll2000.json (the record) and conll2000.md (its table).
+Writes results/speed/crf.json (the record) and crf.md (its table, benchmarks/tables.py).
 
     python benchmarks/crf_speed.py [--data DIR] [--repeat 5] [--iterations 100] [--c2 1.0]
 """
@@ -24,7 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from record import ROOT, find_corpus, header, run_measured, stats, write_record
+from record import ROOT, find_corpus, header, run_measured, stats
+from tables import publish
 from train_speed import plain
 
 TEMPLATE = ROOT / "configs" / "crfpp_chunking.template"
@@ -59,30 +60,13 @@ def peer_run(train, test, args):
             "feature_seconds": r["feature_seconds"]}
 
 
-def table(record):
-    rows = ["| system | s per iteration | train, end to end (s) | training passes (s) | Python attribute building (s) "
-            "| iterations | test F1 | peak RSS (MiB) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-
-    def cell(s, fmt="{:.3f}"):
-        return f"{fmt.format(s['median'])} ({fmt.format(s['min'])}–{fmt.format(s['max'])})"
-    for name, r in record["systems"].items():
-        rows.append(f"| {name} | {cell(r['iteration_seconds'])} | {cell(r['wall'], '{:.1f}')} | "
-                    f"{cell(r['training_passes'], '{:.1f}')} | "
-                    f"{cell(r['feature_seconds'], '{:.1f}') if 'feature_seconds' in r else '–'} | "
-                    f"{r['iterations']['median']:.0f} | {r['f1']['median']:.2f} | {cell(r['rss_mib'], '{:.0f}')} |")
-    ratio = record["ratios"]
-    return "\n".join(rows) + (f"\n\nSeconds per iteration against CRFsuite's (median of the per-run ratios): "
-                              f"--jobs 1 {ratio['jobs1_vs_crfsuite']:.2f}, --jobs 2 {ratio['jobs2_vs_crfsuite']:.2f}; "
-                              f"--jobs 2 against --jobs 1: {ratio['jobs2_vs_jobs1']:.2f}.\n")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", help="folder with conll2000/train.txt(.gz) and test.txt(.gz)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=100)
     ap.add_argument("--c2", type=float, default=1.0)
-    ap.add_argument("--out", default=str(ROOT / "results" / "crf"))
+    ap.add_argument("--out", default=str(ROOT / "results" / "speed"))
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -98,16 +82,13 @@ def main():
                   file=sys.stderr)
     systems = {name: {key: stats([r[key] for r in rs]) for key in rs[0]} for name, rs in runs.items()}
     per = [[r["iteration_seconds"] for r in runs[k]] for k in runs]
-    record = {**header(), "corpus": "CoNLL-2000, CRF++'s chunking template", "c1": 0.0, "c2": args.c2,
+    record = {"benchmark": "crf_speed", **header(), "repeat": args.repeat,
+              "corpus": "CoNLL-2000, CRF++'s chunking template", "c1": 0.0, "c2": args.c2,
               "max_iterations": args.iterations, "systems": systems,
               "ratios": {"jobs1_vs_crfsuite": statistics.median(a / c for a, c in zip(per[0], per[2])),
                          "jobs2_vs_crfsuite": statistics.median(b / c for b, c in zip(per[1], per[2])),
                          "jobs2_vs_jobs1": statistics.median(b / a for a, b in zip(per[0], per[1]))}}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_record(out / "conll2000.json", record)
-    (out / "conll2000.md").write_text(table(record), encoding="utf-8")
-    print(table(record))
+    publish(Path(args.out) / "crf.json", record)
 
 
 if __name__ == "__main__":

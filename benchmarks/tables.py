@@ -254,10 +254,31 @@ def crfpp_examples_table(record):
             + f"\n\n{provenance(record)}\n")
 
 
+def crf_speed_table(record):
+    rows = ["| system | s per iteration | train, end to end (s) | training passes (s) | Python attribute building (s) "
+            "| iterations | test F1 | peak RSS (MiB) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, r in record["systems"].items():
+        rows.append(f"| {name} | {spread(r['iteration_seconds'], '{:.3f}')} | {spread(r['wall'], '{:.1f}')} | "
+                    f"{spread(r['training_passes'], '{:.1f}')} | "
+                    f"{spread(r['feature_seconds'], '{:.1f}') if 'feature_seconds' in r else '–'} | "
+                    f"{r['iterations']['median']:.0f} | {r['f1']['median']:.2f} | {spread(r['rss_mib'], '{:.0f}')} |")
+    ratio = record["ratios"]
+    return (f"The `crf` learner against python-crfsuite's L-BFGS CRF on {record['corpus']}: c1 = {record['c1']:g}, "
+            f"c2 = {record['c2']:g}, at most {record['max_iterations']} iterations, CRFsuite's default feature set "
+            f"(the attribute-label pairs seen in training) in both. Seconds per iteration: the median over the run's "
+            f"iterations (seqbil's `--log` seconds, CRFsuite's own per-iteration time). End to end: the whole "
+            f"process, raw files in, model out; CRFsuite's attribute strings, built in Python and appended sentence "
+            f"by sentence, are timed apart.\n\n" + "\n".join(rows) +
+            f"\n\nSeconds per iteration against CRFsuite's (median of the per-run ratios): --jobs 1 "
+            f"{ratio['jobs1_vs_crfsuite']:.2f}, --jobs 2 {ratio['jobs2_vs_crfsuite']:.2f}; --jobs 2 against --jobs 1: "
+            f"{ratio['jobs2_vs_jobs1']:.2f}. {provenance(record)}\n")
+
+
 RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
              "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
-             "ipm_speed": ipm_table, "calibration": calibration_table, "crfpp_examples": crfpp_examples_table}
+             "ipm_speed": ipm_table, "calibration": calibration_table, "crf_speed": crf_speed_table,
+             "crfpp_examples": crfpp_examples_table}
 
 
 def render_record(record):
