@@ -21,13 +21,13 @@ import numpy as np
 
 from .._kernels.rpa import RPAKernel
 from ..params import Param
-from .base import Learner, averaged_linear, register
+from .base import AveragedLinear, register
 
 ZERO_ONE, SQRT_HAMMING = 0, 2  # RPAKernel's cost codes
 
 
 @register
-class PassiveAggressive(Learner):
+class PassiveAggressive(AveragedLinear):
     name = "pa"
     summary = ("structured passive-aggressive (Crammer et al. 2006) on the linear model as CRFsuite's pa: "
                "PA, PA-I or PA-II (pa_type), cost sqrt(wrong labels) or 1 (pa_error_sensitive), averaged")
@@ -40,30 +40,8 @@ class PassiveAggressive(Learner):
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
-        S = self.S
-        self.W0 = np.zeros((self.A0, S))
-        self.W1 = np.zeros((self.A1, S, S + 1))
-        self.end = np.zeros(S)
-        shape = (lambda a: a.shape) if self.averaged else (lambda a: (0,) * a.ndim)
-        self.U0, self.U1, self.Utrans, self.Uend = (np.zeros(shape(a)) for a in (self.W0, self.W1, self.trans,
-                                                                                  self.end))
-        self.counter = 1
         cost = SQRT_HAMMING if settings["pa_error_sensitive"] else ZERO_ONE
         # the kernel works on these arrays in place: they are never replaced, only updated
         self.kernel = RPAKernel(self.W0, self.W1, self.trans, self.end, self.U0, self.U1, self.Utrans, self.Uend,
                                 np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0, np.int32), self.C, 1.0, 1, cost,
                                 False, self.averaged, self.transitions, int(settings["pa_type"]))
-
-    def train_chunk(self, data, order):
-        mistakes, self.counter = self.kernel.train_chunk(data, order, self.counter)
-        return mistakes
-
-    def mixing(self):
-        pairs = (("W0", 0, "U0"), ("W1", 1, "U1"), ("trans", None, "Utrans"), ("end", None, "Uend"))
-        names = {w: order for w, order, _ in pairs}
-        if self.averaged:  # the averaging sums and the sentence counter mix as the weights do
-            names.update({u: order for _, order, u in pairs})
-        return names, ["counter"] if self.averaged else []
-
-    def parameters(self):
-        return averaged_linear(self)

@@ -13,11 +13,11 @@ import numpy as np
 
 from .._kernels.rpa import RPAKernel
 from ..params import Param
-from .base import Learner, averaged_linear, register
+from .base import AveragedLinear, Learner, register
 
 
 @register
-class ReEmbeddingPA(Learner):
+class ReEmbeddingPA(AveragedLinear):
     name = "rpa"
     summary = ("re-embedding passive-aggressive (Denis & Ralaivola 2017): structured PA-II on the weights and "
                "on the word vectors the %emb templates read")
@@ -32,17 +32,10 @@ class ReEmbeddingPA(Learner):
               "zero-one (1 for any wrong sentence)", choices=("hamming", "zero-one")),
     )
     embeds = True  # training hands it the %emb vectors (attach) and the corpus's rows of them
+    mixing = Learner.mixing  # the vectors would need mixing too: no shards
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
-        S = self.S
-        self.W0 = np.zeros((self.A0, S))
-        self.W1 = np.zeros((self.A1, S, S + 1))
-        self.end = np.zeros(S)
-        shape = (lambda a: a.shape) if self.averaged else (lambda a: (0,) * a.ndim)
-        self.U0, self.U1, self.Utrans, self.Uend = (np.zeros(shape(a)) for a in (self.W0, self.W1, self.trans,
-                                                                                  self.end))
-        self.counter = 1
         self.attach(np.zeros(0, np.int32), np.zeros((0, 1)))
 
     def attach(self, first, phi):
@@ -58,13 +51,7 @@ class ReEmbeddingPA(Learner):
                                 s["rpa_loss"] == "hamming", not s["freeze_embeddings"], self.averaged,
                                 self.transitions)
 
-    def train_chunk(self, data, order):
-        mistakes, self.counter = self.kernel.train_chunk(data, order, self.counter)
-        return mistakes
-
     def embedding(self):
         """Phi as decoding reads it: averaged when averaging is on."""
         return self.Phi - self.UPhi / float(self.counter) if self.averaged else self.Phi.copy()
 
-    def parameters(self):
-        return averaged_linear(self)
