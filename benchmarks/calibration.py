@@ -7,15 +7,17 @@ taken as log-potentials) and at the model's fitted temperature.
 Each model trains as a user trains it, without a dev set: the temperature (and the
 CRF's c2) is chosen on the last tenth of the training sentences, then the model
 trains on all of them. CoNLL-2000 uses configs/conll2000.toml, pku configs/cws.toml,
-each with --learner as the row says; the CRF gets at most ITERATIONS L-BFGS
-iterations.
+each with --learner as the row says; the CRF gets at most ITERATIONS (100) L-BFGS
+iterations. The record is written after every row; --resume keeps the rows of a
+stopped run of the same command at the same commit.
 
 Writes results/calibration/calibration.json (the record) and calibration.md.
 
-    python benchmarks/calibration.py [--data DIR] [--learners crf,bol,sp] [--corpora conll2000,pku]
+    python benchmarks/calibration.py [--data DIR] [--learners crf,bol,sp] [--corpora conll2000,pku] [--resume]
     python benchmarks/calibration.py --quick --out DIR    # the bundled samples, for a test
 """
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -59,11 +61,21 @@ def main():
     ap.add_argument("--data", help="corpus folder (default: data/, else ../shared/data)")
     ap.add_argument("--learners", default="crf,bol,sp")
     ap.add_argument("--corpora", default="conll2000,pku")
-    ap.add_argument("--iterations", type=int, default=1000, help="L-BFGS iterations at most for crf")
+    ap.add_argument("--iterations", type=int, default=100, help="L-BFGS iterations at most for crf (100, as the "
+                    "sklearn-crfsuite tutorial and the speed benchmark)")
+    ap.add_argument("--resume", action="store_true", help="keep the rows of a stopped run of the same command")
     ap.add_argument("--quick", action="store_true", help="the bundled samples, few passes")
     ap.add_argument("--out", default=str(ROOT / "results" / "calibration"))
     args = ap.parse_args()
-    record = {"benchmark": "calibration", **header(), "bins": BINS, "quick": args.quick, "rows": []}
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from tables import publish
+    path = Path(args.out) / "calibration.json"
+    record = {"benchmark": "calibration", **header(), "bins": BINS, "quick": args.quick,
+              "iterations": args.iterations, "rows": []}
+    if args.resume and path.exists():  # the rows of a stopped run of the same command at the same commit
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if (old["command"], old["commit"]) == (record["command"], record["commit"]):
+            record["rows"] = old["rows"]
     for corpus in args.corpora.split(","):
         config, folder, train_name, test_name = CORPORA[corpus]
         if args.quick:
@@ -74,6 +86,8 @@ def main():
         fmt = make_format(settings["format"], None, settings["label_column"])
         test_sentences = read_corpus(fmt, test, settings["encoding"])
         for learner in args.learners.split(","):
+            if any(r["corpus"] == corpus and r["learner"] == learner for r in record["rows"]):
+                continue
             options = {"epochs": 3 if args.quick else args.iterations} if learner == "crf" else \
                 {"epochs": 3} if args.quick else {}
             start = time.perf_counter()
@@ -89,9 +103,7 @@ def main():
             record["rows"].append(row)
             print(f"{corpus} {learner}: T {model.temperature:.4g}, ECE {row['t1_ece']:.4f} -> "
                   f"{row['fitted_ece']:.4f}, F1 {row['f1']:.2f}", file=sys.stderr)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from tables import publish
-    publish(Path(args.out) / "calibration.json", record)
+            publish(path, record)  # after every row: a stopped run keeps what it measured
 
 
 if __name__ == "__main__":

@@ -207,7 +207,8 @@ def calibration_table(record):
             f"{record['bins']} equal-width bins of the Viterbi label's marginal, and the gold labels' negative "
             f"log-likelihood per token, at temperature 1 and at the model's own (a CRF's is 1; the online learners' "
             f"is fitted on the last tenth of the training sentences, with the CRF's c2). Trained without a dev set, "
-            f"as `seqbil train --config CONFIG --learner LEARNER` runs.\n\n" + "\n".join(rows) +
+            f"as `seqbil train --config CONFIG --learner LEARNER` runs (the CRF: at most "
+            f"{record.get('iterations', 1000)} L-BFGS iterations).\n\n" + "\n".join(rows) +
             f"\n\n`{record['command']}` at commit {record['commit'][:12]}, {record['date']}, {m['cpu']} "
             f"({m['cores']} cores).\n")
 
