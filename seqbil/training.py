@@ -281,6 +281,7 @@ class Run:
     vector_info: dict | None = None
     structure_info: dict | None = None
     structure: object = None
+    interrupted: bool = False  # run_passes stopped early on SIGINT / SIGTERM
 
     @property
     def names(self):
@@ -452,6 +453,9 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
             rng = np.random.default_rng(settings["seed"])
             history = run_passes(run, learner, rng, [], echo=lambda line: None, show_progress=show_progress,
                                  score_dev=False)
+            if run.interrupted:  # nothing of the choice is kept: the whole run stops
+                echo(f"interrupted while choosing {what}")
+                raise KeyboardInterrupt
             passes.append((history, rng))
             run.model.kind, run.model.weights = learner.parameters()
             gold += [s.labels for s in run.dev_sentences]
@@ -818,6 +822,7 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
                     echo(f"checkpoint saved to {checkpoint_path}")
                 if stop["stop"]:
                     echo(f"interrupted: stopping after {record['name']}")
+                    run.interrupted = True
                     break
                 if record.get("stop"):
                     echo(f"{learner.name}: {record['stop']} after {record['name']}")

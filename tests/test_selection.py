@@ -226,3 +226,22 @@ def test_inspect_says_what_was_chosen_and_where(tmp_path):
     seqbil.train(rows, config="conll2000", learner="sp", epochs=1, temperature=3, model=str(tmp_path / "g.sbm"))
     assert "scores / 3 (temperature given)" in describe(model_info(seqbil.load(str(tmp_path / "g.sbm")),
                                                                     tmp_path / "g.sbm"))
+
+
+def test_an_interrupt_while_choosing_stops_the_run(monkeypatch):
+    """SIGINT during a held-out run ends the whole training (no model), not just that
+    run of the grid."""
+    import os
+    import signal
+    from seqbil.learners.crf import CRF
+    rows = conll_rows(40)
+    seen, step = [], CRF.train_pass
+
+    def interrupted_pass(self, data, k):
+        os.kill(os.getpid(), signal.SIGINT)  # taken by the run's graceful stop: it ends after this pass
+        return step(self, data, k)
+    monkeypatch.setattr(CRF, "train_pass", interrupted_pass)
+    with pytest.raises(KeyboardInterrupt):
+        seqbil.train(rows, config="conll2000", learner="crf", epochs=5, echo=seen.append)
+    assert "interrupted while choosing c2" in seen
+    assert not any(line.startswith("chose ") for line in seen)
