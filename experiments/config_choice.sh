@@ -20,7 +20,8 @@ crf with CRFsuite's settings and the config's learner on it, and python-crfsuite
 source "$(dirname "$0")/common.sh"
 source "$EXP/lib/driver.sh"
 DATA_NOTE="conll2000, sighan2005 (pku), sighan2008-sxu and cws-more (udc, wtb, zx) from @DATA@"
-[[ " $* " == *" --quick "* ]] && DATA_NOTE="bundled samples (the first 60 sentences of the CoNLL-2000 sample; the pku sample)"
+[[ " $* " == *" --quick "* ]] &&
+    DATA_NOTE="bundled samples (the first 60 sentences of the CoNLL-2000 sample; the pku sample)"
 parse_driver_options "$@"
 R=$OUT/runs
 

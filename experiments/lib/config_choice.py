@@ -266,7 +266,7 @@ def report(out, corpora, records, sizes, peer, quick):
                "corpora_won"],
               [[w["config"], " ".join(w["corpora"]), w["metric"], w["shipped"], round(w["shipped_score"], 4),
                 w["winner"], round(w["winner_score"], 4), round(w["margin"], 4), w["corpora_won"]] for w in won])
-    body = [protocol, "", "## The choice per config", "",
+    body = [protocol, "", "### The choice per config", "",
             "| config | corpora | shipped | its dev score | winner | its dev score | margin |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
     body += [f"| {w['config']}.toml | {', '.join(w['corpora'])} | {w['shipped']} | {fmt(w['shipped_score'])} | "
@@ -274,7 +274,7 @@ def report(out, corpora, records, sizes, peer, quick):
     body += ["", "Dev scores averaged over a config's corpora (F1; pos: token accuracy). The winner is named by the "
                  "dev score alone; the test sets are for a later run of the chosen setting.", ""]
     body += [winner_line(w) for w in won]
-    body += ["", "## Every candidate", "",
+    body += ["", "### Every candidate", "",
              "| corpus | features | system | dev score | vs shipped | train (s) | passes | c2 chosen | settings |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r, row in zip(records, rows):
@@ -290,7 +290,7 @@ def report(out, corpora, records, sizes, peer, quick):
                  "model. c2 chosen: crf's own choice (`seqbil inspect --json`: training.selection) and where."]
     rich = [r for r in records if r["features"] == "rich"]
     if rich or any(c.config in RICH_CONFIGS for c in corpora):
-        body += ["", "## seqbil and CRFsuite on the same rich features", "",
+        body += ["", "### seqbil and CRFsuite on the same rich features", "",
                  "The template (seqbil's syntax; python-crfsuite gets each U template as a state feature, B as its "
                  "label transitions): `" + " ".join(RICH) + "`.", ""]
         for corpus in [c for c in corpora if c.config in RICH_CONFIGS]:
@@ -309,7 +309,8 @@ def report(out, corpora, records, sizes, peer, quick):
                         f"{corpus.shipped} {fmt(base[corpus.name]['score'])}.")
         if not peer:
             body.append("- python-crfsuite is not installed: no CRFsuite rows (pip install 'seqbil[bench]').")
-    body += ["", "## Corpora", "", "| corpus | config | what | training part | dev part |", "| --- | --- | --- | --- | --- |"]
+    body += ["", "### Corpora", "", "| corpus | config | what | training part | dev part |",
+             "| --- | --- | --- | --- | --- |"]
     for c in corpora:
         s = sizes[c.name]
         body.append(f"| {c.name} | {c.config}.toml | {DESCRIPTIONS.get(c.name, '')} | {s['train']['sentences']:,} "
