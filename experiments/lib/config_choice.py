@@ -17,18 +17,21 @@ and python-crfsuite's L-BFGS CRF (benchmarks/crfsuite_peer.py) with the same tem
 PEER's settings. --quick: every seqbil run QUICK_EPOCHS epochs (crf: iterations), the peer
 QUICK_PEER_ITERATIONS.
 
-A run leaves OUT/runs/NAME.json (its dev score, seconds and what its model keeps) and is
-not run again while that file is there. Then config_choice.csv, .json and .md (a row per
+A run leaves OUT/runs/NAME.json (its dev score, seconds and what its model keeps) and
+NAME.out (its messages), and is not run again while NAME.json is there; an interrupted run
+leaves nothing. Then config_choice.csv, .json and .md (a row per
 run) and config_choice_winners.csv and .json: per config, the candidate with the best mean
 dev score over the config's corpora and its margin over the config as shipped.
 """
 import argparse
 import importlib.util
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import seqbil
@@ -122,9 +125,11 @@ def run_seqbil(corpus, features, learner, options, base, rich_path, quick):
             **({"epochs": QUICK_EPOCHS} if quick else {}), **options}
     if "c2" in options:  # CRFsuite's settings: its iteration cap too
         opts["epochs"] = QUICK_PEER_ITERATIONS if quick else PEER["iterations"]
+    messages = []
     start = time.perf_counter()
-    model = seqbil.train(str(corpus.train), **opts)
+    model = seqbil.train(str(corpus.train), echo=messages.append, **opts)
     seconds = time.perf_counter() - start
+    base.with_suffix(".out").write_text("\n".join(messages) + "\n", encoding="utf-8")
     path = base.with_suffix(".sbm")
     model.save(path)
     saved = Model.load(path)
@@ -140,6 +145,22 @@ def run_seqbil(corpus, features, learner, options, base, rich_path, quick):
             "train_seconds": seconds, "passes": info["training"]["passes_run"],
             "settings": {k: info["params"][k] for k in SETTINGS.get(trained_as, ("epochs",))},
             "selection": info["training"].get("selection") or None, "model_bytes": info["file"]["size_bytes"]}
+
+
+def in_thread(fn, *args):
+    """fn(*args) in a worker thread, so that an interrupt stops this process at once with
+    nothing recorded: seqbil.train, in the main thread, would take the first Ctrl-C as "stop
+    after this pass" and return a shortened run (or, while crf chooses c2, shorten one
+    setting's run without a word), which would then be recorded as finished."""
+    pool = ThreadPoolExecutor(1)
+    try:
+        result = pool.submit(fn, *args).result()
+    except KeyboardInterrupt:
+        print("config_choice: interrupted; the run under way is not recorded (run the script again to "
+              "continue)", flush=True)
+        os._exit(130)
+    pool.shutdown()
+    return result
 
 
 def run_peer(corpus, rich_path, quick):
@@ -173,7 +194,7 @@ def run_all(corpora, runs, rich_path, quick, peer):
             if not path.exists():
                 print(f"  {name}", flush=True)
                 rec = run_peer(corpus, rich_path, quick) if system == "crfsuite" else \
-                    run_seqbil(corpus, features, learner, options, runs / name, rich_path, quick)
+                    in_thread(run_seqbil, corpus, features, learner, options, runs / name, rich_path, quick)
                 write_record(path, {"run": name, "corpus": corpus.name, "config": corpus.config,
                                     "features": features, "system": system, "learner": learner, **rec})
             records.append(json.loads(path.read_text(encoding="utf-8")))
