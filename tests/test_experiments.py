@@ -467,3 +467,28 @@ def test_config_choice_script_quick(tmp_path):
                            timeout=600)
     assert again.returncode == 0 and not [line for line in again.stdout.splitlines() if line.startswith("  ")]
     assert rows(out / "config_choice.csv") == table
+
+
+def test_config_choice_winners_over_several_corpora(tmp_path):
+    """A config read by several corpora (cws) is won by the best mean dev score over them,
+    ties going to the shipped learner; the margin is over the shipped learner's mean."""
+    sys.path.insert(0, str(EXPERIMENTS / "lib"))
+    from config_choice import Corpus, winners
+    for part in ("train", "dev"):
+        (tmp_path / part).write_text("扬帆 远东\n")
+    corpora = [Corpus(f"{name}|cws|{tmp_path / 'train'}|{tmp_path / 'dev'}") for name in ("a", "b", "c")]
+    scores = {"a": {"bol": 90, "sp": 89, "crf": 93, "pa": 88, "arow": 80},
+              "b": {"bol": 95, "sp": 94, "crf": 92, "pa": 95, "arow": 80},
+              "c": {"bol": 85, "sp": 86, "crf": 88, "pa": 86, "arow": 80}}
+    records = [{"corpus": c, "features": "config", "system": s, "metric": "F1", "score": v, "settings": {},
+                "selection": {"on": "held-out", "chosen": {"c1": 0.0, "c2": 0.1}} if s == "crf" else None}
+               for c, by in scores.items() for s, v in by.items()]
+    [w] = winners(corpora, records)
+    assert (w["shipped"], w["winner"], w["corpora_won"]) == ("bol", "crf", 2)
+    assert w["winner_score"] == pytest.approx(91) and w["margin"] == pytest.approx(1)
+    assert w["crf_c2"] == {"a": 0.1, "b": 0.1, "c": 0.1} and w["runner_up"] == "bol"
+    scores["a"]["crf"] = 90  # crf now level with bol (mean 90): the shipped learner stays
+    for r in records:
+        r["score"] = scores[r["corpus"]][r["system"]]
+    [w] = winners(corpora, records)
+    assert w["winner"] == "bol" and w["margin"] == 0

@@ -76,8 +76,10 @@ DESCRIPTIONS = {
     "zx": "cws-more zx (Zhuxian), its own train and dev sets, word F1",
     "sample": "the bundled pku sample, word F1",
 }
-SYSTEMS = {"crf-peer-settings": "seqbil crf with CRFsuite's settings (c1 = c2 = 0.1, 100 iterations)",
-           "crfsuite": "python-crfsuite, L-BFGS (c1 = c2 = 0.1, 100 iterations)"}
+# the rows that are not a learner of seqbil with its own choices
+SYSTEMS = {"crf-peer-settings": "seqbil's crf with CRFsuite's settings (c1 = c2 = {c1:g}, at most {n} iterations)",
+           "crfsuite": "python-crfsuite's L-BFGS CRF (benchmarks/crfsuite_peer.py), c1 = c2 = {c1:g}, at most {n} "
+                       "iterations"}
 
 
 class Corpus:
@@ -247,20 +249,22 @@ def winners(corpora, records):
 
 def winner_line(w):
     unit = "F1" if w["metric"] == "F1" else "accuracy points"
-    where = f" mean over {len(w['corpora'])} corpora ({', '.join(w['corpora'])})" if len(w["corpora"]) > 1 else ""
+    where = f" (means over {', '.join(w['corpora'])})" if len(w["corpora"]) > 1 else ""
     if w["winner"] == w["shipped"]:
         tail = (f"; the next best, {w['runner_up']}, {fmt(w['runner_up_score'])}, is "
                 f"{fmt(w['winner_score'] - w['runner_up_score'])} {unit} behind") if w["runner_up"] else ""
         return (f"- **{w['config']}.toml**: the shipped learner, {w['shipped']}, stays ahead: {fmt(w['shipped_score'])}"
                 f"{where}{tail}.")
     won = f", best on {w['corpora_won']} of {len(w['corpora'])}" if len(w["corpora"]) > 1 else ""
-    return (f"- **{w['config']}.toml**: {w['winner']} {fmt(w['winner_score'])} against the shipped {w['shipped']} "
-            f"{fmt(w['shipped_score'])}{where}: {w['margin']:+.2f} {unit}{won}.")
+    c2 = (" (c2 chosen: " + ", ".join(f"{c} {v:g}" for c, v in w["crf_c2"].items() if v is not None) + ")"
+          if w["winner"] == "crf" and w["crf_c2"] else "")
+    return (f"- **{w['config']}.toml**: {w['winner']}{c2} {fmt(w['winner_score'])} against the shipped "
+            f"{w['shipped']} {fmt(w['shipped_score'])}{where}: {w['margin']:+.2f} {unit}{won}.")
 
 
 def report(out, corpora, records, sizes, peer, quick):
     shipped = {c.name: c.shipped for c in corpora}
-    base = {(r["corpus"]): r for r in records if r["features"] == "config" and r["system"] == shipped[r["corpus"]]}
+    base = {r["corpus"]: r for r in records if r["features"] == "config" and r["system"] == shipped[r["corpus"]]}
     rows = []
     for r in records:
         c2, on = chosen_c2(r)
@@ -298,7 +302,7 @@ def report(out, corpora, records, sizes, peer, quick):
     body += ["", "### Every candidate", "",
              "| corpus | features | system | dev score | vs shipped | train (s) | passes | c2 chosen | settings |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for r, row in zip(records, rows):
+    for r in records:
         c2, on = chosen_c2(r)
         body.append(f"| {r['corpus']} ({r['config']}) | {r['features']} | {system_text(r, shipped[r['corpus']])} | "
                     f"{fmt(r['score'])} | {r['score'] - base[r['corpus']]['score']:+.2f} | "
@@ -309,6 +313,9 @@ def report(out, corpora, records, sizes, peer, quick):
                  "(seqbil: reading, encoding, crf's choice of c2 and its passes; CRFsuite: building its attribute "
                  "strings in Python and its training call). passes: epochs, or L-BFGS iterations of the final "
                  "model. c2 chosen: crf's own choice (`seqbil inspect --json`: training.selection) and where."]
+    iterations = QUICK_PEER_ITERATIONS if quick else PEER["iterations"]
+    body += [f"{name}: {text.format(c1=PEER['c1'], n=iterations)}." for name, text in SYSTEMS.items()
+             if any(r["system"] == name for r in records)]
     rich = [r for r in records if r["features"] == "rich"]
     if rich or any(c.config in RICH_CONFIGS for c in corpora):
         body += ["", "### seqbil and CRFsuite on the same rich features", "",
