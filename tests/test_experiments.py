@@ -393,3 +393,102 @@ def test_aso_script_quick(tmp_path):
     record = json.loads((out / "aso.json").read_text())
     assert all(record[key] for key in ("command", "seqbil", "machine", "date"))
     assert (out / "aso_curve.png").exists() == PLOTS
+
+
+def test_config_choice_script_quick(tmp_path):
+    """experiments/config_choice.sh --quick: every corpus has every candidate, its rows are
+    the API's runs on the same dev split (crf's c2 the one the API's model chose), and each
+    config's winner and margin are those of its rows."""
+    out = tmp_path / "out"
+    proc = subprocess.run(["bash", str(EXPERIMENTS / "config_choice.sh"), "--quick", "--out", str(out)], cwd=ROOT,
+                          env={**ENV, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"results go to {out}" in proc.stdout and f"wrote {out / 'config_choice'}.md" in proc.stdout
+    table = rows(out / "config_choice.csv")
+    learners = {"sp", "bol", "crf", "pa", "arow"}
+    rich = {"sp", "crf", "crf-peer-settings"} | ({"crfsuite"} if CRF else set())
+    expected = {(c, "config", s) for c in ("chunking", "pos", "chunk-words", "sample") for s in learners}
+    expected |= {(c, "rich", s) for c in ("pos", "chunk-words") for s in rich}
+    got = {(r["corpus"], r["features"], r["system"]): r for r in table}
+    assert set(got) == expected and len(table) == len(expected)
+    shipped = {"chunking": "bol", "pos": "sp", "chunk-words": "sp", "sample": "bol"}
+    assert {(r["corpus"], r["system"]) for r in table if r["shipped"] == "yes"} == set(shipped.items())
+    for r in table:  # only crf chooses c2, within the training part
+        chooses = r["system"] == "crf"
+        assert (r["c2_chosen"] != "") == chooses and (r["c2_chosen_on"] != "") == chooses
+        if chooses:  # the CoNLL part is under 25,000 tokens: cross-validation; the pku sample is not
+            assert r["c2_chosen_on"] == ("held-out" if r["corpus"] == "sample" else "10-fold cross-validation")
+    # the same splits by the same helper: the first 60 sentences of the sample, then 90% / 10%
+    work = tmp_path / "api"
+    work.mkdir()
+    subset = [sys.executable, str(EXPERIMENTS / "lib" / "subset.py"), "--format", "conll", "--first"]
+    subprocess.run(subset + ["0.12", str(CONLL[0]), str(work / "sample")], check=True)
+    subprocess.run(subset + ["0.9", str(work / "sample"), str(work / "train"), str(work / "dev")], check=True)
+    for part in ("train", "dev"):
+        lines = (work / part).read_text().splitlines()
+        (work / f"words.{part}").write_text("".join(" ".join(line.split()[0::2]) + "\n" for line in lines))
+    record = json.loads((out / "config_choice.json").read_text())
+    runs = {(r["corpus"], r["features"], r["system"]): r for r in record["runs"]}
+    template = out / "runs" / "rich.template"
+    assert template.read_text().split() == record["rich_template"]
+    assert "U107:%x[0,0]|suffix:3" in record["rich_template"]
+    quick = dict(temperature=1, epochs=3)
+    for key, train, options in ((("chunk-words", "config", "sp"), "words", dict(config="ner", learner="sp")),
+                                (("chunking", "config", "crf"), "", dict(config="conll2000", learner="crf")),
+                                (("chunk-words", "rich", "crf-peer-settings"), "words",
+                                 dict(config="ner", learner="crf", template=str(template), c1=0.1, c2=0.1,
+                                      epochs=10))):
+        model = seqbil.train(str(work / f"{train + '.' if train else ''}train"), **{**quick, **options})
+        f1 = seqbil.evaluate(model, str(work / f"{train + '.' if train else ''}dev"))["f1"]
+        assert runs[key]["score"] == f1 and float(got[key]["dev_score"]) == pytest.approx(f1, abs=1e-4), key
+        if key[2] == "crf":
+            c2 = model.training["selection"]["chosen"]["c2"]
+            assert float(got[key]["c2_chosen"]) == c2 == runs[key]["selection"]["chosen"]["c2"]
+    # each config's winner: the best dev score among its candidates, and the margin over the shipped one
+    winners = {w["config"]: w for w in rows(out / "config_choice_winners.csv")}
+    configs = {"chunking": "conll2000", "pos": "pos", "chunk-words": "ner", "sample": "cws"}
+    assert set(winners) == set(configs.values())
+    for corpus, config in configs.items():
+        scores_ = {r["system"]: float(r["dev_score"]) for r in table
+                   if (r["corpus"], r["features"]) == (corpus, "config")}
+        w = winners[config]
+        assert w["shipped"] == shipped[corpus] and float(w["winner_score"]) == max(scores_.values())
+        assert scores_[w["winner"]] == max(scores_.values())
+        assert float(w["margin"]) == pytest.approx(max(scores_.values()) - scores_[shipped[corpus]], abs=2e-4)
+    assert len(record["rows"]) == len(table) and record["columns"] == list(table[0])
+    assert all(record[key] for key in ("command", "seqbil", "machine", "date")) and "git " in record["seqbil"]
+    assert record["quick"] and set(record["corpora"]) == set(configs)
+    text = (out / "config_choice.md").read_text()
+    for key in ("command: ", "seqbil: ", "machine: ", "--quick", "### The choice per config"):
+        assert key in text
+    # a second run, from elsewhere, keeps the finished runs and rebuilds the same table
+    again = subprocess.run(["bash", str(EXPERIMENTS / "config_choice.sh"), "--quick", "--out", str(out)],
+                           cwd=tmp_path, env={**ENV, "PYTHON": sys.executable}, capture_output=True, text=True,
+                           timeout=600)
+    assert again.returncode == 0 and not [line for line in again.stdout.splitlines() if line.startswith("  ")]
+    assert rows(out / "config_choice.csv") == table
+
+
+def test_config_choice_winners_over_several_corpora(tmp_path):
+    """A config read by several corpora (cws) is won by the best mean dev score over them,
+    ties going to the shipped learner; the margin is over the shipped learner's mean."""
+    sys.path.insert(0, str(EXPERIMENTS / "lib"))
+    from config_choice import Corpus, winners
+    for part in ("train", "dev"):
+        (tmp_path / part).write_text("扬帆 远东\n")
+    corpora = [Corpus(f"{name}|cws|{tmp_path / 'train'}|{tmp_path / 'dev'}") for name in ("a", "b", "c")]
+    scores = {"a": {"bol": 90, "sp": 89, "crf": 93, "pa": 88, "arow": 80},
+              "b": {"bol": 95, "sp": 94, "crf": 92, "pa": 95, "arow": 80},
+              "c": {"bol": 85, "sp": 86, "crf": 88, "pa": 86, "arow": 80}}
+    records = [{"corpus": c, "features": "config", "system": s, "metric": "F1", "score": v, "settings": {},
+                "selection": {"on": "held-out", "chosen": {"c1": 0.0, "c2": 0.1}} if s == "crf" else None}
+               for c, by in scores.items() for s, v in by.items()]
+    [w] = winners(corpora, records)
+    assert (w["shipped"], w["winner"], w["corpora_won"]) == ("bol", "crf", 2)
+    assert w["winner_score"] == pytest.approx(91) and w["margin"] == pytest.approx(1)
+    assert w["crf_c2"] == {"a": 0.1, "b": 0.1, "c": 0.1} and w["runner_up"] == "bol"
+    scores["a"]["crf"] = 90  # crf now level with bol (mean 90): the shipped learner stays
+    for r in records:
+        r["score"] = scores[r["corpus"]][r["system"]]
+    [w] = winners(corpora, records)
+    assert w["winner"] == "bol" and w["margin"] == 0

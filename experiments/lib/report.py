@@ -81,8 +81,9 @@ def meta(out):
     return path.read_text().strip().splitlines() if path.exists() else []
 
 
-def write_csv(out, stem, header, rows):
-    """The table as CSV (headed by the run details) and as a JSON record beside it."""
+def write_csv(out, stem, header, rows, extra=None):
+    """The table as CSV (headed by the run details) and as a JSON record beside it
+    (with the entries of `extra`, if given)."""
     path = out / f"{stem}.csv"
     with open(path, "w", newline="") as f:
         for line in meta(out):
@@ -91,7 +92,7 @@ def write_csv(out, stem, header, rows):
         w.writerow(header)
         w.writerows(rows)
     details = dict(line.split(": ", 1) for line in meta(out) if ": " in line)
-    record = {**details, "table": stem, "columns": list(header), "rows": [list(r) for r in rows]}
+    record = {**details, "table": stem, "columns": list(header), "rows": [list(r) for r in rows], **(extra or {})}
     tmp = out / f"{stem}.json.tmp"
     tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(out / f"{stem}.json")

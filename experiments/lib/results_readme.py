@@ -293,6 +293,16 @@ def taggers_section():
     return "\n".join(out) + "\n"
 
 
+def config_choice_section():
+    """experiments/config_choice.sh: the learner of each shipped config, chosen again on dev data
+    (its winners and their margins are in the generated body)."""
+    c = Record("config_choice/config_choice.json")
+    return "\n".join(["## The learner of each shipped config, chosen again on dev data\n",
+                      "`bash experiments/config_choice.sh` → "
+                      f"[`config_choice/config_choice.md`](config_choice/config_choice.md) (from {c.source()})\n",
+                      c.body(), ""]) + "\n"
+
+
 def seeds_section():
     c = Record("seeds/seeds.json")
     return (f"## Shuffling seeds\n\n`bash experiments/seeds.sh` → [`seeds/seeds.md`](seeds/seeds.md) "
@@ -494,6 +504,7 @@ def build():
                            None, figure3_closing),
              power_section(), seeds_section()]
     for rel, section in (("cws_features/cws_features.json", cws_section), ("taggers/taggers.json", taggers_section),
+                         ("config_choice/config_choice.json", config_choice_section),
                          ("multitask/multitask.json", multitask_section), ("aso/aso.json", aso_section),
                          ("aso_rawtext/aso_rawtext.json", aso_rawtext_section),
                          ("rpa_synthetic/rpa_synthetic.json", rpa_section),
