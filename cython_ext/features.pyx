@@ -460,25 +460,32 @@ cdef class TextPositions:
                     out[k, t] = _key_at(&self.x, p, self.x.bounds[j], self.x.bounds[j + 1], t)
 
     def csr(self, const int64_t[::1] positions, const int32_t[::1] direct, const int64_t[::1] direct_ptr,
-            const int64_t[::1] table, const int64_t[::1] table_ptr):
+            const int64_t[::1] table, const int64_t[::1] table_ptr, ptr_out=None, ids_out=None):
         """(ptr int64, ids int32): the attributes of the tokens at positions, in the
         order of their templates, those missing from the dictionary (table,
         table_ptr) left out, as encode_csr gives them. A template t with a table
         direct[direct_ptr[t]:direct_ptr[t + 1]] (its key is one field id) reads its
-        attribute id there (-1: none) instead of searching the dictionary."""
+        attribute id there (-1: none) instead of searching the dictionary. With
+        ptr_out and ids_out (at least positions + 1 and positions x templates long)
+        the result is written there and views of them returned."""
         cdef Py_ssize_t C = positions.shape[0], k, t, j
         cdef int64_t p, key, a, n = 0, lo, hi
         if table_ptr.shape[0] != self.T + 1 or direct_ptr.shape[0] != self.T + 1:
             raise ValueError("a table per template")
         self._check(positions)
-        ptr_arr = np.zeros(C + 1, dtype=np.int64)
-        ids_arr = np.empty(C * self.T, dtype=np.int32)
+        own = ptr_out is None or ids_out is None
+        ptr_arr = np.zeros(C + 1, dtype=np.int64) if own else ptr_out[:C + 1]
+        ids_arr = np.empty(C * self.T, dtype=np.int32) if own else ids_out
+        if ptr_arr.shape[0] != C + 1 or ids_arr.shape[0] < C * self.T:
+            raise ValueError("the output buffers are too short")
         if self.T == 0 or C == 0:
+            ptr_arr[:] = 0
             return ptr_arr, ids_arr[:0]
         cdef int64_t[::1] ptr = ptr_arr
         cdef int32_t[::1] ids = ids_arr
         cdef const int64_t* tab = &table[0] if table.shape[0] else NULL
         with nogil:
+            ptr[0] = 0
             for k in range(C):
                 p = positions[k]
                 j = _sentence(self.x.bounds, self.x.n_sent, p)
@@ -493,6 +500,8 @@ cdef class TextPositions:
                         ids[n] = <int32_t>a
                         n += 1
                 ptr[k + 1] = n
+        if not own:
+            return ptr_arr, ids_arr[:n]
         ids = None
         ids_arr.resize(n, refcheck=False)  # shrinks in place
         return ptr_arr, ids_arr
