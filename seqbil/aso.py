@@ -22,12 +22,13 @@ column's distinct values: 4 bytes a token, and the sentence offsets); a split's
 features are never encoded for the whole text but for CHUNK positions at a time
 (SplitText), in each pass: counting its attributes, each SGD epoch (the chunks of the
 epoch's random order, shared by all blocks of problems), the closed form's counts and
-the RMS. What stays is one epoch's order (8 bytes a token) and the split's weights,
+the RMS. What stays is one epoch's order (4 bytes a token) and the split's weights,
 d x (problems) float32, one split at a time; the SVD reads them block by block.
 """
 import os
 import time
 from array import array
+from types import SimpleNamespace
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
@@ -317,18 +318,23 @@ class SplitText:
     the same vocabularies (each field's values in order of first appearance), keys
     and sorted key tables, so the same attribute ids."""
 
-    def __init__(self, corpus, templates, chunk=CHUNK):
+    def __init__(self, corpus, templates, chunk=CHUNK, fields=None):
+        """fields: {Field: (Vocabulary, id of each of the column's values)} shared by the
+        splits of a text (those that read the same field share its vocabulary)."""
         from ._kernels.features import TextPositions
         self.corpus, self.templates, self.chunk = corpus, templates, max(1, int(chunk))
         self.bounds = corpus.offsets()
         self.P = int(self.bounds[-1])
         K = templates.reach
+        fields = {} if fields is None else fields
         vocabularies, luts = {}, []
         for f in templates.fields:
-            values = corpus.values[f.column]
-            if f.chain:
-                values = [apply_chain(f.chain, v) for v in values]
-            vocabularies[f], local = Vocabulary.build(values)
+            if f not in fields:
+                values = corpus.values[f.column]
+                if f.chain:
+                    values = [apply_chain(f.chain, v) for v in values]
+                fields[f] = Vocabulary.build(values)
+            vocabularies[f], local = fields[f]
             luts.append(local + np.int32(2 * K + 1))  # layout boundaries-first: see field_matrix
         self.index = FeatureIndex(templates, vocabularies, [None, (np.zeros(0, np.int64), np.zeros(1, np.int64))],
                                   "none", LAYOUT)
@@ -346,11 +352,28 @@ class SplitText:
             if t_ptr[t + 1] - t_ptr[t] == 1 and r_mult[t_ptr[t]] != 0:
                 self.radix[t] = len(vocabularies[fields[r_col[t_ptr[t]]]]) + 2 * K + 1
 
-    def chunks(self, order=None):
-        """The positions CHUNK at a time: of the text in order, or of `order`."""
+    def buffers(self, n_values=0):
+        """What one chunk needs, reused from chunk to chunk (allocations per chunk would
+        fragment the heap): its positions (int64), its CSR and n_values value arrays."""
+        C = max(1, min(self.chunk, self.P))
+        return SimpleNamespace(at=np.empty(C, np.int64), ptr=np.empty(C + 1, np.int64),
+                               ids=np.empty(C * self.T, np.int32),
+                               values=[np.empty(C, np.int32) for _ in range(n_values)])
+
+    def chunks(self, order=None, bufs=1):
+        """(positions, buffers), CHUNK positions at a time: of the text in order, or of
+        `order`. The positions are written to the buffers (buffers()), which take turns
+        when there are several (bufs: a list, or how many)."""
+        bufs = [self.buffers() for _ in range(bufs)] if isinstance(bufs, int) else bufs
         n = self.P if order is None else len(order)
-        for a in range(0, n, self.chunk):
-            yield np.arange(a, min(a + self.chunk, n), dtype=np.int64) if order is None else order[a:a + self.chunk]
+        for k, a in enumerate(range(0, n, self.chunk)):
+            buf = bufs[k % len(bufs)]
+            at = buf.at[:min(self.chunk, n - a)]
+            if order is None:
+                np.add(np.arange(len(at), dtype=np.int64), a, out=at)
+            else:
+                np.copyto(at, order[a:a + len(at)])
+            yield at, buf
 
     def count(self, min_count):
         """Count every template's keys over the text and keep those seen min_count
@@ -359,7 +382,7 @@ class SplitText:
         single = [np.zeros(r, np.int64) if r else None for r in self.radix]
         seen = [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in range(self.T)]
         buf = np.empty((min(self.chunk, self.P), self.T), np.int64)
-        for pos in self.chunks():
+        for pos, _ in self.chunks():
             keys = buf[:len(pos)]
             self.positions.keys(pos, keys)
             for t in range(self.T):
@@ -391,16 +414,18 @@ class SplitText:
         self.direct_ptr = np.array(direct_ptr, np.int64)
         return self.index
 
-    def csr(self, positions):
+    def csr(self, positions, buf=None):
         """(ptr, ids): the split's attributes at the positions, as index.encode gives
-        them for those tokens."""
+        them for those tokens (in buf's arrays when given)."""
         table, ptr = self.index.tables[0]
-        return self.positions.csr(positions, self.direct, self.direct_ptr, table, ptr)
+        if buf is None:
+            return self.positions.csr(positions, self.direct, self.direct_ptr, table, ptr)
+        return self.positions.csr(positions, self.direct, self.direct_ptr, table, ptr, buf.ptr, buf.ids)
 
-    def values(self, positions, column, table, offset):
+    def values(self, positions, column, table, offset, out=None):
         """table[the value of `column` `offset` tokens after each position], -1
-        outside its sentence."""
-        out = np.empty(len(positions), np.int32)
+        outside its sentence (in out[:len(positions)] when given)."""
+        out = np.empty(len(positions), np.int32) if out is None else out[:len(positions)]
         self.positions.values(positions, column, table, offset, out)
         return out
 
@@ -414,6 +439,7 @@ class StructureLearner:
         self.settings, self.corpus, self.unit, self.splits = settings, corpus, unit, splits
         self.jobs, self.echo, self.progress = max(1, jobs), echo or (lambda _m: None), progress
         self.chunk = chunk
+        self.fields = {}  # the splits' field vocabularies, shared (SplitText)
 
     def learn(self):
         s = self.settings
@@ -454,7 +480,7 @@ class StructureLearner:
             if c >= n_columns:
                 raise SeqbilError(f"split {name} reads or predicts column {c}, but the unlabeled text has "
                                   f"{n_columns} column{'s' * (n_columns > 1)}")
-        text = SplitText(self.corpus, templates, self.chunk)
+        text = SplitText(self.corpus, templates, self.chunk, self.fields)
         index = text.count(s["aux_min_count"])
         values, table, _ = self.targets[column]
         d, m = index.n_keyed(0), len(values)
@@ -489,8 +515,8 @@ class StructureLearner:
         d, m = text.index.n_keyed(0), len(self.targets[column][0])
         pos = list(_column_blocks(d, [m] * len(offsets), np.int32))
         total = np.zeros(d, np.int64)
-        for at in text.chunks():
-            ptr, ids = text.csr(at)
+        for at, buf in text.chunks():
+            ptr, ids = text.csr(at, buf)
             has = np.flatnonzero(ptr[1:] > ptr[:-1])  # at most one feature per token
             total += np.bincount(ids, minlength=d)
             for o, counts in zip(offsets, pos):
@@ -522,14 +548,18 @@ class StructureLearner:
             block[4], block[5] = sgd_steps(ptr, ids, targets[k], b0, W, V, th, s["aux_lambda"], s["aux_rate"], t,
                                            scale, hinge)
 
+        bufs = [text.buffers(len(offsets)) for _ in range(2)]  # one chunk trains, the next is encoded
         with bar, ThreadPoolExecutor(self.jobs) as pool:
             for _ in range(s["aux_epochs"]):
-                order = rng.permutation(P)  # the epoch's order, as the whole-text SGD draws them
+                # the epoch's order: rng.permutation(P), which numpy draws as the shuffle of
+                # arange(P), held in 4 bytes a position
+                order = np.arange(P, dtype=np.int32 if P < 2 ** 31 else np.int64)
+                rng.shuffle(order)
                 running, done = [], 0
-                for at in text.chunks(order):
+                for at, buf in text.chunks(order, bufs):
                     # the next chunk is encoded while the blocks train on the last one
-                    ptr, ids = text.csr(at)
-                    targets = [text.values(at, column, table, o) for o in offsets]
+                    ptr, ids = text.csr(at, buf)
+                    targets = [text.values(at, column, table, o, out) for o, out in zip(offsets, buf.values)]
                     for f in wait(running).done:
                         f.result()
                     bar.update(done)
@@ -553,8 +583,8 @@ class StructureLearner:
         """Root mean square of the entries of Theta phi(x) over the tokens."""
         from ._kernels.aso import sum_squares
         total = 0.0
-        for at in text.chunks():
-            total += sum_squares(*text.csr(at), theta)
+        for at, buf in text.chunks():
+            total += sum_squares(*text.csr(at, buf), theta)
         n = text.P * theta.shape[1]
         return float(np.sqrt(total / n)) if n else 0.0
 

@@ -653,7 +653,7 @@ def test_top_singular_of_column_blocks(rng):
 def test_memory_does_not_grow_with_the_text(tmp_path):
     """The same text given twice (twice the min count: the same features and targets)
     raises the peak of allocated memory by the text itself (4 bytes a token), the
-    epoch's order (8) and the sentence lengths (8 a sentence), not by its encoding."""
+    epoch's order (4) and the sentence lengths (8 a sentence), not by its encoding."""
     import tracemalloc
 
     from seqbil.aso import StructureLearner
@@ -673,5 +673,5 @@ def test_memory_does_not_grow_with_the_text(tmp_path):
         dims.append(structure.splits[0].theta.shape)
         P, N = corpus.n_tokens, len(corpus)
     assert dims[0] == dims[1]
-    extra = (P // 2) * 12 + (N // 2) * 8
+    extra = (P // 2) * 8 + (N // 2) * 8
     assert peaks[1] - peaks[0] < extra + 64 * 1024, (peaks, extra)
