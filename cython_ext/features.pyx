@@ -307,3 +307,221 @@ def append_dense(const int64_t[::1] ptr, const int32_t[::1] ids, vals, const flo
                             ov[q] = vec[p + window[k], h]
                             q += 1
     return out_ptr, out_ids, out_vals
+
+
+# --- the attributes at any positions of a text held as value ids -------------------
+# Structure learning (seqbil/aso.py) visits the positions of a large raw text in a
+# random order, several times over. The text stays as it was read: per column, the id
+# of every token's value among the column's distinct values (4 bytes a token), and the
+# sentence offsets. A field id is a lookup in a table per field over its column's
+# distinct values, a boundary id follows from the bounds of the position's sentence,
+# so the keys and attributes of any positions come out as attribute_keys and
+# encode_csr give them from a field matrix, which is never built.
+
+cdef struct Text:
+    const int64_t* bounds    # sentence offsets, n_sent + 1
+    Py_ssize_t n_sent
+    const int32_t** cols     # per column, the value id of every token
+    const int32_t* f_lut     # f_lut[f_ptr[i] + v]: the id (layout boundaries-first) of value v in field i
+    const int64_t* f_ptr
+    const int32_t* f_col     # the column field i reads
+    int K                    # boundary symbols per side (the templates' reach)
+    const int32_t* t_ptr     # the templates, as FeatureIndex.specs; r_col[m]: the field macro m reads
+    const int32_t* r_row
+    const int32_t* r_col
+    const int64_t* r_mult
+
+
+cdef inline Py_ssize_t _sentence(const int64_t* bounds, Py_ssize_t n, int64_t p) noexcept nogil:
+    """The sentence j with bounds[j] <= p < bounds[j + 1] (binary search)."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if bounds[mid] <= p:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+cdef inline int64_t _field_at(const Text* x, int64_t p, int64_t lo, int64_t hi, Py_ssize_t m) noexcept nogil:
+    """The field id macro m reads at token p of the sentence lo:hi: _B-k is k-1 and _B+k
+    K+k-1, as field_matrix numbers them."""
+    cdef int64_t q = p + x.r_row[m]
+    cdef int32_t i = x.r_col[m]
+    if q < lo:
+        return lo - q - 1
+    if q >= hi:
+        return x.K + q - hi
+    return x.f_lut[x.f_ptr[i] + x.cols[x.f_col[i]][q]]
+
+
+cdef inline int64_t _key_at(const Text* x, int64_t p, int64_t lo, int64_t hi, Py_ssize_t t) noexcept nogil:
+    """The key of template t at token p (as _key computes it from a field matrix)."""
+    cdef Py_ssize_t m
+    cdef int64_t key = 0
+    cdef uint64_t h
+    if x.t_ptr[t] < x.t_ptr[t + 1] and x.r_mult[x.t_ptr[t]] == 0:
+        h = <uint64_t>t
+        for m in range(x.t_ptr[t], x.t_ptr[t + 1]):
+            h = _mix(h, <uint64_t>_field_at(x, p, lo, hi, m))
+        return <int64_t>(h >> 1)
+    for m in range(x.t_ptr[t], x.t_ptr[t + 1]):
+        key += _field_at(x, p, lo, hi, m) * x.r_mult[m]
+    return key
+
+
+cdef const void* _data(a) except? NULL:
+    """The first element of a C-contiguous array (NULL when it is empty)."""
+    cdef const unsigned char[::1] raw
+    if a.size == 0:
+        return NULL
+    raw = a.reshape(-1).view(np.uint8)
+    return &raw[0]
+
+
+cdef class TextPositions:
+    """The 0-order templates of a feature index over a text held as value ids: their
+    keys (keys) and attributes (csr) at any positions of the text.
+
+    bounds: int64 sentence offsets; columns: per column, int32 value ids of the tokens;
+    field i reads column f_col[i] through f_lut[f_ptr[i]:f_ptr[i + 1]] (value id ->
+    field id); K, t_ptr, r_row, r_col, r_mult: the index's reach and specs[0]."""
+    cdef Text x
+    cdef const int32_t** cols
+    cdef list keep
+    cdef Py_ssize_t T, P
+    cdef readonly list n_values  # per column, 1 + its largest value id
+
+    def __cinit__(self, bounds, columns, f_lut, f_ptr, f_col, int K, t_ptr, r_row, r_col, r_mult):
+        self.keep = [np.ascontiguousarray(bounds, dtype=np.int64), np.ascontiguousarray(f_lut, dtype=np.int32),
+                     np.ascontiguousarray(f_ptr, dtype=np.int64), np.ascontiguousarray(f_col, dtype=np.int32),
+                     np.ascontiguousarray(t_ptr, dtype=np.int32), np.ascontiguousarray(r_row, dtype=np.int32),
+                     np.ascontiguousarray(r_col, dtype=np.int32), np.ascontiguousarray(r_mult, dtype=np.int64)]
+        cols = [np.ascontiguousarray(c, dtype=np.int32) for c in columns]
+        self.keep.extend(cols)
+        b, fl, fp, fc, tp, rr, rc, rm = self.keep[:8]
+        if len(b) < 1 or b[0] != 0 or np.any(np.diff(b) < 0):
+            raise ValueError("bounds must be increasing offsets from 0")
+        self.P = int(b[len(b) - 1])
+        if any(len(c) != self.P for c in cols):
+            raise ValueError("every column must have a value per token")
+        if len(fp) != len(fc) + 1 or (len(fc) and (fc.min() < 0 or fc.max() >= len(cols))):
+            raise ValueError("fields and columns")
+        self.n_values = [int(c.max()) + 1 if len(c) else 0 for c in cols]
+        if any(len(c) and c.min() < 0 for c in cols):
+            raise ValueError("value ids are not negative")
+        for i in range(len(fc)):
+            if fp[i] < 0 or fp[i + 1] > len(fl) or fp[i] > fp[i + 1]:
+                raise ValueError("field tables")
+            if self.n_values[fc[i]] > fp[i + 1] - fp[i]:
+                raise ValueError(f"a value id of column {fc[i]} has no entry in the table of field {i}")
+        if len(rc) and (rc.min() < 0 or rc.max() >= len(fc) or np.abs(rr).max() > K):
+            raise ValueError("macros")
+        self.T = len(tp) - 1
+        self.cols = <const int32_t**>malloc(max(len(cols), 1) * sizeof(int32_t*))
+        if self.cols == NULL:
+            raise MemoryError()
+        for i in range(len(cols)):
+            self.cols[i] = <const int32_t*>_data(cols[i])
+        self.x.bounds = <const int64_t*>_data(b)
+        self.x.n_sent = len(b) - 1
+        self.x.cols = self.cols
+        self.x.f_lut = <const int32_t*>_data(fl)
+        self.x.f_ptr = <const int64_t*>_data(fp)
+        self.x.f_col = <const int32_t*>_data(fc)
+        self.x.K = K
+        self.x.t_ptr = <const int32_t*>_data(tp)
+        self.x.r_row = <const int32_t*>_data(rr)
+        self.x.r_col = <const int32_t*>_data(rc)
+        self.x.r_mult = <const int64_t*>_data(rm)
+
+    def __dealloc__(self):
+        free(self.cols)
+
+    def _check(self, const int64_t[::1] positions):
+        cdef Py_ssize_t k
+        for k in range(positions.shape[0]):
+            if positions[k] < 0 or positions[k] >= self.P:
+                raise IndexError(f"position {positions[k]} of a text of {self.P} tokens")
+
+    def keys(self, const int64_t[::1] positions, int64_t[:, ::1] out):
+        """out[k, t] = the key of template t at token positions[k]."""
+        cdef Py_ssize_t k, t, j
+        cdef int64_t p
+        if out.shape[0] != positions.shape[0] or out.shape[1] != self.T:
+            raise ValueError("out must be positions x templates")
+        self._check(positions)
+        with nogil:
+            for k in range(positions.shape[0]):
+                p = positions[k]
+                j = _sentence(self.x.bounds, self.x.n_sent, p)
+                for t in range(self.T):
+                    out[k, t] = _key_at(&self.x, p, self.x.bounds[j], self.x.bounds[j + 1], t)
+
+    def csr(self, const int64_t[::1] positions, const int32_t[::1] direct, const int64_t[::1] direct_ptr,
+            const int64_t[::1] table, const int64_t[::1] table_ptr, ptr_out=None, ids_out=None):
+        """(ptr int64, ids int32): the attributes of the tokens at positions, in the
+        order of their templates, those missing from the dictionary (table,
+        table_ptr) left out, as encode_csr gives them. A template t with a table
+        direct[direct_ptr[t]:direct_ptr[t + 1]] (its key is one field id) reads its
+        attribute id there (-1: none) instead of searching the dictionary. With
+        ptr_out and ids_out (at least positions + 1 and positions x templates long)
+        the result is written there and views of them returned."""
+        cdef Py_ssize_t C = positions.shape[0], k, t, j
+        cdef int64_t p, key, a, n = 0, lo, hi
+        if table_ptr.shape[0] != self.T + 1 or direct_ptr.shape[0] != self.T + 1:
+            raise ValueError("a table per template")
+        self._check(positions)
+        own = ptr_out is None or ids_out is None
+        ptr_arr = np.zeros(C + 1, dtype=np.int64) if own else ptr_out[:C + 1]
+        ids_arr = np.empty(C * self.T, dtype=np.int32) if own else ids_out
+        if ptr_arr.shape[0] != C + 1 or ids_arr.shape[0] < C * self.T:
+            raise ValueError("the output buffers are too short")
+        if self.T == 0 or C == 0:
+            ptr_arr[:] = 0
+            return ptr_arr, ids_arr[:0]
+        cdef int64_t[::1] ptr = ptr_arr
+        cdef int32_t[::1] ids = ids_arr
+        cdef const int64_t* tab = &table[0] if table.shape[0] else NULL
+        with nogil:
+            ptr[0] = 0
+            for k in range(C):
+                p = positions[k]
+                j = _sentence(self.x.bounds, self.x.n_sent, p)
+                lo, hi = self.x.bounds[j], self.x.bounds[j + 1]
+                for t in range(self.T):
+                    key = _key_at(&self.x, p, lo, hi, t)
+                    if direct_ptr[t] < direct_ptr[t + 1]:
+                        a = direct[direct_ptr[t] + key] if key < direct_ptr[t + 1] - direct_ptr[t] else -1
+                    else:
+                        a = find_key(tab, table_ptr[t], table_ptr[t + 1], key)
+                    if a >= 0:
+                        ids[n] = <int32_t>a
+                        n += 1
+                ptr[k + 1] = n
+        if not own:
+            return ptr_arr, ids_arr[:n]
+        ids = None
+        ids_arr.resize(n, refcheck=False)  # shrinks in place
+        return ptr_arr, ids_arr
+
+    def values(self, const int64_t[::1] positions, Py_ssize_t column, const int32_t[::1] lut, Py_ssize_t offset,
+               int32_t[::1] out):
+        """out[k] = lut[value of the column at token positions[k] + offset], -1 where that
+        token is outside the sentence of positions[k]: e.g. the target of every
+        position's auxiliary problems, the word `offset` away."""
+        cdef Py_ssize_t C = positions.shape[0], k, j
+        cdef int64_t q
+        cdef const int32_t* col
+        if out.shape[0] != C:
+            raise ValueError("out must have a value per position")
+        if column < 0 or column >= len(self.n_values) or lut.shape[0] < self.n_values[column]:
+            raise ValueError("the table must cover the column's values")
+        self._check(positions)
+        col = self.cols[column]
+        with nogil:
+            for k in range(C):
+                j = _sentence(self.x.bounds, self.x.n_sent, positions[k])
+                q = positions[k] + offset
+                out[k] = lut[col[q]] if self.x.bounds[j] <= q < self.x.bounds[j + 1] else -1

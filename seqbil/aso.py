@@ -16,17 +16,28 @@ use (section 3 of the notes); later rounds train w_l and v_l with the previous T
 Where a split is one template, every token has at most one of its features and each
 problem separates into one-dimensional problems per feature with a closed form in the
 co-occurrence counts (see closed_form); it is used in the first round.
+
+Memory: the text is held as read (per column, the id of every token's value among the
+column's distinct values: 4 bytes a token, and the sentence offsets); a split's
+features are never encoded for the whole text but for CHUNK positions at a time
+(SplitText), in each pass: counting its attributes, each SGD epoch (the chunks of the
+epoch's random order, shared by all blocks of problems), the closed form's counts and
+the RMS. What stays is one epoch's order (4 bytes a token) and the split's weights,
+d x (problems) float32, one split at a time; the SVD reads them block by block.
 """
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from array import array
+from types import SimpleNamespace
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import svds
+from scipy.sparse.linalg import LinearOperator, eigsh
 
 from .errors import ConfigError, InputError, SeqbilError
-from .features.index import FeatureIndex
+from .features.functions import apply_chain
+from .features.index import LAYOUT, FeatureIndex, Vocabulary
 from .features.structure import DEFAULT_SPLITS, Split, Structure, parse_split
 from .features.templates import TemplateSet, parse_template
 from .formats.conll import split_fields
@@ -34,6 +45,7 @@ from .formats.sentence import Corpus, _Ids
 from .formats.textio import read_lines, sha256_file
 
 BLOCK = 64  # problems per kernel call: a feature's weights for them are one 256-byte row
+CHUNK = 1 << 16  # positions whose features are encoded at a time (a few MB)
 
 
 def fold_target(word):
@@ -46,7 +58,8 @@ def read_text(paths, unit, encoding="utf-8", progress=None):
     tokens separated by white space; "char": the characters, white space dropped.
     Empty lines are skipped. records: per file its path, sha256, bytes, lines and
     units read."""
-    lengths, ids, vocab, records = [], [], _Ids(), []
+    # as array('i') / ('q'): 4 bytes a token while reading, not a list's 8
+    lengths, ids, vocab, records = array("q"), array("i"), _Ids(), []
     get = vocab.__getitem__
     for path in paths:
         n_lines = n_units = 0
@@ -61,9 +74,16 @@ def read_text(paths, unit, encoding="utf-8", progress=None):
             if progress is not None:
                 progress(len(units))
         records.append(_file_record(path, n_lines, n_units))
-    corpus = Corpus(np.array(lengths, dtype=np.int64), [list(vocab)], [np.array(ids, dtype=np.int32)], [],
-                    np.full(len(ids), -1, dtype=np.int32))
-    return corpus, records
+    return _unlabeled_corpus(lengths, [list(vocab)], [ids]), records
+
+
+def _unlabeled_corpus(lengths, values, columns):
+    """A Corpus of arrays read (array('q') lengths, array('i') per column) without a
+    copy; its labels all -1 without memory of their own."""
+    ids = [np.frombuffer(c, dtype=np.int32) if len(c) else np.zeros(0, np.int32) for c in columns]
+    lengths = np.frombuffer(lengths, dtype=np.int64) if len(lengths) else np.zeros(0, np.int64)
+    P = int(lengths.sum())
+    return Corpus(lengths, values, ids, [], np.broadcast_to(np.int32(-1), (P,)))
 
 
 def read_columns(paths, encoding="utf-8", progress=None):
@@ -71,7 +91,7 @@ def read_columns(paths, encoding="utf-8", progress=None):
     or tabs as in CoNLL files, formats/conll.py: split_fields; a blank line between
     sentences), every field a column: e.g. raw text tagged by seqbil models (`seqbil
     tag` writes the input's fields and the label)."""
-    lengths, records, width = [], [], None
+    lengths, records, width = array("q"), [], None
     columns, vocab = [], []
     for path in paths:
         n_sent = n_units = n = 0
@@ -85,7 +105,7 @@ def read_columns(paths, encoding="utf-8", progress=None):
                 continue
             if width is None:
                 width = len(fields)
-                columns, vocab = [[] for _ in fields], [_Ids() for _ in fields]
+                columns, vocab = [array("i") for _ in fields], [_Ids() for _ in fields]
             if len(fields) != width:
                 raise InputError(path, number, f"expected {width} fields, found {len(fields)}")
             for col, ids, value in zip(columns, vocab, fields):
@@ -98,9 +118,7 @@ def read_columns(paths, encoding="utf-8", progress=None):
             lengths.append(n)
             n_sent += 1
         records.append(_file_record(path, n_sent, n_units, columns=width))
-    corpus = Corpus(np.array(lengths, dtype=np.int64), [list(v) for v in vocab],
-                    [np.array(c, dtype=np.int32) for c in columns], [], np.full(sum(lengths), -1, dtype=np.int32))
-    return corpus, records
+    return _unlabeled_corpus(lengths, [list(v) for v in vocab], columns), records
 
 
 def _file_record(path, sentences, units, **extra):
@@ -112,26 +130,36 @@ def _file_record(path, sentences, units, **extra):
             "sentences": sentences, "units": units, **extra}
 
 
-def target_ids(corpus, m, column=0):
-    """(targets, id of every token's target or -1): the m most frequent values of a
-    column (ties: first seen first); words (column 0) folded by fold_target."""
-    values, inverse = corpus.values[column], corpus.ids[column]
+def target_table(corpus, m, column=0):
+    """(targets, table, covered): the m most frequent values of a column (ties: first
+    seen first), words (column 0) folded by fold_target; table[v]: the target id of
+    the column's value v, or -1; covered: the tokens whose value is a target."""
+    values = corpus.values[column]
+    counts = np.bincount(corpus.ids[column], minlength=len(values)) if len(values) else np.zeros(0, np.int64)
     folded = _Ids()
     fold = fold_target if column == 0 else str
     lut = np.fromiter(map(folded.__getitem__, map(fold, values)), dtype=np.int64, count=len(values))
-    tok = lut[inverse]
-    counts = np.bincount(tok, minlength=len(folded))
-    order = np.argsort(-counts, kind="stable")[:m]
-    order = order[counts[order] > 0]
+    total = np.zeros(len(folded), np.int64)
+    np.add.at(total, lut, counts)
+    order = np.argsort(-total, kind="stable")[:m]
+    order = order[total[order] > 0]
     rank = np.full(len(folded), -1, dtype=np.int32)
     rank[order] = np.arange(len(order), dtype=np.int32)
     names = list(folded)
-    return [names[i] for i in order], rank[tok]
+    table = rank[lut]
+    return [names[i] for i in order], table, int(counts[table >= 0].sum())
+
+
+def target_ids(corpus, m, column=0):
+    """(targets, id of every token's target or -1): target_table over the tokens."""
+    names, table, _ = target_table(corpus, m, column)
+    return names, table[corpus.ids[column]]
 
 
 def shifted(tok_target, lengths, offset):
     """target[p] = the target of the token `offset` away from p in its sentence, -1
-    when there is none."""
+    when there is none: for every token of the text at once (the learner reads them a
+    chunk of positions at a time, SplitText.values)."""
     P = len(tok_target)
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
     src = np.arange(P) + offset
@@ -145,50 +173,287 @@ def closed_form(X, target, m, lam, loss):
     negative tokens among n, min_u lambda u^2 + (c+ L(u, 1) + c- L(u, -1)) / n:
     u = (c+ - c-) / (lambda n + c+ + c-) for the modified Huber loss (both terms
     quadratic on [-1, 1], where the minimum lies), and (c+ - c-) / (2 lambda n)
-    clipped to [-1, 1] for the hinge. Returns U (d x m float32)."""
+    clipped to [-1, 1] for the hinge. Returns U (d x m float32). X: the features of
+    every token (CSR, n x d); target: the target of every token (-1: none)."""
     n = X.shape[0]
     rows = np.flatnonzero(target >= 0)
-    Y = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, target[rows])), shape=(n, m))
-    pos = np.asarray((X.T @ Y).todense(), dtype=np.float64)
-    total = np.asarray(X.sum(axis=0), dtype=np.float64).reshape(-1, 1)
-    if loss == "hinge":
-        return np.clip((2 * pos - total) / (2 * lam * n), -1, 1).astype(np.float32)
-    return ((2 * pos - total) / (lam * n + total)).astype(np.float32)
+    Y = sp.csr_matrix((np.ones(len(rows), np.float64), (rows, target[rows])), shape=(n, m))
+    pos = np.asarray((X.astype(np.float64).T @ Y).todense()).astype(np.int32)
+    total = np.asarray(X.astype(np.float64).sum(axis=0)).reshape(-1).astype(np.int64)
+    return closed_form_counts(pos, total, n, lam, loss)
 
 
-def top_singular(M, h, seed=0):
-    """The top-h left singular vectors of M (d x m) as the columns of a d x h matrix,
-    largest singular value first, each signed so that its largest entry is positive;
-    and the singular values."""
-    k = min(h, min(M.shape) - 1)
+def closed_form_counts(pos, total, n, lam, loss, rows=4096):
+    """closed_form from the counts: pos[f, l] (int32 d x m), the tokens with feature f
+    whose target is l, and total[f], the tokens with feature f, among n. U is written
+    over pos (a float32 view of its memory, returned), a few rows at a time in
+    float64: no d x m temporaries."""
+    U = pos.view(np.float32)
+    for a in range(0, pos.shape[0], rows):
+        c = pos[a:a + rows].astype(np.float64)  # a copy: U's rows are written after
+        t = total[a:a + rows, None].astype(np.float64)
+        if loss == "hinge":
+            U[a:a + rows] = np.clip((2 * c - t) / (2 * lam * n), -1, 1)
+        else:
+            U[a:a + rows] = (2 * c - t) / (lam * n + t)
+    return U
+
+
+class BlockColumns(LinearOperator):
+    """[U_1 U_2 ...]: column blocks (d x B_k float32 each) side by side as a linear
+    operator, for the SVD without the matrix itself. The products with vectors, which
+    the Lanczos iterations repeat, run in cython_ext/aso.pyx (ColumnBlocks: summed in
+    double, rows or blocks shared among the threads of `pool`); with matrices (once,
+    at the end), block by block in numpy."""
+
+    def __init__(self, blocks, pool=None):
+        from ._kernels.aso import ColumnBlocks
+        self.blocks = [np.ascontiguousarray(b, dtype=np.float32) for b in blocks]
+        self.kernel = ColumnBlocks(self.blocks)
+        self.cuts = np.concatenate([[0], np.cumsum([b.shape[1] for b in self.blocks])])
+        self.pool = pool
+        super().__init__(np.dtype(np.float32), (self.kernel.d, self.kernel.m))
+
+    def _shared(self, fn, n):
+        """fn(lo, hi) over 0..n, cut into a range per thread of the pool."""
+        jobs = self.pool._max_workers if self.pool is not None else 1
+        cuts = np.linspace(0, n, min(jobs, max(n, 1)) + 1).astype(int)
+        if len(cuts) <= 2:
+            return fn(0, n)
+        for f in [self.pool.submit(fn, lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])]:
+            f.result()
+
+    def _matvec(self, x):
+        x = np.ascontiguousarray(x.reshape(-1), dtype=np.float32)
+        out = np.empty(self.shape[0], np.float64)
+        self._shared(lambda lo, hi: self.kernel.matvec(x, out, lo, hi), self.shape[0])
+        return out.astype(np.float32)
+
+    def _rmatvec(self, y):
+        y = np.ascontiguousarray(y.reshape(-1), dtype=np.float32)
+        out = np.empty(self.shape[1], np.float64)
+        self._shared(lambda lo, hi: self.kernel.rmatvec(y, out, lo, hi), len(self.blocks))
+        return out.astype(np.float32)
+
+    def _matmat(self, X, rows=8192):
+        X = X.astype(np.float32)
+        out = np.zeros((self.shape[0], X.shape[1]), dtype=np.float32)
+        for r in range(0, self.shape[0], rows):  # a few rows at a time: no d x k temporaries
+            part = out[r:r + rows]
+            for b, lo, hi in zip(self.blocks, self.cuts[:-1], self.cuts[1:]):
+                part += b[r:r + rows] @ X[lo:hi]
+        return out
+
+    def _rmatmat(self, Y):
+        return np.vstack([b.T @ Y.astype(np.float32) for b in self.blocks])
+
+    def _adjoint(self):
+        return LinearOperator((self.shape[1], self.shape[0]), matvec=self._rmatvec, rmatvec=self._matvec,
+                              matmat=self._rmatmat, rmatmat=self._matmat, dtype=self.dtype)
+
+
+def top_singular(M, h, seed=0, jobs=1, rows=8192):
+    """The top-h left singular vectors of M (d x m, or the list of its column blocks,
+    d x m_k each, never put side by side) as the columns of a d x h matrix, largest
+    singular value first, each signed so that its largest entry is positive; and the
+    singular values.
+
+    As scipy's svds (ARPACK) computes them: the top-h eigenvectors of M^T M (m x m;
+    or of M M^T when d < m) by Lanczos in float32 (eigsh, M's products by
+    BlockColumns with `jobs` threads), then the SVD of the d x h (or m x h) product
+    with M. That last SVD comes here from its h x h Gram matrix in float64 and is
+    applied in place a few rows at a time, so the one d x h array beside M is the
+    result."""
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        return _top_singular(BlockColumns(M if isinstance(M, (list, tuple)) else [M], pool), h, seed, rows)
+
+
+def _top_singular(A, h, seed, rows):
+    d, m = A.shape
+    k = min(h, min(A.shape) - 1)
     if k < 1:
-        raise SeqbilError(f"a split has {M.shape[0]} features and {M.shape[1]} problems: too few for a structure")
+        raise SeqbilError(f"a split has {d} features and {m} problems: too few for a structure")
     # float32 throughout: a copy of M in float64 would double the peak memory
-    v0 = np.random.default_rng(seed).standard_normal(min(M.shape)).astype(M.dtype)
-    U, s, _ = svds(M, k=k, v0=v0)
-    order = np.argsort(-s)
-    U, s = U[:, order], s[order]
-    flip = np.sign(U[np.abs(U).argmax(axis=0), np.arange(U.shape[1])])
-    return np.ascontiguousarray(U * flip, dtype=np.float32), s
+    v0 = np.random.default_rng(seed).standard_normal(min(A.shape)).astype(A.dtype)
+    if d >= m:
+        gram = LinearOperator((m, m), matvec=lambda x: A.rmatvec(A.matvec(x)), dtype=A.dtype)
+    else:
+        gram = LinearOperator((d, d), matvec=lambda x: A.matvec(A.rmatvec(x)), dtype=A.dtype)
+    _, E = eigsh(gram, k=k, tol=0, v0=v0)
+    E, _ = np.linalg.qr(E)  # ARPACK's vectors are orthonormal only up to its tolerance
+    # d >= m: M E = U S R^T, U = (M E) R / S; else M^T E = V S R^T, U = E R
+    B = A.matmat(E) if d >= m else A.rmatmat(E)
+    G = np.zeros((k, k))
+    for r in range(0, B.shape[0], rows):
+        part = B[r:r + rows].astype(np.float64)
+        G += part.T @ part
+    lam, R = np.linalg.eigh(G)
+    order = np.argsort(-lam)
+    s = np.sqrt(np.maximum(lam[order], 0))
+    R = R[:, order]
+    if d >= m:
+        U, R = B, R / np.where(s > 0, s, 1)
+    else:
+        U = np.ascontiguousarray(E, dtype=np.float32)
+    for r in range(0, d, rows):
+        U[r:r + rows] = U[r:r + rows].astype(np.float64) @ R
+    # the sign that makes each column's largest entry positive (first largest, as argmax)
+    big, at = np.zeros(k, np.float32), np.zeros(k, np.int64)
+    for r in range(0, d, rows):
+        part = np.abs(U[r:r + rows])
+        i = part.argmax(axis=0)
+        better = part[i, np.arange(k)] > big
+        big[better], at[better] = part[i, np.arange(k)][better], r + i[better]
+    U *= np.sign(U[at, np.arange(k)]).astype(np.float32)
+    return np.ascontiguousarray(U, dtype=np.float32), s
+
+
+class SplitText:
+    """A split's templates over the text as read (a Corpus of value ids): its feature
+    index, counted over the text CHUNK positions at a time, and its features (CSR)
+    or other columns' values at any positions, without the text's field matrix or
+    its encoding (features.pyx: TextPositions).
+
+    The index is the one FeatureIndex.build(corpus, templates, min_count) gives:
+    the same vocabularies (each field's values in order of first appearance), keys
+    and sorted key tables, so the same attribute ids."""
+
+    def __init__(self, corpus, templates, chunk=CHUNK, fields=None):
+        """fields: {Field: (Vocabulary, id of each of the column's values)} shared by the
+        splits of a text (those that read the same field share its vocabulary)."""
+        from ._kernels.features import TextPositions
+        self.corpus, self.templates, self.chunk = corpus, templates, max(1, int(chunk))
+        self.bounds = corpus.offsets()
+        self.P = int(self.bounds[-1])
+        K = templates.reach
+        fields = {} if fields is None else fields
+        vocabularies, luts = {}, []
+        for f in templates.fields:
+            if f not in fields:
+                values = corpus.values[f.column]
+                if f.chain:
+                    values = [apply_chain(f.chain, v) for v in values]
+                fields[f] = Vocabulary.build(values)
+            vocabularies[f], local = fields[f]
+            luts.append(local + np.int32(2 * K + 1))  # layout boundaries-first: see field_matrix
+        self.index = FeatureIndex(templates, vocabularies, [None, (np.zeros(0, np.int64), np.zeros(1, np.int64))],
+                                  "none", LAYOUT)
+        t_ptr, r_row, r_col, r_mult = self.index.specs[0]
+        fields = self.index.field_list
+        f_ptr = np.zeros(len(fields) + 1, np.int64)
+        np.cumsum([len(x) for x in luts], out=f_ptr[1:])
+        self.positions = TextPositions(self.bounds, corpus.ids,
+                                       np.concatenate(luts) if luts else np.zeros(0, np.int32), f_ptr,
+                                       np.array([f.column for f in fields], np.int32), K, t_ptr, r_row, r_col, r_mult)
+        self.T = len(t_ptr) - 1
+        # a template of one macro (not hashed) has the field id it reads as its key
+        self.radix = [0] * self.T
+        for t in range(self.T):
+            if t_ptr[t + 1] - t_ptr[t] == 1 and r_mult[t_ptr[t]] != 0:
+                self.radix[t] = len(vocabularies[fields[r_col[t_ptr[t]]]]) + 2 * K + 1
+
+    def buffers(self, n_values=0):
+        """What one chunk needs, reused from chunk to chunk (allocations per chunk would
+        fragment the heap): its positions (int64), its CSR and n_values value arrays."""
+        C = max(1, min(self.chunk, self.P))
+        return SimpleNamespace(at=np.empty(C, np.int64), ptr=np.empty(C + 1, np.int64),
+                               ids=np.empty(C * self.T, np.int32),
+                               values=[np.empty(C, np.int32) for _ in range(n_values)])
+
+    def chunks(self, order=None, bufs=1):
+        """(positions, buffers), CHUNK positions at a time: of the text in order, or of
+        `order`. The positions are written to the buffers (buffers()), which take turns
+        when there are several (bufs: a list, or how many)."""
+        bufs = [self.buffers() for _ in range(bufs)] if isinstance(bufs, int) else bufs
+        n = self.P if order is None else len(order)
+        for k, a in enumerate(range(0, n, self.chunk)):
+            buf = bufs[k % len(bufs)]
+            at = buf.at[:min(self.chunk, n - a)]
+            if order is None:
+                np.add(np.arange(len(at), dtype=np.int64), a, out=at)
+            else:
+                np.copyto(at, order[a:a + len(at)])
+            yield at, buf
+
+    def count(self, min_count):
+        """Count every template's keys over the text and keep those seen min_count
+        times as the index's tables (FeatureIndex.build's, sorted per template)."""
+        min_count = max(1, min_count)
+        single = [np.zeros(r, np.int64) if r else None for r in self.radix]
+        seen = [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in range(self.T)]
+        buf = np.empty((min(self.chunk, self.P), self.T), np.int64)
+        for pos, _ in self.chunks():
+            keys = buf[:len(pos)]
+            self.positions.keys(pos, keys)
+            for t in range(self.T):
+                if single[t] is not None:
+                    single[t] += np.bincount(keys[:, t], minlength=self.radix[t])
+                    continue
+                u, c = np.unique(keys[:, t], return_counts=True)
+                k0, c0 = seen[t]
+                merged, at = np.unique(np.concatenate([k0, u]), return_inverse=True)
+                counts = np.zeros(len(merged), np.int64)
+                np.add.at(counts, at, np.concatenate([c0, c]))
+                seen[t] = merged, counts
+        del buf
+        tables, ptr = [], [0]
+        self.direct, direct_ptr = [], [0]
+        for t in range(self.T):
+            if single[t] is not None:
+                keys = np.flatnonzero(single[t] >= min_count).astype(np.int64)
+                lut = np.full(self.radix[t], -1, np.int32)
+                lut[keys] = ptr[-1] + np.arange(len(keys), dtype=np.int32)
+                self.direct.append(lut)
+            else:
+                keys = seen[t][0][seen[t][1] >= min_count]
+            tables.append(keys)
+            ptr.append(ptr[-1] + len(keys))
+            direct_ptr.append(direct_ptr[-1] + (self.radix[t] if single[t] is not None else 0))
+        self.index.tables[0] = (np.concatenate(tables) if tables else np.zeros(0, np.int64), np.array(ptr, np.int64))
+        self.direct = np.concatenate(self.direct) if self.direct else np.zeros(0, np.int32)
+        self.direct_ptr = np.array(direct_ptr, np.int64)
+        return self.index
+
+    def csr(self, positions, buf=None):
+        """(ptr, ids): the split's attributes at the positions, as index.encode gives
+        them for those tokens (in buf's arrays when given)."""
+        table, ptr = self.index.tables[0]
+        if buf is None:
+            return self.positions.csr(positions, self.direct, self.direct_ptr, table, ptr)
+        return self.positions.csr(positions, self.direct, self.direct_ptr, table, ptr, buf.ptr, buf.ids)
+
+    def values(self, positions, column, table, offset, out=None):
+        """table[the value of `column` `offset` tokens after each position], -1
+        outside its sentence (in out[:len(positions)] when given)."""
+        out = np.empty(len(positions), np.int32) if out is None else out[:len(positions)]
+        self.positions.values(positions, column, table, offset, out)
+        return out
 
 
 class StructureLearner:
     """One run of `seqbil aso`: settings (the parameter table's), a Corpus of the
-    unlabeled text, the split specs; learn() gives a Structure."""
+    unlabeled text, the split specs; learn() gives a Structure. chunk: positions
+    encoded at a time (the result does not depend on it)."""
 
-    def __init__(self, settings, corpus, unit, splits, jobs=1, echo=None, progress=False):
+    def __init__(self, settings, corpus, unit, splits, jobs=1, echo=None, progress=False, chunk=CHUNK):
         self.settings, self.corpus, self.unit, self.splits = settings, corpus, unit, splits
         self.jobs, self.echo, self.progress = max(1, jobs), echo or (lambda _m: None), progress
+        self.chunk = chunk
+        self.fields = {}  # the splits' field vocabularies, shared (SplitText)
 
     def learn(self):
         s = self.settings
         t0 = time.perf_counter()
-        self.targets = {}  # column: (target values, every token's target id or -1)
+        P = self.corpus.n_tokens
+        self.targets = {}  # column: (target values, target id of each of the column's values or -1, coverage)
         for column in sorted({c for _, _, _, c in self.splits}):
-            names, tok = self.targets[column] = target_ids(self.corpus, s["targets"], column)
-            covered = float(np.mean(tok >= 0)) if len(tok) else 0.0
-            self.echo(f"{len(names)} targets{f' of column {column}' if column else ''} cover {100 * covered:.1f}% "
-                      f"of the {len(tok)} {'tokens' if self.unit == 'token' else 'characters'}")
+            if column >= len(self.corpus.values):
+                continue  # _split says which split asks for it
+            names, table, covered = target_table(self.corpus, s["targets"], column)
+            self.targets[column] = names, table, covered / P if P else 0.0
+            self.echo(f"{len(names)} targets{f' of column {column}' if column else ''} cover "
+                      f"{100 * self.targets[column][2]:.1f}% of the {P} "
+                      f"{'tokens' if self.unit == 'token' else 'characters'}")
         splits, report = [], []
         for name, texts, offsets, column in self.splits:
             t_split = time.perf_counter()
@@ -200,7 +465,7 @@ class StructureLearner:
                       f"({info['method']}), h = {split.dim}, {info['seconds']:.1f} s")
         first = min(self.targets)
         record = {"targets": len(self.targets[first][0]),
-                  "target_coverage": round(float(np.mean(self.targets[first][1] >= 0)), 4),
+                  "target_coverage": round(float(self.targets[first][2]), 4),
                   "target_columns": {str(c): len(v[0]) for c, v in self.targets.items()}, "dim": s["dim"],
                   "loss": s["aux_loss"], "lambda": s["aux_lambda"], "epochs": s["aux_epochs"], "rate": s["aux_rate"],
                   "min_count": s["aux_min_count"], "rounds": s["rounds"], "seed": s["seed"], "splits": report,
@@ -215,77 +480,124 @@ class StructureLearner:
             if c >= n_columns:
                 raise SeqbilError(f"split {name} reads or predicts column {c}, but the unlabeled text has "
                                   f"{n_columns} column{'s' * (n_columns > 1)}")
-        index, parts = FeatureIndex.build(self.corpus, templates, s["aux_min_count"])
-        u_ptr, u_ids = parts[0], parts[1]
-        values, tok_target = self.targets[column]
+        text = SplitText(self.corpus, templates, self.chunk, self.fields)
+        index = text.count(s["aux_min_count"])
+        values, table, _ = self.targets[column]
         d, m = index.n_keyed(0), len(values)
         if d == 0:
             raise SeqbilError(f"split {name}: no feature is seen {s['aux_min_count']} times in the unlabeled text")
         if m < 2:
             raise SeqbilError(f"split {name}: column {column} has {m} value in the unlabeled text: nothing to predict")
-        targets = [shifted(tok_target, self.corpus.lengths, o) for o in offsets]
-        X = sp.csr_matrix((np.ones(len(u_ids), np.float32), u_ids, u_ptr), shape=(len(u_ptr) - 1, d))
         theta, methods = None, []
         for r in range(s["rounds"]):
-            if r == 0 and len(texts) == 1:
-                U = np.hstack([closed_form(X, tg, m, s["aux_lambda"], s["aux_loss"]) for tg in targets])
-                methods.append("closed form")
-            else:
-                U = self._sgd(name, r, u_ptr, u_ids, d, m, targets, theta)
-                methods.append(f"SGD, {s['aux_epochs']} epochs")
+            U = self.weights(text, r, name, offsets, column, theta)
+            methods.append("closed form" if r == 0 and len(texts) == 1 else f"SGD, {s['aux_epochs']} epochs")
             # M = [sqrt(lambda) u_l]: one lambda for all, so the singular vectors are those of U
-            theta, sv = top_singular(U, s["dim"], s["seed"])
+            theta, sv = top_singular(U, s["dim"], s["seed"], self.jobs)
             del U
-        rms = _rms(X, theta)
+        rms = self._rms(text, theta)
         method = methods[0] + (f"; then {len(methods) - 1} more round(s) by SGD" if len(methods) > 1 else "")
         info = {"name": name, "attributes": d, "problems": m * len(offsets), "method": method,
                 "singular_values": [round(float(x), 6) for x in sv[:10]], "rms": rms}
         return Split(name, offsets, index, theta, rms, column), info
 
-    def _sgd(self, name, rnd, u_ptr, u_ids, d, m, targets, theta):
+    def weights(self, text, rnd, name, offsets, column, theta=None):
+        """The problems of a split (SplitText, counted) in round rnd: U = [u_l] as its
+        column blocks (d x m_k float32 each; offset by offset, BLOCK targets at a
+        time), in closed form in the first round of a one-template split."""
+        if rnd == 0 and len(text.templates.templates) == 1:
+            return self._closed_form(text, offsets, column)
+        return self._sgd(text, rnd, name, offsets, column, theta)
+
+    def _closed_form(self, text, offsets, column):
+        s = self.settings
+        _, table, _ = self.targets[column]
+        d, m = text.index.n_keyed(0), len(self.targets[column][0])
+        pos = list(_column_blocks(d, [m] * len(offsets), np.int32))
+        total = np.zeros(d, np.int64)
+        for at, buf in text.chunks():
+            ptr, ids = text.csr(at, buf)
+            has = np.flatnonzero(ptr[1:] > ptr[:-1])  # at most one feature per token
+            total += np.bincount(ids, minlength=d)
+            for o, counts in zip(offsets, pos):
+                target = text.values(at[has], column, table, o)
+                keep = target >= 0
+                np.add.at(counts.reshape(-1), ids[keep].astype(np.int64) * m + target[keep], 1)
+        return [closed_form_counts(counts, total, text.P, s["aux_lambda"], s["aux_loss"]) for counts in pos]
+
+    def _sgd(self, text, rnd, name, offsets, column, theta):
         from tqdm import tqdm
 
-        from ._kernels.aso import sgd_block
+        from ._kernels.aso import fold_scale, sgd_steps
         s = self.settings
+        _, table, _ = self.targets[column]
+        d, m, P = text.index.n_keyed(0), len(self.targets[column][0]), text.P
         h = 0 if theta is None else theta.shape[1]
-        P = len(u_ptr) - 1
-        rng = np.random.default_rng(s["seed"] + 7919 * rnd)
-        orders = [rng.permutation(P).astype(np.int64) for _ in range(s["aux_epochs"])]
-        u_ptr = np.ascontiguousarray(u_ptr, dtype=np.int64)
-        u_ids = np.ascontiguousarray(u_ids, dtype=np.int32)
         th = theta if theta is not None else np.zeros((0, 0), np.float32)
-        jobs = [(o, b0, min(b0 + BLOCK, m)) for o in range(len(targets)) for b0 in range(0, m, BLOCK)]
-        out = np.zeros((d, m * len(targets)), dtype=np.float32)
-        bar = tqdm(total=len(jobs) * s["aux_epochs"], desc=f"split {name}" + (f", round {rnd + 1}" if rnd else ""),
-                   unit="block", leave=False, disable=not self.progress, dynamic_ncols=True)
+        rng = np.random.default_rng(s["seed"] + 7919 * rnd)
+        hinge = s["aux_loss"] == "hinge"
+        # per block of problems: [offset, first target, W, V, steps taken, scale of W]
+        W = _column_blocks(d, [min(b0 + BLOCK, m) - b0 for _ in offsets for b0 in range(0, m, BLOCK)])
+        blocks = [[k, b0, next(W), np.zeros((h, min(b0 + BLOCK, m) - b0), np.float32), 0, 1.0]
+                  for k in range(len(offsets)) for b0 in range(0, m, BLOCK)]
+        bar = tqdm(total=P * s["aux_epochs"], desc=f"split {name}" + (f", round {rnd + 1}" if rnd else ""),
+                   unit="tok", unit_scale=True, leave=False, disable=not self.progress, dynamic_ncols=True)
 
-        def run(job):
-            o, b0, b1 = job
-            W = np.zeros((d, b1 - b0), dtype=np.float32)
-            V = np.zeros((h, b1 - b0), dtype=np.float32)
-            t = 0
-            for order in orders:
-                t = sgd_block(u_ptr, u_ids, targets[o], b0, W, V, th, order, s["aux_lambda"], s["aux_rate"], t,
-                              s["aux_loss"] == "hinge")
-                bar.update(1)
+        def run(block, ptr, ids, targets):
+            k, b0, W, V, t, scale = block
+            block[4], block[5] = sgd_steps(ptr, ids, targets[k], b0, W, V, th, s["aux_lambda"], s["aux_rate"], t,
+                                           scale, hinge)
+
+        bufs = [text.buffers(len(offsets)) for _ in range(2)]  # one chunk trains, the next is encoded
+        with bar, ThreadPoolExecutor(self.jobs) as pool:
+            for _ in range(s["aux_epochs"]):
+                # the epoch's order: rng.permutation(P), which numpy draws as the shuffle of
+                # arange(P), held in 4 bytes a position
+                order = np.arange(P, dtype=np.int32 if P < 2 ** 31 else np.int64)
+                rng.shuffle(order)
+                running, done = [], 0
+                for at, buf in text.chunks(order, bufs):
+                    # the next chunk is encoded while the blocks train on the last one
+                    ptr, ids = text.csr(at, buf)
+                    targets = [text.values(at, column, table, o, out) for o, out in zip(offsets, buf.values)]
+                    for f in wait(running).done:
+                        f.result()
+                    bar.update(done)
+                    running = [pool.submit(run, block, ptr, ids, targets) for block in blocks]
+                    done = len(at)
+                for f in wait(running).done:
+                    f.result()
+                bar.update(done)
+                del order, running, ptr, ids, targets
+                for block in blocks:
+                    fold_scale(block[2], block[5])
+                    block[5] = 1.0
+        out = []
+        for k, b0, W, V, _, _ in blocks:
             if h:
                 W += theta @ V  # u_l = w_l + Theta^T v_l
-            out[:, o * m + b0:o * m + b1] = W
-
-        with bar, ThreadPoolExecutor(self.jobs) as pool:
-            for _ in pool.map(run, jobs):
-                pass
+            out.append(W)
         return out
 
+    def _rms(self, text, theta):
+        """Root mean square of the entries of Theta phi(x) over the tokens."""
+        from ._kernels.aso import sum_squares
+        total = 0.0
+        for at, buf in text.chunks():
+            total += sum_squares(*text.csr(at, buf), theta)
+        n = text.P * theta.shape[1]
+        return float(np.sqrt(total / n)) if n else 0.0
 
-def _rms(X, theta, rows=500_000):
-    """Root mean square of the entries of Theta phi(x) over the tokens (in blocks)."""
-    total, n = 0.0, 0
-    for a in range(0, X.shape[0], rows):
-        v = np.asarray(X[a:a + rows] @ theta, dtype=np.float64)
-        total += float(np.square(v).sum())
-        n += v.size
-    return float(np.sqrt(total / n)) if n else 0.0
+
+def _column_blocks(d, widths, dtype=np.float32):
+    """Zero d x widths[k] arrays, each C-contiguous, cut from one allocation: freed all
+    at once, it goes back to the system (blocks of a few MB each would come from the
+    heap, where they may stay)."""
+    flat = np.zeros(d * sum(widths), dtype)
+    at = 0
+    for w in widths:
+        yield flat[at:at + d * w].reshape(d, w)
+        at += d * w
 
 
 def split_specs(settings, fmt, origin="<settings>"):

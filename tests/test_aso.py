@@ -11,7 +11,7 @@ from scipy.optimize import minimize_scalar
 
 import seqbil
 from seqbil._kernels.aso import sgd_block
-from seqbil.aso import closed_form, fold_target, read_text, shifted, target_ids, top_singular
+from seqbil.aso import closed_form, fold_target, read_text, shifted, target_ids, target_table, top_singular
 from seqbil.cli import main
 from seqbil.errors import ModelFileError
 from seqbil.features.structure import Structure, StructureFeatures, parse_split
@@ -370,3 +370,308 @@ def test_columns_of_tagged_text_and_two_structures(structure_file, tmp_path):
                                        "--model", str(tmp_path / "x.sbm"), "-q"])
     assert result.exit_code == 2 and "split here" in result.output and "label column" in result.output
     assert not (tmp_path / "x.sbm").exists()
+
+
+# --- the streamed computation against the whole text in memory ------------------------
+# seqbil aso never encodes the whole text: it counts a split's attributes, trains the
+# problems and sums the RMS over chunks of positions of the text held as value ids
+# (SplitText, features.pyx: TextPositions). The reference below is the computation on
+# the whole text at once: FeatureIndex.build over the corpus, every token's target,
+# each epoch's order of all positions, the dense U and its dense SVD.
+
+def markov_text(rng, n_sent=400, words=40, min_len=1, max_len=14):
+    """Sentences of a small Markov chain over `words` words (each word's successor from
+    a few likely ones): text with structure for the problems to find."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = [letters[i % 26] + letters[i // 26 % 26] + letters[i // 676] for i in range(words)]
+    vocab = [w if i % 7 else w.title() for i, w in enumerate(vocab)] + ["1990", "1,5", "A-b"]
+    nxt = [rng.choice(len(vocab), size=4, replace=False) for _ in vocab]
+    out = []
+    for _ in range(n_sent):
+        w = rng.integers(len(vocab))
+        sent = []
+        for _ in range(rng.integers(min_len, max_len + 1)):
+            sent.append(vocab[w])
+            w = rng.choice(nxt[w]) if rng.random() < 0.85 else rng.integers(len(vocab))
+        out.append(sent)
+    return out
+
+
+def write_parts(tmp_path, sentences, names=("a.txt", "b.txt.gz", "c.txt")):
+    """The sentences in several files, one of them gzip, with blank lines between some."""
+    paths, k = [], 0
+    cuts = np.linspace(0, len(sentences), len(names) + 1).astype(int)
+    for name, lo, hi in zip(names, cuts[:-1], cuts[1:]):
+        path = tmp_path / name
+        text = "".join(" ".join(s) + ("\n\n" if (k := k + 1) % 5 == 0 else "\n") for s in sentences[lo:hi])
+        if name.endswith(".gz"):
+            with gzip.open(path, "wt", encoding="utf-8") as f:
+                f.write(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        paths.append(str(path))
+    return paths
+
+
+def aso_settings(**options):
+    from seqbil import params
+    return params.resolve(None, {"targets": 12, "dim": 4, "aux_epochs": 2, "aux_min_count": 2, **options})[0]
+
+
+def dense_top(U, h):
+    """Top-h left singular vectors of U by a dense SVD in float64, signed as top_singular."""
+    L, S, _ = np.linalg.svd(U.astype(np.float64), full_matrices=False)
+    L = L[:, :h] * np.sign(L[np.abs(L[:, :h]).argmax(axis=0), np.arange(h)])
+    return L, S[:h]
+
+
+def reference_split(corpus, texts, offsets, column, s, theta=None, rnd=0):
+    """(index, X, U) of a split on the whole text at once: U = [u_l] of round rnd
+    (trained with theta in later rounds), as seqbil aso computed it before it streamed."""
+    from seqbil.features.index import FeatureIndex
+    from seqbil.features.templates import TemplateSet, parse_template
+    templates = TemplateSet(parse_template(t) for t in texts)
+    index, parts = FeatureIndex.build(corpus, templates, s["aux_min_count"])
+    u_ptr, u_ids = parts[0], parts[1]
+    names, tok = target_ids(corpus, s["targets"], column)
+    d, m, P = index.n_keyed(0), len(names), corpus.n_tokens
+    targets = [shifted(tok, corpus.lengths, o) for o in offsets]
+    X = sp.csr_matrix((np.ones(len(u_ids), np.float32), u_ids, u_ptr), shape=(P, d))
+    if rnd == 0 and len(texts) == 1:
+        U = []
+        for tg in targets:  # the closed form as it was written: dense counts in float64
+            rows = np.flatnonzero(tg >= 0)
+            Y = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, tg[rows])), shape=(P, m))
+            pos = np.asarray((X.T @ Y).todense(), dtype=np.float64)
+            total = np.asarray(X.sum(axis=0), dtype=np.float64).reshape(-1, 1)
+            U.append(((2 * pos - total) / (s["aux_lambda"] * P + total)).astype(np.float32))
+        return index, X, np.hstack(U)
+    h = 0 if theta is None else theta.shape[1]
+    rng = np.random.default_rng(s["seed"] + 7919 * rnd)
+    orders = [rng.permutation(P).astype(np.int64) for _ in range(s["aux_epochs"])]
+    U = np.zeros((d, m * len(offsets)), np.float32)
+    for k, tg in enumerate(targets):
+        for b0 in range(0, m, 64):
+            b1 = min(b0 + 64, m)
+            W, V, t = np.zeros((d, b1 - b0), np.float32), np.zeros((h, b1 - b0), np.float32), 0
+            for order in orders:
+                t = sgd_block(u_ptr.astype(np.int64), u_ids, tg, b0, W, V,
+                              theta if h else np.zeros((0, 0), np.float32), order, s["aux_lambda"],
+                              s["aux_rate"], t, s["aux_loss"] == "hinge")
+            if h:
+                W += theta @ V
+            U[:, k * m + b0:k * m + b1] = W
+    return index, X, U
+
+
+SPLITS = [("left", ["U00:%x[-1,0]|lower", "U01:%x[-2,0]"], [0], 0),          # SGD
+          ("one", ["U00:%x[1,0]|lower"], [0, -1], 0),                         # closed form
+          ("pair", ["U00:%x[0,0]", "U01:%x[0,0]|suffix:1", "U02:%x[-1,0]/%x[1,0]", "U03:bias"], [-2, 2], 0)]
+
+
+@pytest.fixture(scope="module")
+def markov(tmp_path_factory):
+    rng = np.random.default_rng(11)
+    sentences = markov_text(rng, words=80)
+    paths = write_parts(tmp_path_factory.mktemp("markov"), sentences)
+    return sentences, paths
+
+
+def test_text_read_from_several_files_and_gzip(markov, tmp_path):
+    """Several files (plain and gzip, blank lines) read as one text, the same as their
+    sentences in one file."""
+    sentences, paths = markov
+    one = tmp_path / "all.txt"
+    one.write_text("".join(" ".join(s) + "\n" for s in sentences), encoding="utf-8")
+    a, records = read_text(paths, "token")
+    b, _ = read_text([str(one)], "token")
+    assert [r["units"] for r in records] and sum(r["units"] for r in records) == b.n_tokens
+    assert a.lengths.tolist() == b.lengths.tolist() == [len(s) for s in sentences]
+    assert a.values[0] == b.values[0]
+    np.testing.assert_array_equal(a.ids[0], b.ids[0])
+    assert [a.values[0][i] for i in a.ids[0][:len(sentences[0])]] == sentences[0]
+
+
+@pytest.mark.parametrize("split", SPLITS, ids=[s[0] for s in SPLITS])
+@pytest.mark.parametrize("chunk", [1, 37, 1 << 16])
+def test_split_text_counts_and_encodes_as_the_whole_text(markov, split, chunk):
+    """SplitText's index (counted chunk by chunk) is FeatureIndex.build's on the whole
+    text, and its features, keys and targets at any positions are those of the whole
+    text's encoding."""
+    from seqbil.aso import SplitText
+    from seqbil.features.index import FeatureIndex, field_matrix
+    from seqbil.features.templates import TemplateSet, parse_template
+    _, paths = markov
+    corpus, _ = read_text(paths, "token")
+    name, texts, offsets, column = split
+    templates = TemplateSet(parse_template(t) for t in texts)
+    for min_count in (1, 3):
+        text = SplitText(corpus, templates, chunk)
+        index = text.count(min_count)
+        ref, parts = FeatureIndex.build(corpus, templates, min_count)
+        assert index.field_list == ref.field_list
+        for f in ref.field_list:
+            assert index.fields[f].strings == ref.fields[f].strings
+        for mine, theirs in zip(index.tables[0], ref.tables[0]):
+            np.testing.assert_array_equal(mine, theirs)
+        assert index.n_keyed(0) > 0
+        rng = np.random.default_rng(min_count)
+        at = rng.integers(0, corpus.n_tokens, size=500).astype(np.int64)
+        ptr, ids = text.csr(at)
+        X = sp.csr_matrix((np.ones(len(parts[1])), parts[1], parts[0]), shape=(corpus.n_tokens, index.n_keyed(0)))
+        for k, p in enumerate(at):  # the attributes of each position, in the same order
+            assert ids[ptr[k]:ptr[k + 1]].tolist() == parts[1][parts[0][p]:parts[0][p + 1]].tolist()
+        assert (X[at] != sp.csr_matrix((np.ones(len(ids)), ids, ptr), shape=X[at].shape)).nnz == 0
+        keys = np.empty((len(at), text.T), np.int64)
+        text.positions.keys(at, keys)
+        fields, where = field_matrix(corpus, ref.field_list, ref.K,
+                                     lambda c, tokens: (ref.fields[c].lookup(tokens, -1), len(ref.fields[c])))
+        np.testing.assert_array_equal(keys, ref.keys(fields, where, 0)[at])
+    names, table, covered = target_table(corpus, 12, column)
+    names_ref, tok = target_ids(corpus, 12, column)
+    assert names == names_ref and covered == int(np.sum(tok >= 0))
+    for o in offsets + [0, 3]:
+        np.testing.assert_array_equal(text.values(at, column, table, o), shifted(tok, corpus.lengths, o)[at])
+    with pytest.raises(IndexError):
+        text.csr(np.array([corpus.n_tokens], np.int64))
+
+
+def test_hashed_template_keys_at_positions(markov):
+    """A template whose mixed radix would overflow is hashed: the same keys as from the
+    field matrix, and the same attributes."""
+    from seqbil.aso import SplitText
+    from seqbil.features.index import FeatureIndex
+    from seqbil.features.templates import TemplateSet, parse_template
+    _, paths = markov
+    corpus, _ = read_text(paths, "token")
+    macro = "/".join(f"%x[{r},0]{f}" for r in (-2, -1, 1, 2) for f in ("", "|lower", "|shape", "|suffix:1"))
+    templates = TemplateSet([parse_template("U00:" + macro), parse_template("U01:%x[0,0]")])
+    text = SplitText(corpus, templates, 50)
+    assert text.index.specs[0][3][0] == 0  # hashed
+    index = text.count(1)
+    ref, parts = FeatureIndex.build(corpus, templates, 1)
+    np.testing.assert_array_equal(index.tables[0][0], ref.tables[0][0])
+    ptr, ids = text.csr(np.arange(corpus.n_tokens, dtype=np.int64))
+    np.testing.assert_array_equal(ptr, parts[0])
+    np.testing.assert_array_equal(ids, parts[1])
+
+
+@pytest.mark.parametrize("loss_name", ["huber", "hinge"])
+def test_streamed_problems_equal_the_whole_text_ones(markov, loss_name):
+    """The problems trained chunk by chunk (the epoch's order cut into chunks, all blocks
+    on one chunk at a time, the scale carried over) are bit for bit those trained over
+    the whole text's order; the closed form from counts gathered chunk by chunk too;
+    and so is a later round, given the same Theta."""
+    from seqbil.aso import SplitText, StructureLearner
+    from seqbil.features.templates import TemplateSet, parse_template
+    _, paths = markov
+    corpus, _ = read_text(paths, "token")
+    s = aso_settings(aux_loss=loss_name, targets=70)  # more than one block of 64 problems
+    for name, texts, offsets, column in SPLITS:
+        templates = TemplateSet(parse_template(t) for t in texts)
+        _, X, U_ref = reference_split(corpus, texts, offsets, column, s)
+        theta = dense_top(U_ref, 3)[0].astype(np.float32)
+        _, _, U2_ref = reference_split(corpus, texts, offsets, column, s, theta, rnd=1)
+        for chunk, jobs in ((1 << 16, 1), (53, 2)):
+            learner = StructureLearner(s, corpus, "token", [(name, texts, offsets, column)], jobs, chunk=chunk)
+            learner.targets = {column: target_table(corpus, s["targets"], column)[:2] + (0.0,)}
+            text = SplitText(corpus, templates, chunk)
+            text.count(s["aux_min_count"])
+            U = learner.weights(text, 0, name, offsets, column)
+            blocks = 1 if len(texts) == 1 else 2  # the SGD trains 64 problems at a time
+            assert U_ref.shape[1] == 70 * len(offsets) and len(U) == blocks * len(offsets)
+            if loss_name == "huber" or len(texts) > 1:  # the reference's closed form is the Huber one
+                np.testing.assert_array_equal(np.hstack(U), U_ref)
+            assert np.abs(U_ref).max() > 0.01
+            np.testing.assert_array_equal(np.hstack(learner.weights(text, 1, name, offsets, column, theta)), U2_ref)
+
+
+def test_closed_form_hinge_from_counts(markov):
+    """The hinge's closed form from streamed counts equals the dense formula."""
+    from seqbil.aso import SplitText, StructureLearner
+    from seqbil.features.templates import TemplateSet, parse_template
+    _, paths = markov
+    corpus, _ = read_text(paths, "token")
+    s = aso_settings(aux_loss="hinge", aux_lambda=0.01)
+    name, texts, offsets, column = SPLITS[1]
+    index, X, _ = reference_split(corpus, texts, offsets, column, s)
+    names, tok = target_ids(corpus, s["targets"], column)
+    want = np.hstack([closed_form(X, shifted(tok, corpus.lengths, o), len(names), s["aux_lambda"], "hinge")
+                      for o in offsets])
+    learner = StructureLearner(s, corpus, "token", [SPLITS[1]], chunk=29)
+    learner.targets = {column: target_table(corpus, s["targets"], column)[:2] + (0.0,)}
+    text = SplitText(corpus, TemplateSet(parse_template(t) for t in texts), 29)
+    text.count(s["aux_min_count"])
+    np.testing.assert_array_equal(np.hstack(learner.weights(text, 0, name, offsets, column)), want)
+    assert np.abs(want).max() == 1.0  # some clipped
+
+
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_learned_structure_equals_the_in_memory_reference(markov, tmp_path, rounds):
+    """learn_structure on text read from several files (one gzip) gives every split the
+    index, Theta (the same subspace: principal angles ~0; the same signed vectors) and
+    RMS of the whole-text computation with a dense SVD."""
+    sentences, paths = markov
+    corpus, _ = read_text(paths, "token")
+    specs = ["left: %x[-1,0]|lower %x[-2,0] -> 0", "one: %x[1,0]|lower -> 0 -1",
+             "pair: %x[0,0] %x[0,0]|suffix:1 %x[-1,0]/%x[1,0] bias -> -2 2"]
+    opts = {"targets": 12, "dim": 4, "aux_epochs": 2, "aux_min_count": 2, "rounds": rounds}
+    structure = seqbil.learn_structure(paths, tmp_path / "m.sbs", splits=specs, jobs=2, **opts)
+    s = aso_settings(**opts)
+    for split, (name, texts, offsets, column) in zip(Structure.load(tmp_path / "m.sbs").splits, SPLITS):
+        theta = None
+        for r in range(rounds):
+            index, X, U = reference_split(corpus, texts, offsets, column, s, theta, r)
+            theta, sv = dense_top(U, 4)
+            theta = theta.astype(np.float32)
+        for mine, theirs in zip(split.index.tables[0], index.tables[0]):
+            np.testing.assert_array_equal(mine, theirs)
+        cosines = np.linalg.svd(split.theta.T.astype(np.float64) @ theta, compute_uv=False)
+        assert cosines.min() > 1 - 1e-6, (name, cosines)
+        np.testing.assert_allclose(split.theta, theta, atol=2e-4)
+        rms = float(np.sqrt(np.mean(np.square(np.asarray(X @ theta, dtype=np.float64)))))
+        assert split.rms == pytest.approx(rms, rel=1e-4)
+        info = next(p for p in structure.provenance["splits"] if p["name"] == name)
+        np.testing.assert_allclose(info["singular_values"][:4], sv, rtol=1e-4)
+
+
+def test_top_singular_of_column_blocks(rng):
+    """Column blocks (never put side by side) and more problems than features: the top
+    singular vectors of the dense SVD."""
+    for d, m, h in ((300, 130, 6), (40, 150, 5)):
+        M = (rng.standard_normal((d, 8)) @ rng.standard_normal((8, m)) + 0.2 * rng.standard_normal((d, m)))
+        M = M.astype(np.float32)
+        blocks = [np.ascontiguousarray(M[:, a:a + 64]) for a in range(0, m, 64)]
+        L, S = dense_top(M, h)
+        for jobs in (1, 2):
+            U, s = top_singular(blocks, h, jobs=jobs, rows=17)
+            np.testing.assert_allclose(s, S, rtol=1e-5)
+            np.testing.assert_allclose(U, L, atol=1e-4)
+            np.testing.assert_allclose(U.T @ U, np.eye(h), atol=1e-5)
+
+
+def test_memory_does_not_grow_with_the_text(tmp_path):
+    """The same text given twice (twice the min count: the same features and targets)
+    raises the peak of allocated memory by the text itself (4 bytes a token), the
+    epoch's order (4) and the sentence lengths (8 a sentence), not by its encoding."""
+    import tracemalloc
+
+    from seqbil.aso import StructureLearner
+    sentences = markov_text(np.random.default_rng(5), n_sent=3000, words=200)
+    once, twice = tmp_path / "once.txt", tmp_path / "twice.txt"
+    once.write_text("".join(" ".join(s) + "\n" for s in sentences), encoding="utf-8")
+    twice.write_text(once.read_text(encoding="utf-8") * 2, encoding="utf-8")
+    specs = [("pair", ["U00:%x[0,0]", "U01:%x[0,0]|suffix:1", "U02:%x[0,0]|lower", "U03:%x[-1,0]|shape"], [-1, 1], 0)]
+    peaks, dims = [], []
+    for path, min_count in ((once, 2), (twice, 4)):
+        corpus, _ = read_text([str(path)], "token")
+        s = aso_settings(aux_min_count=min_count, targets=40, aux_epochs=1)
+        tracemalloc.start()
+        structure = StructureLearner(s, corpus, "token", specs, chunk=2048).learn()
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        dims.append(structure.splits[0].theta.shape)
+        P, N = corpus.n_tokens, len(corpus)
+    assert dims[0] == dims[1]
+    extra = (P // 2) * 8 + (N // 2) * 8
+    assert peaks[1] - peaks[0] < extra + 64 * 1024, (peaks, extra)
