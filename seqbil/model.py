@@ -311,8 +311,7 @@ class Model:
 
     def predict_nbest(self, sentences, k, source="<input>"):
         """nbest for each formats.Sentence: a list of (labels, score) per sentence."""
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise SeqbilError(f"k must be a whole number of at least 1, got {k!r}")
+        _check_k(k)
         nonempty = [s for s in sentences if len(s)]
         found = []
         if nonempty:
@@ -400,8 +399,7 @@ class Model:
         """For each formats.Sentence: (its k best labelings as predict_nbest gives them,
         each with its probability exp(score / T - log Z) in place of its score, the
         marginals array), from one encoding of the sentences."""
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise SeqbilError(f"k must be a whole number of at least 1, got {k!r}")
+        _check_k(k)
         nonempty = [s for s in sentences if len(s)]
         found = []
         if nonempty:
@@ -625,3 +623,9 @@ def _check_meta(meta):
     need(corpus.get("metric") in ("chunk", "segment", "accuracy"), "corpus metric")
     need(corpus.get("scheme", "auto") in ("auto", "iob1", "iob2", "iobes", "bilou"), "corpus scheme")
     need(isinstance(meta.get("training", {}), dict), "training")
+
+
+def _check_k(k):
+    """How many labellings nbest may be asked for: a whole number of at least 1."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise SeqbilError(f"k must be a whole number of at least 1, got {k!r}")
