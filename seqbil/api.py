@@ -14,6 +14,7 @@ from . import params
 from .errors import InputError, SeqbilError
 from .evaluation import choose_metric, read_vocabulary, score
 from .formats import ConllFormat, Sentence, bies_tags, make_format, read_corpus
+from .formats.crfsuite import read_label_lines
 from .model import Model
 from .samples import SAMPLES, sample_path
 from .tagging import tag_file
@@ -60,8 +61,8 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
     """
     echo = echo or (_stderr if verbose else _quiet)
     if config is None and init_model is None:
-        echo(f"no config given: using the bundled {DEFAULT_CONFIG} config")
-        config = DEFAULT_CONFIG
+        config = "crfsuite" if options.get("format") == "crfsuite" else DEFAULT_CONFIG
+        echo(f"no config given: using the bundled {config} config")
     config = params.find_config(config) if config is not None else None
     settings, sources = params.resolve(config, options)
     if train is None and not settings["tasks"]:  # (multi-task: the corpora of the tasks)
@@ -122,6 +123,9 @@ def convert(path, output, *, precision="float32", prune=0.0, task=None):
 
 def _in_memory(fmt, sentences, name):
     """formats.Sentence objects of annotated sentences given as Python lists."""
+    if fmt.name == "crfsuite":
+        raise InputError(f"<{name}>", 0, "sentences of attributes are given in memory through seqbil.sklearn.CRF; "
+                         "here, give a file")
     out = []
     for number, s in enumerate(sentences, 1):
         where = f"<{name} sentence {number}>"
@@ -199,6 +203,8 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
     if format == "sighan":
         fmt = make_format("sighan")
         gold_s, pred_s = list(fmt.read(gold)), list(fmt.read(pred))
+    elif format == "crfsuite":  # the predictions as `crfsuite tag` writes them: a label per line
+        gold_s, pred_s = list(make_format("crfsuite").read(gold)), list(read_label_lines(pred))
     else:
         fmt = ConllFormat(None, label_column)
         gold_s, pred_s = list(fmt.read(gold)), list(ConllFormat(None, -1).read(pred))

@@ -379,7 +379,7 @@ def _sigterm_as_exit():
               help="What to score. [default: the model's task, else chosen from the gold labels]")
 @click.option("--scheme", type=click.Choice(["iob1", "iob2", "iobes", "bilou"]),
               help="Chunk tag scheme. [default: the model's, else detected from the labels]")
-@click.option("--format", "format_name", type=click.Choice(["conll", "sighan"]),
+@click.option("--format", "format_name", type=click.Choice(["conll", "sighan", "crfsuite"]),
               help="Format of --gold/--pred. [default: the model's, else conll]")
 @click.option("--words", "words_path", metavar="FILE",
               help="Training words (a word list or the segmented training file) for OOV/IV recall.")

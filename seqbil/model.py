@@ -24,7 +24,8 @@ from .features.dataset import encode
 from .features.dictionaries import Lexicon
 from .features.structure import Structure, StructureFeatures
 from .features.vectors import VectorFeatures, VectorTable
-from .features.index import LAYOUTS, NORMALIZERS, FeatureIndex, read_vocabularies, vocabulary_arrays
+from .features.index import (LAYOUTS, NORMALIZERS, FeatureIndex, attribute_arrays, read_attributes, read_vocabularies,
+                             vocabulary_arrays)
 from .errors import ModelFileError, SeqbilError
 from .modelfile import read_model, write_model
 from .storage import PRECISIONS, Rows, dense_weights, first_order_block, sparse_weights
@@ -239,6 +240,11 @@ class Model:
         return self.format.words(Sentence([chars], None, 0), self.tag(chars)) if chars else []
 
     def _sentence(self, tokens, number):
+        if self.format.name == "crfsuite":  # items: dicts or lists of attribute names (_kernels.items)
+            if isinstance(tokens, (str, bytes, dict)):
+                raise SeqbilError(f"sentence {number}: give a list of items (each a dict of attributes or a list "
+                                  f"of attribute names)")
+            return Sentence([], None, number, items=list(tokens))
         if self.format.name == "sighan":
             chars = [c for c in tokens if not c.isspace()] if isinstance(tokens, str) else list(tokens)
             if not all(isinstance(c, str) and len(c) == 1 for c in chars):
@@ -436,6 +442,7 @@ class Model:
         arrays = {"trans": self.store["trans"], "end": self.store["end"], **self.store["W0"].arrays("W0"),
                   **self.store[first].arrays(first)}
         arrays.update(vocabulary_arrays(self.index))
+        arrays.update(attribute_arrays(self.index))
         for order, (table, ptr) in enumerate(self.index.tables):
             arrays[f"table{order}"], arrays[f"table{order}_ptr"] = table, ptr
         if self.index.lexicons:  # the dictionaries travel with the model
@@ -508,7 +515,8 @@ class Model:
                     lexicons[name] = Lexicon.from_text(text)
                     if lexicons[name].sha256() != info["names"][name]["sha256"]:
                         raise ValueError(f"dictionary {name} does not match its checksum")
-            index = FeatureIndex(templates, fields, tables, meta["corpus"]["normalize"], layout, lexicons, cap)
+            index = FeatureIndex(templates, fields, tables, meta["corpus"]["normalize"], layout, lexicons, cap,
+                                 read_attributes(arrays) if templates.items else None)
             if templates.vector_templates:
                 info = meta["vectors"]
                 vector_tables = {}
@@ -604,10 +612,11 @@ def _check_meta(meta):
             raise ValueError(what)
     need(meta.get("format") == "seqbil-model" and meta.get("kind") in KINDS, "not a seqbil model")
     labels, corpus = meta.get("labels"), meta.get("corpus")
-    need(isinstance(labels, list) and labels and all(isinstance(y, str) and y and not any(ch.isspace() for ch in y)
-                                                     for y in labels) and len(set(labels)) == len(labels), "labels")
+    need(isinstance(corpus, dict) and corpus.get("format") in ("conll", "sighan", "crfsuite"), "corpus format")
+    spaced = corpus["format"] == "crfsuite"  # a label is a whole field there, spaces and all
+    need(isinstance(labels, list) and labels and all(isinstance(y, str) and y and (spaced or not any(
+        ch.isspace() for ch in y)) for y in labels) and len(set(labels)) == len(labels), "labels")
     need(isinstance(meta.get("templates"), list) and all(isinstance(t, str) for t in meta["templates"]), "templates")
-    need(isinstance(corpus, dict) and corpus.get("format") in ("conll", "sighan"), "corpus format")
     if corpus["format"] == "conll":
         n, label = corpus.get("n_fields"), corpus.get("label_column", -1)
         need(type(n) is int and 2 <= n <= 1000 and type(label) is int and -n <= label < n, "corpus columns")

@@ -55,8 +55,10 @@ class Param:
 
 
 CORE = [
-    Param("format", str, "conll", "corpus format: conll (token per line, columns) or sighan (sentence per "
-          "line, words separated by spaces; characters tagged B/I/E/S)", "corpus", ("conll", "sighan")),
+    Param("format", str, "conll", "corpus format: conll (token per line, columns), sighan (sentence per "
+          "line, words separated by spaces; characters tagged B/I/E/S) or crfsuite (CRFsuite's attribute files: "
+          "the label, then the attributes, tab-separated; templates U:%attr and B unless given)", "corpus",
+          ("conll", "sighan", "crfsuite")),
     Param("label_column", int, -1, "CoNLL field holding the label (negative: from the end)", "corpus"),
     Param("encoding", str, "utf-8", "text encoding of the corpus files", "corpus"),
     Param("normalize", str, "none", "fold field values before the templates read them: none, or nfkc "

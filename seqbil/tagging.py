@@ -298,16 +298,19 @@ class _Tagger:
         model, fmt, name = self.model, self.model.format, self.name
         if self.marginals:
             return self._probabilities(sentences)
+        notes = "@" if fmt.name == "crfsuite" else "# "  # CRFsuite's output marks its notes so (@probability)
         if self.nbest:  # an empty line (segmentation) has one labeling, the empty one
             found = model.predict_nbest(sentences, self.nbest, name)
-            return "".join(f"# {rank} {_number(score)}\n" + fmt.write(s, tags)
+            return "".join(f"{notes}{rank} {_number(score)}\n" + fmt.write(s, tags)
                            for s, paths in zip(sentences, found) for rank, (tags, score) in enumerate(paths))
         if self.confidence:
             parts = []
             for s, (tags, margins, margin) in zip(sentences, model.predict_confidence(sentences, name)):
                 if fmt.name == "conll":  # the margin becomes one more field after the label
                     tags = [(tag, _number(m)) for tag, m in zip(tags, margins)]
-                parts.append(f"# confidence {_number(margin)}\n" + fmt.write(s, tags))
+                elif fmt.name == "crfsuite":
+                    tags = [(tag, f"\t{_number(m)}") for tag, m in zip(tags, margins)]
+                parts.append(f"{notes}confidence {_number(margin)}\n" + fmt.write(s, tags))
             return "".join(parts)
         nonempty = [s for s in sentences if len(s)]
         tags = iter(model.predict(nonempty, name) if nonempty else [])
@@ -323,6 +326,16 @@ class _Tagger:
         else:
             found = [([(tags, p)], P) for tags, p, P, _ in model.predict_marginals(sentences, self.name)]
         parts = []
+        if fmt.name == "crfsuite":  # crfsuite tag -p -i (and -l): @probability, then LABEL:P per item
+            for s, (paths, P) in zip(sentences, found):
+                table = P.tolist()
+                every_label = ["".join(f"\t{y}:{q:.6f}" for y, q in zip(labels, row)) for row in table] if every \
+                    else [""] * len(table)
+                for rank, (tags, p) in enumerate(paths):
+                    parts.append(f"@{rank} {_prob(p)}\n" if self.nbest else f"@probability\t{p:.6f}\n")
+                    parts.append(fmt.write(s, [f"{y}:{row[index[y]]:.6f}{more}"
+                                               for y, row, more in zip(tags, table, every_label)]))
+            return "".join(parts)
         for s, (paths, P) in zip(sentences, found):
             table = P.tolist()
             if fmt.name == "sighan":  # per character: P(a word ends after it) = P(E) + P(S)
@@ -499,7 +512,7 @@ def _warm(model):
     """Tag one token, so that what a model builds on first use is built once, here,
     and shared by the workers (fork) instead of built in each."""
     fmt = model.format
-    model.tag("x" if fmt.name == "sighan" else [["x"] * (fmt.n_fields - 1)])
+    model.tag("x" if fmt.name == "sighan" else [["x"]] if fmt.name == "crfsuite" else [["x"] * (fmt.n_fields - 1)])
 
 
 def _failure(exc):

@@ -121,6 +121,8 @@ def file_record(path, sentences):
         h = hashlib.sha256()
         for s in sentences:
             h.update(json.dumps([s.columns, s.labels], ensure_ascii=False).encode("utf-8"))
+            if s.items is not None:  # (items may hold bytes and tuples, which JSON has not)
+                h.update(repr(s.items).encode("utf-8", "surrogateescape"))
         record["sha256"] = h.hexdigest()
     else:
         record["sha256"] = sha256_file(path)
@@ -582,10 +584,20 @@ def prepare(settings, sources, train_data, dev, template_file, config, base, ech
     elif templates.tasks and base is None:
         raise ConfigError(origin, 0, "the templates read %task, the task of a sentence, which only multi-task "
                           "training (--task NAME=TRAIN ...) gives; and it adds the %task copies itself")
+    if fmt.name != "crfsuite" and templates.items:
+        raise ConfigError(origin, 0, "%attr reads the attributes of tokens given as attributes (--format crfsuite, "
+                          "seqbil.sklearn); this corpus gives columns")
     if fmt.name == "conll":
         if fmt.n_fields is None:  # sentences given in memory
             fmt.n_fields = tokens.n_fields
         templates.check_columns(fmt.n_fields, fmt._label_index(fmt.n_fields), train_name, origin)
+    elif fmt.name == "crfsuite":
+        if any(t not in templates.item_templates and t.refs for t in templates.templates):
+            bad = next(t.text for t in templates.templates if t not in templates.item_templates and t.refs)
+            raise ConfigError(origin, 0, f"template {bad!r} reads columns, but CRFsuite's files give each token's "
+                              f"attributes: use U:%attr (and B, B:%attr)")
+        if not templates.items:
+            raise ConfigError(origin, 0, "CRFsuite's files give each token's attributes: the templates need U:%attr")
     else:
         templates.check_columns(1, None, train_name, origin)
     check_settings(settings, sources, templates, echo)

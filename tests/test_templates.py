@@ -48,7 +48,7 @@ def test_parse_marks_order_and_macros():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("X01:%x[0,0]", "must start with U"), ("U01:%t[0,0,\"a\"]", "only the %x, %dict, %gaz, %vec, %emb and %task macros"),
+    ("X01:%x[0,0]", "must start with U"), ("U01:%t[0,0,\"a\"]", "only the %x, %dict, %gaz, %vec, %emb, %task and %attr macros"),
     ("", "must start"),
     ("U:%x[0,-1]", "negative column"), ("U:%x[0,0]|lowr", "unknown function 'lowr'"),
     ("U:%x[0,0]|suffix", "positive length"), ("U:%x[0,0]|suffix:0", "positive length"),

@@ -15,9 +15,11 @@ from itertools import count, repeat
 import numpy as np
 
 from .._kernels.features import attribute_keys, encode_csr, renumber_csr, template_ids
+from .._kernels.items import merge
 from ..formats.sentence import Corpus
 from . import dictionaries
 from .functions import apply_chain
+from .templates import attr_selects
 
 _MAX_RADIX = 1 << 62
 NORMALIZERS = ("none", "nfkc")
@@ -173,6 +175,26 @@ def vocabulary_arrays(index, prefix=""):
             for f in index.field_list}
 
 
+def attribute_arrays(index):
+    """{attributes, attributes_ptr}: the attribute names of an index of %attr
+    templates, UTF-8 end to end with int64 offsets (a name may hold any character)."""
+    if index.attributes is None:
+        return {}
+    data = [s.encode("utf-8", "surrogateescape") for s in index.attributes.strings]
+    ptr = np.zeros(len(data) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in data], out=ptr[1:])
+    return {"attributes": np.frombuffer(b"".join(data), dtype=np.uint8), "attributes_ptr": ptr}
+
+
+def read_attributes(arrays):
+    """The Vocabulary of attribute_arrays."""
+    data, ptr = arrays["attributes"].tobytes(), arrays["attributes_ptr"]
+    if ptr.ndim != 1 or not len(ptr) or ptr[0] != 0 or ptr[-1] != len(data) or np.any(np.diff(ptr) < 0):
+        raise ValueError("attribute names")
+    bounds = ptr.tolist()
+    return Vocabulary(data[a:b].decode("utf-8", "surrogateescape") for a, b in zip(bounds[:-1], bounds[1:]))
+
+
 def read_vocabularies(templates, arrays, prefix=""):
     """{Field: Vocabulary} of the fields the templates read, from vocabulary_arrays."""
     out = {}
@@ -187,13 +209,17 @@ LAYOUT = "boundaries-first"  # of new indexes
 
 
 class FeatureIndex:
-    def __init__(self, templates, fields, tables, normalize="none", layout=None, lexicons=None, length_cap=6):
+    def __init__(self, templates, fields, tables, normalize="none", layout=None, lexicons=None, length_cap=6,
+                 attributes=None):
         """templates: TemplateSet; fields: {Field: Vocabulary}; tables: per order
         (sorted keys, int64 pointers per template); normalize: see normalizer();
         layout: how field values are numbered (see field_matrix); lexicons: {name:
         Lexicon} read by the %dict and %gaz macros, entries folded as the fields
-        are; length_cap: entry lengths above it read as it."""
+        are; length_cap: entry lengths above it read as it; attributes: the
+        Vocabulary of the attribute names the %attr templates read, whose ids are
+        their keys (a name keeps its id as the vocabulary grows)."""
         self.templates, self.fields, self.tables = templates, fields, tables
+        self.attributes = attributes
         self.lexicons, self.length_cap = dict(lexicons or {}), length_cap
         self.vectors = None  # VectorFeatures of the %vec templates (features/vectors.py), if any
         self.structure = None  # StructureFeatures of a structure from unlabeled text (features/structure.py), if any
@@ -208,6 +234,9 @@ class FeatureIndex:
         t_ptr, rows, cols, mults = [0], [], [], []
         position = {c: i for i, c in enumerate(self.field_list)}
         for t in templates:
+            if t in self.templates.item_templates:  # keyed by the attribute names' ids, no macros
+                t_ptr.append(len(rows))
+                continue
             m, ms = 1, []
             for _, c in reversed(t.refs):
                 ms.append(m)
@@ -307,16 +336,56 @@ class FeatureIndex:
         def token_ids(c, tokens):
             return self.fields[c].lookup(tokens, -1), len(self.fields[c])
 
-        fields, index = field_matrix(Corpus.of(sentences), self.field_list, self.K, token_ids, self.fold,
+        corpus = Corpus.of(sentences)
+        self._check_items(corpus)
+        fields, index = field_matrix(corpus, self.field_list, self.K, token_ids, self.fold,
                                      self.layout, self.lexicon_codes)
         parts = []
         for order in (0, 1):
             table, ptr = self.tables[order]
-            if len(self.specs[order][0]) == 1:  # no templates of this order
+            n = self.templates.n_column_templates[order]
+            if n == 0:  # no templates of this order that read columns
                 parts.extend((_zero_pointers(len(index) + 1), np.zeros(0, np.int32)))
             else:
-                parts.extend(encode_csr(fields, index, *self.specs[order], table, ptr))
+                parts.extend(encode_csr(fields, index, *self.column_spec(order), table[:ptr[n]], ptr[:n + 1]))
+        if self.templates.items:
+            entry = self.attributes.lookup(corpus.items.names, -1)[corpus.items.ids]
+            return self._with_items(parts, corpus.items, entry)
         return parts
+
+    def column_spec(self, order):
+        """The spec of the templates of an order that read columns (those before the
+        %attr templates)."""
+        t_ptr, rows, cols, mults = self.specs[order]
+        return t_ptr[:self.templates.n_column_templates[order] + 1], rows, cols, mults
+
+    def _check_items(self, corpus):
+        if self.templates.items and corpus.items is None:
+            raise ValueError("the templates read %attr, the attributes of the tokens, but the corpus gives columns")
+        if corpus.items is not None and not self.templates.items:
+            raise ValueError("the corpus gives the attributes of its tokens (CRFsuite's format, feature dicts): "
+                             "read them with %attr templates (U:%attr and B)")
+
+    def _with_items(self, parts, items, entry):
+        """parts (u_ptr, u_ids, b_ptr, b_ids) with the attributes of the %attr templates
+        appended at every position: entry[e] is the name id in self.attributes of
+        items entry e (-1: unknown). Adds u_vals when the items have weights other than 1."""
+        out, u_vals = [], None
+        for order in (0, 1):
+            table, ptr = self.tables[order]
+            ts = range(self.templates.n_column_templates[order], len(ptr) - 1)
+            attr = np.full((len(ts), len(entry)), -1, dtype=np.int32)
+            for k, t in enumerate(ts):
+                lo, hi = int(ptr[t]), int(ptr[t + 1])
+                lut = np.full(len(self.attributes) + 1, -1, dtype=np.int32)  # the last: unknown names (-1)
+                lut[table[lo:hi]] = np.arange(lo, hi, dtype=np.int32)
+                attr[k] = lut[entry]
+            vals = items.vals if order == 0 and items.vals is not None else np.zeros(0, np.float32)
+            p, i, v = merge(parts[2 * order], parts[2 * order + 1], np.zeros(0, np.float32), items.ptr, attr, vals)
+            out.extend((p, i))
+            if order == 0:
+                u_vals = v
+        return out + ([u_vals] if u_vals is not None else [])
 
     @classmethod
     def build(cls, sentences, templates, min_count=1, normalize="none", base=None, lexicons=None, length_cap=6,
@@ -338,13 +407,21 @@ class FeatureIndex:
                 vocabularies[c], ids = base.fields[c].extended(tokens)
             return ids, len(vocabularies[c])
 
-        fields, index = field_matrix(Corpus.of(sentences), templates.fields, templates.reach, token_ids,
+        corpus = Corpus.of(sentences)
+        fields, index = field_matrix(corpus, templates.fields, templates.reach, token_ids,
                                      normalizer(normalize), LAYOUT, partial(lexicon_codes, lexicons, length_cap,
                                                                              jackknife))
         self = cls(templates, vocabularies, [None, None], normalize, LAYOUT, lexicons, length_cap)
+        self._check_items(corpus)
+        entry, name_counts = None, None
+        if templates.items:  # the attribute names, numbered as the base numbers them
+            names = corpus.items.names
+            self.attributes, local = Vocabulary.build(names) if base is None else base.attributes.extended(names)
+            entry = local[corpus.items.ids]
+            name_counts = np.bincount(entry, minlength=len(self.attributes))
         parts, tables, self.renumber = [], [], []
         for order in (0, 1):
-            spec = self.specs[order]
+            spec = self.column_spec(order)
             T = len(spec[0]) - 1
             old = base.rekeyed(order, self) if base is not None else None
             # ids[p * T + t]: first the number of the key of template t at token p among the
@@ -372,6 +449,17 @@ class FeatureIndex:
                 luts.append(lut)
                 table.append(keep_keys)
                 ptr.append(ptr[-1] + len(keep_keys))
+            for t in range(T, len(templates.by_order[order])):  # %attr: the name ids it reads, seen often enough
+                field = templates.by_order[order][t].refs[0][1]
+                keep = (name_counts >= min_count) & self._selected(field)
+                if old is not None:
+                    old_keys = old[0][old[1][t]:old[1][t + 1]]
+                    keep[old_keys] = True
+                keep_keys = np.flatnonzero(keep).astype(np.int64)
+                if old is not None:
+                    renumber[old[1][t]:old[1][t + 1]] = ptr[-1] + np.searchsorted(keep_keys, old_keys)
+                table.append(keep_keys)
+                ptr.append(ptr[-1] + len(keep_keys))
             self.renumber.append(renumber)
             tables.append((np.concatenate(table) if table else np.zeros(0, np.int64), np.array(ptr, np.int64)))
             lut_ptr = np.zeros(T + 1, dtype=np.int64)
@@ -382,4 +470,13 @@ class FeatureIndex:
                 ids.resize(n, refcheck=False)  # shrinks in place: no second buffer
             parts.extend((csr_ptr, ids))
         self.tables = tables
+        if templates.items:
+            parts = self._with_items(parts, corpus.items, entry)
         return self, parts
+
+    def _selected(self, field):
+        """bool [names]: the attribute names a %attr field reads."""
+        if not field.source:
+            return np.ones(len(self.attributes), dtype=bool)
+        return np.fromiter((attr_selects(field, n) for n in self.attributes.strings), dtype=bool,
+                           count=len(self.attributes))

@@ -23,11 +23,24 @@ from .functions import chain_text, describe, parse_chain
 _CHAIN = r"((?:\|[A-Za-z_]+(?::[^|/%\s]*)?)*)"
 _MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]" + _CHAIN + r"|%(dict|gaz)\[([^\]]*)\]" + _CHAIN +
                     r"|%vec\[\s*(-?\d+)\s*,\s*(\d+)\s*,\s*([A-Za-z_][\w.-]*)\s*\]"
-                    r"|%emb\[\s*(-?\d+)\s*,\s*(\d+)\s*\]|(%task)\b")
+                    r"|%emb\[\s*(-?\d+)\s*,\s*(\d+)\s*\]|(%task)\b|(%attr)\b(?:\[([^\]]*)\])?")
 TASK = "%task"  # the task of the sentence, in multi-task models (task_copies)
 # %emb[r,c] is %vec over these vectors, the `embeddings` of the config, which the rpa
 # learner learns (a name no %vec can take)
 EMB = "%emb"
+ATTR = "%attr"  # every attribute of an item (CRFsuite's files, feature dicts), or those of some keys
+
+
+def attr_keys(field):
+    """The keys a %attr[KEY,...] field selects (empty: every attribute)."""
+    return tuple(k for k in field.source.split(",") if k) if field.source else ()
+
+
+def attr_selects(field, name):
+    """Whether the %attr field reads the attribute `name`: %attr reads all; with keys,
+    a name that is a key or starts with one followed by ':' or '=' (w:the, w[0]=the)."""
+    keys = attr_keys(field)
+    return not keys or any(name == k or (name.startswith(k) and name[len(k)] in ":=") for k in keys)
 
 
 @dataclass(frozen=True, order=True)
@@ -45,6 +58,8 @@ class Field:
     def __str__(self):
         if self.kind == "task":
             return TASK
+        if self.kind == "attr":
+            return f"{ATTR}[{self.source}]" if self.source else ATTR
         if self.kind == "vec":
             return f"{self.column}%vec[{self.source}]"
         if self.source:
@@ -95,6 +110,16 @@ def parse_template(text, source="<template>", line=0):
             refs.append((0, Field(0, (), "", "task")))
             last = m.end()
             continue
+        if m.group(13):  # the item's own attributes: the template is this macro alone
+            if len(_MACRO.findall(text)) != 1 or m.end() != len(text):
+                raise ConfigError(source, line, f"template {text!r}: %attr stands alone in a template, as in "
+                                                f"U:%attr or B:%attr[KEY,...]")
+            keys = [k.strip() for k in (m.group(14) or "").split(",")]
+            if m.group(14) is not None and not all(keys):
+                raise ConfigError(source, line, f"template {text!r}: write %attr[KEY,...] with no empty key")
+            refs.append((0, Field(0, (), ",".join(keys) if m.group(14) is not None else "", "attr")))
+            last = m.end()
+            continue
         if m.group(9) or m.group(10):  # a dense vector: the template is this macro alone, 0-order
             macro = "%vec[r,c,NAME]" if m.group(9) else "%emb[r,c]"
             if text[0] != "U" or len(_MACRO.findall(text)) != 1 or m.end() != len(text):
@@ -117,8 +142,8 @@ def parse_template(text, source="<template>", line=0):
         last = m.end()
     rest = text[last:]
     if "%" in "".join(p for p in pieces if p != "{}") + rest:
-        raise ConfigError(source, line, f"template {text!r}: only the %x, %dict, %gaz, %vec, %emb and %task macros "
-                                        "are known (seqbil train --help-templates)")
+        raise ConfigError(source, line, f"template {text!r}: only the %x, %dict, %gaz, %vec, %emb, %task and %attr "
+                                        "macros are known (seqbil train --help-templates)")
     pieces.append(rest.replace("{", "{{").replace("}", "}}"))
     return Template(text, 0 if text[0] == "U" else 1, "".join(pieces), tuple(refs))
 
@@ -143,6 +168,11 @@ In <text>, each macro is replaced by what it reads at the token:
   %gaz[NAME]        B, I, L or U inside the longest phrase of gazetteer NAME covering the
                     token, O outside
   %dict[ROW,NAME,KIND], %gaz[ROW,NAME]: the same at the token ROW rows away
+  %attr             every attribute of the token, when tokens are given as attributes
+                    (--format crfsuite, feature dicts in seqbil.sklearn): alone in a template,
+                    U:%attr (0-order, with its weight) or B:%attr (1st-order: factored by
+                    the bilinear learners, its weight not used)
+  %attr[K1,K2,...]  only the attributes of those keys: named K, or K:... or K=...
   %task             the task of the sentence, in multi-task training (seqbil train --task):
                     each template T gets the copy T/%task, which seqbil adds by itself
   %vec[r,c,NAME]    the vector of the cell in the word vectors NAME: its components are
@@ -199,9 +229,9 @@ def task_copies(templates, source="<templates>"):
         if t.reads_task:
             raise ConfigError(source, 0, f"template {t.text!r}: the %task copies of the templates are made by "
                               f"multi-task training itself; give the templates without %task")
-        if t.refs and t.refs[0][1].kind == "vec":
-            raise ConfigError(source, 0, f"template {t.text!r}: word vectors (%vec) are not supported in "
-                              f"multi-task training")
+        if t.refs and t.refs[0][1].kind in ("vec", "attr"):
+            what = "word vectors (%vec) are" if t.refs[0][1].kind == "vec" else "attributes (%attr) are"
+            raise ConfigError(source, 0, f"template {t.text!r}: {what} not supported in multi-task training")
     copies = [parse_template(f"{t.text}/{TASK}", source) for t in templates if t.order == 0 or t.refs]
     return TemplateSet(templates + copies)
 
@@ -243,9 +273,15 @@ class TemplateSet:
         # %vec templates bring real-valued features of their own (features/vectors.py); the
         # others map each position to one attribute id through the key tables
         self.vector_templates = [t for t in self.templates if t.refs and t.refs[0][1].kind == "vec"]
-        self.by_order = ([t for t in self.templates if t.order == 0 and t not in self.vector_templates],
-                         [t for t in self.templates if t.order == 1 and t.refs])
-        keyed = self.by_order[0] + self.by_order[1]
+        # %attr templates read the tokens' own attributes (features/index.py keys them by
+        # their names' ids); they come after the others of their order
+        self.item_templates = [t for t in self.templates if t.refs and t.refs[0][1].kind == "attr"]
+        self.by_order = tuple([t for t in self.templates if t.order == order and (t.refs or order == 0) and
+                               t not in self.vector_templates and t not in self.item_templates] +
+                              [t for t in self.item_templates if t.order == order] for order in (0, 1))
+        self.n_column_templates = [len(ts) - sum(t in self.item_templates for t in ts) for ts in self.by_order]
+        self.items = bool(self.item_templates)
+        keyed = [t for t in self.by_order[0] + self.by_order[1] if t not in self.item_templates]
         self.fields = sorted({f for t in keyed for _, f in t.refs})  # what the keyed macros read
         self.dictionaries = sorted({f.source for f in self.fields if f.source})
         self.vectors = sorted({t.refs[0][1].source for t in self.vector_templates})
@@ -257,7 +293,7 @@ class TemplateSet:
         for t in self.templates:
             for _, f in t.refs:
                 c = f.column
-                if f.kind == "task":
+                if f.kind in ("task", "attr"):
                     continue
                 if c >= n_fields or c == label_index:
                     what = (f"column {c}, the label column of {n_fields}-field data (are the labels missing?)"

@@ -7,6 +7,8 @@ from itertools import repeat
 
 import numpy as np
 
+from .._kernels.items import Flattener, flatten
+
 
 @dataclass
 class Sentence:
@@ -15,9 +17,31 @@ class Sentence:
     line: int              # line number of the first token, for messages
     rows: list = field(default_factory=list)  # CoNLL: the fields of each input line
     lines: list | None = None  # CoNLL read from a file: the text of each line, for the writer
+    # tokens given as attributes (CRFsuite's files, feature dicts): an item per token,
+    # as _kernels.items.flatten takes it; columns is then empty
+    items: list | None = None
 
     def __len__(self):
+        if self.items is not None:
+            return len(self.items)
         return len(self.columns[0]) if self.columns else 0
+
+
+@dataclass
+class Items:
+    """The attributes of every token of a corpus, CSR by token: the entries of token p
+    are ids[ptr[p]:ptr[p+1]], ids into names (the corpus's distinct attribute names,
+    in order of first appearance), with weights vals (float32; None: all 1)."""
+    names: list
+    ptr: np.ndarray   # int64 [P+1]
+    ids: np.ndarray   # int32 [E]
+    vals: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, sequences):
+        """(Items, lengths) of sequences of items (see _kernels.items.flatten)."""
+        names, lengths, ptr, ids, vals = flatten(sequences)
+        return cls(names, ptr, ids, vals), lengths
 
 
 class _Ids(dict):
@@ -46,6 +70,7 @@ class Corpus:
         self.label_ids = label_ids        # int32 [P]
         self.tasks = None                 # multi-task corpora: int32 [N], the task of each sentence
         self.task_names = None            # and the names of the tasks
+        self.items = None                 # Items: tokens given as attributes (no columns then)
 
     def with_task(self, names, task):
         """This corpus with every sentence in task `task` of the tasks `names`."""
@@ -107,10 +132,13 @@ class Corpus:
         if isinstance(sentences, Corpus):
             return sentences
         lengths, columns, labels = array("q"), [], array("i")
-        vocab, label_vocab, present = [], _Ids(), set()
+        vocab, label_vocab, present, items, n_items = [], _Ids(), set(), Flattener(), 0
         for s in sentences:
             n = len(s)
             lengths.append(n)
+            if s.items is not None:
+                items.add(s.items)
+                n_items += 1
             for c in range(len(columns), len(s.columns)):  # a column first seen here: earlier tokens miss it
                 columns.append(array("i", repeat(-1, len(labels))))
                 vocab.append(_Ids())
@@ -126,8 +154,35 @@ class Corpus:
             labels.extend(repeat(-1, n) if s.labels is None else map(label_vocab.__getitem__, s.labels))
         values = [list(v) if c in present else None for c, v in enumerate(vocab)]
         ids = [np.frombuffer(col, dtype=np.int32) if v is not None else None for col, v in zip(columns, values)]
-        return cls(np.frombuffer(lengths, dtype=np.int64), values, ids, list(label_vocab),
-                   np.frombuffer(labels, dtype=np.int32))
+        out = cls(np.frombuffer(lengths, dtype=np.int64), values, ids, list(label_vocab),
+                  np.frombuffer(labels, dtype=np.int32))
+        if n_items:
+            if n_items != len(out):
+                raise ValueError("some sentences are given as attributes, others as columns")
+            names, _, ptr, ids, vals = items.result()
+            out.items = Items(names, ptr, ids, vals)
+        return out
+
+    @classmethod
+    def of_items(cls, sequences, labels=None):
+        """The corpus of sequences of items (see Items.of), with their label
+        sequences when given (None: unlabeled)."""
+        items, lengths = Items.of(sequences)
+        label_vocab, label_ids = _Ids(), array("i")
+        if labels is not None:
+            labels = list(labels)
+            if len(labels) != len(lengths):
+                raise ValueError(f"{len(lengths)} sequences but {len(labels)} label sequences")
+            for j, (y, n) in enumerate(zip(labels, lengths), 1):
+                if isinstance(y, str) or len(y) != n:
+                    raise ValueError(f"sequence {j}: {n} items but "
+                                     f"{'a string' if isinstance(y, str) else len(y)} labels")
+                label_ids.extend(map(label_vocab.__getitem__, y))
+        else:
+            label_ids.extend(repeat(-1, int(lengths.sum())))
+        out = cls(lengths, [], [], list(label_vocab), np.frombuffer(label_ids, dtype=np.int32))
+        out.items = items
+        return out
 
     def column(self, c, fold=None):
         """(distinct values, id of each token's value) of column c, the values passed

@@ -1,0 +1,146 @@
+"""CRFsuite's attribute files (what `crfsuite learn` and `crfsuite tag` read): one
+item per line, the label first, then its attributes, all separated by tabs; a blank
+line between sequences. An attribute is NAME or NAME:WEIGHT (weight 1 when left out);
+in both, ``\\:`` is a colon and ``\\\\`` a backslash (CRFsuite's frontend/iwa.c).
+
+`seqbil tag` writes one label per line and a blank line after each sequence, as
+`crfsuite tag` does; with --marginals, ``@probability\\tP`` before each sequence and
+``LABEL:P`` (the label's marginal), as `crfsuite tag -p -i`; with --all-marginals
+every label's ``\\tLABEL:P`` after it, as `-l`. Probabilities are printed with six
+decimals, as CRFsuite prints them.
+
+Where CRFsuite reads past a malformed line, seqbil stops with the file and line: a
+weight that is not a number, a third unescaped colon, a declaration (``@weight``:
+CRFsuite's instance weights, which seqbil does not train with)."""
+from ..errors import InputError
+from .sentence import Sentence
+from .textio import read_lines
+
+
+def read_label_lines(source, encoding="utf-8"):
+    """Sentences (labels only) of `crfsuite tag` output: a label per line, the first
+    tab-separated field, less a ``:PROB`` (-i); the ``@`` lines (-p) skipped."""
+    name = getattr(source, "name", str(source) if source not in (None, "-") else "<stdin>")
+    labels, first = [], 0
+    for number, text in read_lines(source, encoding):
+        if text.startswith("@"):
+            continue
+        if not text.strip(" \t"):
+            if labels:
+                yield Sentence([], labels, first, items=[[]] * len(labels))
+                labels = []
+            continue
+        label = text.split("\t", 1)[0]
+        head, colon, tail = label.rpartition(":")
+        if colon:
+            try:
+                float(tail)
+                label = head
+            except ValueError:
+                pass
+        if not label:
+            raise InputError(name, number, "a line without a label")
+        if not labels:
+            first = number
+        labels.append(label)
+    if labels:
+        yield Sentence([], labels, first, items=[[]] * len(labels))
+
+
+def _unescape(field):
+    """(name, weight text or None) of an attribute field with escapes."""
+    parts, cur, i, n = [], [], 0, len(field)
+    while i < n:
+        c = field[i]
+        if c == "\\" and i + 1 < n and field[i + 1] in ":\\":
+            cur.append(field[i + 1])
+            i += 2
+            continue
+        if c == ":":
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    parts.append("".join(cur))
+    if len(parts) > 2:
+        raise ValueError(f"attribute {field!r} has more than one unescaped ':' (write \\: for a colon in a name)")
+    return parts[0], (parts[1] if len(parts) == 2 else None)
+
+
+def parse_attribute(field):
+    """(name, weight) of one attribute field: weight 1.0 without ':WEIGHT'."""
+    if "\\" in field:
+        name, weight = _unescape(field)
+    else:
+        name, colon, weight = field.partition(":")
+        if ":" in weight:
+            raise ValueError(f"attribute {field!r} has more than one unescaped ':' (write \\: for a colon in a name)")
+        weight = weight if colon else None
+    if not weight:  # CRFsuite: an empty weight is 1
+        return name, 1.0
+    try:
+        return name, float(weight)
+    except ValueError:
+        raise ValueError(f"attribute {field!r}: the weight {weight!r} is not a number") from None
+
+
+def escape(name):
+    """An attribute name as an attribute file writes it."""
+    return name.replace("\\", "\\\\").replace(":", "\\:")
+
+
+def _label(field):
+    """The label of an item line (the first field), unescaped as CRFsuite reads it."""
+    name, weight = _unescape(field) if "\\" in field or ":" in field else (field, None)
+    if weight is not None:
+        raise ValueError(f"the label {field!r} has an unescaped ':'")
+    return name
+
+
+class CrfsuiteFormat:
+    """CRFsuite's attribute files (see the module's description)."""
+
+    name = "crfsuite"
+    n_fields = None  # no columns: the tokens are their attributes
+
+    def read(self, source, labeled=True, encoding="utf-8", keep_empty=False):
+        """Sentences whose items are [(name, weight), ...] lists; labels from the first
+        field of each line (labeled=False: kept when every item of the sequence has a
+        non-empty one, else None)."""
+        name = getattr(source, "name", str(source) if source not in (None, "-") else "<stdin>")
+        items, labels, first = [], [], 0
+        for number, text in read_lines(source, encoding):
+            if not text.strip(" \t"):
+                if items:
+                    yield self._sentence(items, labels, first, labeled, name)
+                    items, labels = [], []
+                continue
+            fields = [f for f in text.split("\t") if f]
+            try:
+                if fields[0].startswith("@"):
+                    raise ValueError(f"declaration {fields[0]!r}: CRFsuite's instance weights (@weight) are not "
+                                     f"supported")
+                label = _label(fields[0])
+                attrs = [parse_attribute(f) for f in fields[1:]]
+            except ValueError as exc:
+                raise InputError(name, number, str(exc)) from None
+            if labeled and not label:
+                raise InputError(name, number, "an item without a label (the first field of the line)")
+            if not items:
+                first = number
+            items.append([a if a[1] != 1.0 else a[0] for a in attrs])
+            labels.append(label)
+        if items:
+            yield self._sentence(items, labels, first, labeled, name)
+
+    @staticmethod
+    def _sentence(items, labels, first, labeled, name):
+        if not labeled and not all(labels):
+            labels = None
+        return Sentence([], labels, first, items=items)
+
+    def write(self, sentence, tags):
+        """A label per line (a tag may also be a tuple: the label, then the fields
+        after it, as --marginals gives), then a blank line."""
+        return "".join((t if isinstance(t, str) else t[0] + "".join(t[1:])) + "\n" for t in tags) + "\n"
