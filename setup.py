@@ -40,7 +40,7 @@ setup(
     packages=find_packages(include=["seqbil", "seqbil.*"]) + ["seqbil.configs"],
     # The top-level configs/ directory ships inside the package as seqbil.configs.
     package_dir={"seqbil.configs": "configs"},
-    package_data={"seqbil.samples": ["*.txt", "*.utf8"], "seqbil.configs": ["*.toml", "*.template"]},
+    package_data={"seqbil.samples": ["*.txt", "*.utf8", "*.gz"], "seqbil.configs": ["*.toml", "*.template"]},
     ext_modules=cythonize(
         extensions,
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False,
@@ -50,9 +50,10 @@ setup(
     extras_require={
         # the tests run the Dask code on a local cluster too, and compare
         # seqbil.optimize with the C liblbfgs that pylbfgs wraps
-        "test": ["pytest>=7", "hypothesis>=6", "dask[distributed]>=2023.6", "pylbfgs>=0.2"],
+        "test": ["pytest>=7", "hypothesis>=6", "dask[distributed]>=2023.6", "pylbfgs>=0.2", "scikit-learn>=1.0"],
         "dask": ["dask[distributed]>=2023.6", "bokeh>=3.1"],  # bokeh: the dashboard
-        "bench": ["python-crfsuite>=0.9"],
+        "bench": ["python-crfsuite>=0.9", "sklearn-crfsuite>=0.5"],
+        "sklearn": ["scikit-learn>=1.0"],  # seqbil.sklearn: the sklearn-crfsuite drop-in
         "plots": ["matplotlib>=3.5"],
     },
     entry_points={"console_scripts": ["seqbil=seqbil.cli:main"]},

@@ -275,11 +275,28 @@ def crf_speed_table(record):
             f"{ratio['jobs2_vs_jobs1']:.2f}. {provenance(record)}\n")
 
 
+def sklearn_table(record):
+    rows = ["| system | settings | fit (s) | fit / sklearn-crfsuite lbfgs | building the dicts (s) | predict (s) | "
+            "test F1 | whole process peak RSS (MiB) | model (KiB) |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    ratios = record["fit_vs_sklearn_crfsuite_lbfgs"]
+    for name, r in record["systems"].items():
+        settings = ", ".join(f"{k}={v!r}" for k, v in r["options"].items())
+        ratio = spread(ratios[name], "{:.2f}") if name in ratios else "1"
+        rows.append(f"| {name} | `{settings}` | {spread(r['fit_seconds'], '{:.1f}')} | {ratio} | "
+                    f"{spread(r['dict_seconds'], '{:.1f}')} | {spread(r['predict_seconds'], '{:.2f}')} | "
+                    f"{r['f1']['median']:.2f} | {spread(r['rss_mib'], '{:.0f}')} | "
+                    f"{r['model_bytes']['median'] / 1024:,.0f} |")
+    return (f"`seqbil.sklearn.CRF` against sklearn-crfsuite's `CRF` on {record['corpus']}, each system in a process "
+            f"of its own: the feature dicts built in Python (timed apart), then `fit` (features in, model out) and "
+            f"`predict`. Test F1: conlleval's.\n\n" + "\n".join(rows) + f"\n\n{provenance(record)}\n")
+
+
 RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
              "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
              "ipm_speed": ipm_table, "calibration": calibration_table, "crf_speed": crf_speed_table,
-             "crfpp_examples": crfpp_examples_table}
+             "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table}
 
 
 def render_record(record):

@@ -1,0 +1,367 @@
+"""`seqbil.sklearn.CRF`: sklearn-crfsuite's CRF estimator (version 0.5.0) on seqbil's
+learners. Code written for sklearn-crfsuite runs with this one for the import:
+
+    from seqbil.sklearn import CRF          # was: from sklearn_crfsuite import CRF
+    crf = CRF(algorithm="lbfgs", c1=0.1, c2=0.1, max_iterations=100)
+    crf.fit(X_train, y_train)               # X: lists of feature dicts, y: lists of labels
+    crf.predict(X_test), crf.predict_marginals(X_test)
+
+The feature dicts are named as python-crfsuite names them (cython_ext/items.pyx) and
+read by the templates U:%attr and B (CRFsuite's feature set; features/templates.py).
+"""
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .. import params
+from ..formats import Sentence
+from ..model import Model
+from .tagger import Tagger
+
+# CRFsuite's algorithms and seqbil's own learners
+ALGORITHMS = {"lbfgs": "crf", "l2sgd": "l2sgd", "ap": "sp", "pa": "pa", "arow": "arow",
+              "bol": "bol", "bcd": "bcd", "sp": "sp", "rpa": "rpa"}
+# sklearn-crfsuite's parameters: the seqbil option each one sets (for the learners that
+# have that option; elsewhere it is accepted and not used, as CRFsuite ignores an
+# option its algorithm lacks)
+OPTIONS = {"c1": "c1", "c2": "c2", "max_iterations": "epochs", "num_memories": "crf_memories",
+           "epsilon": "crf_epsilon", "period": "period", "delta": "delta", "linesearch": "crf_linesearch",
+           "max_linesearch": "crf_max_linesearch", "calibration_eta": "calibration_eta",
+           "calibration_rate": "calibration_rate", "calibration_samples": "calibration_samples",
+           "calibration_candidates": "calibration_candidates", "calibration_max_trials": "calibration_max_trials",
+           "pa_type": "pa_type", "c": "C", "error_sensitive": "pa_error_sensitive", "averaging": "averaged",
+           "variance": "arow_variance", "gamma": "arow_gamma", "all_possible_states": "all_possible_states"}
+# CRFsuite's defaults where they are not seqbil's: its L2 coefficient (seqbil chooses c2
+# on held-out data when none is given), its iteration caps (lbfgs: none)
+CRFSUITE_DEFAULTS = {"crf": {"c1": 0.0, "c2": 1.0, "epochs": 2 ** 31 - 1}, "l2sgd": {"c2": 1.0, "epochs": 1000},
+                     "sp": {"epochs": 100}, "pa": {"epochs": 100}, "arow": {"epochs": 100}}
+
+
+class CRF(BaseEstimator):
+    """sklearn-crfsuite's CRF on seqbil (see the module docstring).
+
+    Parameters, as sklearn-crfsuite names them (None: CRFsuite's default):
+
+    algorithm : 'lbfgs' (default; seqbil's crf: L-BFGS, OWL-QN when c1 > 0), 'l2sgd',
+        'ap' (the averaged perceptron: seqbil's sp), 'pa', 'arow', or one of seqbil's
+        own learners: 'bol' (the online bilinear learner, Wu & Sun), 'bcd', 'sp', 'rpa'.
+    min_freq : attributes seen fewer than this many times in training are dropped
+        (seqbil's min_count; CRFsuite counts (attribute, label) pairs).
+    all_possible_states : a weight for every (attribute, label) pair, not only those
+        seen in training (lbfgs, l2sgd).
+    all_possible_transitions : accepted, not used: seqbil's CRF always has a weight for
+        every label transition (and for each label first and last in a sequence).
+    c1, c2 : the L1 and L2 coefficients, c1 |w|_1 + c2 |w|^2 as CRFsuite defines them
+        (default 0 and 1.0).
+    max_iterations : the cap on iterations or epochs (lbfgs: none; l2sgd 1000; ap, pa,
+        arow 100; seqbil's learners: their own, e.g. bol 20).
+    num_memories, epsilon, period, delta, linesearch, max_linesearch : L-BFGS's, as
+        CRFsuite's (epsilon is not used by ap, pa and arow: they run max_iterations).
+    calibration_eta, calibration_rate, calibration_samples, calibration_candidates,
+    calibration_max_trials : l2sgd's learning-rate calibration.
+    pa_type, c, error_sensitive, averaging : pa's (c is also the step of bol, bcd, rpa).
+    variance, gamma : arow's.
+    verbose : print the run's messages and progress bars.
+    model_filename : where fit writes the model (a seqbil model file); a file that
+        exists before fit is opened, so that predict works without fit.
+    keep_tempfiles : keep the temporary model file of a fit without model_filename.
+    trainer_cls : accepted, not used (python-crfsuite's trainer class).
+
+    seqbil's own:
+
+    first_order : the dict keys whose attributes are also 1st-order features (the
+        template B:%attr[KEY,...]), which bol and bcd factor: a list of keys, 'all', or
+        None (none: only the label transitions are 1st-order, as in CRFsuite).
+    params : a dict of any other seqbil option by its name (`seqbil params`), e.g.
+        {"power_steps": 4, "temperature": 1.0, "jobs": 2}.
+
+    Fitted attributes (None before fit): classes_, size_, num_attributes_,
+    attributes_, state_features_, transition_features_ (the label transitions;
+    B:%attr attributes' weights are in tagger_.info().first_order_features),
+    training_log_ (a TrainingLog: one record per pass), tagger_ (Tagger).
+    Probabilities (predict_marginals) are exp(score / T) / Z, T = 1 for lbfgs and
+    l2sgd, fitted on held-out data for the others (temperature_).
+    """
+
+    def __init__(self, algorithm=None, min_freq=None, all_possible_states=None, all_possible_transitions=None,
+                 c1=None, c2=None, max_iterations=None, num_memories=None, epsilon=None, period=None, delta=None,
+                 linesearch=None, max_linesearch=None, calibration_eta=None, calibration_rate=None,
+                 calibration_samples=None, calibration_candidates=None, calibration_max_trials=None, pa_type=None,
+                 c=None, error_sensitive=None, averaging=None, variance=None, gamma=None, verbose=False,
+                 model_filename=None, keep_tempfiles=False, trainer_cls=None, first_order=None, params=None):
+        self.algorithm = algorithm
+        self.min_freq = min_freq
+        self.all_possible_states = all_possible_states
+        self.all_possible_transitions = all_possible_transitions
+        self.c1 = c1
+        self.c2 = c2
+        self.max_iterations = max_iterations
+        self.num_memories = num_memories
+        self.epsilon = epsilon
+        self.period = period
+        self.delta = delta
+        self.linesearch = linesearch
+        self.max_linesearch = max_linesearch
+        self.calibration_eta = calibration_eta
+        self.calibration_rate = calibration_rate
+        self.calibration_samples = calibration_samples
+        self.calibration_candidates = calibration_candidates
+        self.calibration_max_trials = calibration_max_trials
+        self.pa_type = pa_type
+        self.c = c
+        self.error_sensitive = error_sensitive
+        self.averaging = averaging
+        self.variance = variance
+        self.gamma = gamma
+        self.verbose = verbose
+        self.model_filename = model_filename
+        self.keep_tempfiles = keep_tempfiles
+        self.trainer_cls = trainer_cls
+        self.first_order = first_order
+        self.params = params
+        self.training_log_ = None
+        self._model, self._path, self._temporary, self._tagger = None, None, False, None
+
+    # --- settings -------------------------------------------------------------------
+    def learner_name(self):
+        """The seqbil learner the algorithm names."""
+        algorithm = self.algorithm or "lbfgs"
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm {algorithm!r}: one of {', '.join(ALGORITHMS)}")
+        return ALGORITHMS[algorithm]
+
+    def templates(self):
+        """The templates the dict features are read with."""
+        out = ["U:%attr", "B"]
+        keys = self.first_order
+        if keys == "all":
+            out.append("B:%attr")
+        elif keys:
+            keys = [keys] if isinstance(keys, str) else list(keys)
+            bad = [k for k in keys if not isinstance(k, str) or not k or "," in k or "]" in k]
+            if bad:
+                raise ValueError(f"first_order: {bad[0]!r} is not a key (a non-empty string without ',' or ']')")
+            out.append(f"B:%attr[{','.join(keys)}]")
+        return out
+
+    def settings(self):
+        """(settings, sources): the seqbil options of this estimator's parameters."""
+        learner = self.learner_name()
+        table = params.by_name()
+        options = {"format": "crfsuite", "templates": self.templates(), "learner": learner,
+                   **CRFSUITE_DEFAULTS.get(learner if self.algorithm in (None, "lbfgs", "l2sgd", "ap", "pa", "arow")
+                                           else "", {})}
+        for name, option in OPTIONS.items():
+            value = getattr(self, name)
+            if value is not None and table[option].used_by(learner):
+                options[option] = bool(value) if table[option].type is bool else value
+        if self.min_freq is not None:
+            options["min_count"] = max(1, int(np.ceil(self.min_freq)))
+        options.update(self.params or {})
+        return params.resolve(None, options)
+
+    # --- fitting ----------------------------------------------------------------------
+    def fit(self, X, y, X_dev=None, y_dev=None):
+        """Train a model on X (lists of feature dicts) and y (lists of labels); X_dev,
+        y_dev: a dev set, on which a CRF's c2 (when none is given) and an online
+        learner's temperature are chosen. Returns self."""
+        if (X_dev is None) != (y_dev is None):
+            raise ValueError("Pass both X_dev and y_dev to use the holdout data")
+        from ..training import train
+        settings, sources = self.settings()
+        train_data = _sentences(X, y, "X")
+        dev = _sentences(X_dev, y_dev, "X_dev") if X_dev is not None else None
+        self._release()
+        if self.model_filename is not None:
+            path, temporary = Path(self.model_filename), False
+        else:
+            fd, name = tempfile.mkstemp(prefix="model", suffix=".sbm")
+            os.close(fd)
+            path, temporary = Path(name), True
+        echo = print if self.verbose else (lambda line: None)
+        model, history = train(settings, train_data, str(path), dev=dev, sources=sources, echo=echo,
+                               show_progress=bool(self.verbose))
+        self._model, self._path, self._temporary = model, path, temporary
+        self.training_log_ = TrainingLog(history)
+        return self
+
+    # --- prediction -----------------------------------------------------------------
+    @property
+    def tagger_(self):
+        """A python-crfsuite Tagger on the model (seqbil.sklearn.tagger.Tagger), or None."""
+        if self._tagger is None:
+            model = self._loaded()
+            if model is None:
+                return None
+            self._tagger = Tagger(model, os.path.getsize(self._path) if self._path else 0)
+        return self._tagger
+
+    def _loaded(self):
+        if self._model is None and self.model_filename is not None and os.path.exists(self.model_filename):
+            self._model, self._path, self._temporary = Model.load(self.model_filename), Path(self.model_filename), False
+        return self._model
+
+    def _need_model(self):
+        model = self._loaded()
+        if model is None:
+            raise ValueError("This CRF instance is not fitted yet: call fit first (or give model_filename of a "
+                             "model file)")
+        return model
+
+    def predict(self, X):
+        """The predicted labels of each sequence: an object array of lists, as
+        sklearn-crfsuite returns them."""
+        return np.array(self._predict_lists(X), dtype=object)
+
+    def _predict_lists(self, X):
+        model = self._need_model()
+        sentences = [Sentence([], None, j, items=list(x)) for j, x in enumerate(X, 1)]
+        nonempty = [s for s in sentences if len(s)]
+        found = iter(model.predict(nonempty) if nonempty else [])
+        return [list(next(found)) if len(s) else [] for s in sentences]
+
+    def predict_single(self, xseq):
+        """The predicted labels of one sequence (a list of strings)."""
+        return self._predict_lists([xseq])[0]
+
+    def predict_marginals(self, X):
+        """Per sequence, per item, {label: probability} over all labels (an object array)."""
+        return np.array(self._marginal_dicts(X), dtype=object)
+
+    def _marginal_dicts(self, X):
+        model = self._need_model()
+        sentences = [Sentence([], None, j, items=list(x)) for j, x in enumerate(X, 1)]
+        labels = model.labels
+        return [[dict(zip(labels, row)) for row in marginals.tolist()]
+                for _, _, marginals, _ in model.predict_marginals(sentences)]
+
+    def predict_marginals_single(self, xseq):
+        """Per item of one sequence, {label: probability}."""
+        return self._marginal_dicts([xseq])[0]
+
+    def score(self, X, y):
+        """Flat token accuracy (sklearn_crfsuite's score)."""
+        from .metrics import flat_accuracy_score
+        return flat_accuracy_score(y, self.predict(X))
+
+    # --- what the model holds -------------------------------------------------------------
+    @property
+    def _info(self):
+        tagger = self.tagger_
+        if tagger is None:
+            return None
+        if getattr(self, "_info_cached", None) is None:
+            self._info_cached = tagger.info()
+        return self._info_cached
+
+    @property
+    def classes_(self):
+        model = self._loaded()
+        return None if model is None else list(model.labels)
+
+    @property
+    def size_(self):
+        return None if self._info is None else int(self._info.header["size"])
+
+    @property
+    def num_attributes_(self):
+        return None if self._info is None else int(self._info.header["num_attrs"])
+
+    @property
+    def attributes_(self):
+        if self._info is None:
+            return None
+        out = [None] * self.num_attributes_
+        for name, i in self._info.attributes.items():
+            out[i] = name
+        return out
+
+    @property
+    def state_features_(self):
+        return None if self._info is None else self._info.state_features
+
+    @property
+    def transition_features_(self):
+        return None if self._info is None else self._info.transitions
+
+    @property
+    def temperature_(self):
+        model = self._loaded()
+        return None if model is None else model.temperature
+
+    # --- files and pickling ---------------------------------------------------------------
+    def _release(self):
+        """Forget the model (and remove its temporary file unless keep_tempfiles)."""
+        if self._temporary and self._path is not None and not self.keep_tempfiles:
+            self._model = self._tagger = None
+            try:
+                os.unlink(self._path)
+            except OSError:
+                pass
+        self._model, self._path, self._temporary, self._tagger, self._info_cached = None, None, False, None, None
+
+    def __del__(self):
+        try:
+            self._release()
+        except Exception:  # interpreter shutdown
+            pass
+
+    def __getstate__(self):
+        """The parameters and the model file's bytes (never the model's objects)."""
+        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        model = self._loaded()
+        state["_model_bytes"] = Path(self._path).read_bytes() if model is not None else None
+        return state
+
+    def __setstate__(self, state):
+        data = state.pop("_model_bytes", None)
+        self.__dict__.update(state)
+        self._model, self._path, self._temporary, self._tagger, self._info_cached = None, None, False, None, None
+        if data is not None:
+            fd, name = tempfile.mkstemp(prefix="model", suffix=".sbm")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            self._model, self._path, self._temporary = Model.load(name), Path(name), True
+
+
+class TrainingLog:
+    """The record of a fit: iterations, one dict per pass as seqbil logs it (`--log`:
+    epoch, seconds, and the learner's own figures: a CRF's objective, an online
+    learner's mistakes), with python-crfsuite's keys where they mean the same (num,
+    time, loss); last_iteration, the last of them."""
+
+    def __init__(self, history):
+        self.iterations = []
+        for record in history:
+            item = dict(record)
+            item["num"] = record.get("epoch")
+            item["time"] = record.get("seconds")
+            if "objective" in record:
+                item["loss"] = record["objective"]
+            self.iterations.append(item)
+        self.last_iteration = self.iterations[-1] if self.iterations else None
+        self.training_seconds = sum(r.get("seconds", 0.0) for r in history)
+
+
+def _sentences(X, y, name):
+    """Sentences of items with their labels, checked as sklearn-crfsuite's users need."""
+    X = list(X)
+    y = list(y)
+    if len(X) != len(y):
+        raise ValueError(f"{name}: {len(X)} sequences but {len(y)} label sequences")
+    out = []
+    for j, (x, labels) in enumerate(zip(X, y), 1):
+        x, labels = list(x), list(labels)
+        if len(x) != len(labels):
+            raise ValueError(f"{name}: sequence {j} has {len(x)} items and {len(labels)} labels")
+        for label in labels:
+            if not isinstance(label, str) or not label:
+                raise ValueError(f"{name}: sequence {j}: the label {label!r} is not a non-empty string")
+        if x:
+            out.append(Sentence([], labels, j, items=x))
+    if not out:
+        raise ValueError(f"{name}: no sequences")
+    return out
