@@ -14,6 +14,7 @@ names, in order of first appearance, and its weight.
 """
 cimport cython
 from cpython cimport array
+from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t
 import array as pyarray
 
@@ -26,10 +27,10 @@ cdef inline void _push_i(array.array a, int v):
     a.data.as_ints[n] = v
 
 
-cdef inline void _push_d(array.array a, double v):
+cdef inline void _push_f(array.array a, float v):
     cdef Py_ssize_t n = len(a)
     array.resize_smart(a, n + 1)
-    a.data.as_doubles[n] = v
+    a.data.as_floats[n] = v
 
 
 cdef inline void _push_q(array.array a, long long v):
@@ -50,33 +51,41 @@ cdef str _text(object x):
 
 cdef class Flattener:
     """Sequences of items flattened one after another (add), then the arrays
-    (result): a reader's sentences need not all be in memory at once."""
+    (result): a reader's sentences need not all be in memory at once. Weights are
+    kept (float32) only from the first that is not 1: most corpora have none."""
     cdef dict vocab
     cdef list names
     cdef array.array ids, vals, lengths, ptr
-    cdef bint all_one
-    cdef Py_ssize_t j
+    cdef bint weighted
 
     def __cinit__(self):
         self.vocab, self.names = {}, []
-        self.ids, self.vals = pyarray.array("i"), pyarray.array("d")
+        self.ids, self.vals = pyarray.array("i"), pyarray.array("f")
         self.lengths, self.ptr = pyarray.array("q"), pyarray.array("q", [0])
-        self.all_one = True
-        self.j = 0
+        self.weighted = False
 
-    cdef void _add(self, str name, double value):
+    cdef int _add(self, str name, double value) except -1:
         cdef object found = self.vocab.get(name)
         cdef int i
+        cdef Py_ssize_t k
+        if not isfinite(value):
+            raise ValueError(f"the weight of {name!r} is {value}: weights are finite numbers")
         if found is None:
             i = len(self.names)
             self.vocab[name] = i
             self.names.append(name)
         else:
             i = <int>found
+        if value != 1.0 and not self.weighted:  # the earlier entries weigh 1
+            self.weighted = True
+            self.vals = pyarray.array("f", bytes(0))
+            array.resize(self.vals, len(self.ids))
+            for k in range(len(self.ids)):
+                self.vals.data.as_floats[k] = 1.0
         _push_i(self.ids, i)
-        _push_d(self.vals, value)
-        if value != 1.0:
-            self.all_one = False
+        if self.weighted:
+            _push_f(self.vals, value)
+        return 0
 
     cdef int item(self, object x, str prefix) except -1:
         cdef str key
@@ -89,10 +98,11 @@ cdef class Flattener:
                     self._add(key + ":" + _text(value), 1.0)
                 else:
                     try:
-                        self._add(key, float(value))
+                        weight = float(value)
                     except TypeError:
                         raise TypeError(f"the value of {key!r} is {type(value).__name__} ({value!r}): give a "
                                         f"string, a number, a bool, or a dict, list or set of them") from None
+                    self._add(key, weight)
         elif isinstance(x, (str, bytes)) and prefix == "":
             raise TypeError(f"an item is a dict or a list of attribute names, not a string ({x!r})")
         else:
@@ -103,25 +113,26 @@ cdef class Flattener:
                     self._add(prefix + _text(k), 1.0)
         return 0
 
-    def add(self, seq):
-        """Append one sequence of items; returns its length."""
+    def add(self, seq, number=None):
+        """Append one sequence of items; returns its length. number: how messages name
+        the sequence (default: its place among those added, from 1)."""
         cdef long long n = 0
-        self.j += 1
+        where = len(self.lengths) + 1 if number is None else number
         if isinstance(seq, (str, bytes, dict)):
-            raise TypeError(f"sequence {self.j}: a sequence is a list of items, not {type(seq).__name__}")
+            raise TypeError(f"sequence {where}: a sequence is a list of items, not {type(seq).__name__}")
         for item in seq:
             n += 1
             try:
                 self.item(item, "")
             except (TypeError, ValueError) as exc:
-                raise type(exc)(f"sequence {self.j}, item {n}: {exc}") from None
+                raise type(exc)(f"sequence {where}, item {n}: {exc}") from None
             _push_q(self.ptr, len(self.ids))
         _push_q(self.lengths, n)
         return n
 
     def result(self):
         """(names, lengths, ptr, ids, values) of the sequences added (see flatten)."""
-        values = None if self.all_one else np.frombuffer(self.vals, dtype=np.float64).astype(np.float32)
+        values = np.frombuffer(self.vals, dtype=np.float32) if self.weighted else None
         return (self.names, np.frombuffer(self.lengths, dtype=np.int64), np.frombuffer(self.ptr, dtype=np.int64),
                 np.frombuffer(self.ids, dtype=np.int32), values)
 

@@ -116,6 +116,7 @@ class Model:
             report[order] = {"attributes": [len(table), len(tables[-1][0])], "weights": [int(nonzero),
                                                                                         store[block].nnz]}
         self.index.tables = tables
+        self.index.prune_attributes()
         self._weights, self._store = None, store
         return report
 

@@ -119,10 +119,15 @@ def file_record(path, sentences):
     record = {"path": str(path), "sentences": len(sentences), "tokens": tokens}
     if isinstance(path, str) and path.startswith("<"):
         h = hashlib.sha256()
-        for s in sentences:
-            h.update(json.dumps([s.columns, s.labels], ensure_ascii=False).encode("utf-8"))
-            if s.items is not None:  # (items may hold bytes and tuples, which JSON has not)
-                h.update(repr(s.items).encode("utf-8", "surrogateescape"))
+        if len(sentences) and sentences[0].items is not None:  # tokens as attributes: their flattened arrays
+            corpus = Corpus.of(sentences)
+            h.update("\0".join(corpus.items.names).encode("utf-8", "surrogateescape"))
+            for a in (corpus.lengths, corpus.items.ptr, corpus.items.ids, corpus.items.vals, corpus.label_ids):
+                h.update(b"-" if a is None else np.ascontiguousarray(a).tobytes())
+            h.update(json.dumps(corpus.label_values, ensure_ascii=False).encode("utf-8"))
+        else:
+            for s in sentences:
+                h.update(json.dumps([s.columns, s.labels], ensure_ascii=False).encode("utf-8"))
         record["sha256"] = h.hexdigest()
     else:
         record["sha256"] = sha256_file(path)

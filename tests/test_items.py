@@ -370,3 +370,92 @@ def test_tag_in_worker_processes_as_in_one(tmp_path):
     one = run("tag", "--model", tmp_path / "m.sbm", "--marginals", test)
     two = run("tag", "--model", tmp_path / "m.sbm", "--marginals", "--jobs", "2", test)
     assert one.exit_code == 0 and one.stdout == two.stdout and one.stdout.count("@probability") == 100
+
+
+def test_tag_output_of_crfsuite_is_read_back():
+    from seqbil.formats.crfsuite import predicted_label
+    assert predicted_label("B-NP") == "B-NP"
+    assert predicted_label("B-NP:0.973") == "B-NP"                             # -i
+    assert predicted_label("B-NP\tB-NP:0.9\tI-NP:0.1") == "B-NP"               # -l
+    assert predicted_label("B-NP:0.9\tB-NP:0.9\tI-NP:0.1") == "B-NP"           # -i -l
+    assert predicted_label("I-NP\tB-NP") == "B-NP"                             # -r
+    assert predicted_label("I-NP\tB-NP:0.9") == "B-NP"                         # -r -i
+    assert predicted_label("a:b") == "a:b"                                      # a label with a colon
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("B-NP\tw=a:nan\n", 1, "not a finite number"),
+    ("B-NP\tw=a\n\t\n", 2, "only blanks"),
+    ("B-NP\tw=a\n   \tw=b\n", 2, "only blanks"),
+])
+def test_more_bad_files(tmp_path, text, line, message):
+    path = write(tmp_path / "bad.txt", text)
+    with pytest.raises(InputError, match=message) as info:
+        read_corpus(make_format("crfsuite"), str(path))
+    assert info.value.line == line
+
+
+def test_non_finite_weights_and_the_numbers_of_sequences():
+    with pytest.raises(ValueError, match="sequence 1, item 1: the weight of 'x' is nan"):
+        flatten([[{"x": float("nan")}]])
+    with pytest.raises(ValueError, match="sequence 1, item 2: the weight of 'y' is inf"):
+        flatten([[["a"], [("y", float("inf"))]]])
+    from seqbil.formats import Sentence
+    with pytest.raises(TypeError, match="sequence 4, item 1"):  # a sentence's number, not its place among these
+        Corpus.of([Sentence([], ["A"], 2, items=[{"w": "a"}]), Sentence([], ["A"], 4, items=[{"w": None}])])
+
+
+def test_weights_are_kept_only_when_some_are_not_1():
+    assert flatten([[["a", "b"], {"c": True}]])[4] is None
+    names, _, _, ids, vals = flatten([[["a", "b"], {"c": 2}], [["a"]]])
+    assert vals.dtype == np.float32 and list(vals) == [1, 1, 2, 1]
+
+
+def test_bracketed_keys_select_crfsuite_names():
+    from seqbil.features.templates import attr_selects
+    t = parse_template("B:%attr[w[0], pos[-1]|pos[0],x]")
+    field = t.refs[0][1]
+    assert [attr_selects(field, n) for n in ("w[0]=the", "w[1]=a", "pos[-1]|pos[0]=NN|VB", "x", "x:1", "xy")] == \
+        [True, False, True, True, True, False]
+    assert attr_selects(parse_template("B:%attr[w]").refs[0][1], "w[-1]=a")
+
+
+def test_a_model_keeps_only_the_names_it_reads(tmp_path):
+    from seqbil.samples import SAMPLES
+    train, test = (sample_path(name) for name in SAMPLES["crfsuite"])
+    r = run("train", "--format", "crfsuite", "--train", train, "--model", tmp_path / "m.sbm", "--epochs", "2",
+            "--temperature", "1", "--min-count", "3", "-q")
+    assert r.exit_code == 0, r.output
+    model = Model.load(tmp_path / "m.sbm")
+    table, ptr = model.index.tables[0]
+    assert sorted(model.index.attributes.strings) == sorted({model.index.attributes.strings[k] for k in table})
+    everything = Corpus.of(read_corpus(make_format("crfsuite"), str(train))).items.names
+    assert len(model.index.attributes) < len(everything) / 2
+    # names no table reads, put back between the others, change nothing, and pruning takes them out again
+    from seqbil.features.index import Vocabulary
+    sents = read_corpus(make_format("crfsuite"), str(test))
+    labels = model.predict(sents)
+    index, strings = model.index, list(model.index.attributes.strings)
+    tables = [(np.array(t), p) for t, p in index.tables]
+    grown, where = [], []
+    for i, name in enumerate(strings):
+        grown += [f"unused {i}", name] if i % 3 == 0 else [name]
+        where.append(len(grown) - 1)
+    index.attributes = Vocabulary(grown)
+    index.tables = [(np.where(np.arange(len(t)) >= p[index.templates.n_column_templates[o]],
+                              np.array(where)[np.minimum(t, len(where) - 1)], t), p) for o, (t, p) in enumerate(tables)]
+    assert model.predict(sents) == labels
+    index.prune_attributes()
+    assert index.attributes.strings == strings
+    assert all(np.array_equal(a[0], b[0]) for a, b in zip(index.tables, tables))
+    assert model.predict(sents) == labels
+
+
+def test_in_memory_items_hash_the_same_each_time():
+    from seqbil.formats import Sentence
+    from seqbil.training import file_record
+
+    def sents(v):
+        return [Sentence([], ["A", "B"], 1, items=[{"w": "a", "g": v}, ["b", ("c", 2.0)]])]
+    assert file_record("<memory>", sents(0.5))["sha256"] == file_record("<memory>", sents(0.5))["sha256"]
+    assert file_record("<memory>", sents(0.5))["sha256"] != file_record("<memory>", sents(0.25))["sha256"]

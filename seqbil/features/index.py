@@ -375,11 +375,12 @@ class FeatureIndex:
             table, ptr = self.tables[order]
             ts = range(self.templates.n_column_templates[order], len(ptr) - 1)
             attr = np.full((len(ts), len(entry)), -1, dtype=np.int32)
-            for k, t in enumerate(ts):
+            for k, t in enumerate(ts):  # each entry's name among the template's sorted keys, if there
                 lo, hi = int(ptr[t]), int(ptr[t + 1])
-                lut = np.full(len(self.attributes) + 1, -1, dtype=np.int32)  # the last: unknown names (-1)
-                lut[table[lo:hi]] = np.arange(lo, hi, dtype=np.int32)
-                attr[k] = lut[entry]
+                if hi == lo:
+                    continue
+                at = np.minimum(np.searchsorted(table[lo:hi], entry), hi - lo - 1)
+                attr[k] = np.where(table[lo:hi][at] == entry, lo + at, -1)
             vals = items.vals if order == 0 and items.vals is not None else np.zeros(0, np.float32)
             p, i, v = merge(parts[2 * order], parts[2 * order + 1], np.zeros(0, np.float32), items.ptr, attr, vals)
             out.extend((p, i))
@@ -473,6 +474,25 @@ class FeatureIndex:
         if templates.items:
             parts = self._with_items(parts, corpus.items, entry)
         return self, parts
+
+    def prune_attributes(self):
+        """Keep only the attribute names the %attr key tables hold (after compaction
+        took out the attributes without weights), renumbered in their order, so that
+        the keys stay sorted and a model file holds no name it never reads."""
+        if self.attributes is None:
+            return
+        spans = [(order, int(ptr[t]), int(ptr[t + 1])) for order, (_, ptr) in enumerate(self.tables)
+                 for t in range(self.templates.n_column_templates[order], len(ptr) - 1)]
+        used = np.unique(np.concatenate([self.tables[o][0][lo:hi] for o, lo, hi in spans] or [np.zeros(0, np.int64)]))
+        strings = self.attributes.strings
+        self.attributes = Vocabulary([strings[i] for i in used])
+        for order in (0, 1):
+            table, ptr = self.tables[order]
+            table = np.array(table)  # (a loaded model's tables are read-only maps of its file)
+            for o, lo, hi in spans:
+                if o == order:
+                    table[lo:hi] = np.searchsorted(used, table[lo:hi])
+            self.tables[order] = (table, ptr)
 
     def _selected(self, field):
         """bool [names]: the attribute names a %attr field reads."""

@@ -23,7 +23,8 @@ from .functions import chain_text, describe, parse_chain
 _CHAIN = r"((?:\|[A-Za-z_]+(?::[^|/%\s]*)?)*)"
 _MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]" + _CHAIN + r"|%(dict|gaz)\[([^\]]*)\]" + _CHAIN +
                     r"|%vec\[\s*(-?\d+)\s*,\s*(\d+)\s*,\s*([A-Za-z_][\w.-]*)\s*\]"
-                    r"|%emb\[\s*(-?\d+)\s*,\s*(\d+)\s*\]|(%task)\b|(%attr)\b(?:\[([^\]]*)\])?")
+                    r"|%emb\[\s*(-?\d+)\s*,\s*(\d+)\s*\]|(%task)\b"
+                    r"|(%attr)\b(?:\[((?:[^\[\]]|\[[^\[\]]*\])*)\])?")
 TASK = "%task"  # the task of the sentence, in multi-task models (task_copies)
 # %emb[r,c] is %vec over these vectors, the `embeddings` of the config, which the rpa
 # learner learns (a name no %vec can take)
@@ -31,16 +32,31 @@ EMB = "%emb"
 ATTR = "%attr"  # every attribute of an item (CRFsuite's files, feature dicts), or those of some keys
 
 
+def split_keys(text):
+    """The keys of %attr[KEY,...]: split at the commas outside brackets (w[0],pos[-1])."""
+    keys, depth, cur = [], 0, []
+    for ch in text:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            keys.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    keys.append("".join(cur).strip())
+    return keys
+
+
 def attr_keys(field):
     """The keys a %attr[KEY,...] field selects (empty: every attribute)."""
-    return tuple(k for k in field.source.split(",") if k) if field.source else ()
+    return tuple(split_keys(field.source)) if field.source else ()
 
 
 def attr_selects(field, name):
     """Whether the %attr field reads the attribute `name`: %attr reads all; with keys,
-    a name that is a key or starts with one followed by ':' or '=' (w:the, w[0]=the)."""
+    a name that is a key or starts with one followed by ':', '=' or '[' (the feature
+    dicts' w:the, CRFsuite's w[0]=the; the key w takes w[-1]=... too)."""
     keys = attr_keys(field)
-    return not keys or any(name == k or (name.startswith(k) and name[len(k)] in ":=") for k in keys)
+    return not keys or any(name == k or (name.startswith(k) and name[len(k)] in ":=[") for k in keys)
 
 
 @dataclass(frozen=True, order=True)
@@ -114,7 +130,7 @@ def parse_template(text, source="<template>", line=0):
             if len(_MACRO.findall(text)) != 1 or m.end() != len(text):
                 raise ConfigError(source, line, f"template {text!r}: %attr stands alone in a template, as in "
                                                 f"U:%attr or B:%attr[KEY,...]")
-            keys = [k.strip() for k in (m.group(14) or "").split(",")]
+            keys = split_keys(m.group(14) or "")
             if m.group(14) is not None and not all(keys):
                 raise ConfigError(source, line, f"template {text!r}: write %attr[KEY,...] with no empty key")
             refs.append((0, Field(0, (), ",".join(keys) if m.group(14) is not None else "", "attr")))
@@ -172,7 +188,7 @@ In <text>, each macro is replaced by what it reads at the token:
                     (--format crfsuite, feature dicts in seqbil.sklearn): alone in a template,
                     U:%attr (0-order, with its weight) or B:%attr (1st-order: factored by
                     the bilinear learners, its weight not used)
-  %attr[K1,K2,...]  only the attributes of those keys: named K, or K:... or K=...
+  %attr[K1,K2,...]  only the attributes of those keys: named K, or K:..., K=... or K[...
   %task             the task of the sentence, in multi-task training (seqbil train --task):
                     each template T gets the copy T/%task, which seqbil adds by itself
   %vec[r,c,NAME]    the vector of the cell in the word vectors NAME: its components are

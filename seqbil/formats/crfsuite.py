@@ -9,17 +9,48 @@ in both, ``\\:`` is a colon and ``\\\\`` a backslash (CRFsuite's frontend/iwa.c)
 every label's ``\\tLABEL:P`` after it, as `-l`. Probabilities are printed with six
 decimals, as CRFsuite prints them.
 
-Where CRFsuite reads past a malformed line, seqbil stops with the file and line: a
-weight that is not a number, a third unescaped colon, a declaration (``@weight``:
-CRFsuite's instance weights, which seqbil does not train with)."""
+A sequence ends at an empty line, as in CRFsuite. Where CRFsuite reads past a
+malformed line, seqbil stops with the file and line: a weight that is not a finite
+number (CRFsuite reads it as 0), a second unescaped colon in a field, a colon in the
+label (CRFsuite keeps what comes before it), a line of only blanks (CRFsuite drops a
+line of tabs and takes one of spaces as an item labelled with them), a declaration
+(``@weight``: CRFsuite's instance weights, which seqbil does not train with)."""
+import math
 from ..errors import InputError
 from .sentence import Sentence
 from .textio import read_lines
 
 
+def _marginal(field):
+    """(label, True) of a LABEL:PROB field, else (field, False)."""
+    head, colon, tail = field.rpartition(":")
+    if colon and head:
+        try:
+            float(tail)
+            return head, True
+        except ValueError:
+            pass
+    return field, False
+
+
+def predicted_label(text):
+    """The predicted label of a line of `crfsuite tag` (or `seqbil tag`) output: the
+    label, LABEL:P (-i), then every label's L:P (-l); with -r the reference label
+    first: REF<TAB>LABEL[:P]. A line of 2 fields whose second is L:P and first is not
+    is -r -i (a model of one label, -l, would give the same, and the same answer)."""
+    fields = text.split("\t")
+    first, first_p = _marginal(fields[0])
+    if len(fields) == 1:
+        return first
+    second, second_p = _marginal(fields[1])
+    if not second_p or (len(fields) == 2 and not first_p):  # -r, -r -i
+        return second
+    return first
+
+
 def read_label_lines(source, encoding="utf-8"):
-    """Sentences (labels only) of `crfsuite tag` output: a label per line, the first
-    tab-separated field, less a ``:PROB`` (-i); the ``@`` lines (-p) skipped."""
+    """Sentences (labels only) of `crfsuite tag` output (see predicted_label); the
+    ``@`` lines (-p) skipped."""
     name = getattr(source, "name", str(source) if source not in (None, "-") else "<stdin>")
     labels, first = [], 0
     for number, text in read_lines(source, encoding):
@@ -30,14 +61,7 @@ def read_label_lines(source, encoding="utf-8"):
                 yield Sentence([], labels, first, items=[[]] * len(labels))
                 labels = []
             continue
-        label = text.split("\t", 1)[0]
-        head, colon, tail = label.rpartition(":")
-        if colon:
-            try:
-                float(tail)
-                label = head
-            except ValueError:
-                pass
+        label = predicted_label(text)
         if not label:
             raise InputError(name, number, "a line without a label")
         if not labels:
@@ -80,9 +104,12 @@ def parse_attribute(field):
     if not weight:  # CRFsuite: an empty weight is 1
         return name, 1.0
     try:
-        return name, float(weight)
+        value = float(weight)
     except ValueError:
         raise ValueError(f"attribute {field!r}: the weight {weight!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"attribute {field!r}: the weight {weight!r} is not a finite number")
+    return name, value
 
 
 def escape(name):
@@ -111,13 +138,16 @@ class CrfsuiteFormat:
         name = getattr(source, "name", str(source) if source not in (None, "-") else "<stdin>")
         items, labels, first = [], [], 0
         for number, text in read_lines(source, encoding):
-            if not text.strip(" \t"):
+            if not text:
                 if items:
                     yield self._sentence(items, labels, first, labeled, name)
                     items, labels = [], []
                 continue
             fields = [f for f in text.split("\t") if f]
             try:
+                if not fields or not fields[0].strip(" "):
+                    raise ValueError("a line of only blanks: a sequence ends at an empty line, and an item starts "
+                                     "with its label")
                 if fields[0].startswith("@"):
                     raise ValueError(f"declaration {fields[0]!r}: CRFsuite's instance weights (@weight) are not "
                                      f"supported")

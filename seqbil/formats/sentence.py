@@ -137,7 +137,7 @@ class Corpus:
             n = len(s)
             lengths.append(n)
             if s.items is not None:
-                items.add(s.items)
+                items.add(s.items, s.line)
                 n_items += 1
             for c in range(len(columns), len(s.columns)):  # a column first seen here: earlier tokens miss it
                 columns.append(array("i", repeat(-1, len(labels))))

@@ -141,9 +141,10 @@ class CRF(BaseEstimator):
             out.append("B:%attr")
         elif keys:
             keys = [keys] if isinstance(keys, str) else list(keys)
-            bad = [k for k in keys if not isinstance(k, str) or not k or "," in k or "]" in k]
+            bad = [k for k in keys if not isinstance(k, str) or not k or "," in k or k.count("[") != k.count("]")]
             if bad:
-                raise ValueError(f"first_order: {bad[0]!r} is not a key (a non-empty string without ',' or ']')")
+                raise ValueError(f"first_order: {bad[0]!r} is not a key (a non-empty string without ',', its "
+                                 f"brackets paired)")
             out.append(f"B:%attr[{','.join(keys)}]")
         return out
 
@@ -166,8 +167,10 @@ class CRF(BaseEstimator):
     # --- fitting ----------------------------------------------------------------------
     def fit(self, X, y, X_dev=None, y_dev=None):
         """Train a model on X (lists of feature dicts) and y (lists of labels); X_dev,
-        y_dev: a dev set, on which a CRF's c2 (when none is given) and an online
-        learner's temperature are chosen. Returns self."""
+        y_dev: a dev set, scored after each pass (training_log_), as CRFsuite's holdout
+        evaluation, and on which an online learner's temperature is fitted (without
+        one, on a held-out tenth of X). A CRF's c2 is CRFsuite's default, 1, unless
+        given. Returns self."""
         if (X_dev is None) != (y_dev is None):
             raise ValueError("Pass both X_dev and y_dev to use the holdout data")
         from ..training import train
@@ -182,8 +185,13 @@ class CRF(BaseEstimator):
             os.close(fd)
             path, temporary = Path(name), True
         echo = print if self.verbose else (lambda line: None)
-        model, history = train(settings, train_data, str(path), dev=dev, sources=sources, echo=echo,
-                               show_progress=bool(self.verbose))
+        try:
+            model, history = train(settings, train_data, str(path), dev=dev, sources=sources, echo=echo,
+                                   show_progress=bool(self.verbose))
+        except BaseException:
+            if temporary:
+                path.unlink(missing_ok=True)
+            raise
         self._model, self._path, self._temporary = model, path, temporary
         self.training_log_ = TrainingLog(history)
         return self
@@ -329,18 +337,18 @@ class CRF(BaseEstimator):
 
 class TrainingLog:
     """The record of a fit: iterations, one dict per pass as seqbil logs it (`--log`:
-    epoch, seconds, and the learner's own figures: a CRF's objective, an online
-    learner's mistakes), with python-crfsuite's keys where they mean the same (num,
-    time, loss); last_iteration, the last of them."""
+    pass, seconds, and the learner's own figures: a CRF's objective and norms, an
+    online learner's mistakes, the dev scores), with python-crfsuite's keys where they
+    mean the same (num, time, loss, feature_norm, error_norm); last_iteration, the
+    last of them."""
+
+    KEYS = {"pass": "num", "seconds": "time", "objective": "loss", "xnorm": "feature_norm", "gnorm": "error_norm"}
 
     def __init__(self, history):
         self.iterations = []
         for record in history:
             item = dict(record)
-            item["num"] = record.get("epoch")
-            item["time"] = record.get("seconds")
-            if "objective" in record:
-                item["loss"] = record["objective"]
+            item.update({theirs: record[mine] for mine, theirs in self.KEYS.items() if mine in record})
             self.iterations.append(item)
         self.last_iteration = self.iterations[-1] if self.iterations else None
         self.training_seconds = sum(r.get("seconds", 0.0) for r in history)
