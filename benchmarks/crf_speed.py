@@ -15,7 +15,13 @@ median / max over the runs:
 
 Writes results/speed/crf.json (the record) and crf.md (its table, benchmarks/tables.py).
 
+--chosen instead trains once with no --c2, as a user who does not set it: c2 is then
+chosen on the last tenth of the training sentences (held-out), and the model trained
+on all of them with it; writes results/speed/crf_chosen.json and .md (the settings
+tried with their held-out scores, the c2 chosen, test F1, and the whole run's time).
+
     python benchmarks/crf_speed.py [--data DIR] [--repeat 5] [--iterations 100] [--c2 1.0]
+    python benchmarks/crf_speed.py --chosen [--data DIR] [--iterations 100]
 """
 import argparse
 import json
@@ -32,19 +38,25 @@ TEMPLATE = ROOT / "configs" / "crfpp_chunking.template"
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
 
 
-def seqbil_run(train, test, work, jobs, args):
+def seqbil_run(train, test, work, jobs, args, c2=True):
     model, log = work / f"crf{jobs}.sbm", work / f"crf{jobs}.log"
     wall, rss, _ = run_measured([*SEQBIL, "train", "--config", "conll2000", "--template", TEMPLATE, "--train", train,
-                                 "--learner", "crf", "--c1", "0", "--c2", str(args.c2), "--epochs",
-                                 str(args.iterations), "--jobs", str(jobs), "--model", model, "--log", log, "-q"])
+                                 "--learner", "crf", "--c1", "0", *(["--c2", str(args.c2)] if c2 else []),
+                                 "--epochs", str(args.iterations), "--jobs", str(jobs), "--model", model, "--log",
+                                 log, "-q"])
     passes = [json.loads(line) for line in log.read_text().splitlines()]
     with tempfile.TemporaryFile() as out:
         run_measured([*SEQBIL, "eval", "-m", model, "--data", test, "--json"], stdout=out)
         out.seek(0)
         f1 = json.loads(out.read())["f1"]
-    return {"wall": wall, "rss_mib": rss, "iterations": len(passes), "f1": f1,
-            "iteration_seconds": statistics.median(p["seconds"] for p in passes),
-            "training_passes": sum(p["seconds"] for p in passes)}
+    out = {"wall": wall, "rss_mib": rss, "iterations": len(passes), "f1": f1,
+           "iteration_seconds": statistics.median(p["seconds"] for p in passes),
+           "training_passes": sum(p["seconds"] for p in passes)}
+    if not c2:  # what was chosen, as `seqbil inspect --json` shows it
+        from seqbil.info import model_info
+        from seqbil.model import Model
+        out["selection"] = model_info(Model.load(model), model)["training"]["selection"]
+    return out
 
 
 def peer_run(train, test, args):
@@ -67,7 +79,10 @@ def main():
     ap.add_argument("--iterations", type=int, default=100)
     ap.add_argument("--c2", type=float, default=1.0)
     ap.add_argument("--out", default=str(ROOT / "results" / "speed"))
+    ap.add_argument("--chosen", action="store_true", help="one run with c2 chosen on held-out data (see above)")
     args = ap.parse_args()
+    if args.chosen:
+        return chosen(args)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         train = plain(find_corpus("conll2000", "train.txt", args.data), work)
@@ -89,6 +104,17 @@ def main():
                          "jobs2_vs_crfsuite": statistics.median(b / c for b, c in zip(per[1], per[2])),
                          "jobs2_vs_jobs1": statistics.median(b / a for a, b in zip(per[0], per[1]))}}
     publish(Path(args.out) / "crf.json", record)
+
+
+def chosen(args):
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        train = plain(find_corpus("conll2000", "train.txt", args.data), work)
+        test = plain(find_corpus("conll2000", "test.txt", args.data), work)
+        run = seqbil_run(train, test, work, 1, args, c2=False)
+    record = {"benchmark": "crf_chosen", **header(), "corpus": "CoNLL-2000, CRF++'s chunking template",
+              "c1": 0.0, "max_iterations": args.iterations, "run": run}
+    publish(Path(args.out) / "crf_chosen.json", record)
 
 
 if __name__ == "__main__":

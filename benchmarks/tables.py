@@ -290,13 +290,26 @@ def sklearn_table(record):
     return (f"`seqbil.sklearn.CRF` against sklearn-crfsuite's `CRF` on {record['corpus']}, each system in a process "
             f"of its own: the feature dicts built in Python (timed apart), then `fit` (features in, model out) and "
             f"`predict`. Test F1: conlleval's.\n\n" + "\n".join(rows) + f"\n\n{provenance(record)}\n")
+def crf_chosen_table(record):
+    run, sel = record["run"], record["run"]["selection"]
+    rows = ["| c2 | held-out F1 | held-out log-likelihood | iterations |", "| --- | --- | --- | --- |"]
+    for t in sel["tried"]:
+        rows.append(f"| {t['c2']:g}{' (chosen)' if t['c2'] == sel['chosen']['c2'] else ''} | {t['value']:.2f} | "
+                    f"{-t['nll']:.1f} | {', '.join(map(str, t['passes']))} |")
+    return (f"`seqbil train --learner crf` with no `--c2` on {record['corpus']} (c1 = {record['c1']:g}, at most "
+            f"{record['max_iterations']} iterations): c2 chosen on {sel['on']} data (held-out: the last tenth of "
+            f"the training sentences, trained on the other nine tenths), then the model trained on all the training "
+            f"data with it.\n\n" + "\n".join(rows) +
+            f"\n\nChosen c2 {sel['chosen']['c2']:g}: test F1 {run['f1']:.2f} after {run['iterations']} iterations; "
+            f"the whole run (the choice included) {run['wall']:.0f} s, peak RSS {run['rss_mib']:.0f} MiB. "
+            f"{provenance(record)}\n")
 
 
 RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
              "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
              "ipm_speed": ipm_table, "calibration": calibration_table, "crf_speed": crf_speed_table,
-             "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table}
+             "crf_chosen": crf_chosen_table, "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table}
 
 
 def render_record(record):
