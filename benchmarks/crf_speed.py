@@ -15,7 +15,7 @@ median / max over the runs:
 
 Writes results/speed/crf.json (the record) and crf.md (its table, benchmarks/tables.py).
 
---chosen instead trains once with no --c2, as a user who does not set it: c2 is then
+--chosen instead trains once with neither --c1 nor --c2, as a user who sets neither: c2 is then
 chosen on the last tenth of the training sentences (held-out), and the model trained
 on all of them with it; writes results/speed/crf_chosen.json and .md (the settings
 tried with their held-out scores, the c2 chosen, test F1, and the whole run's time).
@@ -41,7 +41,7 @@ SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
 def seqbil_run(train, test, work, jobs, args, c2=True):
     model, log = work / f"crf{jobs}.sbm", work / f"crf{jobs}.log"
     wall, rss, _ = run_measured([*SEQBIL, "train", "--config", "conll2000", "--template", TEMPLATE, "--train", train,
-                                 "--learner", "crf", "--c1", "0", *(["--c2", str(args.c2)] if c2 else []),
+                                 "--learner", "crf", *(["--c1", "0", "--c2", str(args.c2)] if c2 else []),
                                  "--epochs", str(args.iterations), "--jobs", str(jobs), "--model", model, "--log",
                                  log, "-q"])
     passes = [json.loads(line) for line in log.read_text().splitlines()]
