@@ -303,6 +303,16 @@ def config_choice_section():
                       c.body(), ""]) + "\n"
 
 
+def dict_features_section():
+    """experiments/dict_features.sh: which feature-dict attributes bol reads as 1st-order
+    features (seqbil.sklearn.CRF's first_order), chosen on dev data."""
+    c = Record("dict_features/dict_features.json")
+    return "\n".join(["## Feature dicts as 1st-order features of bol, chosen on dev data\n",
+                      "`bash experiments/dict_features.sh` → "
+                      f"[`dict_features/dict_features.md`](dict_features/dict_features.md) (from {c.source()})\n",
+                      c.body(), ""]) + "\n"
+
+
 def seeds_section():
     c = Record("seeds/seeds.json")
     return (f"## Shuffling seeds\n\n`bash experiments/seeds.sh` → [`seeds/seeds.md`](seeds/seeds.md) "
@@ -505,6 +515,7 @@ def build():
              power_section(), seeds_section()]
     for rel, section in (("cws_features/cws_features.json", cws_section), ("taggers/taggers.json", taggers_section),
                          ("config_choice/config_choice.json", config_choice_section),
+                         ("dict_features/dict_features.json", dict_features_section),
                          ("multitask/multitask.json", multitask_section), ("aso/aso.json", aso_section),
                          ("aso_rawtext/aso_rawtext.json", aso_rawtext_section),
                          ("rpa_synthetic/rpa_synthetic.json", rpa_section),
