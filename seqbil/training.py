@@ -77,9 +77,11 @@ def check_settings(settings, sources, templates, echo):
             settings["learner"] = "sp"
             sources.pop("learner", None)
             return
+        what = ("no 1st-order attributes are given (a B:%attr template; seqbil.sklearn.CRF: first_order=KEYS or "
+                "'all')" if templates.items else "no B template with %x macros is given")
         raise ConfigError(sources.get("learner", "<settings>"), 0,
-                          f"[train] learner = {learner.name!r} factors the 1st-order features, but no B template "
-                          f"with %x macros is given; use learner = \"sp\" or add 1st-order templates")
+                          f"[train] learner = {learner.name!r} factors the 1st-order features, but {what}; use "
+                          f"learner = \"sp\" or add 1st-order templates")
     if learner.bilinear:
         # dictionary and type features as factored 1st-order features made bol unstable on
         # segmentation (F1 falling over the epochs); as 0-order features they are safe

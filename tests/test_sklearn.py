@@ -225,3 +225,13 @@ def test_the_tutorial_example_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = runpy.run_path(str(short), run_name="__main__")
     assert out["rs"].best_score_ > 0.5 and len(out["crf"].state_features_) > 100
+
+
+def test_bad_settings_are_value_errors(chunks):
+    X, y = chunks[0]
+    with pytest.raises(ValueError, match="first_order"):
+        CRF(algorithm="bcd").fit(X, y)
+    with pytest.raises(ValueError, match="pa_type"):
+        CRF(algorithm="pa", pa_type=7).fit(X, y)
+    with pytest.raises(ValueError, match="sequence 3, item 2: the weight of 'g' is nan"):
+        CRF().fit([[{"a": 1}]] * 2 + [[{"a": 1}, {"g": float("nan")}]], [["A"], ["A"], ["A", "B"]])

@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .. import params
+from ..errors import SeqbilError
 from ..formats import Sentence
 from ..model import Model
 from .tagger import Tagger
@@ -162,7 +163,10 @@ class CRF(BaseEstimator):
         if self.min_freq is not None:
             options["min_count"] = max(1, int(np.ceil(self.min_freq)))
         options.update(self.params or {})
-        return params.resolve(None, options)
+        try:
+            return params.resolve(None, options)
+        except SeqbilError as exc:  # a bad parameter is a ValueError in scikit-learn
+            raise ValueError(str(exc)) from None
 
     # --- fitting ----------------------------------------------------------------------
     def fit(self, X, y, X_dev=None, y_dev=None):
@@ -188,9 +192,11 @@ class CRF(BaseEstimator):
         try:
             model, history = train(settings, train_data, str(path), dev=dev, sources=sources, echo=echo,
                                    show_progress=bool(self.verbose))
-        except BaseException:
+        except BaseException as exc:
             if temporary:
                 path.unlink(missing_ok=True)
+            if isinstance(exc, SeqbilError):
+                raise ValueError(str(exc)) from None
             raise
         self._model, self._path, self._temporary = model, path, temporary
         self.training_log_ = TrainingLog(history)
