@@ -14,6 +14,7 @@ from . import params
 from .errors import InputError, SeqbilError
 from .evaluation import choose_metric, read_vocabulary, score
 from .formats import ConllFormat, Sentence, bies_tags, make_format, read_corpus
+from .formats.conll import read_predictions
 from .formats.crfsuite import read_label_lines
 from .model import Model
 from .samples import SAMPLES, sample_path
@@ -207,7 +208,8 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
         gold_s, pred_s = list(make_format("crfsuite").read(gold)), list(read_label_lines(pred))
     else:
         fmt = ConllFormat(None, label_column)
-        gold_s, pred_s = list(fmt.read(gold)), list(ConllFormat(None, -1).read(pred))
+        gold_s = list(fmt.read(gold))
+        pred_s = list(read_predictions(pred, fmt.n_fields)) if gold_s else []
     if not gold_s:
         raise InputError(gold, 0, "no sentences in file")
     if len(gold_s) != len(pred_s):
@@ -215,6 +217,12 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
     for g, p in zip(gold_s, pred_s):
         if len(g) != len(p) or (format == "sighan" and g.columns != p.columns):
             raise InputError(pred, p.line, f"sentence does not match the gold sentence at {gold}:{g.line}")
+        if format == "conll":  # the same words, as conlleval assumes: the token of each line
+            word = 0 if fmt._label_index(fmt.n_fields) != 0 else 1
+            for i, (g_row, p_row) in enumerate(zip(g.rows, p.rows)):
+                if g_row[word] != p_row[word]:
+                    raise InputError(pred, p.line + i, f"the token {p_row[word]!r} is not the gold file's "
+                                     f"{g_row[word]!r} ({gold}:{g.line + i}): the two files hold different words")
     labels = {y for s in gold_s for y in s.labels}
     if metric:
         source = "as set"

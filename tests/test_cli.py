@@ -167,6 +167,30 @@ def test_eval_data_and_gold_pred_agree(chunker, tmp_path):
     assert_scores(by_model, reference_scores_of_tagging(chunker, test))
     table = run("eval", "--model", chunker, "--data", test).output
     assert "precision" in table and "NP" in table
+    # the layouts of --marginals and --all-marginals (crf_test -v1, -v2) score the same, from the
+    # labelled test file or from its words alone
+    words = tmp_path / "words.txt"
+    words.write_text("\n".join(" ".join(line.split()[:-1]) for line in test.read_text().split("\n")))
+    for source in (test, words):
+        for flags in (["--marginals"], ["--all-marginals"], ["--nbest", "1", "--marginals"]):
+            (tmp_path / "pred.txt").write_text(run("tag", "--model", chunker, *flags, source).stdout)
+            again = json.loads(run("eval", "--gold", test, "--pred", tmp_path / "pred.txt", "--json").stdout)
+            assert all(again[key] == by_model[key] for key in ("precision", "recall", "f1", "accuracy")), flags
+
+
+def test_eval_refuses_predictions_of_other_words(chunker, tmp_path):
+    """The predictions must be of the gold file's words, as conlleval assumes; a token
+    that is '#' is a token, not a note line."""
+    gold = tmp_path / "gold.txt"
+    gold.write_text("# # O\nHe PRP B-NP\nran VBD B-VP\n\nOK UH O\n")
+    good = tmp_path / "good.txt"
+    good.write_text("# # O O\nHe PRP B-NP B-NP\nran VBD B-VP I-VP\n\nOK UH O O\n")
+    r = run("eval", "--gold", gold, "--pred", good, "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["tokens"] == 4
+    shifted = tmp_path / "shifted.txt"
+    shifted.write_text("# # O O\nHe PRP B-NP B-NP\nran VBD B-VP I-VP\n\nNo UH O O\n")
+    r = run("eval", "--gold", gold, "--pred", shifted)
+    assert r.exit_code == 2 and f"{shifted}:5:" in r.output and "'No'" in r.output and "gold.txt:5" in r.output
 
 
 def test_segmenter_prints_words(segmenter):

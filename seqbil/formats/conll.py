@@ -99,6 +99,55 @@ class ConllFormat:
         return "".join(out)
 
 
+def _is_number(text):
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def note_line(fields):
+    """Whether the fields are one of the lines `seqbil tag` and `crf_test` write before
+    a sentence (# PROB, # RANK PROB, # confidence M, # boundary P1 ..., # LABEL P1 ...),
+    not a token: a first field '#' and numbers after it (a word first in some)."""
+    return len(fields) >= 2 and fields[0] == "#" and all(_is_number(f) for f in fields[2:]) and (
+        _is_number(fields[1]) or len(fields) > 2)
+
+
+def read_predictions(source, width, encoding="utf-8"):
+    """Sentences of `seqbil tag` (or `crf_test`) output on a CoNLL file of `width`
+    fields per line (the label among them), with the predicted labels as labels and
+    each line's fields as rows. The predicted label is the field the tagger appended:
+    the last, or with marginals (a '# PROB' line before the sentence, crf_test -v1 /
+    -v2) the first field from the width-th on that reads LABEL/PROB, less its /PROB."""
+    name = getattr(source, "name", str(source) if source not in (None, "-") else "<stdin>")
+    rows, labels, first, marginal = [], [], 0, False
+    for number, text in _with_sentinel(read_lines(source, encoding)):
+        fields = split_fields(text) if text is not None else []
+        if fields and note_line(fields):
+            marginal = marginal or _is_number(fields[-1])
+            continue
+        if not fields:
+            if rows:
+                yield Sentence(list(zip(*rows)), labels, first, rows)
+                rows, labels, marginal = [], [], False
+            continue
+        label = fields[-1]
+        if marginal:
+            for f in fields[width - 1:]:
+                head, slash, tail = f.rpartition("/")
+                if slash and head and _is_number(tail):
+                    label = head
+                    break
+        if len(fields) < 2:
+            raise InputError(name, number, "expected the input fields and the predicted label, found 1 field")
+        if not rows:
+            first = number
+        rows.append(fields)
+        labels.append(label)
+
+
 def _with_sentinel(lines):
     """The lines, then one (None, None) so the last sentence is flushed."""
     yield from lines
