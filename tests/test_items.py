@@ -459,3 +459,13 @@ def test_in_memory_items_hash_the_same_each_time():
         return [Sentence([], ["A", "B"], 1, items=[{"w": "a", "g": v}, ["b", ("c", 2.0)]])]
     assert file_record("<memory>", sents(0.5))["sha256"] == file_record("<memory>", sents(0.5))["sha256"]
     assert file_record("<memory>", sents(0.5))["sha256"] != file_record("<memory>", sents(0.25))["sha256"]
+
+
+def test_a_false_flag_is_no_first_order_attribute():
+    ts = TemplateSet([parse_template(t) for t in ["U:%attr", "B:%attr", "B"]])
+    corpus = Corpus.of_items([[{"up": False, "w": "a"}, {"up": True, "w": "b"}]], [["A", "B"]])
+    data, index = encode(corpus, ts, None, ["A", "B"])
+    names1, names0 = attribute_names(index, 1), attribute_names(index, 0)
+    bp = data.b_pointers()
+    assert [sorted(names1[a] for a in data.b_ids[bp[p]:bp[p + 1]]) for p in range(2)] == [["w:a"], ["up", "w:b"]]
+    assert sorted((names0[a], float(v)) for a, v in zip(data.u_ids[:2], data.u_vals[:2])) == [("up", 0.0), ("w:a", 1.0)]

@@ -381,6 +381,8 @@ class FeatureIndex:
                     continue
                 at = np.minimum(np.searchsorted(table[lo:hi], entry), hi - lo - 1)
                 attr[k] = np.where(table[lo:hi][at] == entry, lo + at, -1)
+            if order == 1 and items.vals is not None:  # 1st-order attributes are present or not: weight 0 is not
+                attr[:, items.vals == 0] = -1
             vals = items.vals if order == 0 and items.vals is not None else np.zeros(0, np.float32)
             p, i, v = merge(parts[2 * order], parts[2 * order + 1], np.zeros(0, np.float32), items.ptr, attr, vals)
             out.extend((p, i))

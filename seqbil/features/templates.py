@@ -187,7 +187,8 @@ In <text>, each macro is replaced by what it reads at the token:
   %attr             every attribute of the token, when tokens are given as attributes
                     (--format crfsuite, feature dicts in seqbil.sklearn): alone in a template,
                     U:%attr (0-order, with its weight) or B:%attr (1st-order: factored by
-                    the bilinear learners, its weight not used)
+                    the bilinear learners; present or not: an attribute of weight 0, a
+                    False flag, is left out, another weight is not used)
   %attr[K1,K2,...]  only the attributes of those keys: named K, or K:..., K=... or K[...
   %task             the task of the sentence, in multi-task training (seqbil train --task):
                     each template T gets the copy T/%task, which seqbil adds by itself
