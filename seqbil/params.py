@@ -7,6 +7,7 @@ The core options are listed here; each learner adds its own in its module
 in a model. A config file sets options per section; command-line flags override the
 config; unset options take the defaults. Unknown keys and wrong types are errors.
 """
+import math
 import re
 import tomllib
 from dataclasses import dataclass, replace
@@ -36,6 +37,7 @@ class Param:
     flag: str = ""                # command-line flag when not --name-with-dashes; "-" for none
     metavar: str = ""             # what the flag's value is called in --help (default: its type)
     own_defaults: tuple = ()      # ((learner, value), ...): learners whose `defaults` replace `default`
+    maximum: float | None = None  # greatest allowed value (default: INT_MAX for ints, 1e9 for floats)
 
     @property
     def cli_flag(self):
@@ -53,13 +55,33 @@ class Param:
     def used_by(self, learner):
         return not self.learners or learner in self.learners
 
+    @property
+    def upper(self):
+        """The greatest value allowed of a number (no option needs more: larger values
+        only overflow float32 weights or allocations)."""
+        if self.maximum is not None:
+            return self.maximum
+        return 2 ** 31 - 1 if self.type is int else 1e9
+
+    def range_text(self):
+        """The allowed values of a number, for people: "> 0 and <= 1e+09", "0 to 10"."""
+        if self.type not in (int, float) or self.choices:
+            return ""
+        upper = f"{self.upper:,}" if self.type is int else f"{self.upper:g}"
+        if self.positive:
+            return f"> 0, <= {upper}"
+        lower = self.minimum if self.minimum is not None else -self.upper if self.name != "label_column" else -1000
+        lower = f"{lower:,}" if self.type is int else f"{lower:g}"
+        return f"{lower} to {upper}"
+
 
 CORE = [
     Param("format", str, "conll", "corpus format: conll (token per line, columns), sighan (sentence per "
           "line, words separated by spaces; characters tagged B/I/E/S) or crfsuite (CRFsuite's attribute files: "
           "the label, then the attributes, tab-separated; templates U:%attr and B unless given)", "corpus",
           ("conll", "sighan", "crfsuite")),
-    Param("label_column", int, -1, "CoNLL field holding the label (negative: from the end)", "corpus"),
+    Param("label_column", int, -1, "CoNLL field holding the label (negative: from the end)", "corpus",
+          maximum=999),
     Param("encoding", str, "utf-8", "text encoding of the corpus files", "corpus"),
     Param("normalize", str, "none", "fold field values before the templates read them: none, or nfkc "
           "(full-width digits and letters read as ASCII; the output keeps the input as it was)", "corpus",
@@ -79,11 +101,11 @@ CORE = [
           flag="--dictionary"),
     Param("dict_folds", int, 5, "jackknife folds of a NAME=train dictionary: training sentences of fold k see "
           "only the words of the other folds, as unseen text sees the dictionary (0 or 1: no jackknife)",
-          "features", minimum=0),
+          "features", minimum=0, maximum=10 ** 4),
     Param("dict_min_length", int, 1, "dictionary entries shorter than this are left out (2: single characters "
-          "do not count as words)", "features", positive=True),
+          "do not count as words)", "features", positive=True, maximum=10 ** 4),
     Param("dict_length_cap", int, 6, "dictionary entry lengths above it read as it in %dict values",
-          "features", positive=True),
+          "features", positive=True, maximum=10 ** 4),
     Param("vectors", list, [], "word vectors that %vec[r,c,NAME] templates read, each NAME=FILE (word2vec text "
           "format, or a .npy matrix with a NAME.vocab word list beside it)", "features", flag="--vectors"),
     Param("vector_unknown", str, "learned", "a word without a vector (after trying its lower case): learned "
@@ -97,7 +119,7 @@ CORE = [
           "random:K (K-dimensional random vectors)", "features", metavar="FILE|random:K"),
     Param("embedding_vocab", int, 0, "words of the embeddings file beyond those of the training data whose "
           "vectors the model keeps (the file's first ones), so that tagging finds them", "features", minimum=0,
-          flag="--vocab", metavar="N"),
+          flag="--vocab", metavar="N", maximum=10 ** 8),
     Param("structure", list, [], "structures learned from unlabeled text (seqbil aso): at every token the "
           "dense features Theta phi(x) of each of their splits become real-valued 0-order features, kept in the "
           "model", "features", metavar="FILE"),
@@ -123,16 +145,16 @@ CORE = [
           "pairs seen in training (CRFsuite's feature.possible_states)", learners=("crf", "l2sgd")),
     Param("period", int, 10, "CRF: the delta test compares the objective with its value this many passes back "
           "(iterations of L-BFGS, epochs of SGD; CRFsuite's period; 0: no delta test)", minimum=0,
-          learners=("crf", "l2sgd")),
+          learners=("crf", "l2sgd"), maximum=10 ** 6),
     Param("delta", float, 1e-5, "CRF: stop when the objective fell by less than this fraction of it over the last "
           "`period` passes (CRFsuite's delta)", minimum=0, learners=("crf", "l2sgd")),
     Param("jobs", int, 1, "threads computing the gradient, each over a block of the sentences (0: one per CPU "
-          "core); the same number gives the same model", minimum=0, learners=("crf",)),
-    Param("seed", int, 1, "seed of the per-epoch shuffling", minimum=0),
+          "core); the same number gives the same model", minimum=0, learners=("crf",), maximum=4096),
+    Param("seed", int, 1, "seed of the per-epoch shuffling", minimum=0, maximum=2 ** 63 - 1),
     Param("shards", int, 0, "iterative parameter mixing (McDonald, Hall & Mann 2010) on a Dask cluster: the "
           "training file cut into SHARDS shards; every epoch, one pass of the learner on each shard from the mixed "
           "parameters, then they are mixed (1: the run of one process, on a worker); 0: train in this process",
-          minimum=0),
+          minimum=0, maximum=10 ** 5),
     Param("mixing", str, "uniform", "iterative parameter mixing: each shard's weight in the mix, uniform (1/K) "
           "or by its mistakes in the epoch", choices=("uniform", "mistakes")),
     Param("prune", float, 0.0, "after training, drop the weights with |w| <= PRUNE (0: only the zero ones) and "
@@ -167,9 +189,10 @@ CORE = [
           "separated by spaces, a blank line between sentences: e.g. text tagged by seqbil models, whose "
           "columns splits may read and predict with @COLUMN)", "structure", ("text", "columns")),
     Param("targets", int, 1000, "seqbil aso: the most frequent words (or characters), lower-cased and digits as "
-          "0, each a target of one auxiliary problem per offset of a split", "structure", positive=True),
+          "0, each a target of one auxiliary problem per offset of a split", "structure", positive=True,
+          maximum=10 ** 7),
     Param("dim", int, 50, "seqbil aso: rows of Theta per split (h, the singular vectors kept)", "structure",
-          positive=True),
+          positive=True, maximum=10 ** 5),
     Param("aux_loss", str, "huber", "seqbil aso: loss of the auxiliary problems, huber (Ando & Zhang's modified "
           "Huber) or hinge", "structure", ("huber", "hinge")),
     Param("aux_lambda", float, 1e-4, "seqbil aso: L2 regularisation lambda of the auxiliary problems",
@@ -181,7 +204,8 @@ CORE = [
     Param("aux_min_count", int, 2, "seqbil aso: split features seen fewer times in the unlabeled text are "
           "dropped", "structure", positive=True),
     Param("rounds", int, 1, "seqbil aso: rounds of the alternating optimization (1, as Ando & Zhang; later "
-          "rounds train the problems with the last Theta and take the SVD again)", "structure", positive=True),
+          "rounds train the problems with the last Theta and take the SVD again)", "structure", positive=True,
+          maximum=10 ** 4),
     Param("interaction", str, "", "multi-task training with a general interaction matrix instead of the "
           "coupling: a file of K rows of K numbers, the matrix A of Cavallanti et al. (symmetric, positive "
           "definite; rows and columns in the order of the tasks). Every feature then has a weight per task and "
@@ -203,7 +227,7 @@ def _table():
         elif p.name == "averaged":
             p = Param(p.name, p.type, p.default, p.help, p.section, learners=averaging)
         elif p.name in ("shards", "mixing"):
-            p = Param(p.name, p.type, p.default, p.help, p.section, p.choices, p.minimum, learners=mixing)
+            p = replace(p, learners=mixing)
         out.append(p)
     names = {p.name for p in out}
     for name, cls in LEARNERS.items():
@@ -211,8 +235,7 @@ def _table():
             if p.name in names:
                 raise RuntimeError(f"learner {name}: option {p.name} is defined twice")
             names.add(p.name)
-            out.append(Param(p.name, p.type, p.default, p.help, p.section, p.choices, p.minimum, p.positive,
-                             (name,), p.flag, p.metavar))
+            out.append(replace(p, learners=(name,)))
     # the learners' own defaults (Learner.defaults, applied by resolve), shown beside the table's
     return tuple(replace(p, own_defaults=tuple((n, cls.defaults[p.name]) for n, cls in LEARNERS.items()
                                                if p.name in cls.defaults))
@@ -247,14 +270,18 @@ def check_value(param, value, source, line=0):
                           f"{value!r}")
     if param.choices and value not in param.choices:
         raise ConfigError(source, line, f"{where} = {value!r}: choose one of {', '.join(map(str, param.choices))}")
-    if param.type is float and value != value:
-        raise ConfigError(source, line, f"{where} must be a number, got nan")
+    if param.type is float and not math.isfinite(value):
+        raise ConfigError(source, line, f"{where} must be a finite number, got {value}")
     if param.positive and value <= 0:
         raise ConfigError(source, line, f"{where} must be positive, got {value}")
     if param.minimum is not None and value < param.minimum:
         raise ConfigError(source, line, f"{where} must be at least {param.minimum}, got {value}")
-    if param.type is int and abs(value) >= 2 ** 63:
-        raise ConfigError(source, line, f"{where} must fit in 64 bits, got {value}")
+    if param.type in (int, float) and not param.choices:
+        lower = -param.upper if param.minimum is None and not param.positive else -math.inf
+        if param.name == "label_column":
+            lower = -1000
+        if not lower <= value <= param.upper:
+            raise ConfigError(source, line, f"{where} = {value}: allowed are {param.range_text()}")
     return value
 
 
@@ -383,13 +410,16 @@ def describe(fmt="text"):
     for p in _table():
         flag = "" if p.flag == "-" else p.cli_flag
         users = ", ".join(p.learners) if p.learners else "all"
-        rows.append((f"[{p.section}] {p.name}", flag, p.type.__name__, p.default_text(), users, p.help))
+        rows.append((f"[{p.section}] {p.name}", flag, p.type.__name__, p.default_text(), p.range_text() or "–",
+                     users, p.help))
     if fmt == "markdown":
-        head = "| TOML key | flag | type | default | learners | meaning |\n| --- | --- | --- | --- | --- | --- |\n"
+        head = ("| TOML key | flag | type | default | allowed | learners | meaning |\n"
+                "| --- | --- | --- | --- | --- | --- | --- |\n")
         return head + "".join("| " + " | ".join(f"`{c}`" if i in (0, 1) and c else c.replace("|", "\\|")
                                                 for i, c in enumerate(r)) + " |\n" for r in rows)
     out = []
-    for key, flag, typ, default, users, text in rows:
-        out.append(f"{key}  ({typ}, default {default}{', ' + flag if flag else ''}; learners: {users})\n"
+    for key, flag, typ, default, allowed, users, text in rows:
+        allowed = f"; {allowed}" if allowed != "–" else ""
+        out.append(f"{key}  ({typ}, default {default}{allowed}{', ' + flag if flag else ''}; learners: {users})\n"
                    f"    {text}\n")
     return "".join(out)

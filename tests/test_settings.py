@@ -143,3 +143,57 @@ def test_a_crf_config_keeps_its_epochs(tmp_path):
     assert params.resolve(tmp_path / "c.toml", {})[0]["epochs"] == 30
     assert params.resolve(tmp_path / "c.toml", {"learner": "crf"})[0]["epochs"] == 30
     assert params.resolve(tmp_path / "c.toml", {"learner": "l2sgd"})[0]["epochs"] == 1000
+
+
+def _documented(param, value):
+    """Whether `value` is allowed by the range `seqbil params` documents for `param`
+    (its text, parsed: "> 0, <= N" or "A to B")."""
+    import math
+    import re
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if param.type is int and not isinstance(value, int):
+        return False
+    if not math.isfinite(value):
+        return False
+    text = param.range_text().replace(",", "")
+
+    def number(s):
+        return int(s) if re.fullmatch(r"-?\d+", s) else float(s)
+    m = re.fullmatch(r"> 0 <= (\S+)", text)
+    if m:
+        return 0 < value <= number(m.group(1))
+    low, high = text.split(" to ")
+    return number(low) <= value <= number(high)
+
+
+NUMBERS = [p for p in params._table() if p.type in (int, float) and not p.choices]
+
+
+@pytest.mark.parametrize("param", NUMBERS, ids=[p.name for p in NUMBERS])
+def test_every_number_is_refused_exactly_outside_its_documented_range(param):
+    import math
+    upper = param.upper
+    tries = [0, -1, 1, 2, 0.5, math.nan, math.inf, -math.inf, 1e300, -1e300, 10 ** 30, "x", True, None,
+             upper, upper + 1, -upper, -upper - 1, -1000, -1001]
+    for value in tries:
+        try:
+            params.check_value(param, value, "<test>")
+            taken = True
+        except params.ConfigError:
+            taken = False
+        want = _documented(param, float(value) if param.type is float and isinstance(value, int) and
+                           not isinstance(value, bool) else value)
+        assert taken == want, (param.name, value)
+
+
+def test_a_refused_number_leaves_the_model_file_alone(tmp_path):
+    from click.testing import CliRunner
+    from seqbil.cli import main
+    model = tmp_path / "m.sbm"
+    model.write_bytes(b"old")
+    for flags in (["-C", "inf"], ["-C", "1e300"], ["--epochs", "-1"], ["--coupling", "nan"]):
+        r = CliRunner().invoke(main, ["train", "--model", str(model), "-q", *flags])
+        assert r.exit_code == 2 and "Traceback" not in r.output and "allowed are" in r.output or \
+            "finite" in r.output or "positive" in r.output, (flags, r.output)
+        assert model.read_bytes() == b"old"

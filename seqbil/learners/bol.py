@@ -49,7 +49,7 @@ class Bilinear(Learner):
     options = (
         Param("rank1", str, "block", "rank-1 per attribute block, or the paper's literal global rank-1",
               choices=("block", "global")),
-        Param("power_steps", int, 4, "power-iteration steps per update (R)", minimum=0),
+        Param("power_steps", int, 4, "power-iteration steps per update (R)", minimum=0, maximum=10 ** 4),
         Param("diagnose", bool, False, "after each epoch, exact SVD of every Theta block for sigma_2/sigma_1, "
               "the angle of the R-step pairs to the exact ones and the dual objective (about 1 s per million "
               "blocks)"),

@@ -128,13 +128,13 @@ class CRF(CRFWeights, Learner):
               "is given: l2 (c2; c1 = 0), l1 (c1; c2 = 0) or elasticnet (both); a given c1 or c2 is used as given, "
               "the other at its default", choices=("l2", "l1", "elasticnet")),
         Param("crf_memories", int, 6, "CRF: L-BFGS memory, the number of corrections kept (CRFsuite's "
-              "num_memories)", positive=True),
+              "num_memories)", positive=True, maximum=10 ** 4),
         Param("crf_epsilon", float, 1e-5, "CRF: stop when |gradient| / max(1, |w|) < epsilon (CRFsuite's epsilon)",
               minimum=0),
         Param("crf_linesearch", str, "MoreThuente", "CRF: line search of L-BFGS (CRFsuite's linesearch; OWL-QN, "
               "c1 > 0, always backtracks)", choices=LINESEARCHES),
         Param("crf_max_linesearch", int, 20, "CRF: most trials of one line search (CRFsuite's max_linesearch)",
-              positive=True),
+              positive=True, maximum=10 ** 4),
     )
 
     @classmethod

@@ -104,9 +104,9 @@ class L2SGD(CRFWeights, Learner):
         Param("calibration_samples", int, 1000, "l2sgd: training sequences the calibration trains on, the first of "
               "a shuffled order (CRFsuite's calibration.samples)", positive=True),
         Param("calibration_candidates", int, 10, "l2sgd: learning rates that lower the loss the calibration looks "
-              "for upwards and downwards (CRFsuite's calibration.candidates)", positive=True),
+              "for upwards and downwards (CRFsuite's calibration.candidates)", positive=True, maximum=10 ** 6),
         Param("calibration_max_trials", int, 20, "l2sgd: the calibration ends after this many trials (CRFsuite's "
-              "calibration.max_trials)", positive=True),
+              "calibration.max_trials)", positive=True, maximum=10 ** 6),
     )
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):

@@ -25,7 +25,7 @@ class ReEmbeddingPA(AveragedLinear):
         Param("lam", float, 1.0, "how far a step may move the word vectors: the Phi-step's regulariser lambda "
               "(eq. 7; large: the vectors barely move)", positive=True, flag="--lambda"),
         Param("inner", int, 1, "alternations of the weight step and the vector step per sentence (the paper's "
-              "inner loop; they stop early when the margin holds)", positive=True),
+              "inner loop; they stop early when the margin holds)", positive=True, maximum=10 ** 4),
         Param("freeze_embeddings", bool, False, "keep the word vectors fixed: structured PA-II on them (the "
               "paper's baseline)"),
         Param("rpa_loss", str, "hamming", "the margin a step asks for: hamming (the number of wrong labels) or "
