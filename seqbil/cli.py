@@ -13,6 +13,17 @@ import click
 from . import params
 from ._version import __version__
 from .errors import SeqbilError
+from .model import NBEST_MAX
+
+
+class Finite(click.FloatRange):
+    """A float in a range, NaN refused (click.FloatRange lets NaN through)."""
+
+    def convert(self, value, param, ctx):
+        out = super().convert(value, param, ctx)
+        if out != out:
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return out
 
 
 def fail_cleanly(command):
@@ -208,7 +219,8 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, **overrides):
 @click.option("--scheduler", metavar="ADDRESS", help="With --output-dir: run on this Dask scheduler (tcp://host:8786, "
               "or a scheduler file) instead of a local cluster; the model, inputs and DIR must be at the same paths "
               "on its workers.  [default: a local cluster]")
-@click.option("--partition-mb", "partition_mb", type=click.FloatRange(min=0.001), default=8.0, metavar="MB",
+@click.option("--partition-mb", "partition_mb", type=Finite(min=0.001, max=1e6), default=8.0,
+              metavar="MB",
               help="With --output-dir: megabytes of a plain input file per task (gzip files are one task each).")
 @click.option("--overwrite", is_flag=True, help="With --output-dir: tag files whose output exists too.  "
               "[default: skip them]")
@@ -221,7 +233,7 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, **overrides):
 @click.option("--dict", "user_dicts", multiple=True, metavar="[NAME=]FILE", help="Add the words (or phrases) of "
               "FILE to the model's dictionary NAME (default: its only one) for this run; no retraining. Repeatable.  "
               "[default: none]")
-@click.option("--nbest", type=click.IntRange(min=1), metavar="K", help="Print the K best labelings of each "
+@click.option("--nbest", type=click.IntRange(min=1, max=NBEST_MAX), metavar="K", help="Print the K best labelings of each "
               "sentence, each under a line `# RANK SCORE`, as CRF++'s crf_test -n does (see above).  "
               "[default: the best only, no header]")
 @click.option("--confidence", is_flag=True, help="Print how sure the model is: a line `# confidence MARGIN` "
@@ -439,7 +451,7 @@ def inspect(model_path, as_json):
 @click.argument("output_path", metavar="OUTPUT")
 @click.option("--precision", type=click.Choice(["float32", "float64"]), default="float32", show_default=True,
               help="Floating-point type of the weights written.")
-@click.option("--prune", type=click.FloatRange(min=0), default=0.0, show_default=True, metavar="EPS",
+@click.option("--prune", type=Finite(min=0, max=1e9), default=0.0, show_default=True, metavar="EPS",
               help="Drop the weights with |w| <= EPS and the attributes left without weights.")
 @click.option("--task", metavar="NAME", help="Of a multi-task model, write the model of task NAME alone: its "
               "shared and own weights summed, tagging at the cost of a single-task model.")

@@ -635,7 +635,10 @@ def _check_meta(meta):
     need(isinstance(meta.get("training", {}), dict), "training")
 
 
+NBEST_MAX = 10 ** 5  # the k-best lattice holds k entries per position and label
+
+
 def _check_k(k):
-    """How many labellings nbest may be asked for: a whole number of at least 1."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise SeqbilError(f"k must be a whole number of at least 1, got {k!r}")
+    """How many labellings nbest may be asked for: a whole number from 1 to NBEST_MAX."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= NBEST_MAX:
+        raise SeqbilError(f"k must be a whole number from 1 to {NBEST_MAX:,}, got {k!r}")

@@ -197,3 +197,14 @@ def test_a_refused_number_leaves_the_model_file_alone(tmp_path):
         assert r.exit_code == 2 and "Traceback" not in r.output and "allowed are" in r.output or \
             "finite" in r.output or "positive" in r.output, (flags, r.output)
         assert model.read_bytes() == b"old"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["convert", "x.sbm", "y.sbm", "--prune", "nan"], "'nan' is not a number"),
+    (["convert", "x.sbm", "y.sbm", "--prune", "inf"], "not in the range"),
+    (["tag", "-m", "x.sbm", "--nbest", "99999999999999"], "not in the range"),
+    (["tag", "-m", "x.sbm", "--output-dir", "o", "--partition-mb", "nan"], "'nan' is not a number"),
+])
+def test_options_outside_the_table_refuse_absurd_numbers(args, message):
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
