@@ -11,7 +11,7 @@
 import sys
 
 from . import params
-from .errors import InputError, SeqbilError
+from .errors import InputError, SeqbilError, check_output
 from .evaluation import choose_metric, read_vocabulary, score
 from .formats import ConllFormat, Sentence, bies_tags, make_format, read_corpus
 from .formats.conll import read_predictions
@@ -109,6 +109,7 @@ def convert(path, output, *, precision="float32", prune=0.0, task=None):
     task: write the model of that task of a multi-task model as a model of its own
     (Model.single_task), which tags at the cost of a single-task model.
     Returns Model.compact's account of what was kept."""
+    check_output(output, "converted model")
     model = Model.load(path)
     if task is not None:
         single = model.single_task(task)
@@ -265,6 +266,8 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
     from .aso import StructureLearner, read_columns, read_text, split_specs, word_vectors, write_vectors
 
     echo = echo or (_stderr if verbose else _quiet)
+    check_output(out, "structure")
+    check_output(vectors, "word vectors")
     if isinstance(unlabeled, (str, bytes)) or hasattr(unlabeled, "__fspath__"):
         unlabeled = [unlabeled]
     unlabeled = [str(p) for p in unlabeled]

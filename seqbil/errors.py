@@ -14,6 +14,23 @@ class InputError(SeqbilError):
         super().__init__(f"{where}: {message}")
 
 
+def check_output(path, what="output"):
+    """Refuse, before any work, an output path that cannot be written: a directory, in
+    a directory that does not exist, or where this user may not write. None and "-"
+    (standard output) pass."""
+    import os
+    if path is None or str(path) == "-" or not isinstance(path, (str, os.PathLike)):
+        return
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise InputError(path, 0, f"is a directory: give a file name for the {what}")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise InputError(path, 0, f"the directory {parent} of the {what} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise InputError(path, 0, f"cannot write the {what} here (permission denied)")
+
+
 class ConfigError(InputError):
     """An unknown key, a wrong type or a bad value in a config or template file."""
 

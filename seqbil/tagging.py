@@ -25,7 +25,7 @@ import sys
 import tempfile
 import zlib
 
-from .errors import InputError, SeqbilError
+from .errors import InputError, SeqbilError, check_output
 from .formats.textio import open_binary
 from .model import Model
 
@@ -76,6 +76,8 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
     (InputError names the file and line).
     """
     model, encoding = prepare(model, task, encoding, nbest, confidence, marginals)
+    if isinstance(output, (str, os.PathLike)):
+        check_output(output)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
         raise SeqbilError(f"jobs must be a whole number of at least 0, got {jobs!r}")
     jobs = jobs or cpus()

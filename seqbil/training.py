@@ -15,7 +15,7 @@ import numpy as np
 
 from . import checkpoint, multitask, params
 from ._version import __version__
-from .errors import ConfigError, InputError
+from .errors import ConfigError, InputError, check_output
 from .evaluation import choose_metric, headline, score
 from .evaluation.chunks import detect_scheme
 from .features.dataset import encode
@@ -339,6 +339,9 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     checkpoint_path = checkpoint_path or (f"{model_path}.ckpt" if model_path else None)
     if checkpoint_every and not checkpoint_path:
         raise ConfigError("arguments", 0, "checkpoints need a model path or a checkpoint path")
+    for path, what in ((model_path, "model"), (log_path, "log"),
+                       (checkpoint_path if checkpoint_every else None, "checkpoint")):
+        check_output(path, what)  # before the work, not after it
     base = None
     if init_model is not None:
         base = Model.load(init_model)

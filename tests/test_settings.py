@@ -208,3 +208,25 @@ def test_a_refused_number_leaves_the_model_file_alone(tmp_path):
 def test_options_outside_the_table_refuse_absurd_numbers(args, message):
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("command", [
+    ["train", "--model", "{missing}/m.sbm"], ["train", "--model", "{dir}"],
+    ["train", "--model", "{dir}/m.sbm", "--log", "{missing}/log"],
+    ["train", "--model", "{dir}/m.sbm", "--checkpoint-every", "1", "--checkpoint", "{missing}/c"],
+    ["convert", "{model}", "{missing}/c.sbm"], ["convert", "{model}", "{dir}"],
+    ["tag", "-m", "{model}", "--output", "{missing}/out.txt", "{data}"],
+    ["aso", "--unlabeled", "{data}", "--out", "{missing}/s.sbs"],
+    ["aso", "--unlabeled", "{data}", "--out", "{dir}/s.sbs", "--vectors", "{missing}/v.txt"],
+])
+def test_outputs_that_cannot_be_written_are_refused_before_the_work(tmp_path, command):
+    model = tmp_path / "m0.sbm"
+    assert CliRunner().invoke(main, ["train", "--model", str(model), "--epochs", "1", "-q"]).exit_code == 0
+    before = model.read_bytes()
+    places = {"missing": str(tmp_path / "no" / "such"), "dir": str(tmp_path), "model": str(model),
+              "data": str(sample_path("conll2000_test.txt"))}
+    args = [a.format(**places) for a in command]
+    r = CliRunner().invoke(main, args + (["-q"] if args[0] == "train" else []))
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert "does not exist" in r.output or "is a directory" in r.output
+    assert model.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["m0.sbm"]
