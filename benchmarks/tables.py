@@ -29,8 +29,9 @@ def spread(s, fmt="{:.2f}"):
 def provenance(record):
     m = record["machine"]
     commit = record["commit"][:12] + ("+modified" if record["commit"].endswith("+modified") else "")
-    return (f"`{record['command']}` at commit {commit}, {record['date']}, "
-            f"{m['cpu']} ({m['cores']} cores); {record['repeat']} runs each, median (min–max).")
+    runs = (f"{record['repeat']} runs each, median (min–max)." if "repeat" in record else
+            "one run (its figures are not timings repeated for comparison).")
+    return f"`{record['command']}` at commit {commit}, {record['date']}, {m['cpu']} ({m['cores']} cores); {runs}"
 
 
 def speed_table(record):
