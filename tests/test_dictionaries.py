@@ -92,6 +92,15 @@ def test_word_list_with_frequencies(tmp_path):
     assert compute(lex, [list("希望的新世纪")], "longest", 6) == [["B2", "E2", "-", "B3", "M3", "E3"]]
 
 
+@pytest.mark.parametrize("text, line", [("希望 120\n戊己 庚辛\n", 2), ("甲乙 1 2\n", 1)])
+def test_a_word_list_line_of_two_words_is_refused(tmp_path, text, line):
+    path = tmp_path / "words.txt"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match="one word, optionally followed by its frequency") as info:
+        Lexicon.read(str(path), "char")
+    assert info.value.line == line and str(path) in str(info.value)
+
+
 def segmented(words):
     chars = [c for w in words for c in w]
     labels = [("S" if len(w) == 1 else "B" if k == 0 else "E" if k == len(w) - 1 else "I")

@@ -80,8 +80,11 @@ class Lexicon:
         ignored) or, for token data, a gazetteer (one phrase per line, tokens
         separated by spaces; a tab and what follows it are ignored)."""
         entries = []
-        for _, line in read_lines(path, encoding):
-            entry = parse_entry(line, unit)
+        for number, line in read_lines(path, encoding):
+            try:
+                entry = parse_entry(line, unit)
+            except ValueError as exc:
+                raise ConfigError(path, number, str(exc)) from None
             if entry:
                 entries.append(entry)
         if not entries:
@@ -113,12 +116,28 @@ class Lexicon:
 
 
 def parse_entry(line, unit):
+    """The entry of a line of a word list (unit char: a word, optionally followed by
+    its frequency, which is not used) or of a gazetteer (tokens separated by spaces);
+    a tab and what follows it are ignored. Raises ValueError for a line of a word list
+    that holds more than that."""
     line = line.split("\t")[0].strip()
     if not line:
         return ()
     if unit == "char":
-        return tuple(line.split()[0])  # "word 123": the word, its frequency ignored
+        parts = line.split()
+        if len(parts) > 2 or (len(parts) == 2 and not _is_count(parts[1])):
+            raise ValueError(f"{line!r}: a line of a word list holds one word, optionally followed by its "
+                             f"frequency (a number); write one word per line")
+        return tuple(parts[0])
     return tuple(line.split())
+
+
+def _is_count(text):
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
 
 
 def codes(starts, P, kind, cap):
