@@ -14,7 +14,7 @@ words-only chunking splits also a template of the usual rich word features (word
 prefixes and suffixes up to 3, shape, title/upper/digit flags, at -1, 0 and +1): seqbil's crf,
 crf with CRFsuite's settings and the config's learner on it, and python-crfsuite's L-BFGS CRF
 (c1 = c2 = 0.1, 100 iterations) on the same template. Writes config_choice.csv, .json and .md
-(dev score, training seconds of one run, the c2 crf chose) and config_choice_winners.*.
+(dev score, the CPU seconds of one training run, the c2 crf chose) and config_choice_winners.*.
 --quick: the first 60 sentences of the bundled CoNLL-2000 sample and the bundled pku sample,
 3 epochs (crf: 3 iterations; CRFsuite: 10)."
 source "$(dirname "$0")/common.sh"

@@ -27,6 +27,7 @@ import argparse
 import importlib.util
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -128,9 +129,9 @@ def run_seqbil(corpus, features, learner, options, base, rich_path, quick):
     if "c2" in options:  # CRFsuite's settings: its iteration cap too
         opts["epochs"] = QUICK_PEER_ITERATIONS if quick else PEER["iterations"]
     messages = []
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     model = seqbil.train(str(corpus.train), echo=messages.append, **opts)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     base.with_suffix(".out").write_text("\n".join(messages) + "\n", encoding="utf-8")
     path = base.with_suffix(".sbm")
     model.save(path)
@@ -144,7 +145,7 @@ def run_seqbil(corpus, features, learner, options, base, rich_path, quick):
     return {"options": {k: (Path(v).name if k == "template" else v) for k, v in opts.items()},
             "trained_as": trained_as, "metric": metric, "score": score,
             "scores": {k: v for k, v in result.items() if isinstance(v, (int, float))},
-            "train_seconds": seconds, "passes": info["training"]["passes_run"],
+            "train_seconds": seconds, "cpu_seconds": cpu, "passes": info["training"]["passes_run"],
             "settings": {k: info["params"][k] for k in SETTINGS.get(trained_as, ("epochs",))},
             "selection": info["training"].get("selection") or None, "model_bytes": info["file"]["size_bytes"]}
 
@@ -172,7 +173,10 @@ def run_peer(corpus, rich_path, quick):
     cmd = [sys.executable, str(ROOT / "benchmarks" / "crfsuite_peer.py"), "--config", corpus.config, "--template",
            str(rich_path), "--train", str(corpus.train), "--test", str(corpus.dev), "--algorithm", "lbfgs",
            "--c1", str(PEER["c1"]), "--c2", str(PEER["c2"]), "--iterations", str(iterations)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(cmd, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     if proc.returncode != 0:
         sys.exit(f"config_choice: failed: {' '.join(cmd)}\n{proc.stderr}")
     peer = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -180,6 +184,7 @@ def run_peer(corpus, rich_path, quick):
                         "template": rich_path.name},
             "trained_as": "crfsuite lbfgs", "metric": "F1" if peer["metric"] in ("chunk", "segment") else "acc",
             "score": peer["f1"], "train_seconds": peer["feature_seconds"] + peer["train_seconds"],
+            "cpu_seconds": cpu,
             "crfsuite_train_seconds": peer["train_seconds"], "feature_seconds": peer["feature_seconds"],
             "passes": peer["iterations"], "settings": {"c1": PEER["c1"], "c2": PEER["c2"],
                                                        "max_iterations": iterations},
@@ -271,16 +276,16 @@ def report(out, corpora, records, sizes, peer, quick):
         rows.append([r["corpus"], r["config"], r["features"], r["system"], r["trained_as"],
                      "yes" if r["features"] == "config" and r["system"] == shipped[r["corpus"]] else "",
                      r["metric"], round(r["score"], 4), round(r["score"] - base[r["corpus"]]["score"], 4),
-                     round(r["train_seconds"], 2), r["passes"], "" if c2 is None else c2, on or "",
+                     round(r["cpu_seconds"], 2), r["passes"], "" if c2 is None else c2, on or "",
                      settings_text(r)])
     header = ["corpus", "config", "features", "system", "trained_as", "shipped", "metric", "dev_score",
-              "vs_shipped", "train_seconds", "passes", "c2_chosen", "c2_chosen_on", "settings"]
+              "vs_shipped", "cpu_seconds", "passes", "c2_chosen", "c2_chosen_on", "settings"]
     won = winners(corpora, records)
     protocol = ("Each candidate trains on the corpus's training part and is scored on its dev part, never on a "
                 "test set; temperature 1 (nothing fitted); otherwise the config's settings. crf is given no c1 or "
                 "c2: it chooses c2 within the training part (its last tenth, or 10-fold cross-validation for up to "
-                "25,000 tokens). Training seconds: one run each, in one process, on a machine shared with other "
-                "work (indicative only).")
+                "25,000 tokens). CPU seconds: one run each, on a machine shared with other work (indicative "
+                "only; CPU time, which other work on the machine does not lengthen).")
     extra = {"quick": quick, "protocol": protocol, "rich_template": RICH, "peer": PEER,
              "corpora": {c.name: {"config": c.config, "train": c.train.name, "dev": c.dev.name, **sizes[c.name]}
                          for c in corpora},
@@ -300,18 +305,18 @@ def report(out, corpora, records, sizes, peer, quick):
                  "dev score alone; the test sets are for a later run of the chosen setting.", ""]
     body += [winner_line(w) for w in won]
     body += ["", "### Every candidate", "",
-             "| corpus | features | system | dev score | vs shipped | train (s) | passes | c2 chosen | settings |",
+             "| corpus | features | system | dev score | vs shipped | CPU (s) | passes | c2 chosen | settings |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in records:
         c2, on = chosen_c2(r)
         body.append(f"| {r['corpus']} ({r['config']}) | {r['features']} | {system_text(r, shipped[r['corpus']])} | "
                     f"{fmt(r['score'])} | {r['score'] - base[r['corpus']]['score']:+.2f} | "
-                    f"{r['train_seconds']:.1f} | {r['passes']} | "
+                    f"{r['cpu_seconds']:.1f} | {r['passes']} | "
                     f"{'–' if c2 is None else f'{c2:g} ({on})'} | {settings_text(r)} |")
     body += ["", "features: config, the config's own templates; rich, the rich word features below. vs shipped: "
-                 "against the config as shipped on the same corpus. train (s): the whole training call, one run "
-                 "(seqbil: reading, encoding, crf's choice of c2 and its passes; CRFsuite: building its attribute "
-                 "strings in Python and its training call). passes: epochs, or L-BFGS iterations of the final "
+                 "against the config as shipped on the same corpus. CPU (s): of the whole training call, one run "
+                 "(seqbil: reading, encoding, crf's choice of c2 and its passes; CRFsuite: its whole process, building "
+                 "its attribute strings in Python, its training call and tagging the dev part). passes: epochs, or L-BFGS iterations of the final "
                  "model. c2 chosen: crf's own choice (`seqbil inspect --json`: training.selection) and where."]
     iterations = QUICK_PEER_ITERATIONS if quick else PEER["iterations"]
     body += [f"{name}: {text.format(c1=PEER['c1'], n=iterations)}." for name, text in SYSTEMS.items()
