@@ -235,3 +235,15 @@ def test_bad_settings_are_value_errors(chunks):
         CRF(algorithm="pa", pa_type=7).fit(X, y)
     with pytest.raises(ValueError, match="sequence 3, item 2: the weight of 'g' is nan"):
         CRF().fit([[{"a": 1}]] * 2 + [[{"a": 1}, {"g": float("nan")}]], [["A"], ["A"], ["A", "B"]])
+
+
+def test_the_pickle_holds_plain_data_and_the_model_bytes(chunks):
+    X, y = chunks[0]
+    crf = CRF(max_iterations=5).fit(X, y)
+    data = pickle.dumps(crf)
+    for name in (b"TrainingLog", b"Tagger", b"seqbil.model", b"numpy", b"Model"):
+        assert name not in data  # only the estimator's class is named; the rest is plain data and bytes
+    assert open(crf._path, "rb").read() in data
+    again = pickle.loads(data)
+    assert again.training_log_.last_iteration["num"] == crf.training_log_.last_iteration["num"] == 5
+    assert again.training_log_.iterations == crf.training_log_.iterations

@@ -327,14 +327,19 @@ class CRF(BaseEstimator):
             pass
 
     def __getstate__(self):
-        """The parameters and the model file's bytes (never the model's objects)."""
+        """The parameters, the log's records and the model file's bytes (never the
+        model's objects)."""
         state = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        if self.training_log_ is not None:
+            state["training_log_"] = self.training_log_.history
         model = self._loaded()
         state["_model_bytes"] = Path(self._path).read_bytes() if model is not None else None
         return state
 
     def __setstate__(self, state):
         data = state.pop("_model_bytes", None)
+        if state.get("training_log_") is not None:
+            state["training_log_"] = TrainingLog(state["training_log_"])
         self.__dict__.update(state)
         self._model, self._path, self._temporary, self._tagger, self._info_cached = None, None, False, None, None
         if data is not None:
@@ -354,6 +359,7 @@ class TrainingLog:
     KEYS = {"pass": "num", "seconds": "time", "objective": "loss", "xnorm": "feature_norm", "gnorm": "error_norm"}
 
     def __init__(self, history):
+        self.history = [dict(r) for r in history]  # as seqbil logs them (what pickling keeps)
         self.iterations = []
         for record in history:
             item = dict(record)
