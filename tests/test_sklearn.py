@@ -22,6 +22,15 @@ from seqbil.sklearn.tagger import Tagger  # noqa: E402
 from test_cli import reference_chunk_scores, run  # noqa: E402
 
 
+@pytest.fixture(scope="module", autouse=True)
+def no_workers_left():
+    """cross_val_score(n_jobs=2) leaves joblib's reusable worker processes running:
+    stop them, so that the tests after these see a process without children."""
+    yield
+    from joblib.externals.loky import get_reusable_executor
+    get_reusable_executor().shutdown(wait=True)
+
+
 def conll(path, n=None):
     return [[line.split() for line in block.splitlines()]
             for block in path.read_text(encoding="utf-8").strip().split("\n\n")][:n]

@@ -23,7 +23,8 @@ class ReEmbeddingPA(AveragedLinear):
                "on the word vectors the %emb templates read")
     options = (
         Param("lam", float, 1.0, "how far a step may move the word vectors: the Phi-step's regulariser lambda "
-              "(eq. 7; large: the vectors barely move)", positive=True, flag="--lambda"),
+              "(eq. 7; large: the vectors barely move)", positive=True, flag="--lambda",
+              maximum=1e15),  # (it divides the step: 1e15 holds the vectors still)
         Param("inner", int, 1, "alternations of the weight step and the vector step per sentence (the paper's "
               "inner loop; they stop early when the margin holds)", positive=True, maximum=10 ** 4),
         Param("freeze_embeddings", bool, False, "keep the word vectors fixed: structured PA-II on them (the "
