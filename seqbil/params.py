@@ -38,6 +38,7 @@ class Param:
     metavar: str = ""             # what the flag's value is called in --help (default: its type)
     own_defaults: tuple = ()      # ((learner, value), ...): learners whose `defaults` replace `default`
     maximum: float | None = None  # greatest allowed value (default: INT_MAX for ints, 1e9 for floats)
+    validate: object = None       # a function of the value: what is wrong with it, or None
 
     @property
     def cli_flag(self):
@@ -73,6 +74,22 @@ class Param:
         lower = self.minimum if self.minimum is not None else -self.upper if self.name != "label_column" else -1000
         lower = f"{lower:,}" if self.type is int else f"{lower:g}"
         return f"{lower} to {upper}"
+
+
+def offsets(text):
+    """The offsets of a window such as "-1,0,1" (each within +-1000, none twice)."""
+    window = [int(w) for w in text.split(",")]
+    if any(abs(w) > 1000 for w in window) or len(set(window)) != len(window):
+        raise ValueError(text)
+    return window
+
+
+def _offsets_problem(text):
+    try:
+        offsets(text)
+    except ValueError:
+        return "give distinct offsets from -1000 to 1000, comma-separated, such as 0 or -1,0,1"
+    return None
 
 
 CORE = [
@@ -131,7 +148,7 @@ CORE = [
           "structure did not", "features", positive=True),
     Param("structure_window", str, "-1,0,1", "offsets of the tokens whose structure features each token reads, "
           "comma-separated (0: its own only; -1,0,1: its neighbours' too, which gained more than 0 at every scale "
-          "tried on held-out CoNLL-2000 data)", "features", metavar="OFFSETS"),
+          "tried on held-out CoNLL-2000 data)", "features", metavar="OFFSETS", validate=_offsets_problem),
     Param("learner", str, "sp", ""),  # help and choices come from the learner registry
     Param("epochs", int, 20, "passes over the training data (T); for crf, iterations of L-BFGS at most",
           positive=True),
@@ -282,7 +299,23 @@ def check_value(param, value, source, line=0):
             lower = -1000
         if not lower <= value <= param.upper:
             raise ConfigError(source, line, f"{where} = {value}: allowed are {param.range_text()}")
+    problem = param.validate(value) if param.validate is not None else None
+    if problem:
+        raise ConfigError(source, line, f"{where} = {value!r}: {problem}")
     return value
+
+
+def line_in_file(path, text):
+    """The number of the first line of a file that holds `text` (0: none, or no file):
+    where a message about a template or a value read from it can point."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                if text in line:
+                    return number
+    except (OSError, TypeError):
+        pass
+    return 0
 
 
 def _line_of(text, key):

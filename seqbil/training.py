@@ -592,10 +592,13 @@ def prepare(settings, sources, train_data, dev, template_file, config, base, ech
     if tasks:
         templates = task_copies(templates.templates, origin)
     elif templates.tasks and base is None:
-        raise ConfigError(origin, 0, "the templates read %task, the task of a sentence, which only multi-task "
-                          "training (--task NAME=TRAIN ...) gives; and it adds the %task copies itself")
+        bad = next(t.text for t in templates.templates if t.reads_task)
+        raise ConfigError(origin, params.line_in_file(origin, bad), f"template {bad!r} reads %task, the task of a "
+                          "sentence, which only multi-task training (--task NAME=TRAIN ...) gives; and it adds the "
+                          "%task copies itself")
     if fmt.name != "crfsuite" and templates.items:
-        raise ConfigError(origin, 0, "%attr reads the attributes of tokens given as attributes (--format crfsuite, "
+        bad = next(t.text for t in templates.item_templates)
+        raise ConfigError(origin, params.line_in_file(origin, bad), f"template {bad!r}: %attr reads the attributes of tokens given as attributes (--format crfsuite, "
                           "seqbil.sklearn); this corpus gives columns")
     if fmt.name == "conll":
         if fmt.n_fields is None:  # sentences given in memory
@@ -980,14 +983,7 @@ def _structure_features(settings, sources, fmt, base, tasks):
         raise ConfigError(origin, 0, "a structure (structure = FILE) is not supported in multi-task training")
     if base is not None:
         raise ConfigError(origin, 0, "the continued model was trained without a structure; one cannot be added")
-    try:
-        window = [int(w) for w in settings["structure_window"].split(",")]
-    except ValueError:
-        raise ConfigError(sources.get("structure_window", "<settings>"), 0, f"[features] structure_window = "
-                          f"{settings['structure_window']!r}: give offsets such as 0 or -1,0,1") from None
-    if len(set(window)) != len(window):
-        raise ConfigError(sources.get("structure_window", "<settings>"), 0, "[features] structure_window: an "
-                          "offset is given twice")
+    window = params.offsets(settings["structure_window"])  # (checked with the other settings)
     unit = "char" if fmt == "sighan" else "token"
     parts, records = [], []
     for path in settings["structure"]:
