@@ -11,7 +11,7 @@
 import sys
 
 from . import params
-from .errors import InputError, SeqbilError, check_output
+from .errors import InputError, SeqbilError, check_output, silence_stderr
 from .evaluation import choose_metric, read_vocabulary, score
 from .formats import ConllFormat, Sentence, bies_tags, make_format, read_corpus
 from .formats.conll import read_predictions
@@ -28,7 +28,10 @@ def _quiet(*args, **kwargs):
 
 
 def _stderr(message):
-    print(message, file=sys.stderr, flush=True)
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except OSError:  # a closed standard error: the message is lost, not the work
+        silence_stderr()
 
 
 def train(train=None, dev=None, *, config=None, template=None, model=None, init_model=None, log=None, verbose=False,

@@ -12,7 +12,7 @@ import click
 
 from . import params
 from ._version import __version__
-from .errors import SeqbilError
+from .errors import SeqbilError, silence_stderr
 from .model import NBEST_MAX
 
 
@@ -45,7 +45,10 @@ def fail_cleanly(command):
 
 
 def echo_err(message):
-    click.echo(message, err=True)
+    try:
+        click.echo(message, err=True)
+    except OSError:  # a closed standard error: the message is lost, not the work
+        silence_stderr()
 
 
 def param_options(sections, names=()):

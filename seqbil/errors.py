@@ -14,6 +14,18 @@ class InputError(SeqbilError):
         super().__init__(f"{where}: {message}")
 
 
+def silence_stderr():
+    """Standard error can no longer be written (its reader went away, as in `2>&1 |
+    head -1`): later messages and progress bars go nowhere, and the work goes on; its
+    result and exit status do not depend on whether anyone reads the messages."""
+    import os
+    import sys
+    try:
+        sys.stderr = open(os.devnull, "w")
+    except OSError:
+        pass
+
+
 def check_output(path, what="output"):
     """Refuse, before any work, an output path that cannot be written: a directory, in
     a directory that does not exist, or where this user may not write. None and "-"

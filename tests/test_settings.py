@@ -3,6 +3,7 @@ they say are refused or warned about; the metric is chosen openly; inspect shows
 everything needed to reproduce a model."""
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -230,3 +231,28 @@ def test_outputs_that_cannot_be_written_are_refused_before_the_work(tmp_path, co
     assert r.exit_code == 2 and "Traceback" not in r.output, r.output
     assert "does not exist" in r.output or "is a directory" in r.output
     assert model.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["m0.sbm"]
+
+
+def test_a_closed_standard_error_does_not_stop_the_work(tmp_path):
+    """`seqbil train ... 2>&1 | head -1`: the reader of the messages goes away; the model
+    is still written and the exit status is the work's."""
+    import os
+    import subprocess
+    import sys
+    model = tmp_path / "m.sbm"
+    env = {**os.environ, "PYTHONPATH": str(Path(params.__file__).resolve().parent.parent)}
+    proc = subprocess.Popen([sys.executable, "-m", "seqbil", "train", "--model", str(model), "--epochs", "3"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    proc.stderr.readline()  # one line, then the reader leaves
+    proc.stderr.close()
+    assert proc.wait(timeout=600) == 0
+    assert model.exists() and model.stat().st_size > 0
+
+
+@pytest.mark.parametrize("template, line", [("U00:%x[0,0]\nU01:%x[0,0]/%task\nB\n", 2),
+                                            ("U00:%x[0,0]\nB\nU:%attr\n", 3)])
+def test_a_template_no_corpus_can_read_is_named_with_its_line(tmp_path, template, line):
+    path = tmp_path / "t.template"
+    path.write_text(template)
+    r = CliRunner().invoke(main, ["train", "--template", str(path), "--model", str(tmp_path / "m.sbm"), "-q"])
+    assert r.exit_code == 2 and f"{path}:{line}:" in r.output, r.output
