@@ -128,3 +128,31 @@ def test_vectors_must_be_named():
     from seqbil.errors import ConfigError
     with pytest.raises(ConfigError, match="vectors 'emb'.*emb=FILE"):
         seqbil.train([[["a", "O"]]], config="conll2000", learner="sp", epochs=1, templates=["U00:%vec[0,0,emb]", "B"])
+
+
+@pytest.mark.parametrize("text, line", [("the 0.1 0.2\nof nan 0.3\n", 2), ("2 2\nthe 0.1 inf\n", 2),
+                                        ("the 1e39 0\n", 1)])
+def test_vector_files_with_numbers_float32_cannot_hold_are_refused(tmp_path, text, line):
+    path = tmp_path / "v.txt"
+    path.write_text(text)
+    with pytest.raises(InputError, match="not a finite number") as info:
+        VectorTable.read(path)
+    assert info.value.line == line
+
+
+@pytest.mark.parametrize("matrix, message", [(np.array([[1.0, np.nan]]), "component 1 is nan"),
+                                             (np.array([[1e300, 0.0]]), "not a finite number"),
+                                             (np.array([[1 + 2j, 0]]), "complex"),
+                                             (np.array([["a", "b"]]), "<U1")])
+def test_npy_vectors_that_are_not_real_finite_numbers_are_refused(tmp_path, matrix, message):
+    np.save(tmp_path / "v.npy", matrix)
+    (tmp_path / "v.vocab").write_text("the\n")
+    with pytest.raises(InputError, match=message):
+        VectorTable.read(tmp_path / "v.npy")
+
+
+def test_random_embeddings_of_an_absurd_dimension_are_refused():
+    from seqbil.errors import ConfigError
+    from seqbil.features.vectors import embedding_table
+    with pytest.raises(ConfigError, match="from 1 to 100,000"):
+        embedding_table("random:99999999999", ["a"])

@@ -31,6 +31,9 @@ from .templates import EMB
 
 FALLBACK = ""  # the fallback row of an EMB table: no token is the empty string
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)  # vectors are kept in float32
+MAX_DIM = 10 ** 5  # of random:K embeddings (a row per training word)
+
 
 class VectorTable:
     """Words and their vectors (float32, rows in word order)."""
@@ -80,6 +83,10 @@ class VectorTable:
                 vec = [float(x) for x in parts[1:]]
             except ValueError:
                 raise InputError(str(path), number, "not a word followed by numbers") from None
+            bad = next((x for x, v in zip(parts[1:], vec) if not abs(v) <= FLOAT32_MAX), None)
+            if bad is not None:
+                raise InputError(str(path), number, f"the component {bad!r} is not a finite number within "
+                                 f"float32's range (|x| <= 3.4e38)")
             if dim is None:
                 dim = len(vec)
             if len(vec) != dim or dim == 0:
@@ -105,6 +112,14 @@ class VectorTable:
         words = [line.strip() for _, line in read_lines(str(vocab), encoding)]
         if matrix.ndim != 2 or len(words) != matrix.shape[0]:
             raise InputError(str(vocab), 0, f"{len(words)} words for a matrix of shape {matrix.shape}")
+        if matrix.dtype.kind not in "fiu":
+            raise InputError(str(path), 0, f"a matrix of {matrix.dtype} numbers: give real numbers (float32 or "
+                             f"float64)")
+        out_of_range = ~(np.abs(matrix.astype(np.float64)) <= FLOAT32_MAX)
+        if out_of_range.any():
+            r, c = (int(i) for i in np.argwhere(out_of_range)[0])
+            raise InputError(str(path), 0, f"row {r} ({words[r]!r}), component {c} is {matrix[r, c]}: not a finite "
+                             f"number within float32's range")
         return cls(words, matrix)
 
 
@@ -226,9 +241,9 @@ def embedding_table(spec, words, vocab=0, seed=1, encoding="utf-8", origin="<set
     words = sorted(set(words) - {FALLBACK})
     if spec.startswith("random:"):
         k = spec[len("random:"):]
-        if not k.isdigit() or int(k) < 1:
-            raise ConfigError(origin, 0, f"[features] embeddings = {spec!r}: write random:K with K a positive "
-                              f"dimension, or give a vectors file")
+        if not k.isdigit() or not 1 <= int(k) <= MAX_DIM:
+            raise ConfigError(origin, 0, f"[features] embeddings = {spec!r}: write random:K with K a dimension from "
+                              f"1 to {MAX_DIM:,}, or give a vectors file")
         k = int(k)
         rng = np.random.default_rng(seed)
         matrix = np.vstack([rng.normal(0.0, 1.0 / np.sqrt(k), (len(words), k)), np.zeros((1, k))])
