@@ -215,8 +215,11 @@ def test_a_worker_that_dies_is_an_error(models, monkeypatch):
 def test_an_interrupted_run_keeps_the_old_file_and_stops_its_workers(models, tmp_path, how, status):
     out = tmp_path / "out.txt"
     out.write_bytes(b"old contents\n")
+    # SIGINT as a terminal delivers it: a test run started in the background (`cmd &`)
+    # ignores SIGINT, and a child would inherit that and never see the signal
     proc = subprocess.Popen([sys.executable, "-m", "seqbil", "tag", "-m", str(models / "segmenter.sbm"), "-j", "2",
-                             "-o", str(out)], cwd=tmp_path, env=ENV, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+                             "-o", str(out)], cwd=tmp_path, env=ENV, stdin=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         proc.stdin.write("扬帆远东做与中国合作的先行\n".encode() * 100)
         proc.stdin.flush()
