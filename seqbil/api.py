@@ -88,12 +88,16 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
     return result
 
 
-def resume(checkpoint, model=None, *, epochs=None, log=None, verbose=False, progress=False, echo=None):
-    """Continue a run from a checkpoint; the same model as an uninterrupted run."""
+def resume(checkpoint, model=None, *, epochs=None, log=None, verbose=False, progress=False, echo=None,
+           checkpoint_to=None, checkpoint_every=0):
+    """Continue a run from a checkpoint; the same model as an uninterrupted run. Its
+    later checkpoints go to `checkpoint_to` when given (else over the one resumed),
+    every `checkpoint_every` passes (default: as the run it continues)."""
     from .training import train as run
     echo = echo or (_stderr if verbose else _quiet)
     result, _ = run(params.defaults(), None, model, log_path=log, echo=echo, show_progress=progress,
-                    resume=checkpoint, resume_epochs=epochs)
+                    resume=checkpoint, resume_epochs=epochs, checkpoint_path=checkpoint_to,
+                    checkpoint_every=checkpoint_every or 0)
     return result
 
 

@@ -155,7 +155,7 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
             raise click.UsageError("--resume takes the settings and corpora of the checkpoint; "
                                    "only --epochs, --model, --log and --checkpoint* may be given")
         api.resume(resume_path, model_path, epochs=overrides["epochs"], log=log_path, echo=echo_err,
-                   progress=not quiet)
+                   progress=not quiet, checkpoint_to=checkpoint_path, checkpoint_every=checkpoint_every)
         return
     if init_model and not train_path:
         raise click.UsageError("--init-model needs --train: the data to continue on")

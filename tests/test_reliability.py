@@ -53,6 +53,24 @@ def test_resume_can_extend_the_epochs(tmp_path):
     assert (tmp_path / "part.sbm").read_bytes() == (tmp_path / "whole.sbm").read_bytes()
 
 
+def test_resume_writes_its_checkpoints_where_it_is_told(tmp_path):
+    """--resume X --checkpoint OTHER: the checkpoints of the continued run go to OTHER,
+    and X stays as it was; the model is the uninterrupted run's."""
+    from click.testing import CliRunner
+    from seqbil.cli import main
+    data = str(sample_path("pku_train.utf8"))
+    seqbil.train(data, config="sighan2005", learner="sp", epochs=3, model=str(tmp_path / "whole.sbm"))
+    seqbil.train(data, config="sighan2005", learner="sp", epochs=1, model=str(tmp_path / "part.sbm"),
+                 checkpoint_every=1)
+    first = tmp_path / "part.sbm.ckpt"
+    before = first.read_bytes()
+    r = CliRunner().invoke(main, ["train", "--resume", str(first), "--epochs", "3", "--model",
+                                  str(tmp_path / "part.sbm"), "--checkpoint", str(tmp_path / "other.ckpt"), "-q"])
+    assert r.exit_code == 0, r.output
+    assert first.read_bytes() == before and (tmp_path / "other.ckpt").exists()
+    assert (tmp_path / "part.sbm").read_bytes() == (tmp_path / "whole.sbm").read_bytes()
+
+
 def test_resume_refuses_other_data(tmp_path):
     src = tmp_path / "train.utf8"
     src.write_text(sample_path("pku_train.utf8").read_text(encoding="utf-8"), encoding="utf-8")
