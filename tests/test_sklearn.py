@@ -4,6 +4,8 @@ machinery around it (clone, pickling, cross_val_score, searches)."""
 import itertools
 import math
 import pickle
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +23,9 @@ from seqbil.sklearn.tagger import Tagger  # noqa: E402
 
 from test_cli import reference_chunk_scores, run  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from sklearn_speed import word2features  # noqa: E402  (the tutorial's features, as the benchmark has them)
+
 
 @pytest.fixture(scope="module", autouse=True)
 def no_workers_left():
@@ -34,26 +39,6 @@ def no_workers_left():
 def conll(path, n=None):
     return [[line.split() for line in block.splitlines()]
             for block in path.read_text(encoding="utf-8").strip().split("\n\n")][:n]
-
-
-def word2features(sent, i):
-    """The features of sklearn-crfsuite's tutorial, for word POS chunk rows."""
-    word, postag = sent[i][0], sent[i][1]
-    features = {"bias": 1.0, "word.lower()": word.lower(), "word[-3:]": word[-3:], "word[-2:]": word[-2:],
-                "word.isupper()": word.isupper(), "word.istitle()": word.istitle(), "word.isdigit()": word.isdigit(),
-                "postag": postag, "postag[:2]": postag[:2]}
-    if i > 0:
-        word1, postag1 = sent[i - 1][0], sent[i - 1][1]
-        features.update({"-1:word.lower()": word1.lower(), "-1:word.istitle()": word1.istitle(),
-                         "-1:postag": postag1})
-    else:
-        features["BOS"] = True
-    if i < len(sent) - 1:
-        word1, postag1 = sent[i + 1][0], sent[i + 1][1]
-        features.update({"+1:word.lower()": word1.lower(), "+1:postag": postag1})
-    else:
-        features["EOS"] = True
-    return features
 
 
 def data(name, n):

@@ -293,24 +293,23 @@ def taggers_section():
     return "\n".join(out) + "\n"
 
 
+def table_section(name, title):
+    """The section of experiments/NAME.sh whose whole finding is its generated table."""
+    c = Record(f"{name}/{name}.json")
+    return "\n".join([f"## {title}\n", f"`bash experiments/{name}.sh` → [`{name}/{name}.md`]({name}/{name}.md) "
+                      f"(from {c.source()})\n", c.body(), ""]) + "\n"
+
+
 def config_choice_section():
     """experiments/config_choice.sh: the learner of each shipped config, chosen again on dev data
     (its winners and their margins are in the generated body)."""
-    c = Record("config_choice/config_choice.json")
-    return "\n".join(["## The learner of each shipped config, chosen again on dev data\n",
-                      "`bash experiments/config_choice.sh` → "
-                      f"[`config_choice/config_choice.md`](config_choice/config_choice.md) (from {c.source()})\n",
-                      c.body(), ""]) + "\n"
+    return table_section("config_choice", "The learner of each shipped config, chosen again on dev data")
 
 
 def dict_features_section():
     """experiments/dict_features.sh: which feature-dict attributes bol reads as 1st-order
     features (seqbil.sklearn.CRF's first_order), chosen on dev data."""
-    c = Record("dict_features/dict_features.json")
-    return "\n".join(["## Feature dicts as 1st-order features of bol, chosen on dev data\n",
-                      "`bash experiments/dict_features.sh` → "
-                      f"[`dict_features/dict_features.md`](dict_features/dict_features.md) (from {c.source()})\n",
-                      c.body(), ""]) + "\n"
+    return table_section("dict_features", "Feature dicts as 1st-order features of bol, chosen on dev data")
 
 
 def seeds_section():
