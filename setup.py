@@ -49,8 +49,10 @@ setup(
     install_requires=["numpy>=1.24", "scipy>=1.10", "click>=8.1", "tqdm>=4.60"],
     extras_require={
         # the tests run the Dask code on a local cluster too, and compare
-        # seqbil.optimize with the C liblbfgs that pylbfgs wraps
-        "test": ["pytest>=7", "hypothesis>=6", "dask[distributed]>=2023.6", "pylbfgs>=0.2", "scikit-learn>=1.0"],
+        # seqbil.optimize with the C liblbfgs that pylbfgs wraps, and read
+        # the models python-crfsuite trains
+        "test": ["pytest>=7", "hypothesis>=6", "dask[distributed]>=2023.6", "pylbfgs>=0.2", "scikit-learn>=1.0",
+                 "python-crfsuite>=0.9"],
         "dask": ["dask[distributed]>=2023.6", "bokeh>=3.1"],  # bokeh: the dashboard
         "bench": ["python-crfsuite>=0.9", "sklearn-crfsuite>=0.5"],
         "sklearn": ["scikit-learn>=1.0"],  # seqbil.sklearn: the sklearn-crfsuite drop-in

@@ -16,6 +16,7 @@ from .evaluation import choose_metric, read_vocabulary, score
 from .formats import ConllFormat, Sentence, bies_tags, make_format, read_corpus
 from .formats.conll import read_predictions
 from .formats.crfsuite import read_label_lines
+from .foreign import read_model
 from .model import Model
 from .samples import SAMPLES, sample_path
 from .tagging import tag_file
@@ -109,23 +110,40 @@ def load(path, *, verify=True):
     return Model.load(path, verify=verify)
 
 
-def convert(path, output, *, precision="float32", prune=0.0, task=None):
+def convert(path, output, *, precision=None, prune=0.0, task=None, source=None, encoding=None):
     """Write the model file `path` in the current format to `output` (atomically; it
-    may be `path`), with its weights at `precision` (float32 or float64) and those with
+    may be `path`), with its weights at `precision` (float32 or float64; default
+    float32, or for another tool's model the precision of its file) and those with
     |w| <= prune dropped (Model.compact). Reads the files of older seqbil versions.
     task: write the model of that task of a multi-task model as a model of its own
     (Model.single_task), which tags at the cost of a single-task model.
+    source: "crfpp" or "crfsuite" to read a CRF++ model (binary, or the text model of
+    `crf_learn -t`) or a CRFsuite model instead (seqbil.foreign), whose labels and
+    probabilities the result gives; encoding: of a CRF++ model's strings, which its
+    file does not record (default utf-8), kept in the result as its corpus encoding.
     Returns Model.compact's account of what was kept."""
     check_output(output, "converted model")
-    model = Model.load(path)
+    if source is not None:
+        if task is not None:
+            raise SeqbilError("--task applies to seqbil's multi-task models, not to another tool's")
+        try:
+            model = read_model(path, source, encoding=encoding, precision=precision)
+        except ValueError as exc:
+            raise SeqbilError(str(exc)) from None
+        precision = model.precision
+    else:
+        if encoding is not None:
+            raise SeqbilError("--encoding applies to a CRF++ model (--from crfpp); a seqbil model knows its own")
+        model = Model.load(path)
     if task is not None:
         single = model.single_task(task)
         if single is None:
             raise SeqbilError(f"{path}: the keys of a template are hashed and cannot be split by task; tag with "
                               f"--task instead")
         model = single
-    kept = model.compact(prune, precision)
-    model.training.setdefault("conversions", []).append({"from": str(path), "precision": precision, "prune": prune})
+    kept = model.compact(prune, precision or "float32")
+    model.training.setdefault("conversions", []).append({"from": str(path), "precision": model.precision,
+                                                         "prune": prune, **({"source": source} if source else {})})
     model.save(output)
     return kept
 

@@ -452,25 +452,39 @@ def inspect(model_path, as_json):
 @main.command()
 @click.argument("model_path", metavar="MODEL")
 @click.argument("output_path", metavar="OUTPUT")
-@click.option("--precision", type=click.Choice(["float32", "float64"]), default="float32", show_default=True,
-              help="Floating-point type of the weights written.")
+@click.option("--from", "source", type=click.Choice(["crfpp", "crfsuite"]), default=None,
+              help="MODEL is another tool's: a CRF++ model (crf_learn's binary model or the text model of "
+              "crf_learn -t) or a CRFsuite model (crfsuite learn, python-crfsuite, sklearn-crfsuite). The result "
+              "gives the same labels and probabilities.")
+@click.option("--encoding", default=None, metavar="ENC",
+              help="With --from crfpp: the encoding of the model's strings, which a CRF++ model does not record "
+              "(the encoding of its training data)  [default: utf-8]")
+@click.option("--precision", type=click.Choice(["float32", "float64"]), default=None,
+              help="Floating-point type of the weights written  [default: float32; with --from, the source "
+                   "file's: float32 for a binary CRF++ model, float64 for a CRF++ text model and CRFsuite]")
 @click.option("--prune", type=Finite(min=0, max=1e9), default=0.0, show_default=True, metavar="EPS",
               help="Drop the weights with |w| <= EPS and the attributes left without weights.")
 @click.option("--task", metavar="NAME", help="Of a multi-task model, write the model of task NAME alone: its "
               "shared and own weights summed, tagging at the cost of a single-task model.")
 @fail_cleanly
-def convert(model_path, output_path, precision, prune, task):
+def convert(model_path, output_path, source, encoding, precision, prune, task):
     """Write MODEL in the current file format to OUTPUT: model files of older seqbil
     versions (dense float64 weights) become sparse and load without copying. Also
     changes the precision of a model's weights or prunes small weights; prints what
-    the model keeps. OUTPUT is written atomically and may be MODEL itself."""
+    the model keeps. OUTPUT is written atomically and may be MODEL itself.
+
+    With --from, MODEL is a CRF++ or CRFsuite model, and OUTPUT a seqbil model that
+    tags as crf_test or crfsuite tag does: CoNLL columns for a CRF++ model, CRFsuite's
+    attribute files (--format crfsuite) or seqbil.sklearn's feature dicts for a
+    CRFsuite model."""
     from .api import convert as convert_model
 
-    kept = convert_model(model_path, output_path, precision=precision, prune=prune, task=task)
+    kept = convert_model(model_path, output_path, precision=precision, prune=prune, task=task, source=source,
+                         encoding=encoding)
     attrs = [sum(kept[o]["attributes"][i] for o in (0, 1)) for i in (0, 1)]
     weights = [sum(kept[o]["weights"][i] for o in (0, 1)) for i in (0, 1)]
     echo_err(f"{output_path}: {attrs[1]:,} of {attrs[0]:,} attributes and {weights[1]:,} of {weights[0]:,} "
-             f"non-zero weights kept, as {precision}")
+             f"non-zero weights kept, as {precision or ('float32' if source is None else 'the source file has them')}")
 
 
 @main.command(name="params")

@@ -109,7 +109,10 @@ def _where(on):
 def describe(info):
     """The text form of model_info, for people."""
     t = info["training"]
-    lines = [f"model {info['file']['path'] or ''}: {info['model_kind']} model, learner {info['learner']}, "
+    source = t.get("converted_from")
+    tool = {"crfpp": "CRF++", "crfsuite": "CRFsuite"}.get((source or {}).get("format"))
+    trained = f"trained by {tool}" if source else f"learner {info['learner']}"
+    lines = [f"model {info['file']['path'] or ''}: {info['model_kind']} model, {trained}, "
              f"seqbil {info['seqbil_version']}, file format {info['file']['format_version']}, "
              f"{info['file']['weights']['precision']} weights, "
              f"{(info['file']['size_bytes'] or 0) / 2 ** 20:.1f} MiB"]
@@ -118,6 +121,12 @@ def describe(info):
                  + (f" ({task['scheme']})" if task["metric"] == "chunk" else "")
                  + f"; {len(info['labels'])} labels: {' '.join(info['labels'][:30])}"
                  + (" ..." if len(info["labels"]) > 30 else ""))
+    if source:
+        lines.append(f"converted from: {source['file']}, a {tool} model"
+                     + (f" ({source['form']})" if source.get("form") else "")
+                     + f" of format version {source['version']}, sha256 {source['sha256'][:16]}..., "
+                     f"{source['features']:,} features"
+                     + (f"; its strings read as {source['encoding']}" if source.get("encoding") else ""))
     for name in ("train", "dev"):
         f = t.get(name)
         if f:
@@ -134,7 +143,8 @@ def describe(info):
     fitted = selection.get("temperature") or t.get("temperature")
     given = info["params"].get("temperature", 0) > 0 and not fitted
     lines.append(f"probabilities: scores / {info['temperature']:g}"
-                 + (" (the CRF's own distribution)" if info["learner"] in ("crf", "l2sgd") and not fitted and not given
+                 + (f" (the {tool} model's own distribution)" if source and not fitted and not given
+                    else " (the CRF's own distribution)" if info["learner"] in ("crf", "l2sgd") and not fitted and not given
                     else f" (temperature fitted {_where(fitted['on'])}: token NLL {fitted['nll_at_1']:.4f} at 1, "
                          f"{fitted['nll']:.4f} fitted)" if fitted
                     else " (temperature given)" if given else " (no temperature fitted)"))

@@ -180,4 +180,9 @@ def _guess(prefix):
         return "it looks like a zip archive"
     if prefix.startswith(MAGIC[:4]):
         return "truncated"
+    from .foreign import crfpp, crfsuite  # another tool's model: say how to bring it over
+    for name, reader in (("crfsuite", crfsuite), ("crfpp", crfpp)):
+        if reader.sniff(prefix):
+            tool = "CRFsuite" if name == "crfsuite" else "CRF++"
+            return f"it is a {tool} model: convert it once with `seqbil convert --from {name} MODEL OUT.sbm`"
     return "unknown format"

@@ -19,8 +19,7 @@ from sklearn.base import BaseEstimator
 from .. import params
 from ..errors import SeqbilError
 from ..formats import Sentence
-from ..model import Model
-from .tagger import Tagger
+from .tagger import Tagger, open_model
 
 # CRFsuite's algorithms and seqbil's own learners
 ALGORITHMS = {"lbfgs": "crf", "l2sgd": "l2sgd", "ap": "sp", "pa": "pa", "arow": "arow",
@@ -67,7 +66,9 @@ class CRF(BaseEstimator):
     variance, gamma : arow's.
     verbose : print the run's messages and progress bars.
     model_filename : where fit writes the model (a seqbil model file); a file that
-        exists before fit is opened, so that predict works without fit.
+        exists before fit is opened, so that predict works without fit: a seqbil
+        model, or a CRFsuite model (sklearn-crfsuite's, python-crfsuite's, `crfsuite
+        learn`'s), which then gives CRFsuite's labels and marginals.
     keep_tempfiles : keep the temporary model file of a fit without model_filename.
     trainer_cls : accepted, not used (python-crfsuite's trainer class).
 
@@ -218,7 +219,7 @@ class CRF(BaseEstimator):
 
     def _loaded(self):
         if self._model is None and self.model_filename is not None and os.path.exists(self.model_filename):
-            self._model, self._path, self._temporary = Model.load(self.model_filename), Path(self.model_filename), False
+            self._model, self._path, self._temporary = open_model(self.model_filename), Path(self.model_filename), False
         return self._model
 
     def _need_model(self):
@@ -346,7 +347,7 @@ class CRF(BaseEstimator):
             fd, name = tempfile.mkstemp(prefix="model", suffix=".sbm")
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            self._model, self._path, self._temporary = Model.load(name), Path(name), True
+            self._model, self._path, self._temporary = open_model(name), Path(name), True
 
 
 class TrainingLog:

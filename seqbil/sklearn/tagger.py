@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import SeqbilError
 from ..formats import Sentence
+from ..foreign import crfsuite, read_model
 from ..model import Model
 from ..storage import first_order_block
 
@@ -93,8 +94,9 @@ class Tagger:
         self._items, self._found = None, None
 
     def open(self, name):
-        """Open a seqbil model file."""
-        self.model, self.size = Model.load(name), os.path.getsize(name)
+        """Open a seqbil model file, or a CRFsuite model file (as python-crfsuite's
+        Tagger.open does; read by seqbil.foreign)."""
+        self.model, self.size = open_model(name), os.path.getsize(name)
         self._items = self._found = None
         return contextlib.closing(self)
 
@@ -147,3 +149,16 @@ class Tagger:
     def info(self):
         """The model's attributes, labels and weights (Info)."""
         return model_info(self._need(), self.size)
+
+
+def open_model(path):
+    """The Model of a seqbil model file or of a CRFsuite model file (converted in
+    memory: the same labels and probabilities)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        head = b""
+    if crfsuite.sniff(head):
+        return read_model(path, "crfsuite")
+    return Model.load(path)

@@ -1,0 +1,38 @@
+"""Models trained by other tools, read into seqbil models that label and score every
+sequence as those tools do: CRF++ (crfpp.py) and CRFsuite (crfsuite.py)."""
+from ..errors import ModelFileError
+from . import crfpp, crfsuite
+
+SOURCES = ("crfpp", "crfsuite")
+
+
+def sniff(path):
+    """Which tool's model file `path` is ("crfpp", "crfsuite"), or None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError:
+        return None
+    if crfsuite.sniff(head):
+        return "crfsuite"
+    if crfpp.sniff(head):
+        return "crfpp"
+    return None
+
+
+def read_model(path, source, *, encoding=None, precision=None):
+    """The seqbil Model of a model file of `source` (crfpp or crfsuite). encoding: of
+    a CRF++ model's strings, which its file does not record (default utf-8);
+    precision: of the weights kept (default: the file's)."""
+    if source not in SOURCES:
+        raise ValueError(f"unknown model source {source!r} (choose {', '.join(SOURCES)})")
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot read the model ({exc.strerror})") from None
+    if source == "crfpp":
+        return crfpp.to_model(crfpp.read(path), path, encoding or "utf-8", precision)
+    if encoding not in (None, "utf-8", "utf8"):
+        raise ValueError("a CRFsuite model's strings are UTF-8: give no encoding")
+    return crfsuite.to_model(crfsuite.read(path), path, precision)
