@@ -216,8 +216,9 @@ def _run(client, job, plans, summary, progress):
             if result[0] != "ok":
                 failed[plan.number] = result
                 client.cancel(plan.futures)
-                continue
-            plan.results[j] = result
+            else:
+                plan.results[j] = result
+            # the files now complete in input order are joined (also when the file before them just failed)
             while pending and (pending[0].number in failed or all(pending[0].results)):
                 done = pending.pop(0)
                 if done.number not in failed:
