@@ -25,7 +25,11 @@ import sys
 import tempfile
 import zlib
 
+import numpy as np
+
+from ._kernels.conll_block import Vocab, split_block, write_block
 from .errors import InputError, SeqbilError, check_output
+from .features.dataset import Dataset
 from .formats.textio import open_binary
 from .model import Model
 
@@ -138,6 +142,19 @@ def _prob(p):
     """A probability as CRF++ prints one (tagger.cpp: toString writes the double to an
     ostream at its default precision, printf's %g with 6 significant digits)."""
     return format(p, ".6g")
+
+
+def _fast_applies(model, utf8, nbest, confidence, marginals):
+    """Whether blocks of input can go through the compiled CoNLL reader and writer:
+    one label per token from a CoNLL model whose templates read plain columns (no
+    functions, dictionaries, vectors, structure or tasks), UTF-8 text as the model
+    reads it (no normalization), the ids of the current index layout."""
+    index = model.index
+    return (model.format.name == "conll" and model.format.n_fields is not None and utf8 and not nbest and
+            not confidence and not marginals and not model.tasks and index.layout == "boundaries-first" and
+            index.fold is None and index.vectors is None and index.structure is None and not index.lexicons and
+            not model.templates.items and bool(index.field_list) and
+            all(f.kind == "" and not f.chain and not f.source for f in index.field_list))
 
 
 # --- reading: blocks of whole sentences -------------------------------------------
@@ -261,12 +278,18 @@ class _Tagger:
         self.model, self.name, self.encoding = model, name, encoding
         self.nbest, self.confidence, self.marginals = nbest, confidence, marginals
         self.utf8 = encoding.replace("-", "").lower().startswith("utf8")
+        self.fast = _fast_applies(model, self.utf8, nbest, confidence, marginals)
+        self._block = None  # the compiled CoNLL reader and writer, made on first use (in the process that tags)
 
     def __call__(self, block):
         raw, line, offset = block
         if offset == 0 and self.utf8 and raw.startswith(codecs.BOM_UTF8):  # as formats/textio.py reads a file
             raw, offset = raw[3:], 3
         self._check(raw, line, offset)
+        if self.fast:
+            done = self._tag_block(raw)
+            if done is not None:
+                return done
         # An empty line in front: the reader drops a byte order mark only from its first
         # line, which a block after the first must not lose.
         try:
@@ -277,6 +300,29 @@ class _Tagger:
         if sentences and sentences[0].line == 1:  # segmentation: the empty line in front
             del sentences[0]
         return _encode(self._text(sentences), self.encoding), len(sentences)
+
+    def __getstate__(self):
+        return {**self.__dict__, "_block": None}
+
+    def _tag_block(self, raw):
+        """(output, sentences) of a block of CoNLL lines by the compiled reader and
+        writer (cython_ext/conll_block.pyx), or None for input that formats/conll.py
+        must read (and refuse, with file and line)."""
+        model, index = self.model, self.model.index
+        if self._block is None:
+            vocabs = [Vocab([v.encode("utf-8") for v in index.fields[f].strings]) for f in index.field_list]
+            columns = np.array([f.column for f in index.field_list], dtype=np.int32)
+            labels = [y.encode("utf-8") for y in model.labels]
+            fmt = model.format
+            self._block = (vocabs, columns, labels, fmt.n_fields, fmt._label_index(fmt.n_fields))
+        vocabs, columns, labels, n_fields, label_at = self._block
+        found = split_block(raw, n_fields, label_at, index.K, vocabs, columns)
+        if found is None:
+            return None
+        matrix, positions, seq_ptr, line_start, line_end, sep = found
+        data = Dataset(seq_ptr, np.full(len(positions), -1, dtype=np.int32), *index.encode_fields(matrix, positions))
+        best = model.decode(data)
+        return write_block(raw, seq_ptr, line_start, line_end, sep, best, labels), data.n_sequences
 
     def _check(self, raw, line, offset):
         """The errors of formats/textio.py for a NUL byte or bytes the encoding cannot

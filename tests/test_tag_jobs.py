@@ -194,6 +194,7 @@ def test_a_failing_worker_is_an_error_and_leaves_no_process(models, monkeypatch)
     text = sample_path("conll2000_test.txt").read_bytes()
     rows = [line.split() for line in text.decode().split("\n\n")[100].splitlines()]  # sentence 101 fails
     monkeypatch.setattr(seqbil.tagging._Tagger, "_text", fail)
+    monkeypatch.setattr(seqbil.tagging, "_fast_applies", lambda *args: False)  # the path through _text
     monkeypatch.setattr(seqbil.tagging, "BLOCK_BYTES", 2000)
     out = io.BytesIO()
     with pytest.raises(seqbil.SeqbilError, match="tagging failed in a worker process: RuntimeError: out of luck"):
@@ -206,6 +207,7 @@ def test_a_worker_that_dies_is_an_error(models, monkeypatch):
     def die(self, sentences):
         os.kill(os.getpid(), signal.SIGKILL)
     monkeypatch.setattr(seqbil.tagging._Tagger, "_text", die)
+    monkeypatch.setattr(seqbil.tagging, "_fast_applies", lambda *args: False)  # the path through _text
     with pytest.raises(seqbil.SeqbilError, match="worker process stopped unexpectedly .killed by signal 9"):
         seqbil.tag_file(models / "chunker.sbm", sample_path("conll2000_test.txt"), io.BytesIO(), jobs=2)
     assert multiprocessing.active_children() == []

@@ -340,6 +340,15 @@ class FeatureIndex:
         self._check_items(corpus)
         fields, index = field_matrix(corpus, self.field_list, self.K, token_ids, self.fold,
                                      self.layout, self.lexicon_codes)
+        parts = self.encode_fields(fields, index)
+        if self.templates.items:
+            entry = self.attributes.lookup(corpus.items.names, -1)[corpus.items.ids]
+            return self._with_items(parts, corpus.items, entry)
+        return parts
+
+    def encode_fields(self, fields, index):
+        """[u_ptr, u_ids, b_ptr, b_ids] of the templates that read columns, from a
+        field matrix (see field_matrix)."""
         parts = []
         for order in (0, 1):
             table, ptr = self.tables[order]
@@ -348,9 +357,6 @@ class FeatureIndex:
                 parts.extend((_zero_pointers(len(index) + 1), np.zeros(0, np.int32)))
             else:
                 parts.extend(encode_csr(fields, index, *self.column_spec(order), table[:ptr[n]], ptr[:n + 1]))
-        if self.templates.items:
-            entry = self.attributes.lookup(corpus.items.names, -1)[corpus.items.ids]
-            return self._with_items(parts, corpus.items, entry)
         return parts
 
     def column_spec(self, order):
