@@ -10,7 +10,6 @@ labels, here the token marginals p(y_i | x) of the sum-product forward-backward
 import math
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 # log T is searched in [-LOG_RANGE, LOG_RANGE]: perceptron scores run to the hundreds
 LOG_RANGE = math.log(1e4)
@@ -44,6 +43,7 @@ def fit_temperature(pairs, data=None):
     def total(t):
         parts = [token_nll(m, d, t) for m, d in pairs]
         return sum(p[0] for p in parts), sum(p[1] for p in parts)
+    from scipy.optimize import minimize_scalar  # imported here: scipy is slow to import
     res = minimize_scalar(lambda t: total(math.exp(t))[0], bounds=(-LOG_RANGE, LOG_RANGE), method="bounded",
                           options={"xatol": 1e-4})
     temperature = math.exp(res.x)

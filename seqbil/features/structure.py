@@ -18,7 +18,6 @@ targets, settings, times). A model trained with it keeps the same arrays.
 import re
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import ConfigError, ModelFileError
 from ..formats.sentence import Corpus
@@ -111,6 +110,7 @@ class Split:
 
     def features(self, corpus):
         """phi: the split's attributes at every token (CSR, P x d, binary)."""
+        import scipy.sparse as sp  # imported here: scipy is slow to import, and most tagging never needs it
         u_ptr, u_ids = self.index.encode(corpus)[:2]
         return sp.csr_matrix((np.ones(len(u_ids), np.float32), u_ids, u_ptr),
                              shape=(len(u_ptr) - 1, self.index.n_keyed(0)))
