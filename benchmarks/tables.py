@@ -306,8 +306,45 @@ def crf_chosen_table(record):
             f"{provenance(record)}\n")
 
 
+def foreign_table(record):
+    out = []
+    c = record.get("crfpp")
+    if c:
+        t, sp, conv, mdl = c["test"], c["speed"], c["converted"], c["model"]
+        rows = ["| system | tagging (s) | tokens/s | peak RSS (MiB) |", "| --- | --- | --- | --- |"]
+        for name, r in sp["systems"].items():
+            rows.append(f"| {name} | {spread(r['seconds'])} | {spread(r['tokens_per_s'], '{:,.0f}')} | "
+                        f"{spread(r['rss_mib'], '{:.0f}')} |")
+        out.append(
+            f"**CRF++** ({c['version']}, built from its source with `{c['build']}`): `{mdl['command']}` on "
+            f"{record['corpus']} with its chunking example's template ({mdl['iterations']} iterations, "
+            f"{mdl['train_seconds']:.0f} s; binary model of {mdl['bytes'] / 2 ** 20:.1f} MiB), then `seqbil convert "
+            f"--from crfpp` ({spread(conv['convert_seconds'])} s, {conv['bytes'] / 2 ** 20:.1f} MiB). On the test set "
+            f"({t['sentences']:,} sentences, {t['tokens']:,} tokens) against `crf_test -v2`: "
+            f"{t['labels_differ']} labels differ; the largest difference of a sentence's probability "
+            f"{t['max_sequence_probability_diff']:.1e} and of a token marginal {t['max_token_marginal_diff']:.1e} "
+            f"(crf_test prints six decimals). Tagging the test set {sp['copies']} times ({sp['tokens']:,} tokens) end "
+            f"to end, one process each, start-up included: seqbil {spread(sp['speedup'])}× crf_test's tokens per "
+            f"second (per-run ratios), {sp['labels_differ']} labels differ.\n\n" + "\n".join(rows))
+    s = record.get("crfsuite")
+    if s:
+        t = s["test"]
+        rows = ["| system | tagging the test set (s) |", "| --- | --- |"]
+        for name, r in s["tagging"].items():
+            rows.append(f"| {name} | {spread(r)} |")
+        settings = ", ".join(f"{k} = {v:g}" for k, v in s["settings"].items())
+        out.append(
+            f"**python-crfsuite** ({s['python_crfsuite']}): trained on {record['corpus']} with sklearn-crfsuite's "
+            f"tutorial feature dicts ({settings}; {s['train_seconds']:.0f} s), the model file opened by "
+            f"`seqbil.sklearn.CRF(model_filename=...)`. On the test set ({t['sentences']:,} sentences, "
+            f"{t['tokens']:,} tokens) against python-crfsuite's Tagger: {t['labels_differ']} labels differ, the largest "
+            f"marginal difference {t['max_token_marginal_diff']:.1e}. Tagging, the feature dicts built once apart "
+            f"({s['dict_seconds']:.1f} s): python-crfsuite's time over seqbil's {spread(s['speedup'])} (per-run ratios).\n\n" + "\n".join(rows))
+    return "\n\n".join(out) + f"\n\n{provenance(record)}\n"
+
+
 RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
-             "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table,
+             "foreign_models": foreign_table, "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
              "ipm_speed": ipm_table, "calibration": calibration_table, "crf_speed": crf_speed_table,
              "crf_chosen": crf_chosen_table, "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table}
