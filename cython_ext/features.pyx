@@ -227,13 +227,50 @@ def renumber_csr(int32_t[::1] ids, Py_ssize_t P, Py_ssize_t T, const int32_t[::1
     return ptr_arr, n
 
 
+cdef class KeyHash:
+    """The sorted key tables of an index as one hash table: (template, key) -> the
+    attribute id (its position in the tables), open addressing with linear probing
+    at most half full. Looking a key up touches one or two cache lines, where the
+    binary search of find_key touches a dozen."""
+    cdef int64_t[::1] keys
+    cdef int32_t[::1] ids, tmpl
+    cdef uint64_t mask
+
+    def __init__(self, const int64_t[::1] table, const int64_t[::1] table_ptr):
+        cdef Py_ssize_t n = table.shape[0], T = table_ptr.shape[0] - 1, t, a
+        cdef uint64_t size = 16, h
+        while size < 2 * <uint64_t>n + 2:
+            size *= 2
+        self.mask = size - 1
+        self.keys = np.zeros(size, dtype=np.int64)
+        self.ids = np.full(size, -1, dtype=np.int32)
+        self.tmpl = np.zeros(size, dtype=np.int32)
+        with nogil:
+            for t in range(T):
+                for a in range(table_ptr[t], table_ptr[t + 1]):
+                    h = _mix(<uint64_t>t, <uint64_t>table[a]) & self.mask
+                    while self.ids[h] >= 0:
+                        h = (h + 1) & self.mask
+                    self.keys[h], self.tmpl[h], self.ids[h] = table[a], <int32_t>t, <int32_t>a
+
+    cdef inline int64_t find(self, int t, int64_t key) noexcept nogil:
+        cdef uint64_t h = _mix(<uint64_t>t, <uint64_t>key) & self.mask
+        while self.ids[h] >= 0:
+            if self.keys[h] == key and self.tmpl[h] == t:
+                return self.ids[h]
+            h = (h + 1) & self.mask
+        return -1
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def encode_csr(const int32_t[:, ::1] fields, const int64_t[::1] index,
                const int32_t[::1] t_ptr, const int32_t[::1] r_row, const int32_t[::1] r_col,
-               const int64_t[::1] r_mult, const int64_t[::1] table, const int64_t[::1] table_ptr):
+               const int64_t[::1] r_mult, const int64_t[::1] table, const int64_t[::1] table_ptr,
+               KeyHash hashed=None):
     """lookup_csr of the attribute_keys, without the P x T matrix of keys: CSR (ptr,
-    ids) of the attributes found in the dictionary (table, table_ptr)."""
+    ids) of the attributes found in the dictionary (table, table_ptr), or in hashed,
+    the same dictionary as a KeyHash."""
     cdef Py_ssize_t P = index.shape[0], T = t_ptr.shape[0] - 1, width = fields.shape[1], p, t
     cdef int64_t lo, hi, mid, k, n = 0
     cdef const int32_t* F = &fields[0, 0] if fields.shape[0] and width else NULL
@@ -243,11 +280,15 @@ def encode_csr(const int32_t[:, ::1] fields, const int64_t[::1] index,
         return ptr_arr, ids_arr
     cdef int64_t[::1] ptr = ptr_arr
     cdef int32_t[::1] ids = ids_arr
+    cdef bint use_hash = hashed is not None
     with nogil:
         for p in range(P):
             for t in range(T):
                 k = _key(F, width, index[p], t, &t_ptr[0], &r_row[0], &r_col[0], &r_mult[0])
-                lo = find_key(&table[0], table_ptr[t], table_ptr[t + 1], k)
+                if use_hash:
+                    lo = hashed.find(<int>t, k)
+                else:
+                    lo = find_key(&table[0], table_ptr[t], table_ptr[t + 1], k)
                 if lo >= 0:
                     ids[n] = <int32_t>lo
                     n += 1

@@ -320,7 +320,7 @@ class _Tagger:
         if found is None:
             return None
         matrix, positions, seq_ptr, line_start, line_end, sep = found
-        data = Dataset(seq_ptr, np.full(len(positions), -1, dtype=np.int32), *index.encode_fields(matrix, positions))
+        data = Dataset(seq_ptr, np.full(len(positions), -1, dtype=np.int32), *index.encode_fields(matrix, positions, hashed=True))
         best = model.decode(data)
         return write_block(raw, seq_ptr, line_start, line_end, sep, best, labels), data.n_sequences
 

@@ -110,3 +110,19 @@ def test_vocab_finds_each_string_and_nothing_else():
         assert v.lookup(s) == i
     for s in (b"b", b"abc", "中文".encode(), b"x" * 99):
         assert v.lookup(s) == -1
+
+
+def test_hashed_key_lookup_is_the_binary_search(model):
+    """The key tables as one hash table (KeyHash) find the same attributes as the
+    binary search over the sorted tables, for seen and unseen cells."""
+    rng = np.random.default_rng(11)
+    raw = layout(rng, random_corpus(rng, 40, labeled=False, unseen=True))
+    tagger = tagging._Tagger(model, "<in>", "utf-8", None, False, False)
+    tagger._tag_block(b"")
+    vocabs, columns, _, n_fields, label_at = tagger._block
+    matrix, positions = tagging.split_block(raw, n_fields, label_at, model.index.K, vocabs, columns)[:2]
+    plain = model.index.encode_fields(matrix, positions)
+    hashed = model.index.encode_fields(matrix, positions, hashed=True)
+    assert len(plain[1]) > len(positions)  # attributes were found
+    for a, b in zip(plain, hashed):
+        np.testing.assert_array_equal(a, b)

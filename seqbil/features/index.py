@@ -14,7 +14,7 @@ from itertools import count, repeat
 
 import numpy as np
 
-from .._kernels.features import attribute_keys, encode_csr, renumber_csr, template_ids
+from .._kernels.features import KeyHash, attribute_keys, encode_csr, renumber_csr, template_ids
 from .._kernels.items import merge
 from ..formats.sentence import Corpus
 from . import dictionaries
@@ -346,18 +346,31 @@ class FeatureIndex:
             return self._with_items(parts, corpus.items, entry)
         return parts
 
-    def encode_fields(self, fields, index):
+    def encode_fields(self, fields, index, hashed=False):
         """[u_ptr, u_ids, b_ptr, b_ids] of the templates that read columns, from a
-        field matrix (see field_matrix)."""
+        field matrix (see field_matrix). hashed: look the keys up in hash tables
+        (KeyHash, made once per index: worth it for the many blocks of tagging)."""
+        hashes = [None, None]
+        if hashed:
+            made = getattr(self, "_hashes", None)
+            if made is None or made[0] is not self.tables[0][0] or made[1] is not self.tables[1][0]:
+                made = self._hashes = (self.tables[0][0], self.tables[1][0],
+                                       [KeyHash(*self._column_tables(order)) for order in (0, 1)])
+            hashes = made[2]
         parts = []
         for order in (0, 1):
-            table, ptr = self.tables[order]
-            n = self.templates.n_column_templates[order]
-            if n == 0:  # no templates of this order that read columns
+            if self.templates.n_column_templates[order] == 0:  # no templates of this order that read columns
                 parts.extend((_zero_pointers(len(index) + 1), np.zeros(0, np.int32)))
             else:
-                parts.extend(encode_csr(fields, index, *self.column_spec(order), table[:ptr[n]], ptr[:n + 1]))
+                parts.extend(encode_csr(fields, index, *self.column_spec(order), *self._column_tables(order),
+                                        hashes[order]))
         return parts
+
+    def _column_tables(self, order):
+        """(keys, ptr) of the templates of an order that read columns."""
+        table, ptr = self.tables[order]
+        n = self.templates.n_column_templates[order]
+        return table[:ptr[n]], ptr[:n + 1]
 
     def column_spec(self, order):
         """The spec of the templates of an order that read columns (those before the
