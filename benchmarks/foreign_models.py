@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from record import ROOT, find_corpus, header, run_measured, stats
+from record import ROOT, byte_compile, find_corpus, header, run_measured, stats
 from tables import publish
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -255,6 +255,7 @@ def main():
         args.repeat, args.copies = 1, 1
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    byte_compile()
     rec = {"benchmark": "foreign_models", **header(), "repeat": args.repeat,
            "corpus": "the bundled CoNLL-2000 samples" if args.quick else "CoNLL-2000 (train / test)"}
     with tempfile.TemporaryDirectory(dir=work) as tmp:

@@ -89,6 +89,15 @@ def run_measured(cmd, stdin=None, stdout=None, env=None):
     return wall, peak_kib / 1024, err
 
 
+def byte_compile():
+    """Byte-compile the seqbil package that the timed commands import, as `pip install`
+    leaves an installed package: a checkout run in place (or an environment with
+    PYTHONDONTWRITEBYTECODE) would otherwise compile every module at each start."""
+    import compileall
+    import seqbil
+    compileall.compile_dir(str(Path(seqbil.__file__).parent), quiet=1)
+
+
 def find_corpus(folder, name, data=None):
     """A corpus file as data_scripts/ installs it: under DATA, else data/, else
     ../shared/data (possibly gzipped); exits with a message when it is missing."""

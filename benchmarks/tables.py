@@ -86,8 +86,10 @@ def tag_table(record):
                    f"{spread(c['startup_one_sentence_process_s'])} s as a whole process; loading the model and "
                    f"tagging a first sentence {spread(c['load_and_first_sentence_s'], '{:.3f}')} s in a process "
                    f"that has imported seqbil.{crfpp}\n\n" + "\n".join(rows) + "\n")
+    built = record.get("crfpp")
+    crfpp = f"CRF++ ({built['version']}) built {built['build']}. " if built else ""
     return "\n".join(out) + f"\nEnd to end through the shell (raw text in, labels out); crf_test reads its " \
-        f"column format ready-made. {provenance(record)}\n"
+        f"column format ready-made. {crfpp}{provenance(record)}\n"
 
 
 def size_table(record):

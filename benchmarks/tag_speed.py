@@ -16,8 +16,11 @@ sentence (seqbil.load + Model.tag).
 
 conll2000: CRF++'s chunking template (configs/crfpp_chunking.template) with
 configs/conll2000.toml; pku: the paper's templates (configs/sighan2005.toml).
-Needs crf_learn and crf_test on the PATH (CRF++, or `pip install crfpy`); without
-them only seqbil is measured. Writes results/speed/tag.json and tag.md.
+CRF++ is built from its source tarball (../shared/peers/crfpp-src.tar.gz, or
+--crfpp-src) with its own `./configure && make`, as benchmarks/crfpp_examples.py builds
+it; without the tarball, crf_learn and crf_test on the PATH are used, and without
+them only seqbil is measured. seqbil's modules are byte-compiled first, as `pip
+install` leaves them. Writes results/speed/tag.json and tag.md.
 """
 import argparse
 import json
@@ -26,10 +29,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from record import find_corpus as find, ROOT, header, run_measured, stats
+from record import find_corpus as find, ROOT, byte_compile, header, run_measured, stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
@@ -64,16 +66,33 @@ def prepare(corpus, args, work):
     raw.write_text(text * args.copies, encoding="utf-8")
     tokens = sum(len(s) for s in peer.test) * args.copies
     crfpp_model = None
-    if shutil.which("crf_learn") and shutil.which("crf_test"):
+    if args.crfpp:
         write_columns(work / "crfpp.test", peer.test, peer.fold, False)
         columns.write_text((work / "crfpp.test").read_text(encoding="utf-8") * args.copies, encoding="utf-8")
         write_columns(work / "crfpp.train", peer.train, peer.fold, True)
         (work / "crfpp.template").write_text("\n".join(peer.texts) + "\n", encoding="utf-8")
         crfpp_model = work / f"{corpus}.crfpp.model"
-        subprocess.run(["crf_learn", "-p", str(os.cpu_count() or 1), "-m", str(args.crfpp_iterations),
+        subprocess.run([args.crfpp["crf_learn"], "-p", str(os.cpu_count() or 1), "-m", str(args.crfpp_iterations),
                         str(work / "crfpp.template"), str(work / "crfpp.train"), str(crfpp_model)],
                        check=True, stdout=subprocess.DEVNULL)
     return raw, (columns if crfpp_model else None), tokens, model, crfpp_model
+
+
+def find_crfpp(src):
+    """{crf_learn, crf_test, version, build}: CRF++ built from its source tarball, else the
+    tools on the PATH; None without either."""
+    if src.exists():
+        from crfpp_examples import build_crfpp, default_crfpp_dir
+        bin_dir = build_crfpp(src, default_crfpp_dir(src))
+        tools = {"crf_learn": str(bin_dir / "crf_learn"), "crf_test": str(bin_dir / "crf_test"),
+                 "build": f"from {src.name} with ./configure --prefix=DIR && make -j2 && make install"}
+    elif shutil.which("crf_learn") and shutil.which("crf_test"):
+        tools = {"crf_learn": shutil.which("crf_learn"), "crf_test": shutil.which("crf_test"), "build": "on the PATH"}
+    else:
+        return None
+    tools["version"] = subprocess.run([tools["crf_test"], "--version"], capture_output=True,
+                                      text=True).stdout.strip()
+    return tools
 
 
 def measure(cmd, source, out):
@@ -100,7 +119,7 @@ def bench(corpus, args, work):
         for system in runs:
             out = work / f"out.{system.replace(' ', '_')}"
             if system == "crf_test":
-                runs[system].append(measure(["crf_test", "-m", str(crfpp_model)], columns, out))
+                runs[system].append(measure([args.crfpp["crf_test"], "-m", str(crfpp_model)], columns, out))
             else:
                 jobs = ["--jobs", "2"] if "jobs" in system else []
                 runs[system].append(measure(SEQBIL + ["tag", "-m", str(model), *jobs], raw, out))
@@ -135,11 +154,16 @@ def main():
     ap.add_argument("--crfpp-iterations", type=int, default=20)
     ap.add_argument("--data", help="corpora as data_scripts/ installs them (default: data/, then ../shared/data)")
     ap.add_argument("--out", default=str(ROOT / "results" / "speed" / "tag.json"))
+    ap.add_argument("--crfpp-src", default=str(ROOT.parent / "shared" / "peers" / "crfpp-src.tar.gz"),
+                    help="CRF++'s source tarball (default: ../shared/peers/crfpp-src.tar.gz)")
     args = ap.parse_args()
+    args.crfpp = find_crfpp(Path(args.crfpp_src))
+    byte_compile()
     for corpus in args.corpora:
         if corpus not in CORPORA:
             ap.error(f"unknown corpus {corpus!r} (choose from {', '.join(CORPORA)})")
-    record = {**header(), "benchmark": "tag_speed", "repeat": args.repeat, "corpora": {}}
+    record = {**header(), "benchmark": "tag_speed", "repeat": args.repeat, "corpora": {},
+              "crfpp": {k: v for k, v in (args.crfpp or {}).items() if k in ("version", "build")} or None}
     with tempfile.TemporaryDirectory() as tmp:
         for corpus in args.corpora or list(CORPORA):
             print(f"tag_speed: {corpus}", file=sys.stderr)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from seqbil.samples import sample_path
 from test_cli import ENV, conll_sentences, reference_chunk_scores
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,3 +89,27 @@ def test_crfpp_examples_quick(tmp_path):
     # the table is the one tables.py makes of the record
     tables = module("tables")
     assert (out / "crfpp_examples.md").read_text(encoding="utf-8") == tables.render_record(record) + "\n"
+
+
+@pytest.mark.skipif(not CRFPP_SRC.is_file(), reason=f"CRF++'s source tarball is not at {CRFPP_SRC}")
+@pytest.mark.skipif(not BUILD_TOOLS, reason="building CRF++ needs make and g++")
+def test_foreign_models_quick(tmp_path):
+    """benchmarks/foreign_models.py --quick: a CRF++ model and a python-crfsuite model of
+    the bundled samples, converted; the record says they label every test token as the
+    tools do, with marginals within crf_test's rounding, and its table is the record's."""
+    pytest.importorskip("pycrfsuite", reason="python-crfsuite is not installed")
+    out, work = tmp_path / "out", tmp_path / "work"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "foreign_models.py"), "--quick", "--out",
+                           str(out), "--work", str(work)], env=ENV, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads((out / "foreign.json").read_text(encoding="utf-8"))
+    assert record["benchmark"] == "foreign_models" and record["repeat"] == 1
+    crfpp, crfsuite = record["crfpp"], record["crfsuite"]
+    tokens = sum(map(len, conll_sentences(sample_path("conll2000_test.txt").read_text(encoding="utf-8"))))
+    assert crfpp["test"]["tokens"] == tokens == crfsuite["test"]["tokens"]
+    assert crfpp["test"]["labels_differ"] == 0 and crfpp["speed"]["labels_differ"] == 0
+    assert crfpp["test"]["max_token_marginal_diff"] < 1e-6 and crfpp["model"]["iterations"] == 5
+    assert crfsuite["test"]["labels_differ"] == 0 and crfsuite["test"]["max_token_marginal_diff"] < 1e-6
+    assert len(crfpp["speed"]["systems"]["crf_test"]["seconds"]["runs"]) == 1
+    tables = module("tables")
+    assert (out / "foreign.md").read_text(encoding="utf-8") == tables.render_record(record) + "\n"
