@@ -8,7 +8,7 @@ which tests/test_tag_fast.py checks; input that reader would refuse (a line of t
 wrong number of fields) is left to it (split_block returns None)."""
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
 
@@ -228,3 +228,103 @@ def write_block(const unsigned char[::1] raw, const int64_t[::1] seq_ptr, const 
         o[at] = 10
         at += 1
     return bytes(out)
+
+
+def char_block(const uint32_t[::1] cps, const unsigned char[::1] space, const int32_t[:, ::1] values, Py_ssize_t K):
+    """The field matrix of a block of raw text for a segmentation model: each line a
+    sentence of its characters, whitespace (space[c], c < 65536: str.isspace) left out.
+    values[f, i]: the id of field f for the character cps[i] (-1: unknown). Returns
+    (matrix, index, seq_ptr, char_at, seq_line, n_lines): char_at[p] the position in
+    cps of token p, seq_line[j] the line of sentence j (lines without characters have
+    no sentence)."""
+    cdef Py_ssize_t n = cps.shape[0], F = values.shape[0], i, P = 0, N = 0, lines = 0, f, k
+    cdef bint in_line = False, has = False
+    cdef uint32_t c
+    for i in range(n):
+        c = cps[i]
+        if c == 10:
+            if has:
+                N += 1
+            lines += 1
+            has = False
+            in_line = False
+        else:
+            in_line = True
+            if not (c < 65536 and space[c]):
+                P += 1
+                has = True
+    if in_line or has:
+        if has:
+            N += 1
+        lines += 1
+    matrix = np.empty((F, P + 2 * K * N), dtype=np.int32)
+    index_arr = np.empty(P, dtype=np.int64)
+    seq_arr = np.zeros(N + 1, dtype=np.int64)
+    at_arr = np.empty(P, dtype=np.int64)
+    line_arr = np.empty(N, dtype=np.int64)
+    cdef int32_t[:, ::1] M = matrix
+    cdef int64_t[::1] index = index_arr, seq = seq_arr, at = at_arr, seq_line = line_arr
+    cdef Py_ssize_t p = 0, s = 0, base = 0, line = 0, tokens_in = 0, q
+    cdef int32_t v
+    for i in range(n + 1):
+        c = cps[i] if i < n else 10
+        if c == 10:
+            if i == n and not in_line and not tokens_in:
+                break
+            if tokens_in:
+                for f in range(F):
+                    for k in range(1, K + 1):
+                        M[f, base + K - k] = <int32_t>(k - 1)
+                        M[f, base + K + tokens_in + k - 1] = <int32_t>(K + k - 1)
+                base += tokens_in + 2 * K
+                seq_line[s] = line
+                s += 1
+                seq[s] = p
+                tokens_in = 0
+            line += 1
+            in_line = False
+        else:
+            in_line = True
+            if c < 65536 and space[c]:
+                continue
+            q = base + K + tokens_in
+            index[p] = q
+            at[p] = i
+            for f in range(F):
+                v = values[f, i]
+                M[f, q] = <int32_t>(2 * K + 1 + v) if v >= 0 else <int32_t>(2 * K)
+            tokens_in += 1
+            p += 1
+    return matrix, index_arr, seq_arr, at_arr, line_arr, lines
+
+
+def write_chars(const uint32_t[::1] cps, const int64_t[::1] char_at, const int64_t[::1] seq_ptr,
+                const int64_t[::1] seq_line, Py_ssize_t n_lines, const int32_t[::1] best,
+                const unsigned char[::1] ends, const unsigned char[::1] starts):
+    """The segmented lines (code points): a sentence's characters with two spaces where
+    a word ends (after E or S, or before B or S, as formats/sighan.py: words_from_tags
+    reads any tag sequence), each line ended by a line feed; lines without characters
+    empty."""
+    cdef Py_ssize_t P = char_at.shape[0], N = seq_ptr.shape[0] - 1, j, p, line = 0, o = 0
+    out_arr = np.empty(3 * P + n_lines, dtype=np.uint32)
+    cdef uint32_t[::1] out = out_arr
+    for j in range(N):
+        while line < seq_line[j]:
+            out[o] = 10
+            o += 1
+            line += 1
+        for p in range(seq_ptr[j], seq_ptr[j + 1]):
+            out[o] = cps[char_at[p]]
+            o += 1
+            if p + 1 < seq_ptr[j + 1] and (ends[best[p]] or starts[best[p + 1]]):
+                out[o] = 32
+                out[o + 1] = 32
+                o += 2
+        out[o] = 10
+        o += 1
+        line += 1
+    while line < n_lines:
+        out[o] = 10
+        o += 1
+        line += 1
+    return out_arr[:o]

@@ -27,9 +27,10 @@ import zlib
 
 import numpy as np
 
-from ._kernels.conll_block import Vocab, split_block, write_block
+from ._kernels.conll_block import Vocab, char_block, split_block, write_block, write_chars
 from .errors import InputError, SeqbilError, check_output
 from .features.dataset import Dataset
+from .features.functions import apply_chain
 from .formats.textio import open_binary
 from .model import Model
 
@@ -145,16 +146,23 @@ def _prob(p):
 
 
 def _fast_applies(model, utf8, nbest, confidence, marginals):
-    """Whether blocks of input can go through the compiled CoNLL reader and writer:
-    one label per token from a CoNLL model whose templates read plain columns (no
-    functions, dictionaries, vectors, structure or tasks), UTF-8 text as the model
-    reads it (no normalization), the ids of the current index layout."""
+    """Whether blocks of input can go through compiled code (cython_ext/conll_block.pyx):
+    one label per token, UTF-8 text, a model of the current index layout whose templates
+    read columns (no dictionaries, vectors, structure or tasks); for CoNLL models, plain
+    columns as the model reads them (no functions, no normalization), for segmentation
+    models any function of a character. Returns "conll", "chars" or None."""
     index = model.index
-    return (model.format.name == "conll" and model.format.n_fields is not None and utf8 and not nbest and
-            not confidence and not marginals and not model.tasks and index.layout == "boundaries-first" and
-            index.fold is None and index.vectors is None and index.structure is None and not index.lexicons and
-            not model.templates.items and bool(index.field_list) and
-            all(f.kind == "" and not f.chain and not f.source for f in index.field_list))
+    if not (utf8 and not nbest and not confidence and not marginals and not model.tasks and
+            index.layout == "boundaries-first" and index.vectors is None and index.structure is None and
+            not index.lexicons and not model.templates.items and index.field_list and
+            all(f.kind == "" and not f.source for f in index.field_list)):
+        return None
+    if model.format.name == "conll" and model.format.n_fields is not None and index.fold is None and \
+            not any(f.chain for f in index.field_list):
+        return "conll"
+    if model.format.name == "sighan":
+        return "chars"
+    return None
 
 
 # --- reading: blocks of whole sentences -------------------------------------------
@@ -278,7 +286,8 @@ class _Tagger:
         self.model, self.name, self.encoding = model, name, encoding
         self.nbest, self.confidence, self.marginals = nbest, confidence, marginals
         self.utf8 = encoding.replace("-", "").lower().startswith("utf8")
-        self.fast = _fast_applies(model, self.utf8, nbest, confidence, marginals)
+        # (not utf-8-sig: decoding each line, the reference drops a BOM at every line's start)
+        self.fast = _fast_applies(model, codecs.lookup(encoding).name == "utf-8", nbest, confidence, marginals)
         self._block = None  # the compiled CoNLL reader and writer, made on first use (in the process that tags)
 
     def __call__(self, block):
@@ -286,10 +295,12 @@ class _Tagger:
         if offset == 0 and self.utf8 and raw.startswith(codecs.BOM_UTF8):  # as formats/textio.py reads a file
             raw, offset = raw[3:], 3
         self._check(raw, line, offset)
-        if self.fast:
+        if self.fast == "conll":
             done = self._tag_block(raw)
             if done is not None:
                 return done
+        elif self.fast == "chars":
+            return self._tag_chars(raw)
         # An empty line in front: the reader drops a byte order mark only from its first
         # line, which a block after the first must not lose.
         try:
@@ -323,6 +334,55 @@ class _Tagger:
         data = Dataset(seq_ptr, np.full(len(positions), -1, dtype=np.int32), *index.encode_fields(matrix, positions, hashed=True))
         best = model.decode(data)
         return write_block(raw, seq_ptr, line_start, line_end, sep, best, labels), data.n_sequences
+
+    def _tag_chars(self, raw):
+        """(output, lines) of a block of raw text for a segmentation model: the
+        characters and their field ids as arrays, the field matrix, encoding, decoding
+        and the segmented lines in compiled code; each distinct character's ids (the
+        model's normalization and the templates' functions) computed once."""
+        model, index = self.model, self.model.index
+        if self._block is None:
+            space = np.array([chr(c).isspace() for c in range(1 << 16)], dtype=np.uint8)
+            labels = model.labels
+            ends = np.array([y in ("E", "S") for y in labels], dtype=np.uint8)
+            starts = np.array([y in ("B", "S") for y in labels], dtype=np.uint8)
+            luts = [np.full(1 << 16, -2, dtype=np.int32) for _ in index.field_list]
+            self._block = (space, ends, starts, luts, [{} for _ in index.field_list])
+        space, ends, starts, luts, wide = self._block
+        cps = np.frombuffer(raw.decode("utf-8").encode("utf-32-le"), dtype=np.uint32)
+        values = np.empty((len(index.field_list), len(cps)), dtype=np.int32)
+        narrow = cps < (1 << 16)
+        every = bool(narrow.all())
+        for f, field in enumerate(index.field_list):
+            ids = luts[f][cps] if every else np.where(narrow, luts[f][np.where(narrow, cps, 0)], -2)
+            new = np.unique(cps[(ids == -2) & narrow])
+            if len(new):
+                luts[f][new] = [self._char_id(field, int(c)) for c in new]
+                ids = luts[f][cps] if every else np.where(narrow, luts[f][np.where(narrow, cps, 0)], -2)
+            if not every:  # characters beyond the BMP: a dict
+                for i in np.flatnonzero(~narrow):
+                    c = int(cps[i])
+                    if c not in wide[f]:
+                        wide[f][c] = self._char_id(field, c)
+                    ids[i] = wide[f][c]
+            values[f] = ids
+        matrix, positions, seq_ptr, char_at, seq_line, lines = char_block(cps, space, values, index.K)
+        data = Dataset(seq_ptr, np.full(len(positions), -1, dtype=np.int32),
+                       *index.encode_fields(matrix, positions, hashed=True))
+        best = model.decode(data)
+        out = write_chars(cps, char_at, seq_ptr, seq_line, lines, best, ends, starts)
+        return out.tobytes().decode("utf-32-le").encode(self.encoding), lines
+
+    def _char_id(self, field, c):
+        """The id of a character in a field's vocabulary (-1: unknown), as
+        features/index.py: field_matrix gives it: normalized, then the field's functions."""
+        index = self.model.index
+        value = chr(c)
+        if index.fold is not None:
+            value = index.fold(value)
+        if field.chain:
+            value = apply_chain(field.chain, value)
+        return index.fields[field].index.get(value, -1)
 
     def _check(self, raw, line, offset):
         """The errors of formats/textio.py for a NUL byte or bytes the encoding cannot

@@ -43,7 +43,7 @@ def both(model, raw):
     for fast in (True, False):
         tagger = tagging._Tagger(model, "<in>", "utf-8", None, False, False)
         assert tagger.fast
-        tagger.fast = fast
+        tagger.fast = tagger.fast if fast else None
         try:
             out.append(tagger((raw, 1, 0)))
         except InputError as exc:
@@ -87,7 +87,7 @@ def test_input_the_reference_refuses_is_left_to_it(model):
 
 
 def test_the_fast_path_is_used_only_where_it_applies(model, tmp_path):
-    assert tagging._fast_applies(model, True, None, False, False)
+    assert tagging._fast_applies(model, True, None, False, False) == "conll"
     assert not tagging._fast_applies(model, False, None, False, False)  # another encoding
     assert not tagging._fast_applies(model, True, 3, False, False)
     assert not tagging._fast_applies(model, True, None, True, False)
@@ -126,3 +126,28 @@ def test_hashed_key_lookup_is_the_binary_search(model):
     assert len(plain[1]) > len(positions)  # attributes were found
     for a, b in zip(plain, hashed):
         np.testing.assert_array_equal(a, b)
+
+
+CHARS = list("扬帆远东做与中国合作的先行１２ＡＢab,。") + ["𠀋", "😀", "\u3000", " ", "\t", "\r", "\x85", "\u2028"]
+
+
+@pytest.fixture(scope="module")
+def segmenter(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("seg")
+    tmpl = folder / "template"
+    tmpl.write_text("U00:%x[-1,0]\nU01:%x[0,0]\nU02:%x[0,0]|chartype\nU03:%x[-2,0]%x[1,0]\nB\nB01:%x[0,0]\n",
+                    encoding="utf-8")
+    return seqbil.train(config="sighan2005", template=str(tmpl), learner="bol", epochs=2)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_segmentation_fast_path_output_is_the_reference_output(segmenter, seed):
+    """Raw text of any characters (beyond the BMP too, unseen ones, full-width ones the
+    model folds, every kind of Unicode blank), blank and empty lines, CRLF, and maybe no
+    line end at the end: the same segmented lines and line count."""
+    rng = np.random.default_rng(seed)
+    lines = ["".join(rng.choice(CHARS, int(rng.integers(0, 12)))) for _ in range(int(rng.integers(1, 15)))]
+    text = "\n".join(lines) + str(rng.choice(["", "\n", "\r\n"]))
+    fast, reference = both(segmenter, text.encode("utf-8"))
+    assert fast == reference
+    assert tagging._fast_applies(segmenter, True, None, False, False) == "chars"
