@@ -3,6 +3,7 @@ templates and labels, run the learner's passes with progress and dev scores, and
 save the model atomically (also on Ctrl-C, and in checkpoints to resume from)."""
 import ctypes
 import hashlib
+import itertools
 import json
 import os
 import signal
@@ -121,7 +122,12 @@ def file_record(path, sentences):
     record = {"path": str(path), "sentences": len(sentences), "tokens": tokens}
     if isinstance(path, str) and path.startswith("<"):
         h = hashlib.sha256()
-        if len(sentences) and sentences[0].items is not None:  # tokens as attributes: their flattened arrays
+        if isinstance(sentences, Corpus):  # (a part of a file held out from: its arrays)
+            for values, ids in zip(sentences.values + [sentences.label_values], sentences.ids + [sentences.label_ids]):
+                h.update(json.dumps(values, ensure_ascii=False).encode("utf-8"))
+                h.update(b"-" if ids is None else np.ascontiguousarray(ids).tobytes())
+            h.update(np.ascontiguousarray(sentences.lengths).tobytes())
+        elif len(sentences) and sentences[0].items is not None:  # tokens as attributes: their flattened arrays
             corpus = Corpus.of(sentences)
             h.update("\0".join(corpus.items.names).encode("utf-8", "surrogateescape"))
             for a in (corpus.lengths, corpus.items.ptr, corpus.items.ids, corpus.items.vals, corpus.label_ids):
@@ -250,6 +256,8 @@ def _read_tasks(fmt, tasks, encoding):
 def _read_corpus(fmt, source, encoding):
     """(Corpus, name) of a path or of sentences already in memory. A file's sentences
     go into the corpus as they are read: they are never all in memory as strings."""
+    if isinstance(source, Corpus):
+        return source, "<memory>"
     if isinstance(source, list):
         return Corpus.of(_read(fmt, source, encoding)[0]), "<memory>"
     corpus = Corpus.of(fmt.read(source, labeled=True, encoding=encoding))
@@ -425,13 +433,21 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
         where, folds = "dev", [(train_data, dev)]
         echo(f"choosing {what} on the dev set from {len(grid)} settings")
     else:
-        sentences, _ = _read(fmt, train_data, settings["encoding"])
-        n = len(sentences)
+        # a file is read into a Corpus (its strings once per distinct value), the sentences
+        # held out from it read again; sentences given in memory are sliced as they are
+        enc = settings["encoding"]
+        if isinstance(train_data, list):
+            sentences, whole = _read(fmt, train_data, enc)[0], None
+            n, tokens = len(sentences), sum(map(len, sentences))
+        else:
+            sentences, whole = None, _read_corpus(fmt, train_data, enc)[0]
+            n, tokens = len(whole), whole.n_tokens
         if n < 10:
             echo(f"{n} training sentences: too few to hold out a tenth; " +
                  ("temperature 1" if fit else f"{' and '.join(varies)} at the defaults"))
             return settings, sources, None, {}
-        tokens = sum(map(len, sentences))
+        if sentences is None and (tokens <= CV_TOKENS or whole.items is not None):
+            sentences, whole = _read(fmt, train_data, enc)[0], None
         if tokens <= CV_TOKENS:
             cuts = np.linspace(0, n, CV_FOLDS + 1).astype(int)
             where = f"{CV_FOLDS}-fold cross-validation"
@@ -440,10 +456,13 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
                  (f" from {len(grid)} settings" if grid else ""))
         else:
             k = n // 10
-            where, folds = "held-out", [(sentences[:-k], sentences[-k:])]
+            where = "held-out"
+            folds = [(sentences[:-k], sentences[-k:])] if sentences is not None else \
+                [(whole.head(n - k), list(itertools.islice(fmt.read(train_data, labeled=True, encoding=enc), n - k,
+                                                           None)))]
             echo(f"choosing {what} on the last tenth of the training sentences ({k} of {n}), training on the "
                  f"other {n - k}" + (f", from {len(grid)} settings" if grid else ""))
-        del sentences
+        del sentences, whole
     runs, bases = [], []
     for part, held in folds:
         bases.append(Model.load(init_model) if init_model is not None else None)
@@ -469,7 +488,13 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
                 echo(f"interrupted while choosing {what}")
                 raise KeyboardInterrupt
             passes.append((history, rng))
-            run.model.kind, run.model.weights = learner.parameters()
+            if grid:
+                run.model.kind, run.model.weights = learner.parameters()
+            else:  # the one setting: the learner is done, and only its model's sparse rows are needed
+                learner.finish()
+                run.model.kind, run.model.weights = learner.final_parameters()
+                run.model.store
+                run.model._weights = None
             gold += [s.labels for s in run.dev_sentences]
             pred += _predict(run.model, run.dev_data)
             if learner.probabilistic:
@@ -509,14 +534,21 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
         runs[0].settings = {**planned, **point}
         return settings, sources, (runs[0], learners[0], *passes[0]), record
     if fit:
-        for run, learner in zip(runs, learners):
-            run.model.kind, run.model.weights = learner.parameters()
+        learner = previous = best = None  # (the learners' arrays go as soon as their models have weights)
+        for f, run in enumerate(runs):
+            if grid:  # (without a grid, the runs' models have their weights already)
+                learners[f].finish()
+                run.model.kind, run.model.weights = learners[f].final_parameters()
+                run.model.store  # the sparse rows that decoding reads, made from the dense weights...
+                run.model._weights = None  # ...which then go
+            learners[f] = None
         temperature, info = fit_temperature([(run.model, run.dev_data) for run in runs])
         settings, sources = {**settings, "temperature": temperature}, {**sources, "temperature": "<chosen>"}
         record["temperature"] = {"on": where, "value": temperature, **info}
         echo(_temperature_line(temperature, info, "the held-out tenth" if where == "held-out" else where))
     for learner in learners:
-        learner.finish()
+        if learner is not None:
+            learner.finish()
     return settings, sources, None, record
 
 
@@ -879,7 +911,7 @@ def finish(run, learner, history, base=None, init_model=None, template_file=None
     run.data = None
     learner.finish()
     _return_freed_memory()
-    model.kind, model.weights = learner.parameters()
+    model.kind, model.weights = learner.final_parameters()
     if run.learning:
         final = learner.embedding()
         vectors.tables[EMB].matrix = final.astype(np.float32)

@@ -83,6 +83,23 @@ def test_temperature_without_dev_is_fitted_on_the_last_tenth(learner, monkeypatc
         np.testing.assert_array_equal(np.asarray(whole.weights[name]), np.asarray(w))
 
 
+@pytest.mark.parametrize("learner", ["sp", "crf"])
+def test_a_file_held_out_from_gives_what_its_sentences_give(learner, monkeypatch, tmp_path):
+    """A training file is read into a Corpus and the tenth held out read again (the
+    sentences are never all in memory as strings): the same choice and model as the
+    same sentences given in memory."""
+    monkeypatch.setattr(training, "CV_TOKENS", 0)
+    rows = conll_rows(60)
+    path = tmp_path / "train.txt"
+    path.write_text("".join("".join(" ".join(r) + "\n" for r in s) + "\n" for s in rows), encoding="utf-8")
+    options = dict(config="conll2000", learner=learner, epochs=3)
+    by_file, in_memory = seqbil.train(str(path), **options), seqbil.train(rows, **options)
+    assert by_file.training["selection"] == in_memory.training["selection"]
+    assert by_file.temperature == in_memory.temperature
+    for name, w in in_memory.weights.items():
+        np.testing.assert_array_equal(np.asarray(by_file.weights[name]), np.asarray(w))
+
+
 def test_given_temperature_and_crf_temperature():
     rows = conll_rows(30)
     assert seqbil.train(rows, config="conll2000", learner="sp", epochs=1, temperature=2.5).temperature == 2.5

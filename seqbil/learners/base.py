@@ -179,6 +179,11 @@ class Learner(ABC):
     def parameters(self):
         """(kind, weights) for decoding and saving: averaged when averaging is on."""
 
+    def final_parameters(self):
+        """parameters() once training is over (the learner is not used again): a
+        learner may make them in its own arrays instead of new ones, which keeps a
+        copy of the weights off the peak memory. The same values as parameters()."""
+        return self.parameters()
 
 
 class AveragedLinear(Learner):
@@ -211,6 +216,17 @@ class AveragedLinear(Learner):
 
     def parameters(self):
         return averaged_linear(self)
+
+    def final_parameters(self):
+        if self.averaged:  # W - U / counter in W's own arrays (the same rounding as averaged_linear's)
+            c = float(self.counter)
+            for w, u in (("W0", "U0"), ("W1", "U1"), ("trans", "Utrans"), ("end", "Uend")):
+                W, U = getattr(self, w), getattr(self, u)
+                np.divide(U, c, out=U)
+                np.subtract(W, U, out=W)
+                setattr(self, u, np.zeros((0,) * U.ndim))
+            self.averaged = False  # (what W holds now)
+        return "linear", {w: getattr(self, w) for w in ("W0", "W1", "trans", "end")}
 
 
 def averaged_linear(learner):
