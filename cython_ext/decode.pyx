@@ -33,6 +33,7 @@ cdef struct Weights:
     Rows w0
     Rows w1
     bint bilinear
+    bint sums32  # each position's 0-order sum rounded to float32 after every term (CRF++'s binary models)
 
 
 cdef Rows rows_view(rows, int width) except *:
@@ -82,6 +83,7 @@ cdef Weights weights_view(weights) except *:
     S = end.shape[0]
     w.m = linear_view(np.zeros((0, S)), weights["trans"], end, None, None, None, False, False)
     w.bilinear = "AB" in weights
+    w.sums32 = bool(weights.get("sums32", False))
     w.w0 = rows_view(weights["W0"], S)
     w.w1 = rows_view(weights["AB"], 2 * S + 1) if w.bilinear else rows_view(weights["W1"], S * (S + 1))
     if (w.w0.val32 == NULL) != (w.w1.val32 == NULL):
@@ -167,7 +169,12 @@ cdef inline void score_rows(const Corpus* c, const Weights* w, const Lattice* L,
             if not row_bounds(w0, c.u_ids[k], &lo, &hi):
                 continue
             x = c.u_vals[k] if c.u_vals != NULL else 1.0
-            if w0.ptr == NULL:
+            if w.sums32:  # a float32 sum, as CRF++ adds the weights of a node's features (float c += alpha[f])
+                for q in range(lo, hi):
+                    j = (q - lo) if w0.ptr == NULL else w0.idx[q]
+                    if 0 <= j < S:
+                        out[j] = <float>(out[j] + x * v0[q])  # (double rounding is exact here: 53 > 2 * 24 + 1)
+            elif w0.ptr == NULL:
                 for j in range(S):
                     out[j] += x * v0[lo + j]
             else:

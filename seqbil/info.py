@@ -85,6 +85,7 @@ def model_info(model, path=None):
                       "scheme": model.corpus.get("scheme", "auto")},
         "model_kind": model.kind,
         "temperature": model.temperature,
+        "scores": "float32 sums" if model.sums32 else "float64 sums",
         "corpus": {k: model.corpus.get(k) for k in ("format", "n_fields", "label_column", "encoding", "normalize")},
         "training": {k: v for k, v in training.items() if k not in ("learner", "params")},
         "features": features,
@@ -126,7 +127,9 @@ def describe(info):
                      + (f" ({source['form']})" if source.get("form") else "")
                      + f" of format version {source['version']}, sha256 {source['sha256'][:16]}..., "
                      f"{source['features']:,} features"
-                     + (f"; its strings read as {source['encoding']}" if source.get("encoding") else ""))
+                     + (f"; its strings read as {source['encoding']}" if source.get("encoding") else "")
+                     + ("; each token's scores summed in float32, as crf_test sums them"
+                        if info["scores"] == "float32 sums" else ""))
     for name in ("train", "dev"):
         f = t.get(name)
         if f:

@@ -52,6 +52,9 @@ class Model:
         self.index, self.templates = index, index.templates
         self.corpus = dict(corpus)  # format, n_fields, label_column, encoding, normalize, metric, scheme
         self.precision = precision
+        # each position's 0-order scores summed in float32, as CRF++'s crf_test sums a
+        # binary model's weights: a converted CRF++ model then scores exactly as there
+        self.sums32 = False
         if store is not None:
             self._weights, self._store = None, store
         else:
@@ -89,6 +92,8 @@ class Model:
             self._store = {**store, "trans": trans, "end": end}
         if self._store is None:
             self._store = sparse_weights(self.kind, self._weights, len(self.labels), self.precision)
+        if self.sums32:
+            self._store["sums32"] = True
         return self._store
 
     def compact(self, prune=0.0, precision=None):
@@ -438,6 +443,8 @@ class Model:
                 meta["task_labels"] = self.task_labels
         if self.index.layout != "values-first":
             meta["index_layout"] = self.index.layout
+        if self.sums32:
+            meta["scores"] = "float32 sums"
         first, _ = first_order_block(self.kind, len(self.labels))
         meta["weights"] = {"layout": "sparse rows", "precision": self.precision}
         arrays = {"trans": self.store["trans"], "end": self.store["end"], **self.store["W0"].arrays("W0"),
@@ -560,6 +567,9 @@ class Model:
                     raise ValueError("temperature")
                 model = cls(meta["kind"], meta["labels"], index, corpus, None, training, store, info["precision"],
                             tasks, task_labels, temperature)
+                if meta.get("scores", "float64 sums") not in ("float64 sums", "float32 sums"):
+                    raise ValueError("scores")
+                model.sums32 = meta.get("scores") == "float32 sums"
                 model._check_shapes()
         except (KeyError, ValueError, TypeError, UnicodeDecodeError, SeqbilError) as exc:
             raise ModelFileError(f"{path}: inconsistent model contents ({exc})") from None

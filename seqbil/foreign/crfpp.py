@@ -361,5 +361,8 @@ def to_model(crf, path, encoding="utf-8", precision=None):
         "cost_factor": crf.cost_factor, "encoding": encoding, "features": len(keys), "weights": int(len(alpha))}}
     model = Model("linear", labels, index, corpus, {"W0": blocks[0], "W1": W1, "trans": trans, "end": np.zeros(S)},
                   training, precision=precision or ("float32" if crf.form == "binary" else "float64"))
+    # crf_test sums a binary model's float32 weights in float32: so does the converted model
+    # (a text model is read in float64 and summed so; crf_test reads only binary models)
+    model.sums32 = crf.form == "binary" and model.precision == "float32"
     model.compact()
     return model
