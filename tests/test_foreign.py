@@ -387,6 +387,15 @@ def test_crfsuite_model_scores_as_crfsuite(rng, tmp_path):
     path.write_bytes(data[:-20])
     with pytest.raises(ModelFileError, match="damaged or truncated CRFsuite model"):
         read_model(path, "crfsuite")
+    path.write_bytes(data[:12] + struct.pack("<I", 200) + data[16:])
+    with pytest.raises(ModelFileError, match="of version 200; this reader knows version 100"):
+        read_model(path, "crfsuite")
+    path.write_bytes(b"not a model at all, but long enough to have a header" * 2)
+    with pytest.raises(ModelFileError, match="not a CRFsuite model file"):
+        read_model(path, "crfsuite")
+    result = CliRunner().invoke(main, ["convert", "--from", "crfsuite", str(path), str(tmp_path / "x.sbm")])
+    assert result.exit_code == 2 and "not a CRFsuite model file" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "x.sbm").exists()
 
 
 def test_python_crfsuite_models_give_the_same_labels_and_marginals(rng, tmp_path):
@@ -426,3 +435,22 @@ def test_python_crfsuite_models_give_the_same_labels_and_marginals(rng, tmp_path
     assert Model.load(out).training["converted_from"]["format"] == "crfsuite"
     result = CliRunner().invoke(main, ["inspect", str(out)])
     assert "trained by CRFsuite" in result.output and "converted from" in result.output
+
+    def field(name, value):
+        return name.replace("\\", "\\\\").replace(":", "\\:") + ("" if value == 1 else f":{value!r}")
+    lines = []
+    for x, y in test:  # CRFsuite's attribute file of the test items, named as python-crfsuite names them
+        for item, label in zip(pycrfsuite.ItemSequence(x).items(), y):
+            lines.append("\t".join([label] + [field(k, v) for k, v in item.items()]))
+        lines.append("")
+    (tmp_path / "test.crfsuite").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["tag", "--marginals", "-m", str(out), str(tmp_path / "test.crfsuite")])
+    assert result.exit_code == 0, result.output
+    blocks = [b.splitlines() for b in result.output.strip("\n").split("\n\n")]
+    assert len(blocks) == len(X)
+    for x, block in zip(X, blocks):
+        tagger.set(x)
+        want = tagger.tag()
+        assert block[0].startswith("@probability\t")
+        assert abs(float(block[0].split("\t")[1]) - tagger.probability(want)) <= 5e-7  # six decimals
+        assert [line.rsplit(":", 1)[0] for line in block[1:]] == want
