@@ -491,7 +491,9 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
             if grid:
                 run.model.kind, run.model.weights = learner.parameters()
             else:  # the one setting: the learner is done, and only its model's sparse rows are needed
+                run.data = None  # (as finish() lets the training corpus go before the weights are made)
                 learner.finish()
+                _return_freed_memory()
                 run.model.kind, run.model.weights = learner.final_parameters()
                 run.model.store
                 run.model._weights = None

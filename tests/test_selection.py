@@ -262,3 +262,27 @@ def test_an_interrupt_while_choosing_stops_the_run(monkeypatch):
         seqbil.train(rows, config="conll2000", learner="crf", epochs=5, echo=seen.append)
     assert "interrupted while choosing c2" in seen
     assert not any(line.startswith("chose ") for line in seen)
+
+
+@pytest.mark.parametrize("learner,averaged,template", [("sp", True, None), ("sp", False, None), ("bol", True, None),
+                                                       ("bol", False, None), ("pa", True, None), ("arow", True, None),
+                                                       ("bol", True, "B")])
+def test_final_parameters_are_the_parameters(learner, averaged, template):
+    """What a learner gives once training is over (made in its own arrays) is what
+    parameters() gives, bit for bit."""
+    rows = conll_rows(40)
+    options = {"learner": learner, "epochs": 2, "temperature": 1.0, "averaged": averaged}
+    if template:  # bol with 1st-order attributes to factor
+        options["templates"] = ["U00:%x[0,0]", "U01:%x[0,1]", "B01:%x[0,1]", "B"]
+    settings, sources = params.resolve(params.find_config("conll2000"), options)
+    sentences = seqbil.api._in_memory(make_format("conll", None, -1), rows, "train")
+    run = training.prepare(settings, sources, sentences, None, None, "conll2000", None, lambda line: None)
+    learner_ = training.make_learner(run)
+    training.run_passes(run, learner_, np.random.default_rng(1), [], echo=lambda l: None, show_progress=False)
+    kind, want = learner_.parameters()
+    want = {k: np.array(v) for k, v in want.items()}
+    learner_.finish()
+    got_kind, got = learner_.final_parameters()
+    assert got_kind == kind and set(got) == set(want)
+    for name in want:
+        np.testing.assert_array_equal(np.asarray(got[name]), want[name])

@@ -323,6 +323,28 @@ class Bilinear(Learner):
             W0, trans, end = W0 - self.U0 / c, trans - self.Utrans / c, end - self.Uend / c
         return "bilinear", {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
 
+    def final_parameters(self):
+        """parameters(), the block mode's rows averaged in place and let go once they
+        are in alpha and beta (the largest arrays of the run are then not held twice)."""
+        if self.mode != "block":
+            return self.parameters()
+        b, S = self.blocks, self.S
+        attrs = b.attributes()
+        rows = self.ab[:len(attrs)]
+        if self.averaged:  # rows - Uab / counter, in the rows' own array (the same rounding)
+            U = self.Uab[:len(attrs)]
+            np.divide(U, float(self.counter), out=U)
+            np.subtract(rows, U, out=rows)
+            self.Uab = None
+        alpha, beta = np.zeros((self.A1, S)), np.zeros((self.A1, S + 1))
+        alpha[attrs], beta[attrs] = rows[:, :S], rows[:, S:]
+        self.ab = self.alpha = self.beta = rows = None
+        W0, trans, end = self.W0, self.trans, self.end
+        if self.averaged:
+            c = float(self.counter)
+            W0, trans, end = W0 - self.U0 / c, trans - self.Utrans / c, end - self.Uend / c
+        return "bilinear", {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
+
 
 def _unit(x):
     return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-300)
