@@ -1,7 +1,7 @@
 """Tagging speed, end to end through the shell: `seqbil tag` against CRF++'s `crf_test`
 on the same template, in one run, and what a model costs to start.
 
-    python benchmarks/tag_speed.py [conll2000|pku ...] [--repeat 7] [--copies 10] [--data DIR]
+    python benchmarks/tag_speed.py [conll2000|pku ...] [--repeat 7] [--copies N] [--data DIR]
 
 For each corpus: a seqbil sp model and a CRF++ model of the same templates are
 trained once (CRF++ with a few L-BFGS iterations: its tagging cost depends on its
@@ -38,16 +38,18 @@ SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
 CORPORA = {
     "conll2000": {"folder": "conll2000", "train": "train.txt", "test": "test.txt",
                   "options": ["--config", "conll2000", "--template", str(ROOT / "configs" / "crfpp_chunking.template")],
-                  "description": "CoNLL-2000 chunking test set, CRF++'s chunking template"},
+                  "description": "CoNLL-2000 chunking test set, CRF++'s chunking template", "copies": 10},
     "pku": {"folder": "sighan2005", "train": "pku_training.approx.utf8", "test": "pku_test_gold.utf8",
             "options": ["--config", "sighan2005"],
-            "description": "SIGHAN 2005 pku test set, the paper's character templates (configs/sighan2005.toml)"},
+            "description": "SIGHAN 2005 pku test set, the paper's character templates (configs/sighan2005.toml)",
+            "copies": 20},
 }
 
 
 def prepare(corpus, args, work):
     """(seqbil input, crf_test input or None, tokens, seqbil model, crf++ model or None)."""
     spec = CORPORA[corpus]
+    copies = args.copies or spec["copies"]
     train, test = find(spec["folder"], spec["train"], args.data), find(spec["folder"], spec["test"], args.data)
     model = work / f"{corpus}.sp.sbm"
     subprocess.run(SEQBIL + ["train", "-q", *spec["options"], "--learner", "sp", "--train", str(train),
@@ -63,12 +65,12 @@ def prepare(corpus, args, work):
     else:
         text = "".join("".join(" ".join(c[i] for c in s.columns if c is not None) + "\n" for i in range(len(s)))
                        + "\n" for s in peer.test)
-    raw.write_text(text * args.copies, encoding="utf-8")
-    tokens = sum(len(s) for s in peer.test) * args.copies
+    raw.write_text(text * copies, encoding="utf-8")
+    tokens = sum(len(s) for s in peer.test) * copies
     crfpp_model = None
     if args.crfpp:
         write_columns(work / "crfpp.test", peer.test, peer.fold, False)
-        columns.write_text((work / "crfpp.test").read_text(encoding="utf-8") * args.copies, encoding="utf-8")
+        columns.write_text((work / "crfpp.test").read_text(encoding="utf-8") * copies, encoding="utf-8")
         write_columns(work / "crfpp.train", peer.train, peer.fold, True)
         (work / "crfpp.template").write_text("\n".join(peer.texts) + "\n", encoding="utf-8")
         crfpp_model = work / f"{corpus}.crfpp.model"
@@ -139,7 +141,8 @@ def bench(corpus, args, work):
                      "peak_rss_mib": stats([r for _, r in values]),
                      "model_mib": (crfpp_model if system == "crf_test" else model).stat().st_size / 2 ** 20})
     medians = {r["system"]: r["tokens_per_s"]["median"] for r in rows}
-    return {"description": CORPORA[corpus]["description"], "copies": args.copies, "tokens": tokens,
+    return {"description": CORPORA[corpus]["description"], "copies": args.copies or CORPORA[corpus]["copies"],
+            "tokens": tokens,
             "crfpp_iterations": args.crfpp_iterations if crfpp_model else None, "rows": rows,
             "speedup_vs_crf_test": medians["seqbil sp"] / medians["crf_test"] if crfpp_model else None,
             "jobs2_vs_jobs1": medians["seqbil sp --jobs 2"] / medians["seqbil sp"],
@@ -150,7 +153,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpora", nargs="*", metavar="CORPUS", help=f"{' '.join(CORPORA)} (default: all)")
     ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--copies", type=int, default=10, help="times the test set is concatenated (default 10)")
+    ap.add_argument("--copies", type=int, help="times the test set is concatenated (default: conll2000 10, pku 20)")
     ap.add_argument("--crfpp-iterations", type=int, default=20)
     ap.add_argument("--data", help="corpora as data_scripts/ installs them (default: data/, then ../shared/data)")
     ap.add_argument("--out", default=str(ROOT / "results" / "speed" / "tag.json"))
