@@ -315,6 +315,14 @@ class _Tagger:
     def __getstate__(self):
         return {**self.__dict__, "_block": None}
 
+    def warm(self):
+        """Build what the compiled path makes on first use (vocabulary and key hash
+        tables, character tables) now, so that forked workers share it."""
+        if self.fast == "conll":
+            self._tag_block(b"")
+        elif self.fast == "chars":
+            self._tag_chars(b"")
+
     def _tag_block(self, raw):
         """(output, sentences) of a block of CoNLL lines by the compiled reader and
         writer (cython_ext/conll_block.pyx), or None for input that formats/conll.py
@@ -571,6 +579,7 @@ def _tag_in_workers(tagger, reader, write, jobs):
     input order as they complete. From a pipe, input is read only when it is waiting or
     when nothing is being tagged, so output never waits for more input."""
     _warm(tagger.model)
+    tagger.warm()
     workers = _Workers(tagger, jobs)
     finished = False
     try:
