@@ -19,6 +19,7 @@ real-valued features, as `seqbil train --structure` builds them (each split divi
 its RMS, times --structure-scale, at the offsets of --structure-window).
 """
 import argparse
+import itertools
 import json
 import os
 import re
@@ -85,13 +86,17 @@ def main():
     ap.add_argument("--structure", help="a structure from seqbil aso: its features at every token")
     ap.add_argument("--structure-scale", type=float, default=0.3)
     ap.add_argument("--structure-window", default="0", help="offsets, e.g. -1,0,1")
+    ap.add_argument("--stream", action="store_true", help="read the training file a sentence at a time as it is "
+                    "appended (no list of its sentences), the test file after training")
     args = ap.parse_args()
+    if args.stream and (args.fraction != 1.0 or args.structure or args.log):
+        ap.error("--stream goes without --fraction, --structure and --log")
     import pycrfsuite
 
     corpus = PeerCorpus(args)
-    fold, test = corpus.fold, corpus.test
+    fold = corpus.fold
     templates = peer_templates(corpus.texts)
-    train = corpus.train[:max(1, round(len(corpus.train) * args.fraction))]
+    train = corpus.train if args.stream else corpus.train[:max(1, round(len(corpus.train) * args.fraction))]
     structure = None
     if args.structure:
         from seqbil.features.structure import Structure
@@ -99,7 +104,7 @@ def main():
 
     def dense(part):  # the structure's features of each sentence, or None
         if structure is None:
-            return [None] * len(part)
+            return itertools.repeat(None)
         return structure_attributes(part, structure, args.structure_scale, window)
     trainer = pycrfsuite.Trainer(algorithm=args.algorithm, verbose=False)
     start = time.perf_counter()  # the attribute strings made in Python and handed over, sentence by sentence
@@ -107,6 +112,7 @@ def main():
         trainer.append(items(s, templates, fold, d), s.labels, 0)
     feature_seconds = time.perf_counter() - start
     if args.log:  # group 1 is CRFsuite's holdout: scored after each iteration, never trained on
+        test = corpus.test
         for s, d in zip(test, dense(test)):
             trainer.append(items(s, templates, fold, d), s.labels, 1)
     params = {"max_iterations": args.iterations}
@@ -120,6 +126,7 @@ def main():
         seconds = time.perf_counter() - start
         tagger = pycrfsuite.Tagger()
         tagger.open(model)
+        test = corpus.test
         pred = [tagger.tag(items(s, templates, fold, d)) for s, d in zip(test, dense(test))]
         size = os.path.getsize(model)
     if args.log:

@@ -23,8 +23,20 @@ class PeerCorpus:
         self.fold = normalizer(self.settings["normalize"])
         self.texts = [t.text for t in read_template_file(args.template)] if args.template \
             else self.settings["templates"]
-        self.train = read_corpus(self.fmt, args.train, self.settings["encoding"])
-        self.test = read_corpus(self.fmt, args.test, self.settings["encoding"])
+        self._test_path = args.test
+        if getattr(args, "stream", False):  # sentences read as they are used, as a user's loop over a file reads them
+            self.train = _Stream(self.fmt, args.train, self.settings["encoding"])
+            self._test = None
+        else:
+            self.train = read_corpus(self.fmt, args.train, self.settings["encoding"])
+            self._test = read_corpus(self.fmt, args.test, self.settings["encoding"])
+
+    @property
+    def test(self):
+        """The test sentences (read when first asked for, with stream)."""
+        if self._test is None:
+            self._test = read_corpus(self.fmt, self._test_path, self.settings["encoding"])
+        return self._test
 
     def score(self, pred):
         """Test F1 and the rest: conlleval for chunking, the SIGHAN scorer for segmentation."""
@@ -32,3 +44,13 @@ class PeerCorpus:
         metric, _ = choose_metric({y for g in gold for y in g}, self.fmt.name, self.settings["metric"])
         return score(metric, gold, pred, scheme=self.settings["scheme"],
                      chars=[s.columns[0] for s in self.test] if metric == "segment" else None)
+
+
+class _Stream:
+    """The sentences of a file, read one at a time on each pass."""
+
+    def __init__(self, fmt, path, encoding):
+        self.fmt, self.path, self.encoding = fmt, path, encoding
+
+    def __iter__(self):
+        return iter(self.fmt.read(self.path, labeled=True, encoding=self.encoding))

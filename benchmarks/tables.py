@@ -345,7 +345,21 @@ def foreign_table(record):
     return "\n\n".join(out) + f"\n\n{provenance(record)}\n"
 
 
-RENDERERS = {"train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
+def train_memory_table(record):
+    out = []
+    for c in record["corpora"].values():
+        rows = ["| system | peak RSS (MiB) | against python-crfsuite ap | seconds |", "| --- | --- | --- | --- |"]
+        for name, r in c["systems"].items():
+            rows.append(f"| {name} | {spread(r['rss_mib'], '{:.0f}')} | {c['vs_peer'][name]:.2f} | "
+                        f"{spread(r['seconds'], '{:.1f}')} |")
+        out.append(f"{c['description']}:\n\n" + "\n".join(rows))
+    return ("Peak RSS of a whole training process, raw files in and model out: seqbil's learners with the config's "
+            "settings, 20 epochs (crf: c2 = 1 given, at most 100 iterations); python-crfsuite's averaged perceptron, "
+            "20 iterations, its default feature set, the training file read a sentence at a time and each sentence's "
+            "attributes built and appended as it is read (benchmarks/crfsuite_peer.py --stream).\n\n" + "\n\n".join(out) + f"\n\n{provenance(record)}\n")
+
+
+RENDERERS = {"train_memory": train_memory_table, "train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
              "foreign_models": foreign_table, "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
              "ipm_speed": ipm_table, "calibration": calibration_table, "crf_speed": crf_speed_table,
