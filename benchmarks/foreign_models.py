@@ -31,7 +31,6 @@ samples, crf_learn stopped after 5 iterations (-m 5), python-crfsuite after 5, o
 one copy (for a test of this script).
 """
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -43,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from crfpp_examples import sha256
 from record import ROOT, byte_compile, find_corpus, header, run_measured, stats
 from tables import publish
 
@@ -50,14 +50,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
 CRFPP_FLAGS = ["-c", "4.0", "-p", "1"]
 PYCRFSUITE = {"c1": 0.1, "c2": 0.1, "max_iterations": 100}
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def plain_copy(path, out):

@@ -70,6 +70,33 @@ cdef inline bint _blank(unsigned char c) nogil:
     return c == 32 or c == 9
 
 
+cdef inline Py_ssize_t _line(const unsigned char* raw, Py_ssize_t i, Py_ssize_t n, Py_ssize_t* e, Py_ssize_t* b,
+                             int64_t* fs, int64_t* fe) noexcept nogil:
+    """The line that starts at i: e its line feed (or n), b its end less line-end
+    characters; fs, fe the starts and ends of its first 32 fields. Returns how many
+    fields it has."""
+    cdef Py_ssize_t a, nf = 0
+    e[0] = i
+    while e[0] < n and raw[e[0]] != 10:
+        e[0] += 1
+    b[0] = e[0]
+    while b[0] > i and (raw[b[0] - 1] == 13 or raw[b[0] - 1] == 10):
+        b[0] -= 1
+    a = i
+    while a < b[0]:
+        while a < b[0] and _blank(raw[a]):
+            a += 1
+        if a < b[0]:
+            if nf < 32:
+                fs[nf] = a
+            while a < b[0] and not _blank(raw[a]):
+                a += 1
+            if nf < 32:
+                fe[nf] = a
+            nf += 1
+    return nf
+
+
 def split_block(const unsigned char[::1] raw, Py_ssize_t n_fields, Py_ssize_t label_at, Py_ssize_t K,
                 list vocabs, const int32_t[::1] columns):
     """(matrix, index, seq_ptr, line_start, line_end, sep) of a block of CoNLL lines:
@@ -85,24 +112,11 @@ def split_block(const unsigned char[::1] raw, Py_ssize_t n_fields, Py_ssize_t la
     cdef int64_t tokens_in = 0
     if n_fields > 32 or n_fields < 1:
         return None
+    cdef int64_t[32] fs, fe  # the fields of a line (n_fields is at most 32 here)
     # first pass: count tokens and sentences, check field counts
     i = 0
     while i < n:
-        e = i
-        while e < n and raw[e] != 10:
-            e += 1
-        b = e
-        while b > i and (raw[b - 1] == 13 or raw[b - 1] == 10):
-            b -= 1
-        nf = 0
-        a = i
-        while a < b:
-            while a < b and _blank(raw[a]):
-                a += 1
-            if a < b:
-                nf += 1
-                while a < b and not _blank(raw[a]):
-                    a += 1
+        nf = _line(&raw[0], i, n, &e, &b, fs, fe)
         if nf == 0:
             if tokens_in:
                 N += 1
@@ -128,7 +142,6 @@ def split_block(const unsigned char[::1] raw, Py_ssize_t n_fields, Py_ssize_t la
     cdef int32_t[:, ::1] M = matrix
     cdef int64_t[::1] index = index_arr, seq = seq_arr, ls = ls_arr, le = le_arr
     cdef unsigned char[::1] sep = sep_arr
-    cdef int64_t[32] fs, fe  # the fields of a line (n_fields is at most 32 here)
     cdef Vocab v
     cdef int32_t value
     cdef Py_ssize_t p = 0, s = 0, base = 0, k, col
@@ -136,26 +149,7 @@ def split_block(const unsigned char[::1] raw, Py_ssize_t n_fields, Py_ssize_t la
     width = -1
     i = 0
     while True:
-        if i >= n:
-            nf = 0
-        else:
-            e = i
-            while e < n and raw[e] != 10:
-                e += 1
-            b = e
-            while b > i and (raw[b - 1] == 13 or raw[b - 1] == 10):
-                b -= 1
-            nf = 0
-            a = i
-            while a < b:
-                while a < b and _blank(raw[a]):
-                    a += 1
-                if a < b:
-                    fs[nf] = a
-                    while a < b and not _blank(raw[a]):
-                        a += 1
-                    fe[nf] = a
-                    nf += 1
+        nf = 0 if i >= n else _line(&raw[0], i, n, &e, &b, fs, fe)
         if nf == 0:
             if tokens_in:  # the sentence ends: its boundary positions
                 for f in range(F):
