@@ -43,14 +43,68 @@ def fit_temperature(pairs, data=None):
     def total(t):
         parts = [token_nll(m, d, t) for m, d in pairs]
         return sum(p[0] for p in parts), sum(p[1] for p in parts)
-    from scipy.optimize import minimize_scalar  # imported here: scipy is slow to import
-    res = minimize_scalar(lambda t: total(math.exp(t))[0], bounds=(-LOG_RANGE, LOG_RANGE), method="bounded",
-                          options={"xatol": 1e-4})
-    temperature = math.exp(res.x)
+    log_t = minimize_bounded(lambda t: total(math.exp(t))[0], -LOG_RANGE, LOG_RANGE, xatol=1e-4)
+    temperature = math.exp(log_t)
     before, n = total(1.0)
     after, _ = total(temperature)
     return temperature, {"tokens": n, "nll_at_1": before / n, "nll": after / n,
-                         "at_bound": bool(abs(abs(res.x) - LOG_RANGE) < 1e-2)}
+                         "at_bound": bool(abs(abs(log_t) - LOG_RANGE) < 1e-2)}
+
+
+def minimize_bounded(f, a, b, xatol=1e-5, maxiter=500):
+    """The x in [a, b] that minimizes f, by Brent's method (Brent 1973, Algorithms for
+    Minimization without Derivatives, ch. 5, procedure fmin): golden-section steps,
+    and parabolic ones through the last three points where they fall inside and
+    shrink; stops once x is within xatol of the minimum of a unimodal f. (scipy's
+    bounded minimize_scalar is the same method; importing scipy.optimize adds some
+    50 MiB to a training process.)"""
+    golden = 0.5 * (3.0 - math.sqrt(5.0))
+    eps = math.sqrt(2.2e-16)
+    x = w = v = a + golden * (b - a)
+    fx = fw = fv = f(x)
+    d = e = 0.0
+    for _ in range(maxiter):
+        m = 0.5 * (a + b)
+        tol1 = eps * abs(x) + xatol / 3.0
+        tol2 = 2.0 * tol1
+        if abs(x - m) <= tol2 - 0.5 * (b - a):
+            break
+        parabolic = False
+        if abs(e) > tol1:  # a parabola through x, w and v
+            r = (x - w) * (fx - fv)
+            q = (x - v) * (fx - fw)
+            p = (x - v) * q - (x - w) * r
+            q = 2.0 * (q - r)
+            if q > 0.0:
+                p = -p
+            q = abs(q)
+            last, e = e, d
+            if abs(p) < abs(0.5 * q * last) and q * (a - x) < p < q * (b - x):
+                d = p / q
+                parabolic = True
+                if (x + d) - a < tol2 or b - (x + d) < tol2:
+                    d = tol1 if x < m else -tol1
+        if not parabolic:
+            e = (b - x) if x < m else (a - x)
+            d = golden * e
+        u = x + (d if abs(d) >= tol1 else math.copysign(tol1, d))
+        fu = f(u)
+        if fu <= fx:
+            if u < x:
+                b = x
+            else:
+                a = x
+            v, fv, w, fw, x, fx = w, fw, x, fx, u, fu
+        else:
+            if u < x:
+                a = u
+            else:
+                b = u
+            if fu <= fw or w == x:
+                v, fv, w, fw = w, fw, u, fu
+            elif fu <= fv or v == x or v == w:
+                v, fv = u, fu
+    return x
 
 
 def expected_calibration_error(confidence, correct, bins=15):

@@ -286,3 +286,16 @@ def test_final_parameters_are_the_parameters(learner, averaged, template):
     assert got_kind == kind and set(got) == set(want)
     for name in want:
         np.testing.assert_array_equal(np.asarray(got[name]), want[name])
+
+
+def test_bounded_minimizer_finds_the_minimum(rng):
+    """Brent's bounded search (calibration.minimize_bounded): within xatol of the
+    minimum of random unimodal functions, and at the bound when the minimum lies
+    beyond it."""
+    from seqbil.calibration import minimize_bounded
+    for _ in range(200):
+        c, s, p = rng.uniform(-8, 8), rng.uniform(0.2, 5), int(rng.choice([2, 4]))
+        x = minimize_bounded(lambda t: s * abs(t - c) ** p + 0.3 * math.cosh(0.1 * (t - c)), -9.2, 9.2, xatol=1e-4)
+        assert abs(x - c) < 1e-4 * (10 if p == 4 else 1)
+    assert abs(minimize_bounded(lambda t: (t - 20) ** 2, -9.2, 9.2, xatol=1e-4) - 9.2) < 1e-3
+    assert abs(minimize_bounded(lambda t: (t + 20) ** 2, -9.2, 9.2, xatol=1e-4) + 9.2) < 1e-3
