@@ -339,9 +339,15 @@ class _Tagger:
         if found is None:
             return None
         matrix, positions, seq_ptr, line_start, line_end, sep = found
-        data = Dataset(seq_ptr, np.full(len(positions), -1, dtype=np.int32), *index.encode_fields(matrix, positions, hashed=True))
-        best = model.decode(data)
-        return write_block(raw, seq_ptr, line_start, line_end, sep, best, labels), data.n_sequences
+        best = self._decode_fields(matrix, positions, seq_ptr)
+        return write_block(raw, seq_ptr, line_start, line_end, sep, best, labels), len(seq_ptr) - 1
+
+    def _decode_fields(self, matrix, positions, seq_ptr):
+        """The best label of every token of a field matrix (features/index.py:
+        field_matrix), its keys looked up in the index's hash tables."""
+        index = self.model.index
+        parts = index.encode_fields(matrix, positions, hashed=True)
+        return self.model.decode(Dataset(seq_ptr, np.full(len(positions), -1, dtype=np.int32), *parts))
 
     def _tag_chars(self, raw):
         """(output, lines) of a block of raw text for a segmentation model: the
@@ -361,12 +367,12 @@ class _Tagger:
         values = np.empty((len(index.field_list), len(cps)), dtype=np.int32)
         narrow = cps < (1 << 16)
         every = bool(narrow.all())
+        bmp = cps if every else np.where(narrow, cps, 0)  # (the others read from the dicts below)
         for f, field in enumerate(index.field_list):
-            ids = luts[f][cps] if every else np.where(narrow, luts[f][np.where(narrow, cps, 0)], -2)
-            new = np.unique(cps[(ids == -2) & narrow])
+            new = np.unique(bmp[luts[f][bmp] == -2])  # characters whose ids this process has not made yet
             if len(new):
                 luts[f][new] = [self._char_id(field, int(c)) for c in new]
-                ids = luts[f][cps] if every else np.where(narrow, luts[f][np.where(narrow, cps, 0)], -2)
+            ids = luts[f][bmp]
             if not every:  # characters beyond the BMP: a dict
                 for i in np.flatnonzero(~narrow):
                     c = int(cps[i])
@@ -375,9 +381,7 @@ class _Tagger:
                     ids[i] = wide[f][c]
             values[f] = ids
         matrix, positions, seq_ptr, char_at, seq_line, lines = char_block(cps, space, values, index.K)
-        data = Dataset(seq_ptr, np.full(len(positions), -1, dtype=np.int32),
-                       *index.encode_fields(matrix, positions, hashed=True))
-        best = model.decode(data)
+        best = self._decode_fields(matrix, positions, seq_ptr)
         out = write_chars(cps, char_at, seq_ptr, seq_line, lines, best, ends, starts)
         return out.tobytes().decode("utf-32-le").encode(self.encoding), lines
 
