@@ -11,12 +11,22 @@
 # the forward vector scaled to sum 1 at each position (Rabiner 1989, section V.A):
 # one multiply-add per label pair, no logsumexp in the inner loop. Each exponent is
 # shifted by its row's maximum first, so no exp overflows whatever the scale of the
-# scores (the online learners' scores are not log-probabilities). Should a scaled
-# vector still underflow to 0 (scores that differ by more than ~700 along every path
-# into a position), the sequence is redone in log space (fb_log), which cannot.
+# scores (the online learners' scores are not log-probabilities). A shifted factor
+# that underflows drops its paths, which matters once the kept mass is itself near
+# the underflow range, or a backward value overflows where a forward one underflowed
+# (scores that differ by more than ~700 along the paths through a position). Both
+# are caught: a forward sum too small to hold its dropped terms (kept), or a
+# position where sum_y alpha * beta (exactly 1 under this scaling) is off by more
+# than 1e-9; the sequence is then redone in log space (fb_log), which cannot fail.
 import numpy as np
 from libc.stdint cimport int32_t
-from libc.math cimport exp, log, INFINITY, NAN, isfinite
+from libc.math cimport exp, log, fabs, INFINITY, NAN, isfinite
+
+
+cdef inline bint kept(double z) noexcept nogil:
+    # A forward sum's dropped (underflowed) terms are each below ~2.2e-308: against a
+    # sum above 1e-250 they change nothing a double holds.
+    return z > 1e-250 and isfinite(z)
 
 
 cdef struct FB:
@@ -66,6 +76,24 @@ cdef inline double dot(const double* a, const double* b, int n) noexcept nogil:
         s0 += a[k] * b[k]
         k += 1
     return (s0 + s1) + (s2 + s3)
+
+
+cdef inline void fb_pair_sums(FB* F, bint per_position, int start, int stop, double* pair_sum, int stride,
+                              double sign) noexcept nogil:
+    """Adds sign times the pair marginals of positions start..stop-1 (as fb_scaled's
+    backward pass computed them from its stored tables) to pair_sum."""
+    cdef int S = F.S, i, y, v
+    cdef double* ap
+    cdef double* M
+    cdef double* w = F.w
+    for i in range(max(start, 1), stop):
+        ap = F.alpha + (i - 1) * S
+        M = F.M + <Py_ssize_t> (i if per_position else 1) * S * S
+        for y in range(S):
+            w[y] = sign * F.eu[i * S + y] * F.beta[i * S + y] / F.scale[i]
+        for y in range(S):
+            for v in range(S):
+                pair_sum[y * stride + v] += ap[v] * M[y * S + v] * w[y]
 
 
 cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, const double* trans,
@@ -136,7 +164,7 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
         for y in range(S):
             a[y] = dot(ap, M + y * S, S) * eu[y]
             z += a[y]
-        if not (z > 0.0 and isfinite(z)):
+        if not kept(z):
             return NAN
         for y in range(S):
             a[y] /= z
@@ -152,7 +180,7 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
     for y in range(S):
         b[y] = exp(end[y] * invT - c)
         z += a[y] * b[y]
-    if not (z > 0.0 and isfinite(z)):
+    if not kept(z):
         return NAN
     logz += c + log(z)
     for y in range(S):
@@ -162,8 +190,14 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
     for i in range(n - 1, -1, -1):
         a = F.alpha + i * S
         b = F.beta + i * S
+        s = 0.0
         for y in range(S):
             F.P[i * S + y] = a[y] * b[y]
+            s += F.P[i * S + y]
+        if not fabs(s - 1.0) < 1e-9:
+            if pair_sum != NULL:  # take back what the positions after i added
+                fb_pair_sums(F, pair != NULL, i + 1, n, pair_sum, stride, -1.0)
+            return NAN
         if i == 0:
             break
         eu = F.eu + i * S
@@ -251,7 +285,7 @@ cdef inline double forward_backward(FB* F, const double* unary, const double* pa
     if n == 0:
         return 0.0
     logz = fb_scaled(F, unary, pair, trans, end, n, invT, want_pairs, pair_sum, stride)
-    if logz != logz:  # (it failed before its backward pass: nothing was added to pair_sum)
+    if logz != logz:  # (it failed before adding anything to pair_sum)
         logz = fb_log(F, unary, pair, trans, end, n, invT, want_pairs or pair_sum != NULL)
         if pair_sum != NULL:
             for i in range(1, n):

@@ -116,6 +116,8 @@ def expected_calibration_error(confidence, correct, bins=15):
     correct = np.asarray(correct, dtype=np.float64)
     if not len(confidence):
         return 0.0
+    if not (np.isfinite(confidence).all() and (confidence >= 0).all() and (confidence <= 1).all()):
+        raise ValueError("confidences must be probabilities, in [0, 1]")
     which = np.minimum((confidence * bins).astype(np.int64), bins - 1)
     gap = np.abs(np.bincount(which, correct, bins) - np.bincount(which, confidence, bins))
     return float(gap.sum() / len(confidence))

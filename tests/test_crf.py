@@ -76,6 +76,26 @@ def test_gradient_equals_finite_differences(rng):
         np.testing.assert_allclose(g, fd, atol=1e-6)
 
 
+def test_gradient_at_large_weights_equals_finite_differences(rng):
+    """Weights in the hundreds, longer sequences and no 1st-order attributes (the
+    transitions' expected counts summed inside the forward-backward): the sequences
+    the scaled recursion cannot hold are redone in log space without leaving a part
+    of their pair marginals behind."""
+    for _ in range(60):
+        S, A0 = int(rng.integers(2, 6)), 6
+        data = random_dataset(rng, 4, S, A0, 0, max_len=12)
+        learner = make(data, S, A0, 0, c2=0.0)
+        x = rng.normal(size=learner.x.shape) * 10 ** rng.uniform(1.5, 3)
+        g = np.zeros_like(x)
+        learner.evaluate(x, g)
+        h, fd = 1e-4, np.zeros_like(x)
+        for k in range(len(x)):
+            e = np.zeros_like(x)
+            e[k] = h
+            fd[k] = (learner.evaluate(x + e, np.zeros_like(x)) - learner.evaluate(x - e, np.zeros_like(x))) / (2 * h)
+        np.testing.assert_allclose(g, fd, atol=1e-4)
+
+
 def test_feature_set_is_the_seen_pairs(rng):
     S, A0, A1 = 3, 9, 5
     data = random_dataset(rng, 8, S, A0, A1)

@@ -30,13 +30,13 @@ def test_viterbi_equals_brute_force(rng, n, S):
         assert score == pytest.approx(best_score)
 
 
-def random_dataset(rng, n_seq, S, A0, A1):
-    lengths = rng.integers(1, 5, size=n_seq)
+def random_dataset(rng, n_seq, S, A0, A1, max_len=4):
+    lengths = rng.integers(1, max_len + 1, size=n_seq)
     seq_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     P = int(seq_ptr[-1])
 
     def csr(A):
-        counts = rng.integers(0, 4, size=P)
+        counts = rng.integers(0, 4, size=P) if A else np.zeros(P, np.int64)
         ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         return ptr, rng.integers(0, A, size=int(ptr[-1])).astype(np.int32)
     return Dataset(seq_ptr, rng.integers(0, S, size=P).astype(np.int32), *csr(A0), *csr(A1))

@@ -66,6 +66,21 @@ def test_scores_far_apart_fall_back_to_log_space(rng):
         assert np.all(np.isfinite(P))
 
 
+def test_long_sequences_at_any_scale_equal_log_space(rng):
+    """Over longer sequences (past enumeration) the scaled recursion can lose a path's
+    mass to underflow while its sums stay positive, or overflow a backward value where
+    a forward one underflowed; either must be caught. The log-space recursion, checked
+    against enumeration above, is the reference."""
+    for _ in range(400):
+        n, S = int(rng.integers(5, 26)), int(rng.integers(2, 8))
+        tables = random_tables(rng, n, S, 10 ** rng.uniform(1, 3.5))
+        logz, P, PP = forward_backward_tables(*tables)
+        want = forward_backward_tables(*tables, log_space=True)
+        assert logz == pytest.approx(want[0], rel=1e-12)
+        np.testing.assert_allclose(P, want[1], atol=1e-9)
+        np.testing.assert_allclose(PP, want[2], atol=1e-9)
+
+
 # --- the compiled corpus functions and the Model API -------------------------------------
 
 from seqbil._kernels.decode import marginals_corpus, path_scores  # noqa: E402

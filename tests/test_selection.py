@@ -44,6 +44,9 @@ def test_expected_calibration_error_against_a_loop(rng):
         assert expected_calibration_error(conf, correct, bins) == pytest.approx(slow_ece(conf, correct, bins),
                                                                                  abs=1e-12)
     assert expected_calibration_error([], [], 15) == 0.0
+    for bad in (np.nan, -0.1, 1.5):
+        with pytest.raises(ValueError, match="probabilities"):
+            expected_calibration_error([0.5, bad], [1, 0], 15)
 
 
 def test_fitted_temperature_is_the_least_token_nll():
