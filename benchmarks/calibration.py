@@ -9,11 +9,14 @@ CRF's c2) is chosen on the last tenth of the training sentences, then the model
 trains on all of them. CoNLL-2000 uses configs/conll2000.toml, pku configs/cws.toml,
 each with --learner as the row says; the CRF gets at most ITERATIONS (100) L-BFGS
 iterations. The record is written after every row; --resume keeps the rows of a
-stopped run of the same command at the same commit.
+stopped run of the same command at the same commit. --replace keeps every row of the
+record but the ones this run measures (each row names the commit and date it was
+measured at), to measure again only what a change touched.
 
 Writes results/calibration/calibration.json (the record) and calibration.md.
 
-    python benchmarks/calibration.py [--data DIR] [--learners crf,bol,sp] [--corpora conll2000,pku] [--resume]
+    python benchmarks/calibration.py [--data DIR] [--learners crf,bol,sp] [--corpora conll2000,pku]
+                                     [--resume | --replace]
     python benchmarks/calibration.py --quick --out DIR    # the bundled samples, for a test
 """
 import argparse
@@ -64,6 +67,7 @@ def main():
     ap.add_argument("--iterations", type=int, default=100, help="L-BFGS iterations at most for crf (100, as the "
                     "sklearn-crfsuite tutorial and the speed benchmark)")
     ap.add_argument("--resume", action="store_true", help="keep the rows of a stopped run of the same command")
+    ap.add_argument("--replace", action="store_true", help="keep the record's other rows, measure these again")
     ap.add_argument("--quick", action="store_true", help="the bundled samples, few passes")
     ap.add_argument("--out", default=str(ROOT / "results" / "calibration"))
     args = ap.parse_args()
@@ -76,6 +80,11 @@ def main():
         old = json.loads(path.read_text(encoding="utf-8"))
         if (old["command"], old["commit"]) == (record["command"], record["commit"]):
             record["rows"] = old["rows"]
+    if args.replace and path.exists():
+        runs = {(c, learner) for c in args.corpora.split(",") for learner in args.learners.split(",")}
+        old = json.loads(path.read_text(encoding="utf-8"))
+        record["rows"] = [{"commit": old["commit"], "date": old["date"], **r} for r in old["rows"]
+                          if (r["corpus"], r["learner"]) not in runs]
     for corpus in args.corpora.split(","):
         config, folder, train_name, test_name = CORPORA[corpus]
         if args.quick:
@@ -99,8 +108,12 @@ def main():
             row = {"corpus": corpus, "config": config, "learner": learner, "temperature": model.temperature,
                    **{f"{k}_{v}": result[k][v] for k in result for v in result[k]},
                    "chosen": chosen, "passes": model.training["passes_run"],
-                   "f1": f1.get("f1"), "train_seconds_one_run": seconds}
+                   "f1": f1.get("f1"), "train_seconds_one_run": seconds,
+                   "commit": record["commit"], "date": record["date"]}
             record["rows"].append(row)
+            order = {(c, learner): k for k, (c, learner) in enumerate(
+                (c, learner) for c in CORPORA for learner in ("crf", "bol", "sp", *args.learners.split(",")))}
+            record["rows"].sort(key=lambda r: order.get((r["corpus"], r["learner"]), len(order)))
             print(f"{corpus} {learner}: T {model.temperature:.4g}, ECE {row['t1_ece']:.4f} -> "
                   f"{row['fitted_ece']:.4f}, F1 {row['f1']:.2f}", file=sys.stderr)
             publish(path, record)  # after every row: a stopped run keeps what it measured

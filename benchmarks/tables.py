@@ -213,7 +213,17 @@ def calibration_table(record):
             f"as `seqbil train --config CONFIG --learner LEARNER` runs (the CRF: at most "
             f"{record.get('iterations', 1000)} L-BFGS iterations).\n\n" + "\n".join(rows) +
             f"\n\n`{record['command']}` at commit {record['commit'][:12]}, {record['date']}, {m['cpu']} "
-            f"({m['cores']} cores).\n")
+            f"({m['cores']} cores).{kept_rows(record)}\n")
+
+
+def kept_rows(record):
+    """Where a record keeps rows measured by an earlier run (--replace), which and when."""
+    earlier = {}
+    for r in record["rows"]:
+        if r.get("commit", record["commit"]) != record["commit"]:
+            earlier.setdefault((r["commit"], r["date"]), []).append(f"{r['corpus']} {r['learner']}")
+    return "".join(f" Rows {', '.join(names)}: kept from the run at commit {c[:12]}, {d}." for (c, d), names in
+                   earlier.items())
 
 
 def crfpp_examples_table(record):

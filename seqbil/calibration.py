@@ -116,8 +116,9 @@ def expected_calibration_error(confidence, correct, bins=15):
     correct = np.asarray(correct, dtype=np.float64)
     if not len(confidence):
         return 0.0
-    if not (np.isfinite(confidence).all() and (confidence >= 0).all() and (confidence <= 1).all()):
+    if not (np.isfinite(confidence).all() and (confidence >= -1e-9).all() and (confidence <= 1 + 1e-9).all()):
         raise ValueError("confidences must be probabilities, in [0, 1]")
+    confidence = np.clip(confidence, 0.0, 1.0)  # (sums of products: 1 may come out as 1 + 2e-16)
     which = np.minimum((confidence * bins).astype(np.int64), bins - 1)
     gap = np.abs(np.bincount(which, correct, bins) - np.bincount(which, confidence, bins))
     return float(gap.sum() / len(confidence))
