@@ -328,3 +328,22 @@ def test_bol_trains_when_no_first_order_attribute_is_left(rng, tmp_path):
     model = seqbil.train(str(path), config="conll2000", learner="bol", min_count=10 ** 6, epochs=2,
                          templates=["U00:%x[0,0]", "B01:%x[0,0]", "B"])
     assert model.index.n_attributes(1) == 0 and len(model.tag(["a", "b"])) == 2
+
+
+def test_rows_to_attributes_is_the_scatter():
+    """The in-place move of slot-ordered factor rows into attribute order equals
+    out[attrs] = rows[:k] on a zeroed array, on random paths and cycles."""
+    from seqbil._kernels.bol import rows_to_attributes
+    rng = np.random.default_rng(3)
+    for _ in range(500):
+        n = int(rng.integers(0, 30))
+        k, width = int(rng.integers(0, n + 1)), int(rng.integers(1, 5))
+        rows = rng.normal(size=(n, width))
+        rows[rng.uniform(size=n) < 0.3] = 0.0
+        attrs = rng.permutation(n)[:k].astype(np.int32)
+        want = np.zeros_like(rows)
+        want[attrs] = rows[:k]
+        rows_to_attributes(rows, attrs)
+        np.testing.assert_array_equal(rows, want)
+    with pytest.raises(ValueError, match="distinct"):
+        rows_to_attributes(np.zeros((3, 2)), np.array([1, 1], np.int32))

@@ -16,7 +16,7 @@ averaged individually, lazily.
 """
 import numpy as np
 
-from .._kernels.bol import BlockKernel, refresh_blocks
+from .._kernels.bol import BlockKernel, refresh_blocks, rows_to_attributes
 from .._kernels.bol_global import GlobalKernel
 from ..params import Param
 from .base import Learner, register
@@ -324,21 +324,21 @@ class Bilinear(Learner):
         return "bilinear", {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
 
     def final_parameters(self):
-        """parameters(), the block mode's rows averaged in place and let go once they
-        are in alpha and beta (the largest arrays of the run are then not held twice)."""
+        """parameters(), the block mode's rows averaged and put in attribute order in
+        place (rows_to_attributes), alpha and beta then views of them: the largest
+        arrays of the run are not held twice."""
         if self.mode != "block":
             return self.parameters()
-        b, S = self.blocks, self.S
-        attrs = b.attributes()
-        rows = self.ab[:len(attrs)]
+        S, ab = self.S, self.ab
+        attrs = np.asarray(self.blocks.attributes(), dtype=np.int32)
         if self.averaged:  # rows - Uab / counter, in the rows' own array (the same rounding)
-            U = self.Uab[:len(attrs)]
+            U, rows = self.Uab[:len(attrs)], ab[:len(attrs)]
             np.divide(U, float(self.counter), out=U)
             np.subtract(rows, U, out=rows)
-            self.Uab = None
-        alpha, beta = np.zeros((self.A1, S)), np.zeros((self.A1, S + 1))
-        alpha[attrs], beta[attrs] = rows[:, :S], rows[:, S:]
-        self.ab = self.alpha = self.beta = rows = None
+            self.Uab = U = rows = None
+        rows_to_attributes(ab, attrs)
+        alpha, beta = ab[:, :S], ab[:, S:]
+        self.kernel = self.ab = self.alpha = self.beta = None
         W0, trans, end = self.W0, self.trans, self.end
         if self.averaged:
             c = float(self.counter)
