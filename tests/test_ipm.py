@@ -178,3 +178,33 @@ def test_the_command_line_trains_on_shards(tmp_path):
     assert seqbil.load(tmp_path / "m.sbm").training["params"]["shards"] == 2
     proc = subprocess.run(run + ["--workers", "2"], cwd=tmp_path, env=ENV, capture_output=True)
     assert proc.returncode == 2 and b"go with --shards" in proc.stderr
+
+
+@pytest.mark.parametrize("learner", ["sp", "bol"])
+def test_a_worker_killed_mid_run_changes_nothing(tmp_path, learner):
+    """SIGKILL of one of three workers while the shards train: its shard is read again
+    on a worker that is left (or the one its nanny starts), redoes the epoch from the
+    driver's parameters, and the model is the undisturbed run's, bit for bit."""
+    import os
+    import signal
+    import threading
+    import time
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
+            distributed.Client(c) as three:
+        want = train(shards=3, client=three, learner=learner, epochs=8)
+        pids = three.run(os.getpid)
+        victim = sorted(pids)[1]  # holds shard 2
+        log, seen = tmp_path / "log.jsonl", []
+
+        def kill_after_two_epochs():
+            while not log.exists() or len(log.read_text().splitlines()) < 2:
+                time.sleep(0.002)
+            os.kill(pids[victim], signal.SIGKILL)
+        killer = threading.Thread(target=kill_after_two_epochs, daemon=True)
+        killer.start()
+        got = train(shards=3, client=three, learner=learner, epochs=8, log=str(log), echo=seen.append)
+        killer.join(timeout=5)
+    same_model(got, want)
+    recovered = [r for line in log.read_text().splitlines() for r in json.loads(line)["mixing"].get("recovered", [])]
+    assert any(r["lost_worker"] == victim and r["shard"] == 2 for r in recovered)
+    assert any(line.startswith("shard 2 of 3 lost with Dask worker " + victim) for line in seen)

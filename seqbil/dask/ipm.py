@@ -43,10 +43,22 @@ class Mixer:
     """The driver's side: make the shards on the workers, run the epochs, mix.
 
     learner: the driver's learner, which holds the mixed parameters (its arrays are
-    updated in place after every epoch)."""
+    updated in place after every epoch).
+
+    A worker that is lost takes its shards with it. The driver holds what redoing
+    them needs: the mixed parameters as the epoch began (its learner), each shard's
+    byte range and its random state (the seed and the number of epochs run). So a
+    lost shard is read and encoded again by a worker that is left (or one that
+    joined), set to the driver's parameters, and makes the epoch's pass again; the
+    shards that finished keep their results. The model is the undisturbed run's. A
+    shard lost more than MAX_LOSSES times, or no worker left for WAIT_FOR_WORKERS
+    seconds, ends the run."""
+
+    MAX_LOSSES = 3
+    WAIT_FOR_WORKERS = 60.0
 
     def __init__(self, client, learner, settings, source, fmt, index, templates, labels, echo=None):
-        self.client, self.learner, self.settings = client, learner, settings
+        self.client, self.learner, self.settings, self.echo = client, learner, settings, echo
         self.K = int(settings["shards"])
         self.by_mistakes = settings["mixing"] == "mistakes"
         self.run = uuid.uuid4().hex
@@ -55,16 +67,17 @@ class Mixer:
             raise SeqbilError("the Dask cluster has no workers")
         self.where = [workers[k % len(workers)] for k in range(self.K)]
         path = os.path.abspath(os.fspath(source))
-        size = os.path.getsize(path)
-        spec = {"path": path, "gz": is_gzip(path), "format": fmt.name, "n_fields": fmt.n_fields,
-                "label_column": settings["label_column"], "encoding": settings["encoding"]}
+        self.size = os.path.getsize(path)
+        self.spec = {"path": path, "gz": is_gzip(path), "format": fmt.name, "n_fields": fmt.n_fields,
+                     "label_column": settings["label_column"], "encoding": settings["encoding"]}
         # one object per worker (scatter takes a list's items one by one, a dict's values too)
-        [shared] = client.scatter([{"index": index, "templates": templates, "labels": labels, "settings": settings,
-                                    "learner": (type(learner), learner.S, learner.A0, learner.A1,
-                                                learner.transitions)}], broadcast=True, hash=False)
-        futures = [client.submit(_setup, self.run, k, self.K, spec, size, shared, workers=[self.where[k]],
-                                 allow_other_workers=False, pure=False) for k in range(self.K)]
-        self.sizes = self._gather(futures)
+        self.shared_data = {"index": index, "templates": templates, "labels": labels, "settings": settings,
+                            "learner": (type(learner), learner.S, learner.A0, learner.A1, learner.transitions)}
+        [self.shared] = client.scatter([self.shared_data], broadcast=True, hash=False)
+        self.losses, self.recoveries, self.epochs_run = [0] * self.K, [], 0
+        self.sizes = None
+        self.sizes = self._on_shards(lambda k, w: self._submit(_setup, w, self.run, k, self.K, self.spec, self.size,
+                                                               self.shared), None, "setting up")
         if echo is not None:
             echo(f"iterative parameter mixing: {self.K} shards of {', '.join(map(str, self.sizes))} sequences "
                  f"on {len(set(self.where))} Dask workers; mixing {settings['mixing']}")
@@ -73,10 +86,14 @@ class Mixer:
     def epoch(self, k, bar=None):
         """One epoch: a pass on every shard, then the mix; returns (mistakes, stats)."""
         client, start = self.client, time.perf_counter()
-        [mixed] = client.scatter([self.mixed], broadcast=True, hash=False) if self.mixed is not None else [None]
-        futures = [client.submit(_epoch, self.run, s, k, mixed, workers=[self.where[s]], allow_other_workers=False,
-                                 pure=False) for s in range(self.K)]
-        results = self._gather(futures, bar)
+        self.recoveries = []
+        messages = self._scatter_each(self.mixed) if self.mixed is not None else None
+
+        def submit(s, w):  # (a worker the mix did not reach is taken for lost: its shards are made again)
+            if messages is None or w in messages:
+                return self._submit(_epoch, w, self.run, s, k, messages[w] if messages else None)
+        results = self._on_shards(submit, bar, f"epoch {k + 1}", k)
+        self.epochs_run += 1
         mixing = time.perf_counter()
         mistakes = [r["mistakes"] for r in results]
         total = sum(mistakes)
@@ -91,43 +108,124 @@ class Mixer:
                  "entries_mixed": sum(len(v[0]) for v in self.mixed.values() if isinstance(v, tuple)),
                  "pass_s": max(r["pass_s"] for r in results), "shard_s": max(r["shard_s"] for r in results),
                  "mix_s": end - mixing, "epoch_s": end - start}
+        if self.recoveries:
+            stats["recovered"] = self.recoveries
         return total, stats
 
     def close(self):
         """Free the shards on the workers that are still there (a lost one took its own)."""
         from distributed import wait
         try:
-            alive = set(self.client.scheduler_info()["workers"])
-            futures = [self.client.submit(_drop, self.run, k, workers=[where], allow_other_workers=False, pure=False)
-                       for k, where in enumerate(self.where) if where in alive]
+            alive = self._alive()
+            futures = [self._submit(_drop, where, self.run, k) for k, where in enumerate(self.where) if where in alive]
             wait(futures, timeout=20)
         except Exception:  # the state goes with the workers anyway
             pass
 
-    def _gather(self, futures, bar=None):
-        """The shards' results, in shard order; the bar moves by each shard's sequences
-        as it finishes. A shard's task runs only on the worker that holds the shard, so
-        a worker that is gone is an error here, not a task waiting for ever."""
-        from distributed import wait
-        pending = set(futures)
-        while pending:
+    def _submit(self, fn, worker, *args):
+        # a shard's task runs only on the worker that holds the shard
+        return self.client.submit(fn, *args, workers=[worker], allow_other_workers=False, pure=False)
+
+    def _scatter_each(self, message):
+        """{worker: message there} for every worker holding a shard that takes it. Each
+        worker gets its own copy (not a broadcast), so that its tasks depend on nothing
+        held elsewhere: a lost worker takes only its own shards' inputs with it."""
+        out = {}
+        for w in sorted(set(self.where) & self._alive()):
             try:
-                done, pending = wait(list(pending), timeout=2, return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                lost = set(self.where) - set(self.client.scheduler_info()["workers"])
-                if lost:
-                    raise SeqbilError(f"the Dask worker {sorted(lost)[0]} is gone, and the shards it held with it; "
-                                      "run the training again") from None
-                continue
-            if bar is not None:
-                bar.update(sum(self.sizes[futures.index(f)] for f in done if f.status == "finished"))
-        try:
-            return self.client.gather(futures)
-        except SeqbilError:
-            raise
-        except Exception as exc:
-            raise SeqbilError(f"iterative parameter mixing failed on a Dask worker ({type(exc).__name__}: {exc}); "
-                              "run the training again") from None
+                [out[w]] = self.client.scatter([message], workers=[w], hash=False)
+            except Exception:  # (it went in between)
+                pass
+        return out
+
+    def _alive(self):
+        return set(self.client.scheduler_info()["workers"])
+
+    def _on_shards(self, submit, bar, what, epoch=None):
+        """submit(k, worker) on every shard k; their results in shard order. The bar
+        moves by each shard's sequences as it finishes. A shard whose worker is gone
+        before its result is here is made again on another worker (see the class), and
+        its task submitted there."""
+        from distributed import wait
+        alive = self._alive()
+        futures = {k: submit(k, self.where[k]) if self.where[k] in alive else None for k in range(self.K)}
+        results, lost_at = {}, {}
+        while len(results) < self.K:
+            pending = [f for k, f in futures.items() if k not in results and f is not None]
+            done = set()
+            if pending:
+                try:
+                    done = set(wait(pending, timeout=2, return_when="FIRST_COMPLETED")[0])
+                except TimeoutError:
+                    pass
+                except Exception:  # a future cancelled (its data was lost with a worker): made again below
+                    done = {f for f in pending if f.done()}
+            for k, f in futures.items():
+                if k in results or f not in done:
+                    continue
+                if f.status == "finished":
+                    try:
+                        results[k] = f.result()
+                    except Exception:  # its worker went in between: made again below
+                        continue
+                    if k in lost_at:
+                        self._recovered(k, lost_at.pop(k), what)
+                    if bar is not None and self.sizes is not None:
+                        bar.update(self.sizes[k])
+                elif f.status == "error" and self.where[k] in self._alive() \
+                        and type(f.exception()).__name__ != "KilledWorker":
+                    exc = f.exception()
+                    if isinstance(exc, SeqbilError):
+                        raise exc
+                    raise SeqbilError(f"iterative parameter mixing failed on a Dask worker ({type(exc).__name__}: "
+                                      f"{exc}); run the training again") from None
+            alive = self._alive()
+            for k, f in futures.items():
+                failed = f is None or self.where[k] not in alive or f.status in ("error", "cancelled")
+                if k in results or not failed:
+                    continue
+                if f is not None:
+                    f.cancel()
+                lost_at.setdefault(k, (self.where[k], self.where[k] in alive, time.perf_counter()))
+                futures[k] = self._remake(k, alive, epoch, what)
+        return [results[k] for k in range(self.K)]
+
+    def _remake(self, k, alive, epoch, what):
+        """Shard k again, on the worker of those alive holding the fewest shards, with
+        the driver's parameters and the shard's random state; then its task."""
+        self.losses[k] += 1
+        if self.losses[k] > self.MAX_LOSSES:
+            raise SeqbilError(f"shard {k + 1} of {self.K} was lost {self.losses[k]} times ({what}); the Dask "
+                              "cluster keeps losing its workers: run the training again")
+        waited = time.perf_counter()
+        while not alive:
+            if time.perf_counter() - waited > self.WAIT_FOR_WORKERS:
+                raise SeqbilError(f"no Dask worker is left ({what}), and none joined in "
+                                  f"{self.WAIT_FOR_WORKERS:g} s")
+            time.sleep(0.5)
+            alive = self._alive()
+        load = {w: sum(1 for j, x in enumerate(self.where) if x == w and j != k) for w in alive}
+        self.where[k] = min(sorted(alive), key=lambda w: load[w])
+        try:  # its inputs on its new worker itself (those on the lost one may be all there was)
+            inputs = [self.shared_data] + ([full_state(self.learner)] if epoch is not None else [])
+            inputs = self.client.scatter(inputs, workers=[self.where[k]], hash=False)
+        except Exception:  # that worker went too: made again on the next round
+            return None
+        if epoch is None:  # setting up: nothing to restore yet
+            return self._submit(_setup, self.where[k], self.run, k, self.K, self.spec, self.size, inputs[0])
+        shared, state = inputs
+        return self._submit(_remade_epoch, self.where[k], self.run, k, self.K, self.spec, self.size, shared,
+                            state, self.epochs_run, epoch)
+
+    def _recovered(self, k, lost, what):
+        worker, still_there, since = lost
+        seconds = time.perf_counter() - since
+        self.recoveries.append({"shard": k + 1, "lost_worker": worker, "worker_left": still_there,
+                                "worker": self.where[k], "seconds": round(seconds, 3)})
+        if self.echo is not None:
+            how = f"its inputs lost on Dask worker {worker}" if still_there else f"lost with Dask worker {worker}"
+            self.echo(f"shard {k + 1} of {self.K} {how} ({what}): read again on {self.where[k]} and its part "
+                      f"redone in {seconds:.1f} s")
 
 
 def _nbytes(message):
@@ -182,6 +280,29 @@ def apply(learner, mixed):
             set_entries(learner, name, *mixed[name])
     for name in scalars:
         setattr(learner, name, mixed[name])
+
+
+def full_state(learner, chunk=1 << 16):
+    """Everything mixing carries, whole, as a mixed message: the non-zero entries of
+    the parameters with a row per attribute, the dense ones, the scalars (a shard made
+    again takes it with apply())."""
+    names, scalars = learner.mixing()
+    out, sizes = {}, (learner.A0, learner.A1)
+    for name, order in names.items():
+        if order is None:
+            out[name] = np.array(learner.get_rows(name, None), copy=True)
+            continue
+        keys, values = [np.zeros(0, np.int64)], [np.zeros(0)]
+        for lo in range(0, sizes[order], chunk):
+            rows = np.arange(lo, min(lo + chunk, sizes[order]))
+            flat = by_row(learner.get_rows(name, rows))
+            r, c = np.nonzero(flat)
+            keys.append(rows[r] * flat.shape[1] + c)
+            values.append(flat[r, c])
+        out[name] = (np.concatenate(keys), np.concatenate(values))
+    for name in scalars:
+        out[name] = getattr(learner, name)
+    return out
 
 
 def runs(keys):
@@ -277,6 +398,19 @@ def _setup(run, k, K, spec, size, shared):
     with _lock:
         _shards[(run, k)] = _Shard(data, learner, np.random.default_rng(shared["settings"]["seed"] + k))
     return data.n_sequences
+
+
+def _remade_epoch(run, k, K, spec, size, shared, state, epochs_run, epoch):
+    """Shard k made again on this worker (its worker was lost): read and encoded,
+    its learner set to the driver's parameters and its random state moved on by the
+    epochs run; then the pass of `epoch`."""
+    _setup(run, k, K, spec, size, shared)
+    shard = _shards[(run, k)]
+    apply(shard.learner, state)
+    for _ in range(epochs_run):  # the permutation of each epoch run before
+        shard.rng.permutation(shard.data.n_sequences)
+    shard.base = _Shard(shard.data, shard.learner, shard.rng).base
+    return _epoch(run, k, epoch, None)
 
 
 def _epoch(run, k, epoch, mixed):
