@@ -368,11 +368,29 @@ def train_memory_table(record):
             "attributes built and appended as it is read (benchmarks/crfsuite_peer.py --stream).\n\n" + "\n\n".join(out) + f"\n\n{provenance(record)}\n")
 
 
+def ipm_recovery_table(record):
+    rows = ["| learner | run | killed after (epochs + s) | finished | weights as undisturbed | train, end to end (s) | "
+            "what the log says |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in record["rows"]:
+        when = f"{r['killed_after_epochs']} + {r['then_seconds']:.2f}" if "killed_after_epochs" in r else "–"
+        said = "; ".join(r.get("messages", [])) or (" ".join(r["error"]) if r.get("error") else "–")
+        rows.append(f"| {r['learner']} | {r['run']} | {when} | {'yes' if r['finished'] else 'no'} | "
+                    f"{'yes' if r['identical'] else 'no'} | {r['seconds']:.1f} | {said} |")
+    m = record["machine"]
+    return (f"Iterative parameter mixing that loses a machine: `seqbil train --shards {record['shards']}` on the "
+            f"SIGHAN 2005 pku training set (configs/sighan2005.toml) against a Dask cluster of {record['workers']} "
+            f"workers (`dask worker`, each with its nanny); in each killed run one worker and its nanny are killed "
+            f"with SIGKILL at a random moment and do not come back. Weights: every array equal to the undisturbed "
+            f"run's.\n\n" + "\n".join(rows) +
+            f"\n\n`{record['command']}` at commit {record['commit'][:12]}, {record['date']}, {m['cpu']} "
+            f"({m['cores']} cores).\n")
+
+
 RENDERERS = {"train_memory": train_memory_table, "train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
              "foreign_models": foreign_table, "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
              "ipm_speed": ipm_table, "calibration": calibration_table, "crf_speed": crf_speed_table,
-             "crf_chosen": crf_chosen_table, "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table}
+             "crf_chosen": crf_chosen_table, "ipm_recovery": ipm_recovery_table, "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table}
 
 
 def render_record(record):

@@ -90,15 +90,18 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
 
 
 def resume(checkpoint, model=None, *, epochs=None, log=None, verbose=False, progress=False, echo=None,
-           checkpoint_to=None, checkpoint_every=0):
+           checkpoint_to=None, checkpoint_every=0, client=None, scheduler=None, workers=None):
     """Continue a run from a checkpoint; the same model as an uninterrupted run. Its
     later checkpoints go to `checkpoint_to` when given (else over the one resumed),
-    every `checkpoint_every` passes (default: as the run it continues)."""
+    every `checkpoint_every` passes (default: as the run it continues). A run on shards
+    goes on on the Dask cluster given as to train() (client, scheduler or workers;
+    default: a local one)."""
     from .training import train as run
     echo = echo or (_stderr if verbose else _quiet)
     result, _ = run(params.defaults(), None, model, log_path=log, echo=echo, show_progress=progress,
                     resume=checkpoint, resume_epochs=epochs, checkpoint_path=checkpoint_to,
-                    checkpoint_every=checkpoint_every or 0)
+                    checkpoint_every=checkpoint_every or 0,
+                    cluster={"client": client, "scheduler": scheduler, "workers": workers})
     return result
 
 

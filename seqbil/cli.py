@@ -153,9 +153,11 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
         given = [k for k, v in overrides.items() if v is not None and k != "epochs"]
         if given or config or template_file or train_path or dev_path or init_model:
             raise click.UsageError("--resume takes the settings and corpora of the checkpoint; "
-                                   "only --epochs, --model, --log and --checkpoint* may be given")
+                                   "only --epochs, --model, --log, --checkpoint*, and for a run on shards "
+                                   "--scheduler or --workers, may be given")
         api.resume(resume_path, model_path, epochs=overrides["epochs"], log=log_path, echo=echo_err,
-                   progress=not quiet, checkpoint_to=checkpoint_path, checkpoint_every=checkpoint_every)
+                   progress=not quiet, checkpoint_to=checkpoint_path, checkpoint_every=checkpoint_every,
+                   scheduler=scheduler, workers=workers)
         return
     if init_model and not train_path:
         raise click.UsageError("--init-model needs --train: the data to continue on")

@@ -195,7 +195,7 @@ def graceful_stop():
             signal.signal(s, h)
 
 
-def _check_shards(settings, sources, train_data, tasks, base, checkpoints):
+def _check_shards(settings, sources, train_data, tasks, base):
     """What iterative parameter mixing (shards) needs, as ConfigErrors before reading."""
     where = sources.get("shards", "<settings>")
     learner = LEARNERS[settings["learner"]]
@@ -203,8 +203,7 @@ def _check_shards(settings, sources, train_data, tasks, base, checkpoints):
         able = ", ".join(p for p in params.by_name()["shards"].learners)
         raise ConfigError(where, 0, f"learner {learner.name} does not support iterative parameter mixing "
                           f"(shards); learners that do: {able}")
-    why = ("multi-task training" if tasks else "continuing a model (--init-model)" if base is not None else
-           "checkpoints" if checkpoints else None)
+    why = "multi-task training" if tasks else "continuing a model (--init-model)" if base is not None else None
     if why:
         raise ConfigError(where, 0, f"iterative parameter mixing (shards) does not support {why}")
     if not isinstance(train_data, (str, os.PathLike)) or not os.path.isfile(train_data):
@@ -357,7 +356,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
             raise ConfigError("arguments", 0, f"{init_model} is a multi-task model: continuing one is not "
                               f"supported; train it anew with --task")
         settings = _settings_of_base(base, settings, sources, template_file, echo, init_model)
-    check_run(settings, sources, train_data, dev, base, cluster, checkpoint_every or resume)
+    check_run(settings, sources, train_data, dev, base, cluster)
     if not isinstance(train_data, (str, type(None))) and not hasattr(train_data, "__fspath__") and \
             checkpoint_every:
         raise ConfigError("arguments", 0, "checkpoints need the training data as a file")
@@ -594,7 +593,7 @@ def _temperature_line(temperature, info, where):
             ("; at the edge of the search: the scores are far from probabilities" if info["at_bound"] else ""))
 
 
-def check_run(settings, sources, train_data, dev, base, cluster, checkpoints):
+def check_run(settings, sources, train_data, dev, base, cluster):
     """The settings that cannot go together, as ConfigErrors before anything is read."""
     tasks = task_list(settings["tasks"], sources.get("tasks", "<settings>")) if settings["tasks"] else None
     if tasks and (train_data is not None or dev is not None or base is not None):
@@ -605,7 +604,7 @@ def check_run(settings, sources, train_data, dev, base, cluster, checkpoints):
         raise ConfigError("arguments", 0, "a Dask client, scheduler or workers are for iterative parameter "
                           "mixing: give shards too")
     if settings["shards"]:
-        _check_shards(settings, sources, train_data, tasks, base, checkpoints)
+        _check_shards(settings, sources, train_data, tasks, base)
 
 
 def prepare(settings, sources, train_data, dev, template_file, config, base, echo):
@@ -803,7 +802,8 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
                                   "settings does not support iterative parameter mixing (shards)" +
                                   ("; use rank1 = block" if settings.get("rank1") == "global" else ""))
             client = stack.enter_context(connect(**where, echo=echo))
-            mixer = Mixer(client, learner, settings, train_data, run.fmt, run.index, run.templates, run.labels, echo)
+            mixer = Mixer(client, learner, settings, train_data, run.fmt, run.index, run.templates, run.labels, echo,
+                          epochs_run=len(history))
             stack.callback(mixer.close)
             data = run.data = None  # the shards hold their parts of the corpus: this process needs only the index
             _return_freed_memory()

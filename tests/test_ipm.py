@@ -208,3 +208,20 @@ def test_a_worker_killed_mid_run_changes_nothing(tmp_path, learner):
     recovered = [r for line in log.read_text().splitlines() for r in json.loads(line)["mixing"].get("recovered", [])]
     assert any(r["lost_worker"] == victim and r["shard"] == 2 for r in recovered)
     assert any(line.startswith("shard 2 of 3 lost with Dask worker " + victim) for line in seen)
+
+
+@pytest.mark.parametrize("learner", ["sp", "bol"])
+def test_a_run_on_shards_resumes_from_its_checkpoint(client, tmp_path, learner):
+    """Stopped after two epochs (Ctrl-C: the checkpoint is written), then resumed: the
+    shards start from the checkpoint's parameters and random states, and the model
+    file is the uninterrupted run's, byte for byte."""
+    from test_reliability import interrupt_after
+    data = str(sample_path("pku_train.utf8"))
+    options = {"config": "sighan2005", "learner": learner, "epochs": 5, "shards": 2, "client": client}
+    whole, part, ckpt = tmp_path / "whole.sbm", tmp_path / "part.sbm", tmp_path / "part.ckpt"
+    seqbil.train(data, model=str(whole), **options)
+    seqbil.train(data, model=str(part), checkpoint_every=100, checkpoint=str(ckpt), echo=interrupt_after(2),
+                 **options)
+    assert seqbil.load(part).training["passes_run"] == 2
+    seqbil.resume(str(ckpt), str(part), client=client)
+    assert part.read_bytes() == whole.read_bytes()

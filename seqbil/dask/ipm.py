@@ -57,7 +57,7 @@ class Mixer:
     MAX_LOSSES = 3
     WAIT_FOR_WORKERS = 60.0
 
-    def __init__(self, client, learner, settings, source, fmt, index, templates, labels, echo=None):
+    def __init__(self, client, learner, settings, source, fmt, index, templates, labels, echo=None, epochs_run=0):
         self.client, self.learner, self.settings, self.echo = client, learner, settings, echo
         self.K = int(settings["shards"])
         self.by_mistakes = settings["mixing"] == "mistakes"
@@ -74,10 +74,19 @@ class Mixer:
         self.shared_data = {"index": index, "templates": templates, "labels": labels, "settings": settings,
                             "learner": (type(learner), learner.S, learner.A0, learner.A1, learner.transitions)}
         [self.shared] = client.scatter([self.shared_data], broadcast=True, hash=False)
-        self.losses, self.recoveries, self.epochs_run = [0] * self.K, [], 0
+        # epochs_run > 0: a run resumed from a checkpoint, whose parameters the learner holds;
+        # the shards start from them, their random states moved on by the epochs run
+        self.losses, self.recoveries, self.epochs_run = [0] * self.K, [], epochs_run
         self.sizes = None
-        self.sizes = self._on_shards(lambda k, w: self._submit(_setup, w, self.run, k, self.K, self.spec, self.size,
-                                                               self.shared), None, "setting up")
+        if epochs_run:
+            states = self._scatter_each(full_state(learner))
+            self.sizes = self._on_shards(lambda k, w: self._submit(_remade, w, self.run, k, self.K, self.spec,
+                                                                   self.size, self.shared, states[w], epochs_run,
+                                                                   None) if w in states else None, None,
+                                         "setting up")
+        else:
+            self.sizes = self._on_shards(lambda k, w: self._submit(_setup, w, self.run, k, self.K, self.spec,
+                                                                   self.size, self.shared), None, "setting up")
         if echo is not None:
             echo(f"iterative parameter mixing: {self.K} shards of {', '.join(map(str, self.sizes))} sequences "
                  f"on {len(set(self.where))} Dask workers; mixing {settings['mixing']}")
@@ -207,15 +216,12 @@ class Mixer:
         load = {w: sum(1 for j, x in enumerate(self.where) if x == w and j != k) for w in alive}
         self.where[k] = min(sorted(alive), key=lambda w: load[w])
         try:  # its inputs on its new worker itself (those on the lost one may be all there was)
-            inputs = [self.shared_data] + ([full_state(self.learner)] if epoch is not None else [])
-            inputs = self.client.scatter(inputs, workers=[self.where[k]], hash=False)
+            shared, state = self.client.scatter([self.shared_data, full_state(self.learner)],
+                                                workers=[self.where[k]], hash=False)
         except Exception:  # that worker went too: made again on the next round
             return None
-        if epoch is None:  # setting up: nothing to restore yet
-            return self._submit(_setup, self.where[k], self.run, k, self.K, self.spec, self.size, inputs[0])
-        shared, state = inputs
-        return self._submit(_remade_epoch, self.where[k], self.run, k, self.K, self.spec, self.size, shared,
-                            state, self.epochs_run, epoch)
+        return self._submit(_remade, self.where[k], self.run, k, self.K, self.spec, self.size, shared, state,
+                            self.epochs_run, epoch)
 
     def _recovered(self, k, lost, what):
         worker, still_there, since = lost
@@ -400,17 +406,18 @@ def _setup(run, k, K, spec, size, shared):
     return data.n_sequences
 
 
-def _remade_epoch(run, k, K, spec, size, shared, state, epochs_run, epoch):
-    """Shard k made again on this worker (its worker was lost): read and encoded,
-    its learner set to the driver's parameters and its random state moved on by the
-    epochs run; then the pass of `epoch`."""
-    _setup(run, k, K, spec, size, shared)
+def _remade(run, k, K, spec, size, shared, state, epochs_run, epoch):
+    """Shard k made on this worker from the driver's parameters (its worker was lost,
+    or the run resumed): read and encoded, its learner set to them, its random state
+    moved on by the epochs run; then the pass of `epoch` (None: its number of
+    sequences, as _setup)."""
+    n = _setup(run, k, K, spec, size, shared)
     shard = _shards[(run, k)]
     apply(shard.learner, state)
     for _ in range(epochs_run):  # the permutation of each epoch run before
         shard.rng.permutation(shard.data.n_sequences)
     shard.base = _Shard(shard.data, shard.learner, shard.rng).base
-    return _epoch(run, k, epoch, None)
+    return n if epoch is None else _epoch(run, k, epoch, None)
 
 
 def _epoch(run, k, epoch, mixed):
