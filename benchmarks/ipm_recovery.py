@@ -122,7 +122,7 @@ def main():
                     cluster.close()
                 same = got is not None and sorted(got) == sorted(want) and \
                     all(np.array_equal(got[k], want[k]) for k in want)
-                lines = [line.split(": ", 1)[-1] for line in err.splitlines()
+                lines = [line[line.index("shard "):] for line in err.replace("\r", "\n").splitlines()
                          if " lost with Dask worker " in line or " inputs lost on Dask worker " in line]
                 recovered = [r for rec in log for r in rec.get("mixing", {}).get("recovered", [])]
                 row = {"learner": learner, "run": f"killed {m + 1}", "killed_after_epochs": moment[0],

@@ -386,11 +386,35 @@ def ipm_recovery_table(record):
             f"({m['cores']} cores).\n")
 
 
+def tag_breakdown_table(record):
+    def cell(s):
+        return f"{s['median']:.3f} ({s['min']:.3f}–{s['max']:.3f})"
+    paths = {}
+    for r in record["rows"]:
+        paths.setdefault(r["path"], []).append(r)
+    rows = ["| path | stage | µs per token | share of the stages |", "| --- | --- | --- | --- |"]
+    for path, items in paths.items():
+        total = sum(r["us_per_token"]["median"] for r in items if not r["stage"].startswith("whole"))
+        for r in items:
+            share = "" if r["stage"].startswith("whole") else f"{100 * r['us_per_token']['median'] / total:.0f}%"
+            rows.append(f"| {path} | {r['stage']} | {cell(r['us_per_token'])} | {share} |")
+    m = record["machine"]
+    return (f"Where a token's tagging time goes: {record['corpus']} ({record['tokens']:,} tokens, one block, in "
+            f"one process), an sp model with CRF++'s chunking template ({record['labels']} labels). The reference "
+            f"path is formats/ and features/ with Python strings (what `seqbil tag` ran before its compiled path, "
+            f"and runs for what that does not take); the compiled path is `seqbil tag`'s. Viterbi: decoding the "
+            f"same sequences with no attributes; scoring: the rest of the decode. Median (min–max) of "
+            f"{record['repeat']} runs; the whole block also counts the checks of the input's bytes.\n\n"
+            + "\n".join(rows) + f"\n\n`{record['command']}` at commit {record['commit'][:12]}, {record['date']}, "
+            f"{m['cpu']} ({m['cores']} cores).\n")
+
+
 RENDERERS = {"train_memory": train_memory_table, "train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
              "foreign_models": foreign_table, "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
              "ipm_speed": ipm_table, "calibration": calibration_table, "crf_speed": crf_speed_table,
-             "crf_chosen": crf_chosen_table, "ipm_recovery": ipm_recovery_table, "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table}
+             "crf_chosen": crf_chosen_table, "ipm_recovery": ipm_recovery_table,
+             "tag_breakdown": tag_breakdown_table, "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table}
 
 
 def render_record(record):

@@ -113,3 +113,18 @@ def test_foreign_models_quick(tmp_path):
     assert len(crfpp["speed"]["systems"]["crf_test"]["seconds"]["runs"]) == 1
     tables = module("tables")
     assert (out / "foreign.md").read_text(encoding="utf-8") == tables.render_record(record) + "\n"
+
+
+def test_tag_breakdown_quick(tmp_path):
+    """benchmarks/tag_breakdown.py --quick: both paths' stages are timed on the same
+    block, whose outputs the script checks are the same bytes; every stage is there."""
+    out = tmp_path / "tag_breakdown.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "tag_breakdown.py"), "--quick", "--repeat", "1",
+                           "--copies", "2", "--out", str(out)], env=ENV, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads(out.read_text(encoding="utf-8"))
+    stages = {(r["path"], r["stage"]) for r in record["rows"]}
+    for path in ("reference", "compiled"):
+        assert {(path, "scoring"), (path, "Viterbi"), (path, "whole block (_Tagger)")} <= stages
+    assert all(r["us_per_token"]["median"] >= 0 for r in record["rows"])
+    assert record["tokens"] > 0 and (tmp_path / "tag_breakdown.md").exists()
