@@ -3,13 +3,17 @@ on the SIGHAN 2005 pku training set against a Dask cluster of a scheduler and th
 workers (`dask scheduler`, `dask worker`, each worker with its nanny in a process group
 of its own), one of which is killed, nanny and worker, with SIGKILL at a random moment.
 
-    python benchmarks/ipm_recovery.py [--data DIR] [--moments 5] [--learners sp bol] [--seed 1]
+    python benchmarks/ipm_recovery.py [--data DIR] [--moments 5] [--driver-moments 2] [--learners sp bol]
+                                      [--seed 1]
 
 For each learner: one undisturbed run, then MOMENTS runs each on a fresh cluster, with
 the second worker killed after a random number of epochs (1 to epochs - 2, from
 --log) plus a random part of a second: the run must finish, with the weights of the
 undisturbed run (compared array by array), and say which shard it read again where.
-The lost machine does not come back: the shards go on on two workers. Writes
+The lost machine does not come back: the shards go on on two workers. Then
+DRIVER_MOMENTS runs with a checkpoint every epoch whose own process (the driver) is
+killed at a random moment, and `seqbil train --resume` goes on from the checkpoint on
+the same cluster: the weights must be the undisturbed run's too. Writes
 results/reliability/ipm_recovery.json and .md.
 """
 import argparse
@@ -63,22 +67,31 @@ class Cluster:
             p.wait()
 
 
-def train(cluster, learner, train_file, work, kill_after=None):
-    """(wall seconds, stderr, log records, weights) of one `seqbil train --shards 3`."""
-    model, log = work / "model.sbm", work / "log.jsonl"
-    log.unlink(missing_ok=True)
+def train(cluster, learner, train_file, work, kill_after=None, driver=False):
+    """(wall seconds, stderr, log records, weights) of one `seqbil train --shards 3`;
+    kill_after=(epochs, seconds): then a worker is killed, or with driver=True the
+    training process itself, which `seqbil train --resume` then continues from the
+    checkpoint of its last epoch."""
+    model, log, ckpt = work / "model.sbm", work / "log.jsonl", work / "model.ckpt"
+    for f in (model, log, ckpt):
+        f.unlink(missing_ok=True)
     start = time.perf_counter()
-    proc = subprocess.Popen(SEQBIL + ["train", "--config", "sighan2005", "--learner", learner, "--train",
-                                      str(train_file), "--shards", "3", "--scheduler", cluster.address,
-                                      "--precision", "float64", "--model", str(model), "--log", str(log)],
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    run = SEQBIL + ["train", "--config", "sighan2005", "--learner", learner, "--train", str(train_file), "--shards",
+                    "3", "--scheduler", cluster.address, "--precision", "float64", "--model", str(model), "--log",
+                    str(log)] + (["--checkpoint-every", "1", "--checkpoint", str(ckpt)] if driver else [])
+    proc = subprocess.Popen(run, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     if kill_after is not None:
         epochs, delay = kill_after
         while proc.poll() is None and (not log.exists() or len(log.read_text().splitlines()) < epochs):
             time.sleep(0.01)
         time.sleep(delay)
-        cluster.kill(1)
+        proc.kill() if driver else cluster.kill(1)
     _, err = proc.communicate()
+    if driver and proc.returncode != 0:
+        proc = subprocess.run(SEQBIL + ["train", "--resume", str(ckpt), "--scheduler", cluster.address, "--model",
+                                        str(model), "--log", str(log)], stderr=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL, text=True)
+        err += proc.stderr
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         return wall, err, [], None
@@ -92,6 +105,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", help="folder with sighan2005/ (default: data/, else ../shared/data)")
     ap.add_argument("--moments", type=int, default=5)
+    ap.add_argument("--driver-moments", type=int, default=2, help="runs whose driver is killed, then resumed")
     ap.add_argument("--learners", nargs="+", default=["sp", "bol"])
     ap.add_argument("--seed", type=int, default=1, help="of the random moments")
     ap.add_argument("--out", default=str(ROOT / "results" / "reliability" / "ipm_recovery.json"))
@@ -113,11 +127,12 @@ def main():
             epochs = len(log)
             record["rows"].append({"learner": learner, "run": "undisturbed", "seconds": wall, "finished": True,
                                    "identical": True, "epochs": epochs})
-            for m in range(args.moments):
+            for m in range(args.moments + args.driver_moments):
+                driver = m >= args.moments
                 moment = (int(rng.integers(1, epochs - 1)), float(rng.uniform(0, 1.0)))
                 cluster = Cluster(work)
                 try:
-                    wall, err, log, got = train(cluster, learner, train_file, work, moment)
+                    wall, err, log, got = train(cluster, learner, train_file, work, moment, driver)
                 finally:
                     cluster.close()
                 same = got is not None and sorted(got) == sorted(want) and \
@@ -125,12 +140,13 @@ def main():
                 lines = [line[line.index("shard "):] for line in err.replace("\r", "\n").splitlines()
                          if " lost with Dask worker " in line or " inputs lost on Dask worker " in line]
                 recovered = [r for rec in log for r in rec.get("mixing", {}).get("recovered", [])]
-                row = {"learner": learner, "run": f"killed {m + 1}", "killed_after_epochs": moment[0],
+                name = f"driver killed, resumed {m + 1 - args.moments}" if driver else f"worker killed {m + 1}"
+                row = {"learner": learner, "run": name, "killed_after_epochs": moment[0],
                        "then_seconds": round(moment[1], 3), "seconds": wall, "finished": got is not None,
                        "identical": bool(same), "recoveries": recovered, "messages": lines,
                        "error": None if got is not None else err.strip().splitlines()[-1:]}
                 record["rows"].append(row)
-                print(f"{learner} killed after {moment[0]} epochs + {moment[1]:.2f} s: finished {got is not None}, "
+                print(f"{learner} {name} after {moment[0]} epochs + {moment[1]:.2f} s: finished {got is not None}, "
                       f"identical {same}; {'; '.join(lines)}", file=sys.stderr)
                 publish(Path(args.out), record)
     publish(Path(args.out), record)

@@ -379,9 +379,10 @@ def ipm_recovery_table(record):
     m = record["machine"]
     return (f"Iterative parameter mixing that loses a machine: `seqbil train --shards {record['shards']}` on the "
             f"SIGHAN 2005 pku training set (configs/sighan2005.toml) against a Dask cluster of {record['workers']} "
-            f"workers (`dask worker`, each with its nanny); in each killed run one worker and its nanny are killed "
-            f"with SIGKILL at a random moment and do not come back. Weights: every array equal to the undisturbed "
-            f"run's.\n\n" + "\n".join(rows) +
+            f"workers (`dask worker`, each with its nanny); in each \"worker killed\" run one worker and its nanny "
+            f"are killed with SIGKILL at a random moment and do not come back; in each \"driver killed\" run "
+            f"(a checkpoint every epoch) the training process itself is, and `seqbil train --resume` goes on. "
+            f"Weights: every array equal to the undisturbed run's.\n\n" + "\n".join(rows) +
             f"\n\n`{record['command']}` at commit {record['commit'][:12]}, {record['date']}, {m['cpu']} "
             f"({m['cores']} cores).\n")
 
