@@ -24,7 +24,7 @@ parse_options ${ARGS[@]+"${ARGS[@]}"}
 R=$OUT/runs
 
 if [ "$QUICK" = 1 ]; then
-    EMAX=3 K=10 SEEDS=(1) SIZES=(50 100) CS=(1) LAMBDAS=(0.1 1) ASO=(--targets 50)
+    EMAX=3 K=10 SEEDS=(1) SIZES=(100) CS=(1) LAMBDAS=(0.1 1) ASO=(--targets 50)
     CONLL_TRAIN=$SAMPLES/conll2000_train.txt CONLL_TEST=$SAMPLES/conll2000_test.txt
     PKU_TRAIN=$SAMPLES/pku_train.utf8 PKU_TEST=$SAMPLES/pku_test.utf8
     sample_text "$R/en.txt"
