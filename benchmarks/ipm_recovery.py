@@ -13,7 +13,9 @@ undisturbed run (compared array by array), and say which shard it read again whe
 The lost machine does not come back: the shards go on on two workers. Then
 DRIVER_MOMENTS runs with a checkpoint every epoch whose own process (the driver) is
 killed at a random moment, and `seqbil train --resume` goes on from the checkpoint on
-the same cluster: the weights must be the undisturbed run's too. Writes
+the same cluster: the weights must be the undisturbed run's too. The peak RSS of the
+training process (the driver: the workers are processes of their own) is measured by
+GNU time, against training in one process without shards. Writes
 results/reliability/ipm_recovery.json and .md.
 """
 import argparse
@@ -29,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import ROOT, find_corpus, header  # noqa: E402
+from record import ROOT, find_corpus, header, run_measured  # noqa: E402
 from tables import publish  # noqa: E402
 
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
@@ -68,7 +70,8 @@ class Cluster:
 
 
 def train(cluster, learner, train_file, work, kill_after=None, driver=False):
-    """(wall seconds, stderr, log records, weights) of one `seqbil train --shards 3`;
+    """(wall seconds, stderr, log records, weights, peak RSS of the training process in
+    MiB or None) of one `seqbil train --shards 3`;
     kill_after=(epochs, seconds): then a worker is killed, or with driver=True the
     training process itself, which `seqbil train --resume` then continues from the
     checkpoint of its last epoch."""
@@ -79,6 +82,10 @@ def train(cluster, learner, train_file, work, kill_after=None, driver=False):
     run = SEQBIL + ["train", "--config", "sighan2005", "--learner", learner, "--train", str(train_file), "--shards",
                     "3", "--scheduler", cluster.address, "--precision", "float64", "--model", str(model), "--log",
                     str(log)] + (["--checkpoint-every", "1", "--checkpoint", str(ckpt)] if driver else [])
+    rss = work / "rss.txt"
+    rss.unlink(missing_ok=True)
+    if not driver and Path("/usr/bin/time").exists():  # this process's own peak (the workers are not its children)
+        run = ["/usr/bin/time", "-f", "%M", "-o", str(rss)] + run
     proc = subprocess.Popen(run, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     if kill_after is not None:
         epochs, delay = kill_after
@@ -93,12 +100,13 @@ def train(cluster, learner, train_file, work, kill_after=None, driver=False):
                               stdout=subprocess.DEVNULL, text=True)
         err += proc.stderr
     wall = time.perf_counter() - start
+    peak = int(rss.read_text().split()[-1]) / 1024 if rss.exists() else None
     if proc.returncode != 0:
-        return wall, err, [], None
+        return wall, err, [], None, peak
     import seqbil
     m = seqbil.load(str(model))
     return wall, err, [json.loads(line) for line in log.read_text().splitlines()], \
-        {k: np.asarray(v) for k, v in m.weights.items()}
+        {k: np.asarray(v) for k, v in m.weights.items()}, peak
 
 
 def main():
@@ -117,22 +125,26 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for learner in args.learners:
+            wall, one_peak, _ = run_measured(SEQBIL + ["train", "-q", "--config", "sighan2005", "--learner", learner,
+                                                       "--train", str(train_file), "--model", str(work / "one.sbm")])
+            record["rows"].append({"learner": learner, "run": "one process (no shards)", "seconds": wall,
+                                   "finished": True, "identical": None, "peak_rss_mib": one_peak})
             cluster = Cluster(work)
             try:
-                wall, err, log, want = train(cluster, learner, train_file, work)
+                wall, err, log, want, peak = train(cluster, learner, train_file, work)
             finally:
                 cluster.close()
             if want is None:
                 raise SystemExit(f"the undisturbed {learner} run failed:\n{err}")
             epochs = len(log)
             record["rows"].append({"learner": learner, "run": "undisturbed", "seconds": wall, "finished": True,
-                                   "identical": True, "epochs": epochs})
+                                   "identical": True, "epochs": epochs, "peak_rss_mib": peak})
             for m in range(args.moments + args.driver_moments):
                 driver = m >= args.moments
                 moment = (int(rng.integers(1, epochs - 1)), float(rng.uniform(0, 1.0)))
                 cluster = Cluster(work)
                 try:
-                    wall, err, log, got = train(cluster, learner, train_file, work, moment, driver)
+                    wall, err, log, got, peak = train(cluster, learner, train_file, work, moment, driver)
                 finally:
                     cluster.close()
                 same = got is not None and sorted(got) == sorted(want) and \
@@ -143,6 +155,7 @@ def main():
                 name = f"driver killed, resumed {m + 1 - args.moments}" if driver else f"worker killed {m + 1}"
                 row = {"learner": learner, "run": name, "killed_after_epochs": moment[0],
                        "then_seconds": round(moment[1], 3), "seconds": wall, "finished": got is not None,
+                       "peak_rss_mib": peak,
                        "identical": bool(same), "recoveries": recovered, "messages": lines,
                        "error": None if got is not None else err.strip().splitlines()[-1:]}
                 record["rows"].append(row)

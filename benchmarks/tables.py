@@ -370,12 +370,15 @@ def train_memory_table(record):
 
 def ipm_recovery_table(record):
     rows = ["| learner | run | killed after (epochs + s) | finished | weights as undisturbed | train, end to end (s) | "
-            "what the log says |", "| --- | --- | --- | --- | --- | --- | --- |"]
+            "peak RSS of the training process (MiB) | what the log says |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in record["rows"]:
         when = f"{r['killed_after_epochs']} + {r['then_seconds']:.2f}" if "killed_after_epochs" in r else "–"
         said = "; ".join(r.get("messages", [])) or (" ".join(r["error"]) if r.get("error") else "–")
-        rows.append(f"| {r['learner']} | {r['run']} | {when} | {'yes' if r['finished'] else 'no'} | "
-                    f"{'yes' if r['identical'] else 'no'} | {r['seconds']:.1f} | {said} |")
+        same = "–" if r["identical"] is None else "yes" if r["identical"] else "no"
+        peak = f"{r['peak_rss_mib']:.0f}" if r.get("peak_rss_mib") else "–"
+        rows.append(f"| {r['learner']} | {r['run']} | {when} | {'yes' if r['finished'] else 'no'} | {same} | "
+                    f"{r['seconds']:.1f} | {peak} | {said} |")
     m = record["machine"]
     return (f"Iterative parameter mixing that loses a machine: `seqbil train --shards {record['shards']}` on the "
             f"SIGHAN 2005 pku training set (configs/sighan2005.toml) against a Dask cluster of {record['workers']} "
