@@ -118,9 +118,9 @@ def _help_templates(ctx, _param, value):
 @click.option("--resume", "resume_path", metavar="CKPT", help="Continue the run saved in a checkpoint; its "
               "settings and corpora are used (--epochs may extend it), with the same final model as an "
               "uninterrupted run.")
-@click.option("--scheduler", metavar="ADDRESS", help="With --shards: train on this Dask scheduler (tcp://host:8786, "
-              "or a scheduler file); the training file must be at the same path on its workers.  [default: a local "
-              "cluster]")
+@click.option("--scheduler", metavar="ADDRESS", help="With --shards (or --resume of a run on shards): train on this "
+              "Dask scheduler (tcp://host:8786, or a scheduler file); the training file must be at the same path on "
+              "its workers.  [default: a local cluster]")
 @click.option("--workers", type=click.IntRange(min=1), metavar="N", help="With --shards: a local Dask cluster of N "
               "worker processes.  [default: one per shard, at most one per CPU core]")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
@@ -144,8 +144,9 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
 
     --shards K trains by iterative parameter mixing (McDonald, Hall & Mann 2010) on a
     Dask cluster (pip install "seqbil[dask]"): K workers each make a pass over their
-    shard of the training file from the mixed parameters, every epoch. Learners:
-    see --shards below.
+    shard of the training file from the mixed parameters, every epoch. A worker lost
+    on the way is replaced by those left, with the same model. Learners: see --shards
+    below.
     """
     from . import api
 
