@@ -588,12 +588,13 @@ cdef inline void score_unary(const Corpus* c, const Linear* m, const Lattice* L,
 
 
 cdef inline void score_pair_linear(const Corpus* c, const double* W1, const Lattice* L, int64_t p0,
-                                   int n) noexcept nogil:
+                                   int n, const int32_t* slot=NULL) noexcept nogil:
     """pair[i, y, v] = sum of W1[a, y, v] over the 1st-order attributes a at p0 + i (eq. 2),
-    W1 being A1 x S x (S + 1). Rows are S + 1 wide; at i > 0 the start column S is
+    W1 being A1 x S x (S + 1), or, with slot, a pool whose row slot[a] is attribute
+    a's (-1: a row of zeros). Rows are S + 1 wide; at i > 0 the start column S is
     filled too and never read."""
     cdef int i, y, j, S = L.S, T = S + 1
-    cdef Py_ssize_t row = S * T
+    cdef Py_ssize_t row = S * T, r
     cdef int64_t k, q
     cdef double* out
     cdef const double* w
@@ -603,20 +604,38 @@ cdef inline void score_pair_linear(const Corpus* c, const double* W1, const Latt
         pair[y * T + S] = 0.0
     cdef const char* base = <const char*> W1
     cdef Py_ssize_t stride = row * sizeof(double), nbytes = S * T * sizeof(double)
-    for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
-        prefetch_rows(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), base, stride, nbytes)
+    if slot == NULL:
+        for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
+            prefetch_rows(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), base, stride, nbytes)
+    else:
+        for i in range(1, min(n, 1 + 2 * PREFETCH_AHEAD)):
+            prefetch_slots(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), slot)
+        for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
+            prefetch_slot_rows(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), slot, base, stride, nbytes)
     for k in range(b_begin(c, p0), b_begin(c, p0 + 1)):
+        r = ids[k] if slot == NULL else slot[ids[k]]
+        if r < 0:
+            continue
         for y in range(S):
-            pair[y * T + S] += W1[ids[k] * row + y * T + S]
+            pair[y * T + S] += W1[r * row + y * T + S]
     for i in range(1, n):
-        if i + PREFETCH_AHEAD < n:
-            q = p0 + i + PREFETCH_AHEAD
-            prefetch_rows(ids, b_begin(c, q), b_begin(c, q + 1), base, stride, nbytes)
+        q = p0 + i + PREFETCH_AHEAD
+        if slot == NULL:
+            if i + PREFETCH_AHEAD < n:
+                prefetch_rows(ids, b_begin(c, q), b_begin(c, q + 1), base, stride, nbytes)
+        else:
+            if i + 2 * PREFETCH_AHEAD < n:
+                prefetch_slots(ids, b_begin(c, q + PREFETCH_AHEAD), b_begin(c, q + PREFETCH_AHEAD + 1), slot)
+            if i + PREFETCH_AHEAD < n:
+                prefetch_slot_rows(ids, b_begin(c, q), b_begin(c, q + 1), slot, base, stride, nbytes)
         out = pair + i * row
         for j in range(S * T):
             out[j] = 0.0
         for k in range(b_begin(c, p0 + i), b_begin(c, p0 + i + 1)):
-            w = W1 + ids[k] * row
+            r = ids[k] if slot == NULL else slot[ids[k]]
+            if r < 0:
+                continue
+            w = W1 + r * row
             for j in range(S * T):
                 out[j] += w[j]
 

