@@ -157,19 +157,32 @@ cdef double _refresh(const real* Th, int S, int R, double* alpha, double* beta,
     return new_sigma
 
 
+cdef inline Py_ssize_t carry_into(double[:, ::1] rows, const int32_t[::1] attrs, Py_ssize_t cur, double[::1] carry,
+                                  unsigned char[::1] done) noexcept nogil:
+    """Puts the carried row (row cur's) into row attrs[cur], taking that row's into
+    carry; returns attrs[cur]."""
+    cdef Py_ssize_t nxt = attrs[cur], j
+    cdef double t
+    for j in range(rows.shape[1]):
+        t = rows[nxt, j]
+        rows[nxt, j] = carry[j]
+        carry[j] = t
+    done[nxt] = 1
+    return nxt
+
+
 def rows_to_attributes(double[:, ::1] rows, const int32_t[::1] attrs):
     """Moves rows[i] to rows[attrs[i]] for every i < len(attrs), in place, and zeroes
     the rows nothing moves to: the slot-ordered factor rows become attribute-ordered
     alpha | beta without a second array of their size. attrs must be distinct row
     numbers. The moves i -> attrs[i] form paths and cycles: a path starts at a row
     nothing moves to and is followed carrying one row; a cycle closes on its start."""
-    cdef Py_ssize_t n = rows.shape[0], k = attrs.shape[0], W = rows.shape[1], i, j, cur, nxt
+    cdef Py_ssize_t n = rows.shape[0], k = attrs.shape[0], W = rows.shape[1], i, j, cur
     if k > n:
         raise ValueError("more attributes than rows")
     cdef unsigned char[::1] into = np.zeros(n, np.uint8)
     cdef unsigned char[::1] done = np.zeros(n, np.uint8)
     cdef double[::1] carry = np.zeros(max(W, 1))
-    cdef double t
     for i in range(k):
         if not 0 <= attrs[i] < n or into[attrs[i]]:
             raise ValueError("attribute rows must be distinct and within the array")
@@ -185,13 +198,7 @@ def rows_to_attributes(double[:, ::1] rows, const int32_t[::1] attrs):
             done[i] = 1
             cur = i
             while cur < k:
-                nxt = attrs[cur]
-                for j in range(W):
-                    t = rows[nxt, j]
-                    rows[nxt, j] = carry[j]
-                    carry[j] = t
-                done[nxt] = 1
-                cur = nxt
+                cur = carry_into(rows, attrs, cur, carry, done)
         for i in range(k):  # what is left are cycles
             if done[i]:
                 continue
@@ -199,14 +206,8 @@ def rows_to_attributes(double[:, ::1] rows, const int32_t[::1] attrs):
                 carry[j] = rows[i, j]
             cur = i
             while True:
-                nxt = attrs[cur]
-                for j in range(W):
-                    t = rows[nxt, j]
-                    rows[nxt, j] = carry[j]
-                    carry[j] = t
-                done[nxt] = 1
-                cur = nxt
-                if nxt == i:
+                cur = carry_into(rows, attrs, cur, carry, done)
+                if cur == i:
                     break
 
 

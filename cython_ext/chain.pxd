@@ -558,6 +558,36 @@ cdef inline void prefetch_slot_rows(const int32_t* ids, int64_t k0, int64_t k1, 
         SEQBIL_PREFETCH(base + s * stride + nbytes - 1)
 
 
+cdef inline void prefetch_first(const Corpus* c, const int32_t* ids, int64_t p0, int n, const int32_t* slot,
+                                const char* base, Py_ssize_t stride, Py_ssize_t nbytes) noexcept nogil:
+    """Before a sequence's first position: the rows of the next PREFETCH_AHEAD positions
+    (through slot, the slots of twice as many)."""
+    cdef int i
+    if slot == NULL:
+        for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
+            prefetch_rows(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), base, stride, nbytes)
+    else:
+        for i in range(1, min(n, 1 + 2 * PREFETCH_AHEAD)):
+            prefetch_slots(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), slot)
+        for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
+            prefetch_slot_rows(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), slot, base, stride, nbytes)
+
+
+cdef inline void prefetch_ahead(const Corpus* c, const int32_t* ids, int64_t p0, int i, int n, const int32_t* slot,
+                                const char* base, Py_ssize_t stride, Py_ssize_t nbytes) noexcept nogil:
+    """At position i: the rows PREFETCH_AHEAD positions on (through slot, and the slots
+    twice as far)."""
+    cdef int64_t q = p0 + i + PREFETCH_AHEAD
+    if slot == NULL:
+        if i + PREFETCH_AHEAD < n:
+            prefetch_rows(ids, b_begin(c, q), b_begin(c, q + 1), base, stride, nbytes)
+    else:
+        if i + 2 * PREFETCH_AHEAD < n:
+            prefetch_slots(ids, b_begin(c, q + PREFETCH_AHEAD), b_begin(c, q + PREFETCH_AHEAD + 1), slot)
+        if i + PREFETCH_AHEAD < n:
+            prefetch_slot_rows(ids, b_begin(c, q), b_begin(c, q + 1), slot, base, stride, nbytes)
+
+
 cdef inline void score_unary(const Corpus* c, const Linear* m, const Lattice* L, int64_t p0,
                              int n) noexcept nogil:
     """unary[i, y] = sum of x * W0[a, y] over the 0-order entries (a, x) at position p0 + i."""
@@ -595,7 +625,7 @@ cdef inline void score_pair_linear(const Corpus* c, const double* W1, const Latt
     filled too and never read."""
     cdef int i, y, j, S = L.S, T = S + 1
     cdef Py_ssize_t row = S * T, r
-    cdef int64_t k, q
+    cdef int64_t k
     cdef double* out
     cdef const double* w
     cdef double* pair = L.pair
@@ -604,14 +634,7 @@ cdef inline void score_pair_linear(const Corpus* c, const double* W1, const Latt
         pair[y * T + S] = 0.0
     cdef const char* base = <const char*> W1
     cdef Py_ssize_t stride = row * sizeof(double), nbytes = S * T * sizeof(double)
-    if slot == NULL:
-        for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
-            prefetch_rows(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), base, stride, nbytes)
-    else:
-        for i in range(1, min(n, 1 + 2 * PREFETCH_AHEAD)):
-            prefetch_slots(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), slot)
-        for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
-            prefetch_slot_rows(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), slot, base, stride, nbytes)
+    prefetch_first(c, ids, p0, n, slot, base, stride, nbytes)
     for k in range(b_begin(c, p0), b_begin(c, p0 + 1)):
         r = ids[k] if slot == NULL else slot[ids[k]]
         if r < 0:
@@ -619,15 +642,7 @@ cdef inline void score_pair_linear(const Corpus* c, const double* W1, const Latt
         for y in range(S):
             pair[y * T + S] += W1[r * row + y * T + S]
     for i in range(1, n):
-        q = p0 + i + PREFETCH_AHEAD
-        if slot == NULL:
-            if i + PREFETCH_AHEAD < n:
-                prefetch_rows(ids, b_begin(c, q), b_begin(c, q + 1), base, stride, nbytes)
-        else:
-            if i + 2 * PREFETCH_AHEAD < n:
-                prefetch_slots(ids, b_begin(c, q + PREFETCH_AHEAD), b_begin(c, q + PREFETCH_AHEAD + 1), slot)
-            if i + PREFETCH_AHEAD < n:
-                prefetch_slot_rows(ids, b_begin(c, q), b_begin(c, q + 1), slot, base, stride, nbytes)
+        prefetch_ahead(c, ids, p0, i, n, slot, base, stride, nbytes)
         out = pair + i * row
         for j in range(S * T):
             out[j] = 0.0
@@ -675,7 +690,7 @@ cdef inline void score_pair_bilinear(const Corpus* c, const Rank1* w, const Latt
     """pair[i, y, v] = scale * sum of alpha[a, y] * beta[a, v] over the 1st-order attributes
     at p0 + i (eq. 1). Rows are S + 1 wide, as in score_pair_linear."""
     cdef int i, y, v, S = L.S, T = S + 1
-    cdef int64_t k, q
+    cdef int64_t k
     cdef Py_ssize_t a
     cdef double ay
     cdef double* out
@@ -691,14 +706,7 @@ cdef inline void score_pair_bilinear(const Corpus* c, const Rank1* w, const Latt
     cdef Py_ssize_t stride = sa * sizeof(double), nbytes = (2 * S + 1) * sizeof(double)
     for y in range(S):
         pair[y * T + S] = 0.0
-    if slot == NULL:
-        for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
-            prefetch_rows(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), base, stride, nbytes)
-    else:
-        for i in range(1, min(n, 1 + 2 * PREFETCH_AHEAD)):
-            prefetch_slots(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), slot)
-        for i in range(1, min(n, 1 + PREFETCH_AHEAD)):
-            prefetch_slot_rows(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), slot, base, stride, nbytes)
+    prefetch_first(c, ids, p0, n, slot, base, stride, nbytes)
     for k in range(b_begin(c, p0), b_begin(c, p0 + 1)):
         a = rank1_row(w, ids[k])
         if a < 0:
@@ -706,15 +714,7 @@ cdef inline void score_pair_bilinear(const Corpus* c, const Rank1* w, const Latt
         for y in range(S):
             pair[y * T + S] += w.alpha[a * sa + y] * w.beta[a * sb + S]
     for i in range(1, n):
-        q = p0 + i + PREFETCH_AHEAD
-        if slot == NULL:
-            if i + PREFETCH_AHEAD < n:
-                prefetch_rows(ids, b_begin(c, q), b_begin(c, q + 1), base, stride, nbytes)
-        else:
-            if i + 2 * PREFETCH_AHEAD < n:
-                prefetch_slots(ids, b_begin(c, q + PREFETCH_AHEAD), b_begin(c, q + PREFETCH_AHEAD + 1), slot)
-            if i + PREFETCH_AHEAD < n:
-                prefetch_slot_rows(ids, b_begin(c, q), b_begin(c, q + 1), slot, base, stride, nbytes)
+        prefetch_ahead(c, ids, p0, i, n, slot, base, stride, nbytes)
         out = pair + i * S * T
         if S == 4:
             sum_outer4(ids, b_begin(c, p0 + i), b_begin(c, p0 + i + 1), w, out)

@@ -60,6 +60,16 @@ def test_objective_equals_enumeration(rng, all_states, transitions):
         assert f == pytest.approx(want, rel=1e-10)
 
 
+def finite_differences(learner, x, h):
+    """The objective's gradient at x by central differences of step h."""
+    fd = np.zeros_like(x)
+    for k in range(len(x)):
+        e = np.zeros_like(x)
+        e[k] = h
+        fd[k] = (learner.evaluate(x + e, np.zeros_like(x)) - learner.evaluate(x - e, np.zeros_like(x))) / (2 * h)
+    return fd
+
+
 def test_gradient_equals_finite_differences(rng):
     for _ in range(5):
         S, A0, A1 = int(rng.integers(2, 4)), 6, 4
@@ -68,12 +78,7 @@ def test_gradient_equals_finite_differences(rng):
         x = rng.normal(size=learner.x.shape)
         g = np.zeros_like(x)
         learner.evaluate(x, g)
-        h, fd = 1e-6, np.zeros_like(x)
-        for k in range(len(x)):
-            e = np.zeros_like(x)
-            e[k] = h
-            fd[k] = (learner.evaluate(x + e, np.zeros_like(x)) - learner.evaluate(x - e, np.zeros_like(x))) / (2 * h)
-        np.testing.assert_allclose(g, fd, atol=1e-6)
+        np.testing.assert_allclose(g, finite_differences(learner, x, 1e-6), atol=1e-6)
 
 
 def test_gradient_at_large_weights_equals_finite_differences(rng):
@@ -88,12 +93,7 @@ def test_gradient_at_large_weights_equals_finite_differences(rng):
         x = rng.normal(size=learner.x.shape) * 10 ** rng.uniform(1.5, 3)
         g = np.zeros_like(x)
         learner.evaluate(x, g)
-        h, fd = 1e-4, np.zeros_like(x)
-        for k in range(len(x)):
-            e = np.zeros_like(x)
-            e[k] = h
-            fd[k] = (learner.evaluate(x + e, np.zeros_like(x)) - learner.evaluate(x - e, np.zeros_like(x))) / (2 * h)
-        np.testing.assert_allclose(g, fd, atol=1e-4)
+        np.testing.assert_allclose(g, finite_differences(learner, x, 1e-4), atol=1e-4)
 
 
 def test_feature_set_is_the_seen_pairs(rng):
