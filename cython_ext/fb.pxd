@@ -80,8 +80,9 @@ cdef inline double dot(const double* a, const double* b, int n) noexcept nogil:
 
 cdef inline void fb_pair_sums(FB* F, bint per_position, int start, int stop, double* pair_sum, int stride,
                               double sign) noexcept nogil:
-    """Adds sign times the pair marginals of positions start..stop-1 (as fb_scaled's
-    backward pass computed them from its stored tables) to pair_sum."""
+    """Adds sign times the pair marginals of positions start..stop-1, from the tables
+    fb_scaled stores, to pair_sum: its backward pass adds each position's (sign 1),
+    and takes them back (-1) when a later check fails."""
     cdef int S = F.S, i, y, v
     cdef double* ap
     cdef double* M
@@ -217,9 +218,7 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
                 for v in range(S):
                     pp[y * S + v] = ap[v] * M[y * S + v] * w[y]
         if pair_sum != NULL:
-            for y in range(S):
-                for v in range(S):
-                    pair_sum[y * stride + v] += ap[v] * M[y * S + v] * w[y]
+            fb_pair_sums(F, pair != NULL, i, i + 1, pair_sum, stride, 1.0)
     return logz
 
 

@@ -78,8 +78,9 @@ class Mixer:
         # the shards start from them, their random states moved on by the epochs run
         self.losses, self.recoveries, self.epochs_run = [0] * self.K, [], epochs_run
         self.sizes = None
+        self._state = None  # (epochs run, full_state of the driver's learner then)
         if epochs_run:
-            states = self._scatter_each(full_state(learner))
+            states = self._scatter_each(self._full_state())
             self.sizes = self._on_shards(lambda k, w: self._submit(_remade, w, self.run, k, self.K, self.spec,
                                                                    self.size, self.shared, states[w], epochs_run,
                                                                    None) if w in states else None, None,
@@ -216,12 +217,19 @@ class Mixer:
         load = {w: sum(1 for j, x in enumerate(self.where) if x == w and j != k) for w in alive}
         self.where[k] = min(sorted(alive), key=lambda w: load[w])
         try:  # its inputs on its new worker itself (those on the lost one may be all there was)
-            shared, state = self.client.scatter([self.shared_data, full_state(self.learner)],
-                                                workers=[self.where[k]], hash=False)
+            shared, state = self.client.scatter([self.shared_data, self._full_state()], workers=[self.where[k]],
+                                                hash=False)
         except Exception:  # that worker went too: made again on the next round
             return None
         return self._submit(_remade, self.where[k], self.run, k, self.K, self.spec, self.size, shared, state,
                             self.epochs_run, epoch)
+
+    def _full_state(self):
+        """full_state of the driver's learner, made once an epoch (it changes only at
+        the mix), however many shards are made again."""
+        if self._state is None or self._state[0] != self.epochs_run:
+            self._state = (self.epochs_run, full_state(self.learner))
+        return self._state[1]
 
     def _recovered(self, k, lost, what):
         worker, still_there, since = lost
@@ -355,12 +363,15 @@ class _Shard:
     def __init__(self, data, learner, rng):
         self.data, self.learner, self.rng = data, learner, rng
         data.pos_diff = np.zeros(data.n_positions, np.uint8)  # the kernels flag where they update
-        # the parameters with a row per attribute as the epoch began, flattened by row,
-        # to find the entries a pass changed (the rows it may have changed are known)
-        names, _ = learner.mixing()
-        every = (np.arange(learner.A0), np.arange(learner.A1))
-        self.base = {name: by_row(learner.get_rows(name, every[o]))
-                     for name, o in names.items() if o is not None}
+        self.base = _base(learner)
+
+
+def _base(learner):
+    """The parameters with a row per attribute as the epoch begins, flattened by row,
+    to find the entries a pass changed (the rows it may have changed are known)."""
+    names, _ = learner.mixing()
+    every = (np.arange(learner.A0), np.arange(learner.A1))
+    return {name: by_row(learner.get_rows(name, every[o])) for name, o in names.items() if o is not None}
 
 
 def _ids_at(ptr, ids, positions):
@@ -416,7 +427,7 @@ def _remade(run, k, K, spec, size, shared, state, epochs_run, epoch):
     apply(shard.learner, state)
     for _ in range(epochs_run):  # the permutation of each epoch run before
         shard.rng.permutation(shard.data.n_sequences)
-    shard.base = _Shard(shard.data, shard.learner, shard.rng).base
+    shard.base = _base(shard.learner)
     return n if epoch is None else _epoch(run, k, epoch, None)
 
 

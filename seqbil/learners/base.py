@@ -187,6 +187,9 @@ class Learner(ABC):
         return self.parameters()
 
 
+_SUMS = {"W0": "U0", "W1": "U1", "trans": "Utrans", "end": "Uend"}  # each weight array's averaging sums
+
+
 class AveragedLinear(Learner):
     """A learner on the linear first-order model whose kernel updates W0, W1, trans
     and end in place and, when it averages, their sums U0, U1, Utrans, Uend over
@@ -219,15 +222,23 @@ class AveragedLinear(Learner):
         return averaged_linear(self)
 
     def final_parameters(self):
-        if self.averaged:  # W - U / counter in W's own arrays (the same rounding as averaged_linear's)
-            c = float(self.counter)
-            for w, u in (("W0", "U0"), ("W1", "U1"), ("trans", "Utrans"), ("end", "Uend")):
-                W, U = getattr(self, w), getattr(self, u)
-                np.divide(U, c, out=U)
-                np.subtract(W, U, out=W)
-                setattr(self, u, np.zeros((0,) * U.ndim))
-            self.averaged = False  # (what W holds now)
+        self._average_in_place(("W0", "W1", "trans", "end"))
         return "linear", {w: getattr(self, w) for w in ("W0", "W1", "trans", "end")}
+
+    def _average_in_place(self, names):
+        """When averaging: W - U / counter in W's own arrays for the weights `names`
+        (the same rounding as averaged_linear's), their sums let go; then W holds the
+        averages."""
+        if not self.averaged:
+            return
+        c = float(self.counter)
+        for w in names:
+            u = _SUMS[w]
+            W, U = getattr(self, w), getattr(self, u)
+            np.divide(U, c, out=U)
+            np.subtract(W, U, out=W)
+            setattr(self, u, np.zeros((0,) * U.ndim))
+        self.averaged = False  # (what W holds now)
 
 
 def averaged_linear(learner):

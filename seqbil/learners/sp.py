@@ -67,9 +67,11 @@ class Perceptron(AveragedLinear):
         self.kernel = self.W1 = self.U1 = None
         shape, dtype = W1.shape, np.float32 if self.settings["precision"] == "float32" else np.float64
         # 1. the rows in use, averaged (parameters()'s rounding), at the model's precision
-        rows = np.empty((self.used,) + shape[1:], dtype=dtype) if dtype != W1.dtype or U1 is not None else W1
-        for lo, hi in _chunks_from_end(self.used):
-            if rows is not W1:
+        if dtype == W1.dtype and U1 is None:
+            rows = W1
+        else:
+            rows = np.empty((self.used,) + shape[1:], dtype=dtype)
+            for lo, hi in _chunks_from_end(self.used):
                 rows[lo:hi] = W1[lo:hi] if U1 is None else W1[lo:hi] - U1[lo:hi] / c
                 W1, U1 = _shrink(W1, lo), _shrink(U1, lo)
         del W1, U1
@@ -80,14 +82,7 @@ class Perceptron(AveragedLinear):
             rows = _shrink(rows, lo)
         del rows
         self.slot = np.zeros(0, dtype=np.int32)
-        if self.averaged:  # the rest in place (AveragedLinear), W1 done
-            c = float(self.counter)
-            for w, u in (("W0", "U0"), ("trans", "Utrans"), ("end", "Uend")):
-                W, U = getattr(self, w), getattr(self, u)
-                np.divide(U, c, out=U)
-                np.subtract(W, U, out=W)
-                setattr(self, u, np.zeros((0,) * U.ndim))
-            self.averaged = False
+        self._average_in_place(("W0", "trans", "end"))  # (W1 done above)
         return "linear", {w: getattr(self, w) for w in ("W0", "W1", "trans", "end")}
 
     def warm_start(self, weights):
