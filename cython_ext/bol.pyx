@@ -157,60 +157,6 @@ cdef double _refresh(const real* Th, int S, int R, double* alpha, double* beta,
     return new_sigma
 
 
-cdef inline Py_ssize_t carry_into(double[:, ::1] rows, const int32_t[::1] attrs, Py_ssize_t cur, double[::1] carry,
-                                  unsigned char[::1] done) noexcept nogil:
-    """Puts the carried row (row cur's) into row attrs[cur], taking that row's into
-    carry; returns attrs[cur]."""
-    cdef Py_ssize_t nxt = attrs[cur], j
-    cdef double t
-    for j in range(rows.shape[1]):
-        t = rows[nxt, j]
-        rows[nxt, j] = carry[j]
-        carry[j] = t
-    done[nxt] = 1
-    return nxt
-
-
-def rows_to_attributes(double[:, ::1] rows, const int32_t[::1] attrs):
-    """Moves rows[i] to rows[attrs[i]] for every i < len(attrs), in place, and zeroes
-    the rows nothing moves to: the slot-ordered factor rows become attribute-ordered
-    alpha | beta without a second array of their size. attrs must be distinct row
-    numbers. The moves i -> attrs[i] form paths and cycles: a path starts at a row
-    nothing moves to and is followed carrying one row; a cycle closes on its start."""
-    cdef Py_ssize_t n = rows.shape[0], k = attrs.shape[0], W = rows.shape[1], i, j, cur
-    if k > n:
-        raise ValueError("more attributes than rows")
-    cdef unsigned char[::1] into = np.zeros(n, np.uint8)
-    cdef unsigned char[::1] done = np.zeros(n, np.uint8)
-    cdef double[::1] carry = np.zeros(max(W, 1))
-    for i in range(k):
-        if not 0 <= attrs[i] < n or into[attrs[i]]:
-            raise ValueError("attribute rows must be distinct and within the array")
-        into[attrs[i]] = 1
-    with nogil:
-        for i in range(n):
-            if into[i]:
-                continue
-            for j in range(W):  # a path's start (or a row on no move): it keeps zeros
-                carry[j] = rows[i, j]
-                if carry[j] != 0.0:  # (a page never written stays unmapped)
-                    rows[i, j] = 0.0
-            done[i] = 1
-            cur = i
-            while cur < k:
-                cur = carry_into(rows, attrs, cur, carry, done)
-        for i in range(k):  # what is left are cycles
-            if done[i]:
-                continue
-            for j in range(W):
-                carry[j] = rows[i, j]
-            cur = i
-            while True:
-                cur = carry_into(rows, attrs, cur, carry, done)
-                if cur == i:
-                    break
-
-
 cdef class BlockKernel:
     """Block mode of Algorithm 2 on a learner's arrays, updated in place: the linear
     part (W0, trans, end and, when averaged, U0, Utrans, Uend), the Theta pool (slot,

@@ -3,7 +3,6 @@ templates and labels, run the learner's passes with progress and dev scores, and
 save the model atomically (also on Ctrl-C, and in checkpoints to resume from)."""
 import ctypes
 import hashlib
-import itertools
 import json
 import os
 import signal
@@ -13,6 +12,8 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.random  # noqa: F401  (imported before the corpora are read, as tqdm is: modules
+from tqdm import tqdm  # first loaded mid-run would pin the memory that reading frees)
 
 from . import checkpoint, multitask, params
 from ._version import __version__
@@ -212,7 +213,10 @@ def _check_shards(settings, sources, train_data, tasks, base):
 
 
 def _read(fmt, source, encoding):
-    """(sentences, name) of a path or of sentences already in memory."""
+    """(sentences, name) of a path or of sentences already in memory (a list of
+    Sentence, or a Corpus)."""
+    if isinstance(source, Corpus):
+        return source, "<memory>"
     if isinstance(source, list):
         if not source:
             raise InputError("<memory>", 0, "no sentences")
@@ -456,9 +460,10 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
         else:
             k = n // 10
             where = "held-out"
+            # (a file's held-out tenth stays a Corpus too: as Sentence objects it would be some
+            # hundred bytes a token through the whole choice)
             folds = [(sentences[:-k], sentences[-k:])] if sentences is not None else \
-                [(whole.head(n - k), list(itertools.islice(fmt.read(train_data, labeled=True, encoding=enc), n - k,
-                                                           None)))]
+                [(whole.head(n - k), whole.part(n - k, n))]
             echo(f"choosing {what} on the last tenth of the training sentences ({k} of {n}), training on the "
                  f"other {n - k}" + (f", from {len(grid)} settings" if grid else ""))
         del sentences, whole
@@ -496,7 +501,7 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
                 run.model.kind, run.model.weights = learner.final_parameters()
                 run.model.store
                 run.model._weights = None
-            gold += [s.labels for s in run.dev_sentences]
+            gold += _gold(run.dev_sentences)
             pred += _predict(run.model, run.dev_data)
             if learner.probabilistic:
                 nll += token_nll(run.model, run.dev_data, 1.0)[0]
@@ -562,7 +567,17 @@ def _predict(model, data):
 
 def _chars(run):
     """The characters of a segmentation run's dev sentences (what the SIGHAN scorer reads)."""
-    return [s.columns[0] for s in run.dev_sentences] if run.model.corpus["metric"] == "segment" else []
+    return _column0(run.dev_sentences) if run.model.corpus["metric"] == "segment" else []
+
+
+def _gold(sentences):
+    """The gold labels of each sentence of a list of Sentence or of a Corpus."""
+    return list(sentences.label_sequences()) if isinstance(sentences, Corpus) else [s.labels for s in sentences]
+
+
+def _column0(sentences):
+    return list(sentences.column_sequences(0)) if isinstance(sentences, Corpus) else \
+        [s.columns[0] for s in sentences]
 
 
 def set_temperature(run, model, echo=print):
@@ -781,8 +796,6 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
     pass (score_dev), checkpoints, Ctrl-C (the run stops after the pass), and the
     passes on the shards of a Dask cluster (settings["shards"]; train_data is then
     the corpus path the workers read)."""
-    from tqdm import tqdm
-
     settings, data, model, names = run.settings, run.data, run.model, run.names
     tasks = run.tasks
     N = data.n_sequences
@@ -1121,6 +1134,6 @@ def _diagnostics(record):
 
 def _score(model, data, sentences):
     pred_l = _predict(model, data)
-    chars = [s.columns[0] for s in sentences] if model.corpus["metric"] == "segment" else None
-    return score(model.corpus["metric"], [s.labels for s in sentences], pred_l,
+    chars = _column0(sentences) if model.corpus["metric"] == "segment" else None
+    return score(model.corpus["metric"], _gold(sentences), pred_l,
                  scheme=model.corpus.get("scheme", "auto"), chars=chars)

@@ -330,20 +330,19 @@ def test_bol_trains_when_no_first_order_attribute_is_left(rng, tmp_path):
     assert model.index.n_attributes(1) == 0 and len(model.tag(["a", "b"])) == 2
 
 
-def test_rows_to_attributes_is_the_scatter():
-    """The in-place move of slot-ordered factor rows into attribute order equals
-    out[attrs] = rows[:k] on a zeroed array, on random paths and cycles."""
-    from seqbil._kernels.bol import rows_to_attributes
+def test_slots_to_attributes_is_the_averaged_scatter():
+    """Slot-ordered rows (averaged, at a precision) in attribute order equal
+    out[attrs] = (W - U / c)[:k] on a zeroed array, over chunk boundaries too."""
+    from seqbil.learners.base import slots_to_attributes
     rng = np.random.default_rng(3)
-    for _ in range(500):
-        n = int(rng.integers(0, 30))
-        k, width = int(rng.integers(0, n + 1)), int(rng.integers(1, 5))
-        rows = rng.normal(size=(n, width))
-        rows[rng.uniform(size=n) < 0.3] = 0.0
+    for n, width, chunked in [(int(rng.integers(0, 30)), int(rng.integers(1, 5)), False) for _ in range(300)] + \
+            [(70_000, 3, True)]:
+        k = int(rng.integers(0, n + 1)) if not chunked else 40_000
+        W, U = rng.normal(size=(n, width)), rng.normal(size=(n, width))
         attrs = rng.permutation(n)[:k].astype(np.int32)
-        want = np.zeros_like(rows)
-        want[attrs] = rows[:k]
-        rows_to_attributes(rows, attrs)
-        np.testing.assert_array_equal(rows, want)
-    with pytest.raises(ValueError, match="distinct"):
-        rows_to_attributes(np.zeros((3, 2)), np.array([1, 1], np.int32))
+        for averaged, dtype in ((False, np.float64), (True, np.float64), (False, np.float32), (True, np.float32)):
+            want = np.zeros((n, width), dtype=dtype)
+            want[attrs] = ((W - U / 7.0) if averaged else W)[:k].astype(dtype)
+            got = slots_to_attributes(W.copy(), U.copy() if averaged else None, 7, attrs, n, dtype)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got, want)

@@ -199,20 +199,21 @@ class Corpus:
         to_folded = np.fromiter(map(folded.__getitem__, map(fold, values)), dtype=np.int32, count=len(values))
         return list(folded), to_folded[ids]
 
-    def head(self, n):
-        """The corpus of the first n sentences, as Corpus.of would make it of them: each
-        column's values (and the labels) only those the n sentences hold, in their
-        order of first appearance. (Not for tokens given as attributes.)"""
+    def part(self, lo, hi):
+        """The corpus of sentences lo..hi-1, as Corpus.of would make it of them: each
+        column's values (and the labels) only those the sentences hold, in their order
+        of first appearance. (Not for tokens given as attributes.)"""
         if self.items is not None or self.tasks is not None:
-            raise ValueError("head() takes the sentences of a single-task corpus of columns")
-        end = int(self.offsets()[n])
+            raise ValueError("part() takes the sentences of a single-task corpus of columns")
+        bounds = self.offsets()
+        start, end = int(bounds[lo]), int(bounds[hi])
 
         def compact(values, ids):
             if values is None:
                 return None, None
-            ids = ids[:end]
+            ids = ids[start:end]
             present = ids >= 0
-            if not present.any() and values is not self.label_values:  # a column only later sentences have
+            if not present.any() and values is not self.label_values:  # a column only other sentences have
                 return None, None
             first = np.unique(ids[present], return_index=True)
             order = first[0][np.argsort(first[1])]  # the values present, in order of first appearance
@@ -221,8 +222,19 @@ class Corpus:
             return [values[v] for v in order.tolist()], lut[ids]  # (-1 reads the last entry, -1)
         columns = [compact(v, i) for v, i in zip(self.values, self.ids)]
         label_values, label_ids = compact(self.label_values, self.label_ids)
-        return Corpus(self.lengths[:n].copy(), [v for v, _ in columns], [i for _, i in columns], label_values,
+        return Corpus(self.lengths[lo:hi].copy(), [v for v, _ in columns], [i for _, i in columns], label_values,
                       label_ids)
+
+    def head(self, n):
+        """The corpus of the first n sentences (part(0, n))."""
+        return self.part(0, n)
+
+    def column_sequences(self, c):
+        """The values of column c in every sentence, one list at a time."""
+        strings = np.array(list(self.values[c]) + [None], dtype=object)
+        bounds = self.offsets()
+        for j in range(len(self.lengths)):
+            yield strings[self.ids[c][bounds[j]:bounds[j + 1]]].tolist()
 
     def offsets(self):
         """int64 [N+1]: the tokens of sentence j are offsets[j]:offsets[j+1]."""

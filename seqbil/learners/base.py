@@ -250,3 +250,48 @@ def averaged_linear(learner):
         return "linear", {w: getattr(learner, w) for w, _ in pairs}
     c = float(learner.counter)
     return "linear", {w: getattr(learner, w) - getattr(learner, u) / c for w, u in pairs}
+
+
+def slots_to_attributes(W, U, counter, attrs, n_attributes, dtype):
+    """Rows kept by slot (row s belongs to attribute attrs[s]; rows past len(attrs)
+    unused) as an (n_attributes, ...) array in attribute order at dtype, zero where
+    an attribute has no slot; averaged on the way (W - U / counter) when U is given.
+
+    For the largest arrays of a run: the rows in use are first rounded to the
+    precision the model keeps (it rounds to it anyway), then scattered; each step goes
+    a chunk at a time from the end of its source and gives that memory back, so W and
+    U are consumed (cut to no rows where they can be resized) and no second float64
+    copy is ever made."""
+    used, shape = len(attrs), (n_attributes,) + W.shape[1:]
+    if dtype == W.dtype and U is None:
+        rows = _shrink(W, used)
+    else:
+        W, U = _shrink(W, used), _shrink(U, used)
+        rows, c = np.empty((used,) + shape[1:], dtype=dtype), float(counter)
+        for lo, hi in _chunks_from_end(used):
+            rows[lo:hi] = W[lo:hi] if U is None else W[lo:hi] - U[lo:hi] / c
+            W, U = _shrink(W, lo), _shrink(U, lo)
+    del W, U
+    out = np.zeros(shape, dtype=dtype)
+    for lo, hi in _chunks_from_end(used):
+        out[attrs[lo:hi]] = rows[lo:hi]
+        rows = _shrink(rows, lo)
+    return out
+
+
+def _chunks_from_end(n, size=1 << 15):
+    """(lo, hi) of the chunks of range(n), from the last."""
+    for hi in range(n, 0, -size):
+        yield max(0, hi - size), hi
+
+
+def _shrink(a, n):
+    """a cut to its first n rows in place, the rest of its memory given back (realloc);
+    a itself where it cannot be resized (None stays None)."""
+    if a is None:
+        return None
+    try:
+        a.resize((n,) + a.shape[1:], refcheck=False)
+        return a
+    except ValueError:
+        return a[:n]

@@ -16,10 +16,10 @@ averaged individually, lazily.
 """
 import numpy as np
 
-from .._kernels.bol import BlockKernel, refresh_blocks, rows_to_attributes
+from .._kernels.bol import BlockKernel, refresh_blocks
 from .._kernels.bol_global import GlobalKernel
 from ..params import Param
-from .base import Learner, register
+from .base import Learner, register, slots_to_attributes
 
 
 class BlockPool:
@@ -230,9 +230,10 @@ class Bilinear(Learner):
 
     def end_pass(self, k):
         if self.mode == "block":
-            live = self.sigma[self.sigma > 0]
-            sig = {"sigma_mean": float(live.mean()) if len(live) else 0.0,
-                   "sigma_max": float(live.max()) if len(live) else 0.0}
+            # (the slots in use only, and no copy of them: sigma >= 0, a block at 0 left out)
+            used = self.sigma[:self.blocks.used]
+            n = int(np.count_nonzero(used))
+            sig = {"sigma_mean": float(used.sum()) / n if n else 0.0, "sigma_max": float(used.max()) if n else 0.0}
         else:
             sig = {"sigma_1": float(self.state[0])}
         stats = {"blocks": int(self.blocks.used), "block_updates": self.updated, **sig}
@@ -324,21 +325,17 @@ class Bilinear(Learner):
         return "bilinear", {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
 
     def final_parameters(self):
-        """parameters(), the block mode's rows averaged and put in attribute order in
-        place (rows_to_attributes), alpha and beta then views of them: the largest
-        arrays of the run are not held twice."""
+        """parameters() once training is over: in block mode the factor rows, averaged,
+        at the model's precision and in attribute order without a second float64 copy
+        of them (slots_to_attributes); alpha and beta are views of one array."""
         if self.mode != "block":
             return self.parameters()
-        S, ab = self.S, self.ab
+        S, ab, U = self.S, self.ab, self.Uab if self.averaged else None
         attrs = np.asarray(self.blocks.attributes(), dtype=np.int32)
-        if self.averaged:  # rows - Uab / counter, in the rows' own array (the same rounding)
-            U, rows = self.Uab[:len(attrs)], ab[:len(attrs)]
-            np.divide(U, float(self.counter), out=U)
-            np.subtract(rows, U, out=rows)
-            self.Uab = U = rows = None
-        rows_to_attributes(ab, attrs)
+        self.kernel = self.ab = self.alpha = self.beta = self.Uab = self.Ua = self.Ub = None
+        dtype = np.float32 if self.settings["precision"] == "float32" else np.float64
+        ab = slots_to_attributes(ab, U, self.counter, attrs, self.A1, dtype)
         alpha, beta = ab[:, :S], ab[:, S:]
-        self.kernel = self.ab = self.alpha = self.beta = None
         W0, trans, end = self.W0, self.trans, self.end
         if self.averaged:
             c = float(self.counter)

@@ -2,7 +2,7 @@
 import numpy as np
 
 from .._kernels.sp import PerceptronKernel
-from .base import AveragedLinear, register
+from .base import AveragedLinear, register, slots_to_attributes
 
 
 @register
@@ -56,31 +56,17 @@ class Perceptron(AveragedLinear):
         return "linear", weights
 
     def final_parameters(self):
-        """parameters() once training is over, without a second float64 copy of W1:
-        the rows in use (averaged on the way) are rounded to the precision the model
-        keeps (it rounds to it anyway), then put in attribute order; each step goes a
-        chunk at a time from the end of its source and gives that memory back."""
+        """parameters() once training is over, at the model's precision, without a
+        second float64 copy of W1 (slots_to_attributes)."""
         attrs = np.empty(self.used, dtype=np.int32)
         held = np.flatnonzero(self.slot >= 0)
         attrs[self.slot[held]] = held
-        W1, U1, c = self.W1, self.U1 if self.averaged else None, float(self.counter)
+        W1, U1 = self.W1, self.U1 if self.averaged else None
         self.kernel = self.W1 = self.U1 = None
-        shape, dtype = W1.shape, np.float32 if self.settings["precision"] == "float32" else np.float64
-        # 1. the rows in use, averaged (parameters()'s rounding), at the model's precision
-        if dtype == W1.dtype and U1 is None:
-            rows = W1
-        else:
-            rows = np.empty((self.used,) + shape[1:], dtype=dtype)
-            for lo, hi in _chunks_from_end(self.used):
-                rows[lo:hi] = W1[lo:hi] if U1 is None else W1[lo:hi] - U1[lo:hi] / c
-                W1, U1 = _shrink(W1, lo), _shrink(U1, lo)
+        dtype = np.float32 if self.settings["precision"] == "float32" else np.float64
+        self.W1 = slots_to_attributes(W1, U1, self.counter, attrs, len(W1), dtype)
+        self.U1 = np.zeros((0,) * W1.ndim)
         del W1, U1
-        # 2. in attribute order
-        self.W1, self.U1 = np.zeros(shape, dtype=dtype), np.zeros((0,) * len(shape))
-        for lo, hi in _chunks_from_end(self.used):
-            self.W1[attrs[lo:hi]] = rows[lo:hi]
-            rows = _shrink(rows, lo)
-        del rows
         self.slot = np.zeros(0, dtype=np.int32)
         self._average_in_place(("W0", "trans", "end"))  # (W1 done above)
         return "linear", {w: getattr(self, w) for w in ("W0", "W1", "trans", "end")}
@@ -97,20 +83,3 @@ class Perceptron(AveragedLinear):
         self.used = len(live)
         self.W1[:len(live)] = W1[live]
 
-
-def _chunks_from_end(n, size=1 << 15):
-    """(lo, hi) of the chunks of range(n), from the last."""
-    for hi in range(n, 0, -size):
-        yield max(0, hi - size), hi
-
-
-def _shrink(a, n):
-    """a cut to its first n rows in place, the rest of its memory given back (realloc);
-    a itself where it cannot be resized (None stays None)."""
-    if a is None:
-        return None
-    try:
-        a.resize((n,) + a.shape[1:], refcheck=False)
-        return a
-    except ValueError:
-        return a[:n]
