@@ -166,6 +166,24 @@ def test_corpus_keeps_every_cell():
         corpus.column(2)  # the label column
 
 
+def test_a_part_of_a_corpus_is_the_corpus_of_its_sentences():
+    """Corpus.part(lo, hi) equals Corpus.of of those sentences (values in their order
+    of first appearance, labels, lengths), and its column and label sequences are the
+    sentences' own."""
+    rng = np.random.default_rng(11)
+    data = random_corpus(rng, 30, ["a", "b", "c", "d", "e"], ["N", "V", "D"])
+    whole = Corpus.of(data)
+    for lo, hi in [(0, 30), (0, 7), (27, 30), (12, 13)] + \
+            [(a, b) for a, b in (sorted(rng.integers(0, 31, size=2)) for _ in range(30)) if a < b]:
+        got, want = whole.part(lo, hi), Corpus.of(data[lo:hi])
+        assert got.values == want.values and got.label_values == want.label_values
+        for a, b in zip(got.ids, want.ids):
+            assert np.array_equal(a, b)
+        assert np.array_equal(got.label_ids, want.label_ids) and np.array_equal(got.lengths, want.lengths)
+        assert list(got.column_sequences(0)) == [s.columns[0] for s in data[lo:hi]]
+        assert list(got.label_sequences()) == [s.labels for s in data[lo:hi]]
+
+
 def reference_words(sentences, fold, min_length):
     """Words per sentence, as the B/I/E/S labels group the characters."""
     out = []
