@@ -472,8 +472,9 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
         bases.append(Model.load(init_model) if init_model is not None else None)
         runs.append(prepare(dict(settings), sources, part, held, template_file, config, bases[-1],
                             echo if where == "dev" else lambda line: None))
+    del folds, part, held  # (encoded now: a Corpus given is not needed again)
     planned = runs[0].settings  # (prepare may settle the learner: bol with nothing to factor is sp)
-    tried, best, worse, learners = [], None, 0, [None] * len(folds)
+    tried, best, worse, learners = [], None, 0, [None] * len(runs)
     for point in grid or [{}]:
         start, passes, gold, pred, nll = time.perf_counter(), [], [], [], 0.0
         for f, run in enumerate(runs):
@@ -501,10 +502,14 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
                 run.model.kind, run.model.weights = learner.final_parameters()
                 run.model.store
                 run.model._weights = None
-            gold += _gold(run.dev_sentences)
-            pred += _predict(run.model, run.dev_data)
+            if grid:  # (the temperature alone needs no score: the fit reads the marginals)
+                gold += _gold(run.dev_sentences)
+                pred += _predict(run.model, run.dev_data)
             if learner.probabilistic:
                 nll += token_nll(run.model, run.dev_data, 1.0)[0]
+        if not grid:  # one setting: nothing to compare
+            best = (None, point, list(learners), passes)
+            break
         result = score(runs[0].model.corpus["metric"], gold, pred, scheme=runs[0].model.corpus.get("scheme", "auto"),
                        chars=[c for run in runs for c in _chars(run)] if runs[0].model.corpus["metric"] == "segment"
                        else None)
