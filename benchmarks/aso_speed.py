@@ -1,13 +1,15 @@
 """What learning a structure from unlabeled text costs (`seqbil aso`), end to end
 through the shell: raw text in, structure file out.
 
-    python benchmarks/aso_speed.py [--repeat 5] [--jobs 2] [--texts en,zh] [--unlabeled DIR]
+    python benchmarks/aso_speed.py [--repeat 5] [--jobs 2] [--texts en,en2,zh] [--unlabeled DIR]
 
 Runs `seqbil aso --jobs JOBS` with the default English splits on every file of
 UNLABELED/en (default: data/unlabeled, then ../shared/data/unlabeled), and with
 `--config cws` on UNLABELED/zh, REPEAT times each: wall time and peak RSS of each
-process, and the split times the structure records. Writes results/speed/aso.json
-and aso.md.
+process, and the split times the structure records. en2 is the English text twice
+(each file given two times) with `--aux-min-count 4`: the same features and targets
+as the text once at the default 2, so that the memory that grows with the text alone
+shows. Writes results/speed/aso.json and aso.md.
 """
 import argparse
 import json
@@ -33,7 +35,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--unlabeled", help="directory with en/ and zh/ raw text")
-    ap.add_argument("--texts", default="en,zh", help="which raw texts (default: en,zh)")
+    ap.add_argument("--texts", default="en,en2,zh", help="which raw texts (default: en,en2,zh)")
     ap.add_argument("--out", default=str(ROOT / "results" / "speed" / "aso.json"))
     args = ap.parse_args()
     src = unlabeled_dir(args.unlabeled)
@@ -41,10 +43,11 @@ def main():
     from seqbil.features.structure import Structure
     with tempfile.TemporaryDirectory() as tmp:
         texts = args.texts.split(",")
-        for lang, config in (("en", []), ("zh", ["--config", "cws"])):
+        for lang, folder, config, times in (("en", "en", [], 1), ("en2", "en", ["--aux-min-count", "4"], 2),
+                                            ("zh", "zh", ["--config", "cws"], 1)):
             if lang not in texts:
                 continue
-            files = sorted((src / lang).glob("*.txt*"))
+            files = sorted((src / folder).glob("*.txt*")) * times
             out = Path(tmp) / f"{lang}.sbs"
             runs = []
             for k in range(args.repeat):
@@ -55,7 +58,7 @@ def main():
             s = Structure.load(out)
             prov = s.provenance
             record["rows"].append({
-                "text": lang, "files": [f.name for f in files],
+                "text": lang, "files": [f.name for f in files], "options": config,
                 "units": sum(f["units"] for f in prov["unlabeled"]), "unit": s.unit,
                 "wall_s": stats([w for w, _ in runs]), "peak_rss_mib": stats([r for _, r in runs]),
                 "splits": [{k: sp[k] for k in ("name", "attributes", "problems", "method", "seconds")}

@@ -118,17 +118,26 @@ def task_tag_table(record):
 
 
 def aso_table(record):
-    rows = ["| raw text | units | `seqbil aso` wall (s) | peak RSS (MiB) | structure file (MiB) | splits (features, "
-            "problems, seconds of the last run) |", "| --- | --- | --- | --- | --- | --- |"]
+    rows = ["| raw text | options | units | `seqbil aso` wall (s) | peak RSS (MiB) | structure file (MiB) | splits "
+            "(features, problems, seconds of the last run) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    peaks = {}
     for r in record["rows"]:
+        files = list(dict.fromkeys(r["files"]))
+        times = len(r["files"]) // max(len(files), 1)
         splits = "; ".join(f"{s['name']}: {s['attributes']:,}, {s['problems']}, {s['seconds']:.0f} s"
                            for s in r["splits"])
-        rows.append(f"| {r['text']} ({', '.join(r['files'])}) | {r['units']:,} {r['unit']}s | {spread(r['wall_s'])} | "
+        peaks[r["text"]] = r["peak_rss_mib"]["median"]
+        rows.append(f"| {r['text']} ({', '.join(files)}{f', each {times} times' if times > 1 else ''}) | "
+                    f"{' '.join(r.get('options', [])) or '–'} | {r['units']:,} {r['unit']}s | {spread(r['wall_s'])} | "
                     f"{spread(r['peak_rss_mib'], '{:.0f}')} | {r['structure_mib']:.1f} | {splits} |")
     first = record["rows"][0]
+    growth = ""
+    if "en" in peaks and "en2" in peaks:
+        growth = (f" The English text twice, with the features and targets of the text once, takes "
+                  f"{100 * (peaks['en2'] / peaks['en'] - 1):+.1f}% peak memory (medians).")
     return (f"Learning a structure from unlabeled text with `seqbil aso --jobs {record['jobs']}` "
             f"({first['targets']} targets, h = {first['dim']} per split), end to end (raw text in, structure "
-            f"file out).\n\n" + "\n".join(rows) + f"\n\n{provenance(record)}\n")
+            f"file out).{growth}\n\n" + "\n".join(rows) + f"\n\n{provenance(record)}\n")
 
 
 def rpa_table(record):
