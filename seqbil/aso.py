@@ -378,7 +378,12 @@ class SplitText:
     def count(self, min_count):
         """Count every template's keys over the text and keep those seen min_count
         times as the index's tables (FeatureIndex.build's, sorted per template)."""
-        min_count = max(1, min_count)
+        return self.set_counts(self.key_counts(), min_count)
+
+    def key_counts(self):
+        """Per template, (its distinct keys, sorted, and how often each is seen) over the
+        text. The keys are of the field vocabularies: texts whose vocabularies are the
+        same (merge_values) give counts that add up (merge_key_counts)."""
         single = [np.zeros(r, np.int64) if r else None for r in self.radix]
         seen = [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in range(self.T)]
         buf = np.empty((min(self.chunk, self.P), self.T), np.int64)
@@ -390,25 +395,31 @@ class SplitText:
                     single[t] += np.bincount(keys[:, t], minlength=self.radix[t])
                     continue
                 u, c = np.unique(keys[:, t], return_counts=True)
-                k0, c0 = seen[t]
-                merged, at = np.unique(np.concatenate([k0, u]), return_inverse=True)
-                counts = np.zeros(len(merged), np.int64)
-                np.add.at(counts, at, np.concatenate([c0, c]))
-                seen[t] = merged, counts
-        del buf
-        tables, ptr = [], [0]
-        self.direct, direct_ptr = [], [0]
+                seen[t] = _add_counts(seen[t], (u, c))
+        out = []
         for t in range(self.T):
             if single[t] is not None:
-                keys = np.flatnonzero(single[t] >= min_count).astype(np.int64)
+                keys = np.flatnonzero(single[t]).astype(np.int64)
+                out.append((keys, single[t][keys]))
+            else:
+                out.append(seen[t])
+        return out
+
+    def set_counts(self, counts, min_count):
+        """The index's tables from key_counts (of this text, or merged over texts with
+        the same vocabularies): the keys seen min_count times."""
+        min_count = max(1, min_count)
+        tables, ptr = [], [0]
+        self.direct, direct_ptr = [], [0]
+        for t, (keys, n) in enumerate(counts):
+            keys = keys[n >= min_count]
+            if self.radix[t]:
                 lut = np.full(self.radix[t], -1, np.int32)
                 lut[keys] = ptr[-1] + np.arange(len(keys), dtype=np.int32)
                 self.direct.append(lut)
-            else:
-                keys = seen[t][0][seen[t][1] >= min_count]
             tables.append(keys)
             ptr.append(ptr[-1] + len(keys))
-            direct_ptr.append(direct_ptr[-1] + (self.radix[t] if single[t] is not None else 0))
+            direct_ptr.append(direct_ptr[-1] + self.radix[t])
         self.index.tables[0] = (np.concatenate(tables) if tables else np.zeros(0, np.int64), np.array(ptr, np.int64))
         self.direct = np.concatenate(self.direct) if self.direct else np.zeros(0, np.int32)
         self.direct_ptr = np.array(direct_ptr, np.int64)
@@ -428,6 +439,40 @@ class SplitText:
         out = np.empty(len(positions), np.int32) if out is None else out[:len(positions)]
         self.positions.values(positions, column, table, offset, out)
         return out
+
+
+def _add_counts(a, b):
+    """(keys, counts) of two sorted (keys, counts) pairs, added."""
+    merged, at = np.unique(np.concatenate([a[0], b[0]]), return_inverse=True)
+    counts = np.zeros(len(merged), np.int64)
+    np.add.at(counts, at, np.concatenate([a[1], b[1]]))
+    return merged, counts
+
+
+def merge_key_counts(parts):
+    """SplitText.key_counts of several texts (with the same vocabularies) added up, as
+    key_counts of the texts one after another gives them."""
+    out = None
+    for part in parts:
+        out = list(part) if out is None else [_add_counts(a, b) for a, b in zip(out, part)]
+    return out
+
+
+def merge_values(corpora):
+    """The corpora (of the same columns) over shared value tables: each column's values
+    in order of first appearance over the corpora one after another, as reading their
+    texts one after another gives them; every corpus's ids renumbered in place."""
+    if not corpora:
+        return corpora
+    for c in range(len(corpora[0].values)):
+        merged = _Ids()
+        luts = [np.fromiter(map(merged.__getitem__, corpus.values[c]), dtype=np.int32, count=len(corpus.values[c]))
+                for corpus in corpora]
+        values = list(merged)
+        for corpus, lut in zip(corpora, luts):
+            corpus.values[c] = values
+            corpus.ids[c] = lut[corpus.ids[c]] if len(lut) else corpus.ids[c]
+    return corpora
 
 
 class StructureLearner:

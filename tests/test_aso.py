@@ -493,6 +493,37 @@ def test_text_read_from_several_files_and_gzip(markov, tmp_path):
 
 
 @pytest.mark.parametrize("split", SPLITS, ids=[s[0] for s in SPLITS])
+def test_counts_of_parts_merged_are_the_whole_texts(markov, split):
+    """The files read each on its own, over merged value tables (merge_values): their
+    key counts added up (merge_key_counts) give every part the index of the files read
+    together, and each part's features are those of its positions in the whole text."""
+    from seqbil.aso import SplitText, merge_key_counts, merge_values
+    from seqbil.features.templates import TemplateSet, parse_template
+    _, paths = markov
+    whole, _ = read_text(paths, "token")
+    parts = merge_values([read_text([p], "token")[0] for p in paths])
+    assert all(part.values == whole.values for part in parts)
+    np.testing.assert_array_equal(np.concatenate([part.ids[0] for part in parts]), whole.ids[0])
+    name, texts, offsets, column = split
+    templates = TemplateSet(parse_template(t) for t in texts)
+    for min_count in (1, 3):
+        ref = SplitText(whole, templates, 50)
+        index = ref.count(min_count)
+        texts_ = [SplitText(part, templates, 50) for part in parts]
+        merged = merge_key_counts([t.key_counts() for t in texts_])
+        start = 0
+        for text in texts_:
+            mine = text.set_counts(merged, min_count)
+            for a, b in zip(mine.tables[0], index.tables[0]):
+                np.testing.assert_array_equal(a, b)
+            at = np.arange(text.P, dtype=np.int64)
+            got, want = text.csr(at), ref.csr(at + start)
+            for a, b in zip(got, want):
+                np.testing.assert_array_equal(a, b)
+            start += text.P
+
+
+@pytest.mark.parametrize("split", SPLITS, ids=[s[0] for s in SPLITS])
 @pytest.mark.parametrize("chunk", [1, 37, 1 << 16])
 def test_split_text_counts_and_encodes_as_the_whole_text(markov, split, chunk):
     """SplitText's index (counted chunk by chunk) is FeatureIndex.build's on the whole
