@@ -8,6 +8,7 @@
     seqbil.evaluate(model, "test.txt")["f1"]
     seqbil.tag_file(model, "test.txt", "tagged.txt", jobs=2)   # what `seqbil tag` does (tagging.py)
 """
+import os
 import sys
 
 from . import params
@@ -270,11 +271,35 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
     return result
 
 
+def _sharded_structure(settings, paths, unit, columns, n_sentences, specs, jobs, echo, progress, shards, client,
+                       scheduler, workers, n_files):
+    """(structure, a corpus of the text's value tables without its tokens, the counts
+    of column 0's values) learned on the shards of a Dask cluster."""
+    from .dask.aso import ShardedStructureLearner
+    from .dask.cluster import connect
+    from .tagging import cpus
+
+    if client is None and scheduler is None and workers is None:
+        workers = min(shards, cpus())
+    spec = {"paths": [os.path.abspath(p) for p in paths], "unit": unit, "encoding": settings["encoding"],
+            "columns": columns}
+    with connect(client=client, scheduler=scheduler, workers=workers, echo=echo) as c:
+        learner = ShardedStructureLearner(settings, c, shards, spec, n_sentences, unit, specs, jobs, echo, progress)
+        echo(f"read {n_sentences} sentences, {learner.P} {unit}s ({len(learner.values[0])} distinct) from "
+             f"{n_files} file{'s' * (n_files > 1)} on {shards} shards of {', '.join(map(str, learner.sizes))} {unit}s")
+        try:
+            structure = learner.learn()
+        finally:
+            learner.close()
+    structure.provenance["shards"] = shards
+    return structure, learner.empty, learner.counts[0]
+
+
 __all__ = ["train", "resume", "load", "evaluate", "evaluate_files", "tag_file", "Model", "SeqbilError"]
 
 
 def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, verbose=False, progress=False,
-                    echo=None, **options):
+                    echo=None, shards=0, client=None, scheduler=None, workers=None, **options):
     """Learn a structure from unlabeled text (Ando & Zhang's alternating structure
     optimization; seqbil/aso.py) and return it (a features.structure.Structure),
     saved to `out` when given; `seqbil train --structure OUT` then adds its features.
@@ -285,9 +310,16 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
         seqbil models), which splits may read and predict (@COLUMN).
     config: a bundled config name or a TOML file, for [corpus] format and encoding
         and the [structure] section (splits, targets, dim, aux_*); options override.
-    jobs: threads training the auxiliary problems.
+    jobs: threads training the auxiliary problems (on each worker with shards).
     vectors: also write word vectors (word2vec text) of the split that reads only
         the token itself, for every word of the text seen aux_min_count times.
+    shards=K: the auxiliary problems trained on K shards of the text on a Dask
+        cluster (pip install "seqbil[dask]"; seqbil/dask/aso.py): a LocalCluster of
+        `workers` processes (default: one per CPU core and no more than K), the
+        scheduler at `scheduler`, or a dask Client `client`; the files must be at the
+        same paths on the workers. Each worker holds its part of the text, the driver
+        the splits' weights; the closed-form first round gives the one process's
+        structure, the SGD rounds the average of the shards' weights.
     """
     import time
 
@@ -307,16 +339,30 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
     unit = "char" if fmt == "sighan" else "token"
     specs = split_specs(settings, fmt, sources.get("splits", "<settings>"))
     from tqdm import tqdm
+    if shards is None or isinstance(shards, bool) or not isinstance(shards, int) or shards < 0:
+        raise SeqbilError(f"shards must be a whole number of at least 0, got {shards!r}")
+    if not shards and (client is not None or scheduler is not None or workers is not None):
+        raise SeqbilError("a Dask client, scheduler or workers go with shards")
     t0 = time.perf_counter()
+    columns = settings["unlabeled_format"] == "columns"
     with tqdm(desc="reading", unit=" " + unit + "s", unit_scale=True, leave=False, disable=not progress,
               dynamic_ncols=True) as bar:
-        if settings["unlabeled_format"] == "columns":
-            corpus, records = read_columns(unlabeled, settings["encoding"], bar.update)
+        # with shards, the driver only counts the sentences (and checks the files): the
+        # workers read their parts
+        keep = (0, 0) if shards else None
+        if columns:
+            corpus, records = read_columns(unlabeled, settings["encoding"], bar.update, keep=keep)
         else:
-            corpus, records = read_text(unlabeled, unit, settings["encoding"], bar.update)
-    echo(f"read {len(corpus)} sentences, {corpus.n_tokens} {unit}s ({len(corpus.values[0])} distinct) from "
-         f"{len(records)} file{'s' * (len(records) > 1)} in {time.perf_counter() - t0:.1f} s")
-    structure = StructureLearner(settings, corpus, unit, specs, jobs, echo, progress).learn()
+            corpus, records = read_text(unlabeled, unit, settings["encoding"], bar.update, keep=keep)
+    n_sentences = sum(r["sentences"] for r in records)
+    if shards:
+        structure, corpus, counts = _sharded_structure(settings, unlabeled, unit, columns, n_sentences, specs, jobs,
+                                                       echo, progress, shards, client, scheduler, workers,
+                                                       len(records))
+    else:
+        echo(f"read {len(corpus)} sentences, {corpus.n_tokens} {unit}s ({len(corpus.values[0])} distinct) from "
+             f"{len(records)} file{'s' * (len(records) > 1)} in {time.perf_counter() - t0:.1f} s")
+        structure, counts = StructureLearner(settings, corpus, unit, specs, jobs, echo, progress).learn(), None
     structure.provenance["unlabeled"] = records
     structure.provenance["config"] = str(config) if config is not None else None
     structure.provenance["format"] = fmt
@@ -325,7 +371,7 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
         echo(f"wrote {out}: {len(structure.splits)} splits, {structure.dim} features per token "
              f"({structure.provenance['seconds']:.1f} s)")
     if vectors is not None:
-        words, matrix = word_vectors(structure, corpus, settings["aux_min_count"])
+        words, matrix = word_vectors(structure, corpus, settings["aux_min_count"], counts)
         write_vectors(vectors, words, matrix)
         echo(f"wrote {vectors}: {len(words)} word vectors of dimension {matrix.shape[1]}")
     return structure

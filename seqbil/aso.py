@@ -53,22 +53,27 @@ def fold_target(word):
     return "".join("0" if c.isdigit() else c for c in word.lower())
 
 
-def read_text(paths, unit, encoding="utf-8", progress=None):
+def read_text(paths, unit, encoding="utf-8", progress=None, keep=None):
     """(Corpus of one column, records): raw text, a sentence per line; unit "token":
     tokens separated by white space; "char": the characters, white space dropped.
     Empty lines are skipped. records: per file its path, sha256, bytes, lines and
-    units read."""
+    units read. keep=(lo, hi): only sentences lo..hi-1 of the files one after another
+    go into the corpus (a shard's; the records are of the whole text)."""
     # as array('i') / ('q'): 4 bytes a token while reading, not a list's 8
     lengths, ids, vocab, records = array("q"), array("i"), _Ids(), []
     get = vocab.__getitem__
+    lo, hi = keep if keep is not None else (0, float("inf"))
+    j = 0
     for path in paths:
         n_lines = n_units = 0
         for _, line in read_lines(path, encoding):
             units = line.split() if unit == "token" else [c for c in line if not c.isspace()]
             if not units:
                 continue
-            lengths.append(len(units))
-            ids.extend(map(get, units))
+            if lo <= j < hi:
+                lengths.append(len(units))
+                ids.extend(map(get, units))
+            j += 1
             n_lines += 1
             n_units += len(units)
             if progress is not None:
@@ -86,20 +91,24 @@ def _unlabeled_corpus(lengths, values, columns):
     return Corpus(lengths, values, ids, [], np.broadcast_to(np.int32(-1), (P,)))
 
 
-def read_columns(paths, encoding="utf-8", progress=None):
+def read_columns(paths, encoding="utf-8", progress=None, keep=None):
     """(Corpus, records) of column files (a token per line, fields separated by spaces
     or tabs as in CoNLL files, formats/conll.py: split_fields; a blank line between
     sentences), every field a column: e.g. raw text tagged by seqbil models (`seqbil
-    tag` writes the input's fields and the label)."""
+    tag` writes the input's fields and the label). keep: as read_text's."""
     lengths, records, width = array("q"), [], None
     columns, vocab = [], []
+    lo, hi = keep if keep is not None else (0, float("inf"))
+    j = 0
     for path in paths:
         n_sent = n_units = n = 0
         for number, line in read_lines(path, encoding):
             fields = split_fields(line)
             if not fields:
                 if n:
-                    lengths.append(n)
+                    if lo <= j < hi:
+                        lengths.append(n)
+                    j += 1
                     n_sent += 1
                     n = 0
                 continue
@@ -108,14 +117,17 @@ def read_columns(paths, encoding="utf-8", progress=None):
                 columns, vocab = [array("i") for _ in fields], [_Ids() for _ in fields]
             if len(fields) != width:
                 raise InputError(path, number, f"expected {width} fields, found {len(fields)}")
-            for col, ids, value in zip(columns, vocab, fields):
-                col.append(ids[value])
+            if lo <= j < hi:
+                for col, ids, value in zip(columns, vocab, fields):
+                    col.append(ids[value])
             n += 1
             n_units += 1
             if progress is not None:
                 progress(1)
         if n:
-            lengths.append(n)
+            if lo <= j < hi:
+                lengths.append(n)
+            j += 1
             n_sent += 1
         records.append(_file_record(path, n_sent, n_units, columns=width))
     return _unlabeled_corpus(lengths, [list(v) for v in vocab], columns), records
@@ -136,6 +148,11 @@ def target_table(corpus, m, column=0):
     the column's value v, or -1; covered: the tokens whose value is a target."""
     values = corpus.values[column]
     counts = np.bincount(corpus.ids[column], minlength=len(values)) if len(values) else np.zeros(0, np.int64)
+    return targets_of_counts(values, counts, m, column)
+
+
+def targets_of_counts(values, counts, m, column=0):
+    """target_table of a column's values and how often each is seen."""
     folded = _Ids()
     fold = fold_target if column == 0 else str
     lut = np.fromiter(map(folded.__getitem__, map(fold, values)), dtype=np.int64, count=len(values))
@@ -489,12 +506,12 @@ class StructureLearner:
     def learn(self):
         s = self.settings
         t0 = time.perf_counter()
-        P = self.corpus.n_tokens
+        P = self.n_tokens()
         self.targets = {}  # column: (target values, target id of each of the column's values or -1, coverage)
         for column in sorted({c for _, _, _, c in self.splits}):
-            if column >= len(self.corpus.values):
+            if column >= self.n_columns():
                 continue  # _split says which split asks for it
-            names, table, covered = target_table(self.corpus, s["targets"], column)
+            names, table, covered = self.target_table(s["targets"], column)
             self.targets[column] = names, table, covered / P if P else 0.0
             self.echo(f"{len(names)} targets{f' of column {column}' if column else ''} cover "
                       f"{100 * self.targets[column][2]:.1f}% of the {P} "
@@ -520,13 +537,13 @@ class StructureLearner:
     def _split(self, name, texts, offsets, column):
         s = self.settings
         templates = TemplateSet(parse_template(t) for t in texts)
-        n_columns = len(self.corpus.values)
+        n_columns = self.n_columns()
         for c in sorted({f.column for t in templates.templates for _, f in t.refs} | {column}):
             if c >= n_columns:
                 raise SeqbilError(f"split {name} reads or predicts column {c}, but the unlabeled text has "
                                   f"{n_columns} column{'s' * (n_columns > 1)}")
-        text = SplitText(self.corpus, templates, self.chunk, self.fields)
-        index = text.count(s["aux_min_count"])
+        text = self.split_text(name, templates)
+        index = text.index
         values, table, _ = self.targets[column]
         d, m = index.n_keyed(0), len(values)
         if d == 0:
@@ -540,11 +557,33 @@ class StructureLearner:
             # M = [sqrt(lambda) u_l]: one lambda for all, so the singular vectors are those of U
             theta, sv = top_singular(U, s["dim"], s["seed"], self.jobs)
             del U
-        rms = self._rms(text, theta)
+        rms = self.rms(text, theta)
+        self.done_with(name)
         method = methods[0] + (f"; then {len(methods) - 1} more round(s) by SGD" if len(methods) > 1 else "")
         info = {"name": name, "attributes": d, "problems": m * len(offsets), "method": method,
                 "singular_values": [round(float(x), 6) for x in sv[:10]], "rms": rms}
         return Split(name, offsets, index, theta, rms, column), info
+
+    # what the text is asked for; seqbil/dask/aso.py asks the shards of a cluster instead
+
+    def n_tokens(self):
+        return self.corpus.n_tokens
+
+    def n_columns(self):
+        return len(self.corpus.values)
+
+    def target_table(self, m, column):
+        return target_table(self.corpus, m, column)
+
+    def split_text(self, name, templates):
+        """The split's SplitText, its index counted."""
+        text = SplitText(self.corpus, templates, self.chunk, self.fields)
+        text.count(self.settings["aux_min_count"])
+        text.name = name
+        return text
+
+    def done_with(self, name):
+        """(the split is learned)"""
 
     def weights(self, text, rnd, name, offsets, column, theta=None):
         """The problems of a split (SplitText, counted) in round rnd: U = [u_l] as its
@@ -556,6 +595,12 @@ class StructureLearner:
 
     def _closed_form(self, text, offsets, column):
         s = self.settings
+        pos, total = self.cooccurrence_counts(text, offsets, column)
+        return [closed_form_counts(counts, total, text.P, s["aux_lambda"], s["aux_loss"]) for counts in pos]
+
+    def cooccurrence_counts(self, text, offsets, column):
+        """(pos, total) of closed_form_counts for each offset: counts, which add up over
+        the parts of a text."""
         _, table, _ = self.targets[column]
         d, m = text.index.n_keyed(0), len(self.targets[column][0])
         pos = list(_column_blocks(d, [m] * len(offsets), np.int32))
@@ -568,7 +613,7 @@ class StructureLearner:
                 target = text.values(at[has], column, table, o)
                 keep = target >= 0
                 np.add.at(counts.reshape(-1), ids[keep].astype(np.int64) * m + target[keep], 1)
-        return [closed_form_counts(counts, total, text.P, s["aux_lambda"], s["aux_loss"]) for counts in pos]
+        return pos, total
 
     def _sgd(self, text, rnd, name, offsets, column, theta):
         from tqdm import tqdm
@@ -624,14 +669,18 @@ class StructureLearner:
             out.append(W)
         return out
 
-    def _rms(self, text, theta):
+    def rms(self, text, theta):
         """Root mean square of the entries of Theta phi(x) over the tokens."""
+        n = self.n_tokens() * theta.shape[1]
+        return float(np.sqrt(self.sum_squares(text, theta) / n)) if n else 0.0
+
+    def sum_squares(self, text, theta):
+        """The sum of the squared entries of Theta phi(x) over the text's tokens."""
         from ._kernels.aso import sum_squares
         total = 0.0
         for at, buf in text.chunks():
             total += sum_squares(*text.csr(at, buf), theta)
-        n = text.P * theta.shape[1]
-        return float(np.sqrt(total / n)) if n else 0.0
+        return total
 
 
 def _column_blocks(d, widths, dtype=np.float32):
@@ -655,17 +704,19 @@ def split_specs(settings, fmt, origin="<settings>"):
     return specs
 
 
-def word_vectors(structure, corpus, min_count):
+def word_vectors(structure, corpus, min_count, counts=None):
     """(words, vectors) of the first split that reads only the token itself: every word
     of the unlabeled text seen min_count times, most frequent first, and its Theta phi
-    divided by the split's RMS (Theta phi of a word alone is all such a split sees)."""
+    divided by the split's RMS (Theta phi of a word alone is all such a split sees).
+    counts: how often each of corpus.values[0] is seen (default: counted in corpus)."""
     for split in structure.splits:
         if all(r == 0 for t in split.index.templates.templates for r, _ in t.refs):
             break
     else:
         raise SeqbilError("no split reads only the token itself, so the structure gives no word vectors "
                           "(declare one such as 'word: %x[0,0] %x[0,0]|suffix:3 -> -1 1')")
-    counts = np.bincount(corpus.ids[0], minlength=len(corpus.values[0]))
+    if counts is None:
+        counts = np.bincount(corpus.ids[0], minlength=len(corpus.values[0]))
     keep = np.flatnonzero(counts >= min_count)
     keep = keep[np.argsort(-counts[keep], kind="stable")]
     words = [corpus.values[0][i] for i in keep]

@@ -182,9 +182,16 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
 @click.option("--vectors", "vectors_path", metavar="FILE", help="Also write word vectors (word2vec text format) "
               "from the split that reads only the token itself.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@click.option("--shards", type=click.IntRange(min=1), metavar="K", help="Train the auxiliary problems on K shards of "
+              "the text on a Dask cluster (pip install \"seqbil[dask]\"): each worker holds its part of the text; "
+              "see seqbil/dask/aso.py.  [default: one process]")
+@click.option("--scheduler", metavar="ADDRESS", help="With --shards: run on this Dask scheduler (tcp://host:8786, or a "
+              "scheduler file); the text must be at the same paths on its workers.  [default: a local cluster]")
+@click.option("--workers", type=click.IntRange(min=1), metavar="N", help="With --shards: a local Dask cluster of N "
+              "worker processes.  [default: one per CPU core, at most K]")
 @param_options(("structure",), ("format", "encoding", "seed"))
 @fail_cleanly
-def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, **overrides):
+def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, shards, scheduler, workers, **overrides):
     """Learn structure from unlabeled text (Ando & Zhang 2005).
 
     Sets auxiliary problems that raw text answers by itself (is the word at this
@@ -204,8 +211,12 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, **overrides):
 
     if not unlabeled and not more:
         raise click.UsageError("give the unlabeled text: --unlabeled FILE...")
+    if (scheduler is not None or workers is not None) and not shards:
+        raise click.UsageError("--scheduler and --workers go with --shards")
+    if scheduler is not None and workers is not None:
+        raise click.UsageError("give --workers (a local cluster) or --scheduler, not both")
     learn_structure(list(unlabeled) + list(more), out, config=config, jobs=jobs, vectors=vectors_path, echo=echo_err,
-                    progress=not quiet, **overrides)
+                    progress=not quiet, shards=shards or 0, scheduler=scheduler, workers=workers, **overrides)
 
 
 @main.command(context_settings={"show_default": True})

@@ -1,0 +1,117 @@
+"""seqbil aso --shards K (seqbil/dask/aso.py) on a local Dask cluster, against the
+structure learned in one process and, for the SGD rounds, against the shards' own
+runs averaged by hand."""
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+distributed = pytest.importorskip("distributed")
+
+from seqbil.api import learn_structure  # noqa: E402
+from seqbil.aso import StructureLearner, merge_values, read_text, split_specs, top_singular  # noqa: E402
+from seqbil.cli import main  # noqa: E402
+from seqbil.features.structure import Structure  # noqa: E402
+from seqbil.params import resolve  # noqa: E402
+
+from test_aso import markov_text, write_parts  # noqa: E402
+
+CLOSED = ["left: %x[-1,0] -> 0", "right: %x[1,0]|lower -> 0"]  # one template each: closed form
+SGD = ["left: %x[-1,0]|lower %x[-2,0]|lower -> 0", "word: %x[0,0] %x[0,0]|suffix:2 -> -1 1"]
+OPTIONS = {"targets": 12, "dim": 4, "aux_min_count": 2, "aux_epochs": 2}
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
+            distributed.Client(c) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def text(tmp_path_factory):
+    rng = np.random.default_rng(5)
+    return [str(p) for p in write_parts(tmp_path_factory.mktemp("aso_shards"), markov_text(rng, n_sent=300,
+                                                                                         words=50))]
+
+
+def assert_same_structure(a, b, exact=True):
+    assert [s.name for s in a.splits] == [s.name for s in b.splits]
+    for x, y in zip(a.splits, b.splits):
+        np.testing.assert_array_equal(x.index.tables[0][0], y.index.tables[0][0])
+        np.testing.assert_array_equal(x.index.tables[0][1], y.index.tables[0][1])
+        if exact:
+            np.testing.assert_array_equal(x.theta, y.theta)
+        else:
+            np.testing.assert_allclose(x.theta, y.theta, rtol=1e-5, atol=1e-6)
+        assert x.rms == pytest.approx(y.rms, rel=1e-9)
+
+
+@pytest.mark.parametrize("K", [1, 2, 3])
+def test_closed_form_splits_on_shards_are_the_one_process_structure(client, text, K):
+    """The first round in closed form adds the shards' counts: index, Theta and RMS are
+    those of one process, however many shards (3 shards on 2 workers too)."""
+    one = learn_structure(text, splits=CLOSED, **OPTIONS)
+    sharded = learn_structure(text, splits=CLOSED, shards=K, client=client, **OPTIONS)
+    assert_same_structure(one, sharded)
+    assert sharded.provenance["shards"] == K
+
+
+def test_one_shard_is_one_process_for_sgd_too(client, text):
+    one = learn_structure(text, splits=SGD, **OPTIONS)
+    sharded = learn_structure(text, splits=SGD, shards=1, client=client, **OPTIONS)
+    assert_same_structure(one, sharded)
+
+
+def test_sgd_on_shards_is_the_average_of_the_shards_runs(client, text):
+    """Each SGD split's weights are the shards' own runs (each a StructureLearner on its
+    part of the text, with the whole text's vocabularies, index and targets) averaged
+    by their tokens, then the one process's SVD."""
+    K = 2
+    sharded = learn_structure(text, splits=SGD, shards=K, client=client, **OPTIONS)
+    settings, _ = resolve(None, {"splits": SGD, **OPTIONS})
+    whole, _ = read_text(text, "token")
+    n = len(whole)
+    parts = merge_values([read_text(text, "token", keep=(n * k // K, n * (k + 1) // K))[0] for k in range(K)])
+    ref = StructureLearner(settings, whole, "token", split_specs(settings, "conll"))
+    ref.targets = {0: (*ref.target_table(settings["targets"], 0)[:2], 0.0)}
+    learners = [StructureLearner(settings, part, "token", []) for part in parts]
+    for lrn in learners:
+        lrn.targets = ref.targets
+    for (name, texts, offsets, column), got in zip(split_specs(settings, "conll"), sharded.splits):
+        from seqbil.features.templates import TemplateSet, parse_template
+        templates = TemplateSet(parse_template(t) for t in texts)
+        index = ref.split_text(name, templates).index
+        np.testing.assert_array_equal(index.tables[0][0], got.index.tables[0][0])
+        runs = []
+        for lrn in learners:
+            t = lrn.split_text(name, templates)
+            t.set_counts(ref.split_text(name, templates).key_counts(), settings["aux_min_count"])
+            runs.append(lrn._sgd(t, 0, name, offsets, column, None))
+        tokens = [p.n_tokens for p in parts]
+        blocks = []
+        for b in range(len(runs[0])):
+            W = np.zeros_like(runs[0][b])
+            for run, P in zip(runs, tokens):
+                W += np.float32(P / sum(tokens)) * run[b]
+            blocks.append(W)
+        theta, _ = top_singular(blocks, settings["dim"], settings["seed"])
+        np.testing.assert_allclose(got.theta, theta, rtol=1e-4, atol=1e-5)
+
+
+def test_the_cli_learns_on_shards_and_writes_vectors(tmp_path, text):
+    out, vec = tmp_path / "s.sbs", tmp_path / "s.vec"
+    args = ["aso", "-q", "--unlabeled", *text, "--out", str(out), "--split", CLOSED[0], "--split",
+            "word: %x[0,0] -> -1 1", "--targets", "12", "--dim", "4"]
+    r = CliRunner().invoke(main, args + ["--shards", "2", "--workers", "2", "--vectors", str(vec)])
+    assert r.exit_code == 0, r.output
+    one = CliRunner().invoke(main, args + ["--vectors", str(tmp_path / "one.vec")])
+    assert one.exit_code == 0, one.output
+    assert_same_structure(Structure.load(out), learn_structure(text, splits=[CLOSED[0], "word: %x[0,0] -> -1 1"],
+                                                               targets=12, dim=4))
+    mine, theirs = (p.read_text().split("\n") for p in (vec, tmp_path / "one.vec"))
+    assert mine[0] == theirs[0] and len(mine) == len(theirs)
+    for a, b in zip(mine[1:], theirs[1:]):
+        assert a.split()[0] == b.split()[0] if a else not b
+        np.testing.assert_allclose([float(x) for x in a.split()[1:]], [float(x) for x in b.split()[1:]], rtol=1e-5)
+    r = CliRunner().invoke(main, args + ["--workers", "2"])
+    assert r.exit_code == 2 and "--shards" in r.output
