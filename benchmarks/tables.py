@@ -140,6 +140,27 @@ def aso_table(record):
             f"file out).{growth}\n\n" + "\n".join(rows) + f"\n\n{provenance(record)}\n")
 
 
+def aso_shards_table(record):
+    rows = ["| system | peak RSS of the process run (MiB) | peak RSS of each worker (MiB) | held-out F1 of a chunker "
+            "with the structure |", "| --- | --- | --- | --- |"]
+    f1 = record["held_out_f1"]
+    for r, key in zip(record["rows"], ("one process", "--shards 2")):
+        workers = ", ".join(f"{w:.0f}" for w in r["worker_peaks_mib"]) or "–"
+        rows.append(f"| {r['system']} | {r['driver_peak_mib']:.0f} | {workers} | {f1[key]:.2f} |")
+    rows.append(f"| no structure | – | – | {f1['none']:.2f} |")
+    splits = ["| split | how its problems were learned | same features | principal angles between the two "
+              "subspaces, max / median / mean (degrees) |", "| --- | --- | --- | --- |"]
+    for s in record["splits"]:
+        a = s["angles_deg"]
+        splits.append(f"| {s['name']} | {s['method']} | {'yes' if s['same_index'] else 'no'} | {a['max']:.2f} / "
+                      f"{a['median']:.2f} / {a['mean']:.2f} |")
+    return (f"`seqbil aso --shards 2` on a local Dask cluster of 2 workers (one thread each) against `seqbil aso "
+            f"--jobs 2` in one process, on the English raw text ({', '.join(record['files'])}), one run each. "
+            f"Held-out F1: CoNLL-2000's training set, the first 90% to train (bol), the last 10% scored, the "
+            f"structure at scale {record['scale']} and window {record['window']}.\n\n" + "\n".join(rows) +
+            "\n\n" + "\n".join(splits) + f"\n\n{provenance(record)}\n")
+
+
 def rpa_table(record):
     rows = ["| system | one epoch (s) | epoch against sp | training passes (s) | train, end to end (s) | read + "
             "encode (s) | train peak RSS (MiB) | model (MiB) | test chunk F1 |",
@@ -423,7 +444,7 @@ def tag_breakdown_table(record):
 
 
 RENDERERS = {"train_memory": train_memory_table, "train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
-             "foreign_models": foreign_table, "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table,
+             "foreign_models": foreign_table, "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table, "aso_shards": aso_shards_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
              "ipm_speed": ipm_table, "calibration": calibration_table, "crf_speed": crf_speed_table,
              "crf_chosen": crf_chosen_table, "ipm_recovery": ipm_recovery_table,
