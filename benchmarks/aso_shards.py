@@ -10,7 +10,8 @@ unlabeled) with the default splits; one process with --jobs 2, the shards with o
 thread per worker. Downstream: CoNLL-2000's training set cut as experiments/aso.sh cuts
 it (the first 90% to train, the last 10% held out), learner bol, with each structure
 at the scale and window experiments/aso.sh chose on that held-out part, and without
-one. One run each: this is a memory benchmark (benchmarks/aso_speed.py times seqbil
+one; and as experiments/aso.sh scores a structure, test F1 of bol trained on the whole
+training set, seeds 1 to 3. One run each: this is a memory benchmark (benchmarks/aso_speed.py times seqbil
 aso). Writes results/speed/aso_shards.json and .md.
 """
 import argparse
@@ -30,6 +31,7 @@ from record import ROOT, find_corpus, header, run_measured  # noqa: E402
 
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
 SCALE, WINDOW = "0.1", "-1,0,1"  # results/aso: experiments/aso.sh's choice on the held-out tenth
+SEEDS = (1, 2, 3)
 
 
 def angles(a, b):
@@ -40,13 +42,15 @@ def angles(a, b):
     return np.degrees(np.arccos(np.clip(s, -1.0, 1.0)))
 
 
-def held_out_f1(work, train, held, structure):
+def f1(work, train, test, structure, seed=1):
+    """Chunk F1 on test of bol trained on train (with the structure, at SCALE and WINDOW)."""
     model = work / "m.sbm"
     extra = ["--structure", str(structure), "--structure-scale", SCALE, f"--structure-window={WINDOW}"] \
         if structure else []
     subprocess.run(SEQBIL + ["train", "-q", "--temperature", "1", "--config", "conll2000", "--learner", "bol",
-                             "--train", str(train), "--model", str(model), *extra], check=True)
-    out = subprocess.run(SEQBIL + ["eval", "--model", str(model), "--data", str(held), "--json"], check=True,
+                             "--seed", str(seed), "--train", str(train), "--model", str(model), *extra], check=True,
+                   capture_output=True)
+    out = subprocess.run(SEQBIL + ["eval", "--model", str(model), "--data", str(test), "--json"], check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out)["f1"]
 
@@ -62,6 +66,7 @@ def main():
     args = ap.parse_args()
     files = sorted((unlabeled_dir(args.unlabeled) / "en").glob("*.txt*"))
     conll = find_corpus("conll2000", "train.txt.gz", args.data)
+    test = find_corpus("conll2000", "test.txt.gz", args.data)
     record = {**header(), "benchmark": "aso_shards", "files": [f.name for f in files], "rows": []}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -92,10 +97,10 @@ def main():
         subprocess.run([sys.executable, str(ROOT / "experiments" / "lib" / "subset.py"), "--format", "conll",
                         "--first", "0.9", str(conll), str(train), str(held)], check=True)
         print("aso_shards: downstream", file=sys.stderr)
-        record["held_out_f1"] = {"none": held_out_f1(work, train, held, None),
-                                 "one process": held_out_f1(work, train, held, one),
-                                 "--shards 2": held_out_f1(work, train, held, two)}
-        record["scale"], record["window"] = SCALE, WINDOW
+        structures = {"none": None, "one process": one, "--shards 2": two}
+        record["held_out_f1"] = {k: f1(work, train, held, v) for k, v in structures.items()}
+        record["test_f1"] = {k: [f1(work, conll, test, v, seed) for seed in SEEDS] for k, v in structures.items()}
+        record["scale"], record["window"], record["seeds"] = SCALE, WINDOW, list(SEEDS)
     from tables import publish
     publish(args.out, record)
 

@@ -616,6 +616,18 @@ class StructureLearner:
         return pos, total
 
     def _sgd(self, text, rnd, name, offsets, column, theta):
+        steps = self.sgd_epochs(text, rnd, name, offsets, column, theta)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+
+    def sgd_epochs(self, text, rnd, name, offsets, column, theta):
+        """The SGD of a split's problems (weights: U as its column blocks) an epoch at a
+        time: yields, after each epoch, the blocks [offset, first target, W, V, steps
+        taken, scale of W = 1] (their W and V may be set in between: the shards of
+        seqbil/dask/aso.py mix them); returns the weights."""
         from tqdm import tqdm
 
         from ._kernels.aso import fold_scale, sgd_steps
@@ -662,6 +674,7 @@ class StructureLearner:
                 for block in blocks:
                     fold_scale(block[2], block[5])
                     block[5] = 1.0
+                yield blocks
         out = []
         for k, b0, W, V, _, _ in blocks:
             if h:

@@ -11,6 +11,7 @@ from seqbil.api import learn_structure  # noqa: E402
 from seqbil.aso import StructureLearner, merge_values, read_text, split_specs, top_singular  # noqa: E402
 from seqbil.cli import main  # noqa: E402
 from seqbil.features.structure import Structure  # noqa: E402
+from seqbil.features.templates import TemplateSet, parse_template  # noqa: E402
 from seqbil.params import resolve  # noqa: E402
 
 from test_aso import markov_text, write_parts  # noqa: E402
@@ -62,10 +63,11 @@ def test_one_shard_is_one_process_for_sgd_too(client, text):
     assert_same_structure(one, sharded)
 
 
-def test_sgd_on_shards_is_the_average_of_the_shards_runs(client, text):
-    """Each SGD split's weights are the shards' own runs (each a StructureLearner on its
-    part of the text, with the whole text's vocabularies, index and targets) averaged
-    by their tokens, then the one process's SVD."""
+def test_sgd_on_shards_is_parameter_mixing_of_the_shards_epochs(client, text):
+    """Each SGD split's weights: every epoch, each shard's pass (a StructureLearner on its
+    part of the text, with the whole text's vocabularies, index and targets) from the
+    mixed weights, which are then the passes' weights averaged by tokens; then the one
+    process's SVD. Done here by hand, shard after shard."""
     K = 2
     sharded = learn_structure(text, splits=SGD, shards=K, client=client, **OPTIONS)
     settings, _ = resolve(None, {"splits": SGD, **OPTIONS})
@@ -77,24 +79,27 @@ def test_sgd_on_shards_is_the_average_of_the_shards_runs(client, text):
     learners = [StructureLearner(settings, part, "token", []) for part in parts]
     for lrn in learners:
         lrn.targets = ref.targets
+    mu = [np.float32(p.n_tokens / whole.n_tokens) for p in parts]
     for (name, texts, offsets, column), got in zip(split_specs(settings, "conll"), sharded.splits):
-        from seqbil.features.templates import TemplateSet, parse_template
         templates = TemplateSet(parse_template(t) for t in texts)
-        index = ref.split_text(name, templates).index
-        np.testing.assert_array_equal(index.tables[0][0], got.index.tables[0][0])
-        runs = []
+        counts = ref.split_text(name, templates).key_counts()
+        np.testing.assert_array_equal(ref.split_text(name, templates).index.tables[0][0], got.index.tables[0][0])
+        epochs = []
         for lrn in learners:
             t = lrn.split_text(name, templates)
-            t.set_counts(ref.split_text(name, templates).key_counts(), settings["aux_min_count"])
-            runs.append(lrn._sgd(t, 0, name, offsets, column, None))
-        tokens = [p.n_tokens for p in parts]
-        blocks = []
-        for b in range(len(runs[0])):
-            W = np.zeros_like(runs[0][b])
-            for run, P in zip(runs, tokens):
-                W += np.float32(P / sum(tokens)) * run[b]
-            blocks.append(W)
-        theta, _ = top_singular(blocks, settings["dim"], settings["seed"])
+            t.set_counts(counts, settings["aux_min_count"])
+            epochs.append(lrn.sgd_epochs(t, 0, name, offsets, column, None))
+        for e in range(settings["aux_epochs"]):
+            runs = [next(steps) for steps in epochs]
+            mixed = []
+            for b in range(len(runs[0])):
+                W = np.zeros_like(runs[0][b][2])
+                for run, m in zip(runs, mu):
+                    W += m * run[b][2]
+                mixed.append(W)
+                for run in runs:
+                    run[b][2][:] = W
+        theta, _ = top_singular(mixed, settings["dim"], settings["seed"])
         np.testing.assert_allclose(got.theta, theta, rtol=1e-4, atol=1e-5)
 
 

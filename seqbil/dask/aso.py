@@ -25,7 +25,7 @@ import uuid
 
 import numpy as np
 
-from ..aso import (CHUNK, SplitText, StructureLearner, _column_blocks, _Ids, closed_form_counts,
+from ..aso import (BLOCK, CHUNK, SplitText, StructureLearner, _column_blocks, _Ids, closed_form_counts,
                    merge_key_counts, read_columns, read_text, targets_of_counts)
 from ..errors import SeqbilError
 from ..formats.sentence import Corpus
@@ -124,13 +124,26 @@ class ShardedStructureLearner(StructureLearner):
                         counts[a:a + 4096] += part
             self._all(_forget, lambda k: (name,))
             return [closed_form_counts(counts, total, self.P, s["aux_lambda"], s["aux_loss"]) for counts in pos]
-        widths = self._all(_sgd, lambda k: (name, rnd, offsets, column, theta))[0]
+        # iterative parameter mixing: every epoch each shard makes its pass from the mixed
+        # weights, which are then its weights averaged by tokens, a block at a time
+        widths = self._all(_sgd_start, lambda k: (name, rnd, offsets, column, theta))[0]
         blocks = list(_column_blocks(d, widths))
-        mu = [P / self.P for P in self.sizes]
-        for b, W in enumerate(blocks):
-            for part, m_k in zip(self._all(_block, lambda k: (name, b)), mu):
-                W += np.float32(m_k) * part
+        V = [np.zeros((0 if theta is None else theta.shape[1], w), np.float32) for w in widths]
+        mu = [np.float32(P / self.P) for P in self.sizes]
+        for epoch in range(s["aux_epochs"]):
+            self._all(_sgd_epoch, lambda k: (name,))
+            last = epoch + 1 == s["aux_epochs"]
+            for b, W in enumerate(blocks):
+                W[:], V[b][:] = 0, 0
+                for (w, v), m_k in zip(self._all(_block, lambda k: (name, b)), mu):
+                    W += m_k * w
+                    V[b] += m_k * v
+                if not last:
+                    self._all(_set_block, lambda k: (name, b, W, V[b]))
         self._all(_forget, lambda k: (name,))
+        if theta is not None:
+            for W, v in zip(blocks, V):
+                W += theta @ v  # u_l = w_l + Theta^T v_l
         return blocks
 
     def sum_squares(self, text, theta):
@@ -203,14 +216,29 @@ def _rows(run, k, name, o, a, b):
     return _part(run, k).kept[name][o][a:b]
 
 
-def _sgd(run, k, name, rnd, offsets, column, theta):
+def _sgd_start(run, k, name, rnd, offsets, column, theta):
+    """The shard's SGD of a split (StructureLearner.sgd_epochs), to be run an epoch at a
+    time; returns the widths of its blocks."""
     part = _part(run, k)
-    part.kept[name] = part.learner._sgd(part.texts[name], rnd, name, offsets, column, theta)
-    return [W.shape[1] for W in part.kept[name]]
+    part.kept[name] = [part.learner.sgd_epochs(part.texts[name], rnd, name, offsets, column, theta), None]
+    m = len(part.learner.targets[column][0])
+    return [min(b0 + BLOCK, m) - b0 for _ in offsets for b0 in range(0, m, BLOCK)]
+
+
+def _sgd_epoch(run, k, name):
+    kept = _part(run, k).kept[name]
+    kept[1] = next(kept[0])
 
 
 def _block(run, k, name, b):
-    return _part(run, k).kept[name][b]
+    """(W, V) of block b after the epoch (V: the Theta part, rounds after the first)."""
+    block = _part(run, k).kept[name][1][b]
+    return block[2], block[3]
+
+
+def _set_block(run, k, name, b, W, V):
+    block = _part(run, k).kept[name][1][b]
+    block[2][:], block[3][:] = W, V
 
 
 def _forget(run, k, name):
