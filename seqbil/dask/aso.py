@@ -13,10 +13,11 @@ what adds up over its parts:
   driver (aso.merge_key_counts) into the split's index, which every shard then takes;
 - the first round of a one-template split in closed form: its co-occurrence counts,
   summed by the driver a block of rows at a time, so the structure is the one process's;
-- SGD rounds: each shard trains the problems on its part, and the driver averages the
-  weight vectors (weighted by the shards' tokens: one-shot parameter mixing, Mann et al.
-  2009; Zinkevich et al. 2010), a column block at a time (d x 64 float32), so that the
-  driver holds one split's weights and one block per shard;
+- SGD rounds: every epoch, each shard makes its pass over its part from the mixed
+  weights, and the driver averages the passes' weight vectors by the shards' tokens and
+  sends them back (iterative parameter mixing, McDonald, Hall & Mann 2010, as `seqbil
+  train --shards`), a column block at a time (d x 64 float32), so that the driver holds
+  one split's weights and a block per shard;
 - the sums of squares of Theta phi(x) for the RMS.
 The SVD runs on the driver, as in one process.
 """
