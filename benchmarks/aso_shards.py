@@ -15,7 +15,6 @@ training set, seeds 1 to 3. One run each: this is a memory benchmark (benchmarks
 aso). Writes results/speed/aso_shards.json and .md.
 """
 import argparse
-import json
 import logging
 import resource
 import subprocess
@@ -27,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from aso_speed import unlabeled_dir  # noqa: E402
-from record import ROOT, find_corpus, header, run_measured  # noqa: E402
+from record import ROOT, eval_f1, find_corpus, header, run_measured  # noqa: E402
 
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
 SCALE, WINDOW = "0.1", "-1,0,1"  # results/aso: experiments/aso.sh's choice on the held-out tenth
@@ -50,9 +49,7 @@ def f1(work, train, test, structure, seed=1):
     subprocess.run(SEQBIL + ["train", "-q", "--temperature", "1", "--config", "conll2000", "--learner", "bol",
                              "--seed", str(seed), "--train", str(train), "--model", str(model), *extra], check=True,
                    capture_output=True)
-    out = subprocess.run(SEQBIL + ["eval", "--model", str(model), "--data", str(test), "--json"], check=True,
-                         capture_output=True, text=True).stdout
-    return json.loads(out)["f1"]
+    return eval_f1(model, test)
 
 
 def main():

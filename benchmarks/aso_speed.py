@@ -12,7 +12,6 @@ as the text once at the default 2, so that the memory that grows with the text a
 shows. Writes results/speed/aso.json and aso.md.
 """
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import ROOT, find_corpus, header, run_measured, stats  # noqa: E402
+from record import ROOT, eval_f1, find_corpus, header, run_measured, stats  # noqa: E402
 from tables import publish  # noqa: E402
 
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
@@ -34,13 +34,6 @@ def one_run(options, train, work):
     wall, _, _ = run_measured(SEQBIL + ["train", "-q", "--config", "sighan2005", *options, "--train", str(train),
                                         "--model", str(model), "--log", str(log)])
     return wall, [json.loads(line) for line in log.read_text().splitlines() if line.strip()], model
-
-
-def f1(model, test):
-    import subprocess
-    out = subprocess.run(SEQBIL + ["eval", "--model", str(model), "--data", str(test), "--json"], capture_output=True,
-                         text=True, check=True).stdout
-    return json.loads(out)["f1"]
 
 
 def main():
@@ -71,12 +64,12 @@ def main():
                     print(f"ipm_speed: {learner}, {name}, run {run + 1} of {args.repeat}", file=sys.stderr)
                     wall, log, model = one_run(options, train, work)
                     runs[name].append((wall, log))
-                    scores.setdefault(name, f1(model, test))  # deterministic: the first run's
+                    scores.setdefault(name, eval_f1(model, test))  # deterministic: the first run's
             for name, options in once.items():
                 print(f"ipm_speed: {learner}, {name}", file=sys.stderr)
                 wall, log, model = one_run(options, train, work)
                 runs[name].append((wall, log))
-                scores[name] = f1(model, test)
+                scores[name] = eval_f1(model, test)
             serial_epoch = None
             for name, measured in runs.items():
                 walls = [m[0] for m in measured]

@@ -89,6 +89,14 @@ def run_measured(cmd, stdin=None, stdout=None, env=None):
     return wall, peak_kib / 1024, err
 
 
+def eval_f1(model, data):
+    """The F1 `seqbil eval --json` gives a model on a corpus (chunk or word F1 by the
+    model's task)."""
+    out = subprocess.run([sys.executable, "-P", "-m", "seqbil", "eval", "--model", str(model), "--data", str(data),
+                          "--json"], capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["f1"]
+
+
 def byte_compile():
     """Byte-compile the seqbil package that the timed commands import, as `pip install`
     leaves an installed package: a checkout run in place (or an environment with

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import ROOT, find_corpus, header, run_measured, stats  # noqa: E402
+from record import ROOT, eval_f1, find_corpus, header, run_measured, stats  # noqa: E402
 from tables import publish  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "experiments" / "lib"))
@@ -41,12 +41,9 @@ def bench(name, options, train, test, args, work):
         rss.append(peak)
         encode.append(float(next(line for line in err.splitlines() if line.startswith("read ")).rsplit(" in ", 1)[1]
                             .split()[0]))
-    import subprocess
-    scores = json.loads(subprocess.run(SEQBIL + ["eval", "--model", str(model), "--data", str(test), "--json"],
-                                       capture_output=True, text=True, check=True).stdout)
     return {"system": name, "options": options, "epoch_s": stats(epoch), "train_passes_s": stats(passes),
             "train_end_to_end_s": stats(e2e), "read_and_encode_s": stats(encode), "train_peak_rss_mib": stats(rss),
-            "model_mib": model.stat().st_size / 2 ** 20, "score": scores["f1"]}
+            "model_mib": model.stat().st_size / 2 ** 20, "score": eval_f1(model, test)}
 
 
 def main():

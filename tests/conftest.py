@@ -10,6 +10,16 @@ def rng():
     return np.random.default_rng(12345)
 
 
+@pytest.fixture(scope="module")
+def client():
+    """A Dask client of a local cluster of two worker processes (one thread each), one
+    per test module."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
+            distributed.Client(c) as client:
+        yield client
+
+
 @pytest.fixture
 def conll_sample():
     return sample_path("conll2000_train.txt")

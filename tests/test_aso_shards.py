@@ -22,13 +22,6 @@ OPTIONS = {"targets": 12, "dim": 4, "aux_min_count": 2, "aux_epochs": 2}
 
 
 @pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
-            distributed.Client(c) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
 def text(tmp_path_factory):
     rng = np.random.default_rng(5)
     return [str(p) for p in write_parts(tmp_path_factory.mktemp("aso_shards"), markov_text(rng, n_sent=300,

@@ -63,13 +63,6 @@ def test_boundaries_are_the_brute_force_ones_and_partitions_meet(tmp_path, monke
 
 
 @pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
-            distributed.Client(c) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
 def models(tmp_path_factory):
     folder = tmp_path_factory.mktemp("dask_models")
     seqbil.train(config="conll2000", learner="sp", epochs=1).save(folder / "chunker.sbm")

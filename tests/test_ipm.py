@@ -75,13 +75,6 @@ def test_one_shard_comes_back_exactly():
     assert np.array_equal(mixed["trans"], message["trans"]) and mixed["counter"] == 12345
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
-            distributed.Client(c) as client:
-        yield client
-
-
 def train(**options):
     options = {"config": "conll2000", "learner": "sp", "epochs": 4, "precision": "float64", **options}
     return seqbil.train(str(sample_path("conll2000_train.txt")), **options)
