@@ -113,3 +113,17 @@ def test_the_cli_learns_on_shards_and_writes_vectors(tmp_path, text):
         np.testing.assert_allclose([float(x) for x in a.split()[1:]], [float(x) for x in b.split()[1:]], rtol=1e-5)
     r = CliRunner().invoke(main, args + ["--workers", "2"])
     assert r.exit_code == 2 and "--shards" in r.output
+
+
+def test_shards_without_text_take_no_part(client, tmp_path):
+    """More shards than sentences: the empty ones count nothing and weigh nothing."""
+    path = tmp_path / "few.txt"
+    path.write_text("a b c a b\nb c a\n\nc a b c\n", encoding="utf-8")
+    options = {**OPTIONS, "aux_min_count": 1, "dim": 2, "targets": 3}
+    one = learn_structure([str(path)], splits=CLOSED, **options)
+    assert_same_structure(one, learn_structure([str(path)], splits=CLOSED, shards=5, client=client, **options))
+    one = learn_structure([str(path)], splits=SGD, **options)
+    sharded = learn_structure([str(path)], splits=SGD, shards=5, client=client, **options)
+    for x, y in zip(one.splits, sharded.splits):  # (the mix of three one-sentence passes is not one pass)
+        np.testing.assert_array_equal(x.index.tables[0][0], y.index.tables[0][0])
+        assert y.theta.shape == x.theta.shape and np.isfinite(y.theta).all()
