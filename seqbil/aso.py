@@ -670,7 +670,7 @@ class StructureLearner:
                 for f in wait(running).done:
                     f.result()
                 bar.update(done)
-                del order, running, ptr, ids, targets
+                order = running = ptr = ids = targets = None  # (a text without tokens has no chunk)
                 for block in blocks:
                     fold_scale(block[2], block[5])
                     block[5] = 1.0
