@@ -319,7 +319,7 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
         scheduler at `scheduler`, or a dask Client `client`; the files must be at the
         same paths on the workers. Each worker holds its part of the text, the driver
         the splits' weights; the closed-form first round gives the one process's
-        structure, the SGD rounds the average of the shards' weights.
+        structure, and the SGD epochs are mixed over the shards after each one.
     """
     import time
 
