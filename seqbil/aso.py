@@ -482,14 +482,19 @@ def merge_values(corpora):
     if not corpora:
         return corpora
     for c in range(len(corpora[0].values)):
-        merged = _Ids()
-        luts = [np.fromiter(map(merged.__getitem__, corpus.values[c]), dtype=np.int32, count=len(corpus.values[c]))
-                for corpus in corpora]
-        values = list(merged)
+        values, luts = merged_values([corpus.values[c] for corpus in corpora])
         for corpus, lut in zip(corpora, luts):
             corpus.values[c] = values
             corpus.ids[c] = lut[corpus.ids[c]] if len(lut) else corpus.ids[c]
     return corpora
+
+
+def merged_values(lists):
+    """(the values of several lists in order of first appearance over the lists one
+    after another, and per list the id of each of its values among them)."""
+    merged = _Ids()
+    luts = [np.fromiter(map(merged.__getitem__, values), dtype=np.int32, count=len(values)) for values in lists]
+    return list(merged), luts
 
 
 class StructureLearner:

@@ -26,8 +26,8 @@ import uuid
 
 import numpy as np
 
-from ..aso import (BLOCK, CHUNK, SplitText, StructureLearner, _column_blocks, _Ids, closed_form_counts,
-                   merge_key_counts, read_columns, read_text, targets_of_counts)
+from ..aso import (BLOCK, CHUNK, SplitText, StructureLearner, _column_blocks, closed_form_counts, merge_key_counts,
+                   merged_values, read_columns, read_text, targets_of_counts)
 from ..errors import SeqbilError
 from ..formats.sentence import Corpus
 
@@ -53,12 +53,11 @@ class ShardedStructureLearner(StructureLearner):
         n_columns = max(len(values) for values, _, _ in parts)
         self.values, self.counts, luts = [], [], [[] for _ in parts]
         for c in range(n_columns):
-            merged = _Ids()
-            for k, (values, _, _) in enumerate(parts):
-                col = values[c] if c < len(values) else []
-                luts[k].append(np.fromiter(map(merged.__getitem__, col), dtype=np.int32, count=len(col)))
-            self.values.append(list(merged))
-            counts = np.zeros(len(self.values[-1]), np.int64)
+            values, column_luts = merged_values([v[c] if c < len(v) else [] for v, _, _ in parts])
+            for k, lut in enumerate(column_luts):
+                luts[k].append(lut)
+            self.values.append(values)
+            counts = np.zeros(len(values), np.int64)
             for k, (_, n, _) in enumerate(parts):
                 if c < len(n):
                     np.add.at(counts, luts[k][c], n[c])
