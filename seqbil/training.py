@@ -21,8 +21,8 @@ from .errors import ConfigError, InputError, check_output
 from .evaluation import choose_metric, headline, score
 from .evaluation.chunks import detect_scheme
 from .features.dataset import encode
-from .features.dictionaries import training_lexicons
-from .features.index import normalizer
+from .features.dictionaries import parse_specs as dictionary_specs, training_lexicons
+from .features.index import FeatureIndex, merge_vocabularies, normalizer
 from .features.structure import Structure, StructureFeatures
 from .features.vectors import VectorFeatures, VectorTable, embedding_table
 from .features.vectors import parse_specs as vector_specs
@@ -212,6 +212,61 @@ def _check_shards(settings, sources, train_data, tasks, base):
                           "on every worker: give it as a path")
 
 
+def _survey_shards(mixer, settings, sources, templates):
+    """Every shard read on its worker: what the index and the run need of each
+    (dask/ipm.py: _survey), in shard order."""
+    specs = dictionary_specs(settings["dictionaries"], sources.get("dictionaries", "<settings>"))
+    train_words = any(specs.get(name) == "train" for name in templates.dictionaries)
+    if train_words and settings["dict_folds"] >= 2:
+        raise ConfigError(sources.get("shards", "<settings>"), 0, "iterative parameter mixing (shards) cannot "
+                          "encode a shard with jackknifed dictionaries: set dict_folds = 0")
+    columns = sorted({t.refs[0][1].column for t in templates.vector_templates})
+    out = mixer.survey({"fields": templates.fields, "normalize": settings["normalize"],
+                        "length_cap": settings["dict_length_cap"], "columns": columns,
+                        "min_length": settings["dict_min_length"], "words": train_words})
+    if not sum(r["sentences"] for r in out):
+        raise InputError(mixer.spec["name"], 0, "no sentences in file")
+    return out
+
+
+class _ColumnValues:
+    """The distinct values of some columns over the shards, as Corpus.column gives
+    them (what the vectors keep their rows for)."""
+
+    def __init__(self, surveyed):
+        self.values = {}
+        for r in surveyed:
+            for c, values in r["columns"].items():
+                self.values.setdefault(c, {}).update(dict.fromkeys(values))
+
+    def column(self, c, fold=None):
+        values = list(self.values.get(c, ()))
+        return (list(dict.fromkeys(map(fold, values))) if fold else values), None
+
+
+def _index_of_shards(mixer, settings, templates, labels, surveyed, lexicons, vectors, structure, witness):
+    """(index, witnesses, fingerprint): the feature index the shards' counts make (the
+    one FeatureIndex.build makes of the whole corpus); with witness, the label
+    sequences in which an I- tag starts a chunk, one per shard that has one (what
+    detect_scheme needs to tell IOB1); and the CRC of the shards' encodings, which
+    they now keep."""
+    fields = {f: merge_vocabularies([r["vocabularies"][i] for r in surveyed]) for i, f in enumerate(templates.fields)}
+    attributes = merge_vocabularies([r["names"] for r in surveyed]) if templates.items else None
+    counter = FeatureIndex(templates, fields, [None, None], settings["normalize"], None, lexicons,
+                           settings["dict_length_cap"], attributes)
+    counted = mixer.count(counter, witness)
+    counts = [[[c["counts"][order][t] for c in counted] for t in range(len(counted[0]["counts"][order]))]
+              for order in (0, 1)]
+    names = sum(c["names"] for c in counted) if templates.items else None
+    witnesses = [c["witness"] for c in counted if c["witness"] is not None]
+    del counted
+    index = FeatureIndex.from_counts(templates, fields, counts, settings["min_count"], settings["normalize"],
+                                     lexicons, settings["dict_length_cap"], attributes, names)
+    del counts
+    index.vectors, index.structure = vectors, structure
+    return index, witnesses, mixer.encode(index, templates, labels)
+
+
 def _read(fmt, source, encoding):
     """(sentences, name) of a path or of sentences already in memory (a list of
     Sentence, or a Corpus)."""
@@ -302,6 +357,12 @@ class Run:
     structure_info: dict | None = None
     structure: object = None
     interrupted: bool = False  # run_passes stopped early on SIGINT / SIGTERM
+    mixer: object = None  # on shards: the shards, read and encoded on the workers (dask/ipm.py: Mixer)
+    fingerprint: int | None = None  # on shards: of their encodings (the corpus's: checkpoint.fingerprint)
+
+    def data_fingerprint(self):
+        """What a checkpoint keeps of the training corpus, to refuse resuming on another."""
+        return self.fingerprint if self.mixer is not None else checkpoint.fingerprint(self.data)
 
     @property
     def names(self):
@@ -369,33 +430,42 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     if saved is None or saved["settings"].get("temperature") and not settings["temperature"]:
         settings, sources, chosen, selection = select(settings, sources, train_data, dev, template_file, config,
                                                       init_model, echo, show_progress)
-    if chosen is not None:  # the grid ran on the whole training corpus: its best run is the model
-        run, learner, history, rng = chosen
-    else:
-        if base is not None and not base.weights:  # the held-out runs took the weights of the model continued
-            base = Model.load(init_model)
-        run = prepare(settings, sources, train_data, dev, template_file, config, base, echo)
-        learner = make_learner(run, base, init_model, echo)
-        rng = np.random.default_rng(settings["seed"])
-    record = {"settings": settings, "sources": sources, "train": None if run.tasks else run.train_name,
-              "dev": run.dev_name, "template": template_file and str(template_file), "config": config and str(config),
-              "checkpoint_every": checkpoint_every, "data": checkpoint.fingerprint(run.data),
-              "init_model": init_model and str(init_model), "selection": selection}
-    if saved is not None:
-        if saved["data"] != record["data"]:
-            raise InputError(run.train_name, 0, f"the training data differs from the data of checkpoint {resume}")
-        checkpoint.restore(learner, rng, resume, arrays, scalars, rng_state)
-    if chosen is None:
-        run_passes(run, learner, rng, history, echo=echo, show_progress=show_progress, log_path=log_path,
-                   append_log=resume is not None, checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path,
-                   checkpoint_record=record, train_data=train_data, cluster=cluster)
-    else:
-        if log_path:
-            with open(log_path, "w", encoding="utf-8") as log:
-                log.writelines(json.dumps(r) + "\n" for r in history)
-        if checkpoint_every:
-            checkpoint.save(checkpoint_path, record, learner, rng, history)
-            echo(f"checkpoint saved to {checkpoint_path}")
+    cluster_stack = ExitStack()  # on shards: the Dask cluster, from reading the corpus to the last pass
+    with cluster_stack:
+        if chosen is not None:  # the grid ran on the whole training corpus: its best run is the model
+            run, learner, history, rng = chosen
+        else:
+            if base is not None and not base.weights:  # the held-out runs took the weights of the model continued
+                base = Model.load(init_model)
+            client = None
+            if settings["shards"]:
+                from .dask.cluster import connect
+                client = cluster_stack.enter_context(connect(**_cluster(settings, cluster), echo=echo))
+            run = prepare(settings, sources, train_data, dev, template_file, config, base, echo, client)
+            if run.mixer is not None:
+                cluster_stack.callback(run.mixer.close)
+            learner = make_learner(run, base, init_model, echo)
+            rng = np.random.default_rng(settings["seed"])
+        record = {"settings": settings, "sources": sources, "train": None if run.tasks else run.train_name,
+                  "dev": run.dev_name, "template": template_file and str(template_file),
+                  "config": config and str(config),
+                  "checkpoint_every": checkpoint_every, "data": run.data_fingerprint(),
+                  "init_model": init_model and str(init_model), "selection": selection}
+        if saved is not None:
+            if saved["data"] != record["data"]:
+                raise InputError(run.train_name, 0, f"the training data differs from the data of checkpoint {resume}")
+            checkpoint.restore(learner, rng, resume, arrays, scalars, rng_state)
+        if chosen is None:
+            run_passes(run, learner, rng, history, echo=echo, show_progress=show_progress, log_path=log_path,
+                       append_log=resume is not None, checkpoint_every=checkpoint_every,
+                       checkpoint_path=checkpoint_path, checkpoint_record=record)
+        else:
+            if log_path:
+                with open(log_path, "w", encoding="utf-8") as log:
+                    log.writelines(json.dumps(r) + "\n" for r in history)
+            if checkpoint_every:
+                checkpoint.save(checkpoint_path, record, learner, rng, history)
+                echo(f"checkpoint saved to {checkpoint_path}")
     model = finish(run, learner, history, base, init_model, template_file, config, echo)
     del learner
     _return_freed_memory()
@@ -627,17 +697,33 @@ def check_run(settings, sources, train_data, dev, base, cluster):
         _check_shards(settings, sources, train_data, tasks, base)
 
 
-def prepare(settings, sources, train_data, dev, template_file, config, base, echo):
+def prepare(settings, sources, train_data, dev, template_file, config, base, echo, client=None):
     """Read the training corpus (or the tasks' corpora) and encode it once: the
     templates checked against its columns, the labels, the metric, dictionaries,
     vectors and structure; the model that will hold the weights, and the dev corpora
-    encoded by it. Returns a Run."""
+    encoded by it. Returns a Run.
+
+    With settings["shards"], on the Dask cluster of `client`: the workers read and
+    encode the shards, and this process merges what they count into the index
+    (seqbil/dask/ipm.py); it never holds the corpus (run.data is None, run.mixer
+    holds the shards)."""
     fmt = make_format(settings["format"], None, settings["label_column"])
     enc = settings["encoding"]
     tasks = task_list(settings["tasks"], sources.get("tasks", "<settings>")) if settings["tasks"] else None
     t0 = time.perf_counter()
+    mixer = None
     if tasks:
         tokens, train_name, task_records, task_labels = _read_tasks(fmt, tasks, enc)
+    elif settings["shards"]:
+        if client is None:
+            raise ValueError("training on shards needs the client of a Dask cluster")
+        tokens, train_name = None, str(train_data)
+        if fmt.name == "conll" and fmt.n_fields is None:  # the first sentence fixes the number of fields
+            next(iter(fmt.read(train_data, labeled=True, encoding=enc)), None)
+            if fmt.n_fields is None:
+                raise InputError(train_name, 0, "no sentences in file")
+        from .dask.ipm import Mixer
+        mixer = Mixer(client, settings, train_data, fmt, echo)
     else:
         tokens, train_name = _read_corpus(fmt, train_data, enc)
     templates = base.templates if base is not None else load_templates(settings, template_file, config)
@@ -667,7 +753,12 @@ def prepare(settings, sources, train_data, dev, template_file, config, base, ech
     else:
         templates.check_columns(1, None, train_name, origin)
     check_settings(settings, sources, templates, echo)
-    labels = list(fmt.labels) if fmt.name == "sighan" else sorted(tokens.label_values)
+    if mixer is not None:
+        surveyed = _survey_shards(mixer, settings, sources, templates)
+        label_values = set().union(*(r["labels"] for r in surveyed))
+    else:
+        label_values = tokens.label_values
+    labels = list(fmt.labels) if fmt.name == "sighan" else sorted(label_values)
     if base is not None:  # the model's labels keep their place; new ones follow
         labels = base.labels + [y for y in labels if y not in set(base.labels)]
     try:
@@ -676,13 +767,17 @@ def prepare(settings, sources, train_data, dev, template_file, config, base, ech
         raise ConfigError(sources.get("metric", "<settings>"), 0, f"[corpus] metric = "
                           f"{settings['metric']!r}: {exc}") from None
     scheme = settings["scheme"]
-    if metric == "chunk" and scheme == "auto":
+    if metric == "chunk" and scheme == "auto" and mixer is None:  # (on shards: from what they count)
         scheme = detect_scheme(labels, tokens.label_sequences())
+    words = None
+    if mixer is not None:
+        words = [w for r in surveyed for w in r["words"]] if surveyed[0]["words"] is not None else None
     lexicons, jackknife, lexicon_info = training_lexicons(
         settings["dictionaries"], templates, tokens, "char" if fmt.name == "sighan" else "token",
         normalizer(settings["normalize"]), settings["dict_folds"], enc, base.index.lexicons if base is not None else None,
-        sources.get("dictionaries", "<settings>"), settings["dict_min_length"])
-    vector_info, vectors = _vector_features(settings, sources, templates, tokens, base, enc)
+        sources.get("dictionaries", "<settings>"), settings["dict_min_length"], words=words)
+    vector_info, vectors = _vector_features(settings, sources, templates,
+                                            _ColumnValues(surveyed) if mixer is not None else tokens, base, enc)
     # a learner that adapts the %emb vectors reads them by row: they stay out of the
     # encoded corpus, which gives the rows instead (also when they are frozen: the
     # corpus then takes k times less memory than with the values written out)
@@ -706,10 +801,21 @@ def prepare(settings, sources, train_data, dev, template_file, config, base, ech
         for split in structure.structure.splits:
             split.index.templates.check_columns(n_fields, label, train_name,
                                                 f"{sources.get('structure', '<settings>')} (split {split.name})")
-    data, index = encode(tokens, templates, None, labels, settings["min_count"], settings["normalize"],
-                         base.index if base is not None else None, vectors=vectors, structure=structure,
-                         lexicons=lexicons,
-                         length_cap=settings["dict_length_cap"], jackknife=jackknife)
+    fingerprint = None
+    if mixer is not None:
+        data = None
+        index, witnesses, fingerprint = _index_of_shards(mixer, settings, templates, labels, surveyed, lexicons,
+                                                         vectors, structure, metric == "chunk" and scheme == "auto")
+        if metric == "chunk" and scheme == "auto":
+            scheme = detect_scheme(labels, witnesses)
+        n_sequences, n_positions = sum(r["sentences"] for r in surveyed), sum(r["tokens"] for r in surveyed)
+        del surveyed
+    else:
+        data, index = encode(tokens, templates, None, labels, settings["min_count"], settings["normalize"],
+                             base.index if base is not None else None, vectors=vectors, structure=structure,
+                             lexicons=lexicons,
+                             length_cap=settings["dict_length_cap"], jackknife=jackknife)
+        n_sequences, n_positions = data.n_sequences, data.n_positions
     phi0 = emb_counts = None
     if live:
         data.emb_rows = vectors.emb_rows(tokens, normalizer(settings["normalize"]))
@@ -724,10 +830,14 @@ def prepare(settings, sources, train_data, dev, template_file, config, base, ech
         task_spec, coupling_line = multitask.task_spec(index, templates, [name for name, _, _ in tasks], settings,
                                                        data, origin)
     t_encode = time.perf_counter() - t0
-    data.without_b_ptr()
+    if data is not None:
+        data.without_b_ptr()
     # what the training record needs of the corpus; the passes need only `data`
     if tasks:
         train_record = {"tasks": task_records}
+    elif mixer is not None:
+        train_record = {"path": train_name, "sentences": n_sequences, "tokens": n_positions,
+                        "sha256": sha256_file(train_data)}
     else:
         train_record = file_record(train_name, train_data if train_name == "<memory>" else tokens)
     del tokens, jackknife
@@ -740,7 +850,8 @@ def prepare(settings, sources, train_data, dev, template_file, config, base, ech
     run = Run(settings, sources, fmt, tasks, templates, origin, train_name, train_record, labels, index, data, model,
               t_encode, task_spec=task_spec, coupling_line=coupling_line, vectors=vectors, live=live,
               learning=learning, phi0=phi0, emb_counts=emb_counts, lexicon_info=lexicon_info,
-              vector_info=vector_info, structure_info=structure_info, structure=structure)
+              vector_info=vector_info, structure_info=structure_info, structure=structure, mixer=mixer,
+              fingerprint=fingerprint)
     if tasks:  # per task: (sentences, file name, encoded) of its dev corpus
         devs = {name: _read(fmt, d, enc) for name, _, d in tasks if d is not None}
         run.devs = {name: (s, n, model.for_task(name).encode(s, n)) for name, (s, n) in devs.items()}
@@ -748,7 +859,7 @@ def prepare(settings, sources, train_data, dev, template_file, config, base, ech
         run.dev_sentences, run.dev_name = _read(fmt, dev, enc)
         run.dev_data = model.encode(run.dev_sentences, run.dev_name) if run.dev_sentences else None
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
-    echo(f"read {data.n_sequences} sequences, {data.n_positions} tokens, {len(labels)} labels; "
+    echo(f"read {n_sequences} sequences, {n_positions} tokens, {len(labels)} labels; "
          f"{A0} 0-order and {A1} 1st-order attributes "
          f"({len(templates.by_order[0])} + {len(templates.by_order[1])} templates"
          f"{', label transitions' if templates.transition else ''}) in {t_encode:.1f} s")
@@ -793,38 +904,35 @@ def make_learner(run, base=None, init_model=None, echo=print):
     return learner
 
 
+def _cluster(settings, cluster):
+    """The arguments of dask.cluster.connect for a training on shards: those given,
+    or a local cluster of a worker per shard, at most one per core."""
+    where = {k: v for k, v in (cluster or {}).items() if v is not None}
+    if not where:
+        from .tagging import cpus
+        where = {"workers": min(settings["shards"], cpus())}
+    return where
+
+
 def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, log_path=None, append_log=False,
-               checkpoint_every=0, checkpoint_path=None, checkpoint_record=None, train_data=None, cluster=None,
-               score_dev=True):
+               checkpoint_every=0, checkpoint_path=None, checkpoint_record=None, score_dev=True):
     """The learner's passes over run.data, from len(history) on, each appended to
     history as its record: progress bar, the log (JSON lines), dev scores after every
     pass (score_dev), checkpoints, Ctrl-C (the run stops after the pass), and the
-    passes on the shards of a Dask cluster (settings["shards"]; train_data is then
-    the corpus path the workers read)."""
+    passes on the shards of a Dask cluster (run.mixer, which prepare() made)."""
     settings, data, model, names = run.settings, run.data, run.model, run.names
     tasks = run.tasks
-    N = data.n_sequences
+    N = data.n_sequences if data is not None else 0
     log = open(log_path, "a" if append_log else "w", encoding="utf-8") if log_path else None
-    stack = ExitStack()
     try:
-        mixer = None
-        if settings["shards"]:
-            from .dask.cluster import connect
-            from .dask.ipm import Mixer
-            where = {k: v for k, v in (cluster or {}).items() if v is not None}
-            if not where:  # a local cluster of a worker per shard, at most one per core
-                from .tagging import cpus
-                where = {"workers": min(settings["shards"], cpus())}
+        mixer = run.mixer
+        if mixer is not None:  # the passes run on the shards, which hold their parts of the corpus
             if learner.mixing() is None:
                 raise ConfigError(run.sources.get("shards", "<settings>"), 0, f"learner {learner.name} with these "
                                   "settings does not support iterative parameter mixing (shards)" +
                                   ("; use rank1 = block" if settings.get("rank1") == "global" else ""))
-            client = stack.enter_context(connect(**where, echo=echo))
-            mixer = Mixer(client, learner, settings, train_data, run.fmt, run.index, run.templates, run.labels, echo,
-                          epochs_run=len(history))
-            stack.callback(mixer.close)
-            data = run.data = None  # the shards hold their parts of the corpus: this process needs only the index
-            _return_freed_memory()
+            mixer.start(learner, epochs_run=len(history))
+            N = sum(mixer.sizes)
         with graceful_stop() as stop:
             done = bool(history and history[-1].get("stop"))  # a batch learner's optimizer ended the run
             for k in range(len(history), 0 if done else learner.passes()):
@@ -905,7 +1013,6 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
                     echo(f"{learner.name}: {record['stop']} after {record['name']}")
                     break
     finally:
-        stack.close()
         if log:
             log.close()
     return history

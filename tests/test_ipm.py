@@ -218,3 +218,84 @@ def test_a_run_on_shards_resumes_from_its_checkpoint(client, tmp_path, learner):
     assert seqbil.load(part).training["passes_run"] == 2
     seqbil.resume(str(ckpt), str(part), client=client)
     assert part.read_bytes() == whole.read_bytes()
+
+
+# --- the index of the shards -------------------------------------------------------
+
+def prepared(path, config, client=None, **options):
+    """training.prepare on a file, in one process or (client) on 3 shards."""
+    from seqbil import params, training
+    extra = {"shards": 3} if client is not None else {}
+    settings, sources = params.resolve(params.find_config(config), {"learner": "sp", "epochs": 1,
+                                                                    "temperature": 1.0, **extra, **options})
+    run = training.prepare(settings, sources, str(path), None, None, config, None, lambda line: None, client)
+    if run.mixer is not None:
+        run.mixer.close()
+    return run
+
+
+def same_run(a, b):
+    """The index, labels and corpus settings of two prepared runs."""
+    assert a.labels == b.labels and a.model.corpus == b.model.corpus
+    assert a.index.field_list == b.index.field_list
+    for f in a.index.field_list:
+        assert a.index.fields[f].strings == b.index.fields[f].strings, f
+    for o in (0, 1):
+        assert np.array_equal(a.index.tables[o][0], b.index.tables[o][0])
+        assert np.array_equal(a.index.tables[o][1], b.index.tables[o][1])
+    assert a.train_record == b.train_record
+    assert sorted(a.index.lexicons) == sorted(b.index.lexicons)
+    for name in a.index.lexicons:
+        assert a.index.lexicons[name].entries == b.index.lexicons[name].entries
+    assert (a.vectors is None) == (b.vectors is None)
+    if a.vectors is not None:
+        for name, table in a.vectors.tables.items():
+            assert table.words == b.vectors.tables[name].words
+
+
+def test_no_process_reads_the_whole_file_and_the_index_is_one_process_s(client, tmp_path):
+    """The driver merges the shards' vocabularies and key counts: the index (ids
+    included), labels, chunk scheme, training record, dictionaries from the training
+    data and the rows the vectors keep are those of training in one process."""
+    conll = sample_path("conll2000_train.txt")
+    for options in ({}, {"min_count": 2}, {"normalize": "nfkc"}):
+        same_run(prepared(conll, "conll2000", client, **options), prepared(conll, "conll2000", **options))
+    # IOB1 (an I- tag starts a chunk) seen only in the last shard
+    lines = conll.read_text().splitlines()
+    iob1 = tmp_path / "iob1.txt"
+    iob1.write_text("\n".join(lines[:-1] + ["x NN I-NP", "y NN I-NP", ""]) + "\n")
+    one, three = prepared(iob1, "conll2000"), prepared(iob1, "conll2000", client)
+    assert one.model.corpus["scheme"] == "iob1"
+    same_run(three, one)
+    pku = sample_path("pku_train.utf8")
+    words = {"templates": ["U00:%x[0,0]", "U01:%x[0,0]%dict[w]", "U02:%x[-1,0]/%x[0,0]", "B"],
+             "dictionaries": ["w=train"], "dict_folds": 0}
+    same_run(prepared(pku, "sighan2005", client, **words), prepared(pku, "sighan2005", **words))
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("the 1 0\nHe 0 1\nnever-seen 1 1\n, 0.5 0.5\n")
+    vec = {"templates": ["U00:%x[0,0]", "U01:%vec[0,0,v]", "B"], "vectors": [f"v={vectors}"]}
+    same_run(prepared(conll, "conll2000", client, **vec), prepared(conll, "conll2000", **vec))
+
+
+def test_tokens_given_as_attributes_on_shards(client):
+    data = sample_path("conll2000_train.crfsuite.gz")
+    options = {"format": "crfsuite", "templates": ["U:%attr", "B"], "min_count": 2}
+    same_run(prepared(data, "crfsuite", client, **options), prepared(data, "crfsuite", **options))
+
+
+def test_a_bad_line_in_a_later_shard_is_named_by_its_place_in_the_file(client, tmp_path):
+    lines = sample_path("conll2000_train.txt").read_text().splitlines()
+    at = len(lines) * 5 // 6
+    while lines[at] == "":
+        at += 1
+    lines[at] = "two fields"
+    bad = tmp_path / "bad.txt"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(seqbil.errors.InputError) as one:
+        prepared(bad, "conll2000")
+    with pytest.raises(seqbil.errors.InputError) as three:
+        prepared(bad, "conll2000", client)
+    assert str(three.value) == str(one.value) == f"{bad}:{at + 1}: expected 3 fields, found 2"
+    bad.write_text("")
+    with pytest.raises(seqbil.errors.InputError, match="no sentences"):
+        prepared(bad, "conll2000", client)

@@ -10,9 +10,13 @@ average over a virtual run whose steps are the mixed ones.
 
 A shard is the sentences of a byte range of the file, cut at sentence boundaries as
 tagging cuts files (dask/tagging.py: _boundary), or, for a gzip file, a contiguous
-range of sentences. Each shard is read and encoded by the worker that holds it, with
-the feature index the driver built; the worker keeps the encoded shard, its learner
-and a copy of the parameters as the epoch began from epoch to epoch. The kernels flag
+range of sentences. No process reads the whole file: each shard is read by the worker
+that holds it, which sends the vocabularies of its fields (survey), then, under the
+vocabularies merged in shard order, the distinct keys of every template with their
+counts (count); the driver merges keys, not corpora, into the index that training in
+one process would build (FeatureIndex.from_counts), and the shards encode themselves
+by it (encode). The worker keeps the encoded shard, its learner and a copy of the
+parameters as the epoch began from epoch to epoch. The kernels flag
 the positions their updates reach (Dataset.pos_diff), so after a pass the worker
 compares only the rows of the attributes there, and sends the entries that changed
 (key = attribute * row size + column, and the value) with the dense parameters
@@ -29,10 +33,11 @@ import os
 import threading
 import time
 import uuid
+import zlib
 
 import numpy as np
 
-from ..errors import SeqbilError
+from ..errors import InputError, SeqbilError
 from ..formats.textio import is_gzip
 from .tagging import _boundary
 
@@ -57,8 +62,9 @@ class Mixer:
     MAX_LOSSES = 3
     WAIT_FOR_WORKERS = 60.0
 
-    def __init__(self, client, learner, settings, source, fmt, index, templates, labels, echo=None, epochs_run=0):
-        self.client, self.learner, self.settings, self.echo = client, learner, settings, echo
+    def __init__(self, client, settings, source, fmt, echo=None):
+        self.client, self.settings, self.echo = client, settings, echo
+        self.learner = None  # (start() gives it)
         self.K = int(settings["shards"])
         self.by_mistakes = settings["mixing"] == "mistakes"
         self.run = uuid.uuid4().hex
@@ -68,34 +74,64 @@ class Mixer:
         self.where = [workers[k % len(workers)] for k in range(self.K)]
         path = os.path.abspath(os.fspath(source))
         self.size = os.path.getsize(path)
-        self.spec = {"path": path, "gz": is_gzip(path), "format": fmt.name, "n_fields": fmt.n_fields,
-                     "label_column": settings["label_column"], "encoding": settings["encoding"]}
-        # one object per worker (scatter takes a list's items one by one, a dict's values too)
-        self.shared_data = {"index": index, "templates": templates, "labels": labels, "settings": settings,
-                            "learner": (type(learner), learner.S, learner.A0, learner.A1, learner.transitions)}
-        [self.shared] = client.scatter([self.shared_data], broadcast=True, hash=False)
-        # epochs_run > 0: a run resumed from a checkpoint, whose parameters the learner holds;
-        # the shards start from them, their random states moved on by the epochs run
-        self.losses, self.recoveries, self.epochs_run = [0] * self.K, [], epochs_run
-        self.sizes = None
+        self.spec = {"path": path, "name": os.fspath(source), "gz": is_gzip(path), "format": fmt.name,
+                     "n_fields": fmt.n_fields, "label_column": settings["label_column"],
+                     "encoding": settings["encoding"]}
+        self.losses, self.recoveries, self.epochs_run = [0] * self.K, [], 0
+        self.sizes = self.shared = self.shared_data = None
         self._state = None  # (epochs run, full_state of the driver's learner then)
-        if epochs_run:
-            states = self._scatter_each(self._full_state())
-            self.sizes = self._on_shards(lambda k, w: self._submit(_remade, w, self.run, k, self.K, self.spec,
-                                                                   self.size, self.shared, states[w], epochs_run,
-                                                                   None) if w in states else None, None,
-                                         "setting up")
-        else:
-            self.sizes = self._on_shards(lambda k, w: self._submit(_setup, w, self.run, k, self.K, self.spec,
-                                                                   self.size, self.shared), None, "setting up")
-        if echo is not None:
-            echo(f"iterative parameter mixing: {self.K} shards of {', '.join(map(str, self.sizes))} sequences "
-                 f"on {len(set(self.where))} Dask workers; mixing {settings['mixing']}")
         self.mixed = None  # the last epoch's mixed entries, for the shards
+
+    # --- before the passes: the feature index of the shards, their encoding ---------
+
+    def survey(self, request):
+        """Every shard read by its worker (and kept there): what the index and the
+        run need of it (_survey), in shard order. The first bad line in the file's
+        order is the error."""
+        out = self._on_shards(lambda k, w: self._submit(_survey, w, self.run, k, self.K, self.spec, self.size,
+                                                        request), None, "reading")
+        bad = next((r["error"] for r in out if "error" in r), None)
+        if bad is not None:
+            raise InputError(*bad)
+        return out
+
+    def count(self, index, witness=False):
+        """The shards' key_counts under `index` (the merged vocabularies), and with
+        witness a sentence of labels in which I- starts a chunk, if any (IOB1)."""
+        [shared] = self.client.scatter([index], broadcast=True, hash=False)
+        out = self._on_shards(lambda k, w: self._submit(_count, w, self.run, k, self.K, self.spec, self.size,
+                                                        shared, witness), None, "counting attributes")
+        return out
+
+    def encode(self, index, templates, labels):
+        """The shards encoded by the index, kept on their workers; returns the CRC-32
+        of their encodings (checkpoint.fingerprint of each, in shard order)."""
+        self.shared_data = {"index": index, "templates": templates, "labels": labels, "settings": self.settings}
+        # one object per worker (scatter takes a list's items one by one, a dict's values too)
+        [self.shared] = self.client.scatter([self.shared_data], broadcast=True, hash=False)
+        out = self._on_shards(lambda k, w: self._submit(_encode, w, self.run, k, self.K, self.spec, self.size,
+                                                        self.shared), None, "encoding")
+        self.sizes = [n for n, _ in out]
+        return zlib.crc32(np.array([crc for _, crc in out], np.uint32).tobytes())
+
+    def start(self, learner, epochs_run=0):
+        """A learner on every shard, from the driver's learner: its parameters when the
+        run resumed from a checkpoint (epochs_run > 0, the shards' random states moved
+        on by the epochs run)."""
+        self.learner, self.epochs_run = learner, epochs_run
+        spec = (type(learner), learner.S, learner.A0, learner.A1, learner.transitions)
+        self.shared_data["learner"] = spec
+        states = self._scatter_each(self._full_state()) if epochs_run else {}
+        self._on_shards(lambda k, w: self._submit(_start, w, self.run, k, self.K, self.spec, self.size, self.shared,
+                                                  spec, states.get(w), epochs_run) if w in states or not epochs_run
+                        else None, None, "setting up")
+        if self.echo is not None:
+            self.echo(f"iterative parameter mixing: {self.K} shards of {', '.join(map(str, self.sizes))} sequences "
+                      f"on {len(set(self.where))} Dask workers; mixing {self.settings['mixing']}")
 
     def epoch(self, k, bar=None):
         """One epoch: a pass on every shard, then the mix; returns (mistakes, stats)."""
-        client, start = self.client, time.perf_counter()
+        start = time.perf_counter()
         self.recoveries = []
         messages = self._scatter_each(self.mixed) if self.mixed is not None else None
 
@@ -127,7 +163,7 @@ class Mixer:
         from distributed import wait
         try:
             alive = self._alive()
-            futures = [self._submit(_drop, where, self.run, k) for k, where in enumerate(self.where) if where in alive]
+            futures = [self._submit(_drop, where, self.run) for where in sorted(alive)]
             wait(futures, timeout=20)
         except Exception:  # the state goes with the workers anyway
             pass
@@ -197,12 +233,13 @@ class Mixer:
                 if f is not None:
                     f.cancel()
                 lost_at.setdefault(k, (self.where[k], self.where[k] in alive, time.perf_counter()))
-                futures[k] = self._remake(k, alive, epoch, what)
+                futures[k] = self._remake(k, alive, epoch, what, submit)
         return [results[k] for k in range(self.K)]
 
-    def _remake(self, k, alive, epoch, what):
-        """Shard k again, on the worker of those alive holding the fewest shards, with
-        the driver's parameters and the shard's random state; then its task."""
+    def _remake(self, k, alive, epoch, what, submit):
+        """Shard k again, on the worker of those alive holding the fewest shards; then
+        its task: before the passes, the task of the phase (which reads the shard again
+        there); in them, with the driver's parameters and the shard's random state."""
         self.losses[k] += 1
         if self.losses[k] > self.MAX_LOSSES:
             raise SeqbilError(f"shard {k + 1} of {self.K} was lost {self.losses[k]} times ({what}); the Dask "
@@ -216,6 +253,8 @@ class Mixer:
             alive = self._alive()
         load = {w: sum(1 for j, x in enumerate(self.where) if x == w and j != k) for w in alive}
         self.where[k] = min(sorted(alive), key=lambda w: load[w])
+        if self.learner is None or epoch is None and not self.epochs_run:
+            return submit(k, self.where[k])
         try:  # its inputs on its new worker itself (those on the lost one may be all there was)
             shared, state = self.client.scatter([self.shared_data, self._full_state()], workers=[self.where[k]],
                                                 hash=False)
@@ -356,7 +395,8 @@ def set_entries(learner, name, keys, values):
 
 # --- the workers ------------------------------------------------------------------
 
-_shards, _lock = {}, threading.Lock()
+# what a worker keeps of a run's shards, by (run, shard): read, encoded, ready for the passes
+_corpora, _datasets, _shards, _lock = {}, {}, {}, threading.Lock()
 
 
 class _Shard:
@@ -385,6 +425,7 @@ def _ids_at(ptr, ids, positions):
 
 
 def _read_shard(spec, k, K, size):
+    """The Corpus of shard k. A bad line is named by its place in the file."""
     from ..formats import make_format
     from ..formats.sentence import Corpus
 
@@ -398,36 +439,117 @@ def _read_shard(spec, k, K, size):
         lo = _boundary(f, size * k // K, size, one_per_line)
         hi = _boundary(f, size * (k + 1) // K, size, one_per_line)
         f.seek(lo)
-        raw = f.read(hi - lo)
-    return Corpus.of(fmt.read(io.BytesIO(raw), labeled=True, encoding=spec["encoding"]))
+        raw = io.BytesIO(f.read(hi - lo))
+    raw.name = spec.get("name", spec["path"])
+    try:
+        return Corpus.of(fmt.read(raw, labeled=True, encoding=spec["encoding"]))
+    except InputError as exc:
+        if not exc.line:
+            raise
+        with open(spec["path"], "rb") as f:  # the lines before the shard (only now: errors are rare)
+            before = sum(block.count(b"\n") for block in iter(lambda: f.read(min(1 << 20, lo - f.tell())), b""))
+        raise InputError(exc.path, exc.line + before, exc.message) from None
 
 
-def _setup(run, k, K, spec, size, shared):
-    """Read and encode shard k; keep it, with a learner, in this worker. Returns its
-    number of sequences."""
+def _corpus(run, k, K, spec, size):
+    """Shard k as this worker read it before (kept), or read now and kept."""
+    with _lock:
+        corpus = _corpora.get((run, k))
+    if corpus is None:
+        corpus = _read_shard(spec, k, K, size)
+        with _lock:
+            _corpora[(run, k)] = corpus
+    return corpus
+
+
+def _survey(run, k, K, spec, size, request):
+    """Read shard k, keep it, and return what the driver needs of it to make the index
+    and the run: its sentences, tokens and labels, the vocabulary of every field the
+    templates read (field_vocabularies; request: fields, normalize, length_cap), the
+    attribute names (%attr), the distinct values of some columns (for vectors) and its
+    words (for a dictionary from the training data). A bad line: {"error": (path,
+    line, message)}."""
+    from ..features.dictionaries import training_words
+    from ..features.index import field_vocabularies, normalizer
+
+    try:
+        corpus = _corpus(run, k, K, spec, size)
+    except InputError as exc:
+        return {"error": (exc.path, exc.line, exc.message)}
+    fold = normalizer(request["normalize"])
+    try:
+        vocabularies = [v.strings for v in field_vocabularies(corpus, request["fields"], fold,
+                                                              request["length_cap"])]
+    except ValueError as exc:  # a column missing in some sentence
+        return {"error": (spec["name"], 0, str(exc))}
+    return {"sentences": len(corpus), "tokens": corpus.n_tokens, "labels": list(corpus.label_values),
+            "vocabularies": vocabularies, "names": list(corpus.items.names) if corpus.items is not None else None,
+            "columns": {c: list(corpus.column(c)[0]) for c in request["columns"]},
+            "words": training_words(corpus, fold, request["min_length"])[0] if request["words"] else None}
+
+
+def _count(run, k, K, spec, size, index, witness):
+    """The key_counts of shard k under the merged vocabularies (index), and with
+    witness the labels of a sentence in which an I- tag starts a chunk (or None)."""
+    from ..evaluation.chunks import _iob1_start
+
+    corpus = _corpus(run, k, K, spec, size)
+    counts, names = index.key_counts(corpus)
+    found = next((list(s) for s in corpus.label_sequences() if s is not None and _iob1_start(s)), None) \
+        if witness else None
+    return {"counts": counts, "names": names, "witness": found}
+
+
+def _dataset(run, k, K, spec, size, shared):
+    """Shard k encoded: as this worker encoded it before (_encode), or encoded now from
+    the corpus it keeps or reads."""
     from ..features.dataset import encode
 
-    corpus = _read_shard(spec, k, K, size)
-    data = encode(corpus, shared["templates"], shared["index"], shared["labels"])[0]
-    data.without_b_ptr()
-    cls, S, A0, A1, transitions = shared["learner"]
-    learner = cls(S, A0, A1, shared["settings"], transitions)
     with _lock:
-        _shards[(run, k)] = _Shard(data, learner, np.random.default_rng(shared["settings"]["seed"] + k))
+        data = _datasets.pop((run, k), None)
+    if data is None:
+        corpus = _corpus(run, k, K, spec, size)
+        data = encode(corpus, shared["templates"], shared["index"], shared["labels"])[0]
+        data.without_b_ptr()
+    with _lock:
+        _corpora.pop((run, k), None)
+    return data
+
+
+def _encode(run, k, K, spec, size, shared):
+    """Encode shard k by the run's index and keep it; (sequences, CRC-32 of the
+    encoding)."""
+    from ..checkpoint import fingerprint
+
+    data = _dataset(run, k, K, spec, size, shared)
+    with _lock:
+        _datasets[(run, k)] = data
+    return data.n_sequences, fingerprint(data)
+
+
+def _start(run, k, K, spec, size, shared, learner, state=None, epochs_run=0):
+    """Shard k ready for the passes on this worker: encoded, with a learner (learner:
+    its class and sizes), set to the driver's parameters (state) when the run resumed,
+    its random state moved on by the epochs run. Returns its number of sequences."""
+    data = _dataset(run, k, K, spec, size, shared)
+    cls, S, A0, A1, transitions = learner
+    shard = _Shard(data, cls(S, A0, A1, shared["settings"], transitions),
+                   np.random.default_rng(shared["settings"]["seed"] + k))
+    if state is not None:
+        apply(shard.learner, state)
+        shard.base = _base(shard.learner)
+    for _ in range(epochs_run):  # the permutation of each epoch run before
+        shard.rng.permutation(data.n_sequences)
+    with _lock:
+        _shards[(run, k)] = shard
     return data.n_sequences
 
 
 def _remade(run, k, K, spec, size, shared, state, epochs_run, epoch):
-    """Shard k made on this worker from the driver's parameters (its worker was lost,
-    or the run resumed): read and encoded, its learner set to them, its random state
-    moved on by the epochs run; then the pass of `epoch` (None: its number of
-    sequences, as _setup)."""
-    n = _setup(run, k, K, spec, size, shared)
-    shard = _shards[(run, k)]
-    apply(shard.learner, state)
-    for _ in range(epochs_run):  # the permutation of each epoch run before
-        shard.rng.permutation(shard.data.n_sequences)
-    shard.base = _base(shard.learner)
+    """Shard k made on this worker from the driver's parameters (its worker was lost):
+    read and encoded, its learner set to them, its random state moved on by the
+    epochs run; then the pass of `epoch` (None: its number of sequences, as _start)."""
+    n = _start(run, k, K, spec, size, shared, shared["learner"], state, epochs_run)
     return n if epoch is None else _epoch(run, k, epoch, None)
 
 
@@ -475,6 +597,9 @@ def _epoch(run, k, epoch, mixed):
     return out
 
 
-def _drop(run, k):
+def _drop(run):
+    """Let go of everything this worker keeps for a run."""
     with _lock:
-        _shards.pop((run, k), None)
+        for kept in (_shards, _corpora, _datasets):
+            for key in [key for key in kept if key[0] == run]:
+                del kept[key]

@@ -246,12 +246,14 @@ def folded(lexicon, fold):
 
 
 def training_lexicons(specs, templates, sentences, unit, fold=None, folds=5, encoding="utf-8", base=None,
-                      origin="<settings>", min_length=1):
+                      origin="<settings>", min_length=1, words=None):
     """(lexicons, jackknife, described) for a training run on sentences (a list of
     Sentence or a Corpus): {name: Lexicon} of every dictionary the templates read
     (entries folded as the fields are); {name: (folds, [Lexicon per fold])} for those
     built from the training data; and what each is, for the training record. base:
-    {name: Lexicon} of a model being continued, whose entries stay."""
+    {name: Lexicon} of a model being continued, whose entries stay. words: the words
+    of the sentences (training_words) when they were found elsewhere (on the shards
+    of a Dask cluster; no folds then)."""
     specs = parse_specs(specs, origin)
     base = base or {}
     lexicons, jackknife, described = {}, {}, {}
@@ -268,8 +270,13 @@ def training_lexicons(specs, templates, sentences, unit, fold=None, folds=5, enc
             if unit != "char":
                 raise ConfigError("<settings>", 0, "a dictionary from the training data (NAME=train) needs "
                                   "segmentation (sighan) data; for token data give a file")
-            words, per_fold = training_words(Corpus.of(sentences), fold, min_length, folds)
-            lexicons[name] = Lexicon(kept + words)
+            if words is None:
+                found, per_fold = training_words(Corpus.of(sentences), fold, min_length, folds)
+            elif folds >= 2:
+                raise ValueError("the words of the sentences, found elsewhere, have no folds")
+            else:
+                found = words
+            lexicons[name] = Lexicon(kept + found)
             described[name] = {"source": "train", "folds": folds if folds >= 2 else 0}
             if folds >= 2:
                 jackknife[name] = (folds, [Lexicon(kept + fold_words) for fold_words in per_fold])

@@ -204,6 +204,49 @@ def read_vocabularies(templates, arrays, prefix=""):
     return out
 
 
+def field_vocabularies(corpus, fields, fold=None, length_cap=6):
+    """[Vocabulary] of each field of `fields` as FeatureIndex.build numbers them on a
+    corpus: a column's values through fold and the field's chain, in order of first
+    appearance; a %dict or %gaz field's code strings (the same for every corpus).
+    The vocabularies of the parts of a corpus, merged in order (merge_vocabularies),
+    are those of the whole."""
+    out, distinct = [], {}
+    for f in fields:
+        if f.source:
+            values = dictionaries.value_strings(f.kind, length_cap)
+        else:
+            if f.column not in distinct:
+                distinct[f.column] = corpus.column(f.column, fold)[0]
+            values = distinct[f.column]
+        if f.chain:
+            values = [apply_chain(f.chain, v) for v in values]
+        out.append(Vocabulary.build(values)[0])
+    return out
+
+
+def merge_vocabularies(parts):
+    """One vocabulary of the vocabularies (or string lists) of the parts of a corpus,
+    in the parts' order: each string keeps its first appearance."""
+    out = Vocabulary(parts[0].strings if isinstance(parts[0], Vocabulary) else parts[0])
+    for part in parts[1:]:
+        strings = part.strings if isinstance(part, Vocabulary) else part
+        out = out.extended(strings)[0]
+    return out
+
+
+def _merge_counts(parts):
+    """(sorted distinct keys, summed counts) of (sorted keys, counts) pairs."""
+    keys = np.concatenate([k for k, _ in parts]) if parts else np.zeros(0, np.int64)
+    counts = np.concatenate([c for _, c in parts]) if parts else np.zeros(0, np.int64)
+    if len(parts) > 1:
+        by = np.argsort(keys, kind="stable")
+        keys, counts = keys[by], counts[by]
+    new = np.ones(len(keys), bool)
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    return keys[starts], np.add.reduceat(counts, starts) if len(keys) else counts
+
+
 LAYOUTS = ("boundaries-first", "values-first")
 LAYOUT = "boundaries-first"  # of new indexes
 
@@ -495,6 +538,62 @@ class FeatureIndex:
         if templates.items:
             parts = self._with_items(parts, corpus.items, entry)
         return self, parts
+
+    def key_counts(self, sentences):
+        """What a part of a training corpus gives to make the index of the whole
+        (from_counts): per order, (sorted distinct keys, counts) of every template that
+        reads columns; and the count of every attribute name (None without %attr
+        templates). The index's vocabularies must hold every value of the part
+        (field_vocabularies of the whole, or of the parts merged)."""
+        def token_ids(c, tokens):
+            return self.fields[c].lookup(tokens, -1), len(self.fields[c])
+
+        corpus = Corpus.of(sentences)
+        self._check_items(corpus)
+        fields, index = field_matrix(corpus, self.field_list, self.K, token_ids, self.fold, self.layout,
+                                     self.lexicon_codes)
+        out = []
+        for order in (0, 1):
+            spec = self.column_spec(order)
+            T = len(spec[0]) - 1
+            ids = np.empty(len(index) * T, dtype=np.int32)  # (template_ids writes each key's number here)
+            counted = []
+            for t in range(T):
+                keys, counts = template_ids(fields, index, *spec, t, ids, T)
+                by = np.argsort(keys)
+                counted.append((keys[by], counts[by]))
+            out.append(counted)
+            del ids
+        names = None
+        if self.templates.items:
+            entry = self.attributes.lookup(corpus.items.names, -1)[corpus.items.ids]
+            names = np.bincount(entry, minlength=len(self.attributes))
+        return out, names
+
+    @classmethod
+    def from_counts(cls, templates, fields, counts, min_count=1, normalize="none", lexicons=None, length_cap=6,
+                    attributes=None, name_counts=None):
+        """The index FeatureIndex.build makes of a corpus, from its parts' key_counts:
+        fields, the merged vocabularies ({Field: Vocabulary}); counts[order][t], the
+        (keys, counts) of template t from every part; attributes and name_counts (the
+        sum over the parts), for %attr templates. Only keys and counts are merged, so
+        no process needs the whole corpus."""
+        self = cls(templates, fields, [None, None], normalize, LAYOUT, lexicons, length_cap, attributes)
+        tables = []
+        for order in (0, 1):
+            table, ptr = [], [0]
+            for parts in counts[order]:
+                keys, total = _merge_counts(parts)
+                table.append(keys[total >= min_count])
+                ptr.append(ptr[-1] + len(table[-1]))
+            for t in range(len(counts[order]), len(templates.by_order[order])):  # %attr: name ids seen enough
+                field = templates.by_order[order][t].refs[0][1]
+                table.append(np.flatnonzero((name_counts >= min_count) & self._selected(field)).astype(np.int64))
+                ptr.append(ptr[-1] + len(table[-1]))
+            tables.append((np.concatenate(table) if table else np.zeros(0, np.int64), np.array(ptr, np.int64)))
+        self.tables = tables
+        self.renumber = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
+        return self
 
     def prune_attributes(self):
         """Keep only the attribute names the %attr key tables hold (after compaction

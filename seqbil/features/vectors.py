@@ -185,8 +185,9 @@ class VectorFeatures:
     @classmethod
     def for_training(cls, templates, full, sentences, fold, unknown, scale, rows="seen"):
         """Keep the rows of the words the templates read in `sentences` (a list of
-        Sentence or a Corpus; rows="seen") or every row (rows="all")."""
-        corpus, tables = Corpus.of(sentences), {}
+        Sentence or a Corpus, or what gives the distinct values of a column as
+        Corpus.column does; rows="seen") or every row (rows="all")."""
+        corpus, tables = (sentences if hasattr(sentences, "column") else Corpus.of(sentences)), {}
         for name in sorted({t.refs[0][1].source for t in templates}):
             table = full[name]
             if rows == "seen" and name != EMB:  # an EMB table has its rows already
