@@ -299,3 +299,17 @@ def test_a_bad_line_in_a_later_shard_is_named_by_its_place_in_the_file(client, t
     bad.write_text("")
     with pytest.raises(seqbil.errors.InputError, match="no sentences"):
         prepared(bad, "conll2000", client)
+
+
+@pytest.mark.parametrize("learner", ["sp", "bol"])
+def test_the_mistakes_of_each_epoch_are_one_process_s_on_one_shard(client, tmp_path, learner):
+    """What the log says of an epoch on shards: each shard's mistakes in that pass
+    (bol also mixes a running count of its mistakes, which is not the epoch's)."""
+    def logged(**options):
+        log = tmp_path / "log.jsonl"
+        train(learner=learner, log=str(log), **options)
+        return [json.loads(line) for line in log.read_text().splitlines()]
+    one, shard = logged(), logged(shards=1, client=client)
+    assert [r["mistakes"] for r in shard] == [r["mistakes"] for r in one]
+    for r in logged(shards=2, client=client):
+        assert sum(r["mixing"]["shard_mistakes"]) == r["mistakes"] <= 500

@@ -141,7 +141,7 @@ class Mixer:
         results = self._on_shards(submit, bar, f"epoch {k + 1}", k)
         self.epochs_run += 1
         mixing = time.perf_counter()
-        mistakes = [r["mistakes"] for r in results]
+        mistakes = [r["pass_mistakes"] for r in results]
         total = sum(mistakes)
         mu = [m / total for m in mistakes] if self.by_mistakes and total else [1.0 / self.K] * self.K
         self.mixed = mix(self.learner, results, mu)
@@ -577,7 +577,8 @@ def _epoch(run, k, epoch, mixed):
     for c in range(0, data.n_sequences, CHUNK):
         mistakes += learner.train_chunk(data, order[c:c + CHUNK])
     learner.end_pass(epoch)
-    out = {"mistakes": int(mistakes), "pass_s": time.perf_counter() - passing}
+    # ("pass_mistakes": a learner's scalars may be named "mistakes", as bol's running count is)
+    out = {"pass_mistakes": int(mistakes), "pass_s": time.perf_counter() - passing}
     # the rows an update can have changed: the attributes at the flagged positions;
     # of those, the entries that differ from the epoch's start travel
     positions = np.flatnonzero(data.pos_diff)
