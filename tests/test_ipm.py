@@ -313,3 +313,34 @@ def test_the_mistakes_of_each_epoch_are_one_process_s_on_one_shard(client, tmp_p
     assert [r["mistakes"] for r in shard] == [r["mistakes"] for r in one]
     for r in logged(shards=2, client=client):
         assert sum(r["mixing"]["shard_mistakes"]) == r["mistakes"] <= 500
+
+
+@pytest.mark.parametrize("learner,averaged", [("sp", True), ("bol", True), ("bol", False)])
+def test_the_mix_in_many_ranges_is_the_mix_in_one(client, monkeypatch, tmp_path, learner, averaged):
+    """The driver collects and mixes the shards' entries a range of rows at a time:
+    however many ranges, the same model (bol refreshes the mixed blocks range by range)."""
+    log = tmp_path / "log.jsonl"
+    whole = train(shards=2, client=client, learner=learner, averaged=averaged, log=str(log))
+    assert all(json.loads(line)["mixing"]["ranges"] == 1 for line in log.read_text().splitlines())
+    monkeypatch.setattr(ipm.Mixer, "RANGE_ENTRIES", 300)
+    ranged = train(shards=2, client=client, learner=learner, averaged=averaged, log=str(log))
+    assert max(json.loads(line)["mixing"]["ranges"] for line in log.read_text().splitlines()) > 10
+    same_model(ranged, whole)
+
+
+def test_ranges_cover_the_buckets_in_order():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        counts = rng.integers(0, 100, size=ipm.BUCKETS) * (rng.random(ipm.BUCKETS) < 0.5)
+        target = int(rng.integers(1, 2000))
+        out = ipm.ranges(counts, target)
+        assert out[0][0] == 0 and out[-1][1] == ipm.BUCKETS
+        assert all(a[1] == b[0] for a, b in zip(out, out[1:])) and all(lo < hi for lo, hi in out)
+        # a range goes past the target only by its first bucket
+        assert all(counts[lo:hi].sum() <= target or hi - lo == 1 or counts[lo:hi - 1].sum() <= target
+                   for lo, hi in out)
+        for n in (1, 7, 1000, 12345):
+            rows = [ipm.bucket_rows(lo, hi, n) for lo, hi in out]
+            assert rows[0][0] == 0 and rows[-1][1] == n and all(a[1] == b[0] for a, b in zip(rows, rows[1:]))
+            for (lo, hi), (a, b) in zip(out, rows):
+                assert all(lo <= r * ipm.BUCKETS // n < hi for r in range(a, b))

@@ -18,12 +18,14 @@ one process would build (FeatureIndex.from_counts), and the shards encode themse
 by it (encode). The worker keeps the encoded shard, its learner and a copy of the
 parameters as the epoch began from epoch to epoch. The kernels flag
 the positions their updates reach (Dataset.pos_diff), so after a pass the worker
-compares only the rows of the attributes there, and sends the entries that changed
-(key = attribute * row size + column, and the value) with the dense parameters
-(transitions, end scores) and the scalars. The driver mixes entry by entry over the
-union of the entries sent (a shard that left an entry as it was contributes its value
-from the start of the epoch), lets the learner adjust the mix (bol: the factors of
-the mixed blocks), and sends the mixed entries back to every shard. Shard k shuffles
+compares only the rows of the attributes there, and keeps the entries that changed
+(key = attribute * row size + column, and the value); it sends the dense parameters
+(transitions, end scores), the scalars and how many entries changed in each bucket of
+rows. The driver then asks the shards for their entries a range of rows at a time,
+mixes the range entry by entry over the union of the entries sent (a shard that left
+an entry as it was contributes its value from the start of the epoch), lets the
+learner adjust the mix (bol: the factors of the mixed blocks), and sends the range's
+mix to every shard: it holds one range's messages at a time, never a whole epoch's. Shard k shuffles
 with seed + k, so shard 0 of 1 makes exactly the passes of training in one process,
 and a run's result depends on the shards and the seed, not on the workers that hold
 them. Keys are kept sorted, and made distinct by sorting (runs, distinct).
@@ -42,6 +44,7 @@ from ..formats.textio import is_gzip
 from .tagging import _boundary
 
 CHUNK = 256  # sequences per call into compiled code, as training.py
+BUCKETS = 256  # the rows of each order counted in this many buckets, of which a range of the mix is made
 
 
 class Mixer:
@@ -61,6 +64,7 @@ class Mixer:
 
     MAX_LOSSES = 3
     WAIT_FOR_WORKERS = 60.0
+    RANGE_ENTRIES = 1 << 17  # the entries the shards send for one range of the mix, about
 
     def __init__(self, client, settings, source, fmt, echo=None):
         self.client, self.settings, self.echo = client, settings, echo
@@ -80,7 +84,8 @@ class Mixer:
         self.losses, self.recoveries, self.epochs_run = [0] * self.K, [], 0
         self.sizes = self.shared = self.shared_data = None
         self._state = None  # (epochs run, full_state of the driver's learner then)
-        self.mixed = None  # the last epoch's mixed entries, for the shards
+        self._parts = None  # the last epoch's mix, in parts: [{worker: future of the part there}]
+        self._taking = False
 
     # --- before the passes: the feature index of the shards, their encoding ---------
 
@@ -130,33 +135,84 @@ class Mixer:
                       f"on {len(set(self.where))} Dask workers; mixing {self.settings['mixing']}")
 
     def epoch(self, k, bar=None):
-        """One epoch: a pass on every shard, then the mix; returns (mistakes, stats)."""
+        """One epoch: a pass on every shard, then the mix, range by range of the
+        attributes; returns (mistakes, stats).
+
+        The shards keep the entries they changed. The driver asks for them a range of
+        rows at a time (ranges of about RANGE_ENTRIES entries, from the counts the
+        shards send with their pass), mixes the range and sends the mix to the shards,
+        so that it holds one range's messages at a time, never the whole epoch's. Its
+        learner keeps the parameters as the epoch began until every range is mixed
+        (what a shard lost meanwhile is remade from); then it takes the mix, a range
+        at a time, from a worker that holds it."""
         start = time.perf_counter()
         self.recoveries = []
-        messages = self._scatter_each(self.mixed) if self.mixed is not None else None
+        parts = self._parts
 
         def submit(s, w):  # (a worker the mix did not reach is taken for lost: its shards are made again)
-            if messages is None or w in messages:
-                return self._submit(_epoch, w, self.run, s, k, messages[w] if messages else None)
+            if parts is None or all(w in held for held in parts):
+                return self._submit(_epoch, w, self.run, s, k, [held[w] for held in parts] if parts else None)
         results = self._on_shards(submit, bar, f"epoch {k + 1}", k)
-        self.epochs_run += 1
         mixing = time.perf_counter()
         mistakes = [r["pass_mistakes"] for r in results]
         total = sum(mistakes)
         mu = [m / total for m in mistakes] if self.by_mistakes and total else [1.0 / self.K] * self.K
-        self.mixed = mix(self.learner, results, mu)
-        apply(self.learner, self.mixed)
+        head = mix_dense(self.learner, results, mu)
+        counts = sum(r["entries"] for r in results)
+        pass_s, shard_s = max(r["pass_s"] for r in results), max(r["shard_s"] for r in results)
+        del results
+        self._parts, sent_bytes, mixed_bytes, entries, spans = [self._scatter_each(head)], 0, _nbytes(head), 0, []
+        for lo, hi in ranges(counts, self.RANGE_ENTRIES):
+            part, sent = self._mix_range(k, lo, hi, mu, head)
+            sent_bytes, mixed_bytes = sent_bytes + sent, mixed_bytes + _nbytes(part)
+            entries += sum(len(keys) for keys, _ in part.values())
+            self._parts.append(self._scatter_each(part))
+            spans.append((lo, hi))
+            del part
+        # the driver's learner takes the mix only now: until here it was the epoch's start
+        self._taking = True  # (no shard can be made again from it meanwhile)
+        for i, (lo, hi) in enumerate(spans, 1):
+            part = self._fetch(self._parts[i])
+            if part is None:  # no worker holding it is left: the shards still have what they changed
+                part = self._mix_range(k, lo, hi, mu, head)[0]
+                self._parts[i] = self._scatter_each(part)
+            if i == len(spans):
+                apply(self.learner, head)
+            apply(self.learner, part)
+        del part
+        self._taking = False
+        self.epochs_run += 1
         end = time.perf_counter()
         # where an epoch goes: the slowest shard's pass, the rest of the shards' work
         # (taking the mix, collecting what changed), the messages, and the driver's mix
-        stats = {"shard_mistakes": mistakes, "delta_bytes": sum(_nbytes(r) for r in results),
-                 "mixed_bytes": _nbytes(self.mixed),
-                 "entries_mixed": sum(len(v[0]) for v in self.mixed.values() if isinstance(v, tuple)),
-                 "pass_s": max(r["pass_s"] for r in results), "shard_s": max(r["shard_s"] for r in results),
+        stats = {"shard_mistakes": mistakes, "delta_bytes": sent_bytes, "mixed_bytes": mixed_bytes,
+                 "entries_mixed": entries, "ranges": len(self._parts) - 1,
+                 "pass_s": pass_s, "shard_s": shard_s,
                  "mix_s": end - mixing, "epoch_s": end - start}
         if self.recoveries:
             stats["recovered"] = self.recoveries
         return total, stats
+
+    def _mix_range(self, k, lo, hi, mu, head):
+        """(the mix of the entries the shards changed in the rows of buckets lo..hi-1,
+        as the learner adjusts it; the bytes they sent)."""
+        sent = self._on_shards(lambda s, w: self._submit(_changed, w, self.run, s, k, lo, hi), None,
+                               f"epoch {k + 1}", k, then=(lo, hi))
+        nbytes = sum(_nbytes(m) for m in sent)
+        part = mix_entries(self.learner, sent, mu)
+        del sent
+        adjusted = {**part, **{name: head[name] for name in self.learner.mixing()[1]}}
+        self.learner.mixed(adjusted, self.K)
+        return {name: adjusted[name] for name in part}, nbytes
+
+    def _fetch(self, held):
+        """A mixed range from one of the workers that hold it (None: none is left)."""
+        for worker in sorted(held):
+            try:
+                return held[worker].result()
+            except Exception:  # (that worker went: another may hold it too)
+                continue
+        return None
 
     def close(self):
         """Free the shards on the workers that are still there (a lost one took its own)."""
@@ -180,18 +236,19 @@ class Mixer:
         for w in sorted(set(self.where) & self._alive()):
             try:
                 [out[w]] = self.client.scatter([message], workers=[w], hash=False)
-            except Exception:  # (it went in between)
+            except Exception:  # (it went in between: its shards are made again)
                 pass
         return out
 
     def _alive(self):
         return set(self.client.scheduler_info()["workers"])
 
-    def _on_shards(self, submit, bar, what, epoch=None):
+    def _on_shards(self, submit, bar, what, epoch=None, then=None):
         """submit(k, worker) on every shard k; their results in shard order. The bar
         moves by each shard's sequences as it finishes. A shard whose worker is gone
         before its result is here is made again on another worker (see the class), and
-        its task submitted there."""
+        its task submitted there (then: the range of the mix the task collects, after
+        the shard's pass is made again)."""
         from distributed import wait
         alive = self._alive()
         futures = {k: submit(k, self.where[k]) if self.where[k] in alive else None for k in range(self.K)}
@@ -233,10 +290,10 @@ class Mixer:
                 if f is not None:
                     f.cancel()
                 lost_at.setdefault(k, (self.where[k], self.where[k] in alive, time.perf_counter()))
-                futures[k] = self._remake(k, alive, epoch, what, submit)
+                futures[k] = self._remake(k, alive, epoch, what, submit, then)
         return [results[k] for k in range(self.K)]
 
-    def _remake(self, k, alive, epoch, what, submit):
+    def _remake(self, k, alive, epoch, what, submit, then=None):
         """Shard k again, on the worker of those alive holding the fewest shards; then
         its task: before the passes, the task of the phase (which reads the shard again
         there); in them, with the driver's parameters and the shard's random state."""
@@ -251,6 +308,9 @@ class Mixer:
                                   f"{self.WAIT_FOR_WORKERS:g} s")
             time.sleep(0.5)
             alive = self._alive()
+        if self._taking:
+            raise SeqbilError(f"shard {k + 1} of {self.K} was lost while the driver took the mix ({what}); run the "
+                              "training again, or resume it from its checkpoint")
         load = {w: sum(1 for j, x in enumerate(self.where) if x == w and j != k) for w in alive}
         self.where[k] = min(sorted(alive), key=lambda w: load[w])
         if self.learner is None or epoch is None and not self.epochs_run:
@@ -261,7 +321,7 @@ class Mixer:
         except Exception:  # that worker went too: made again on the next round
             return None
         return self._submit(_remade, self.where[k], self.run, k, self.K, self.spec, self.size, shared, state,
-                            self.epochs_run, epoch)
+                            self.epochs_run, epoch, then)
 
     def _full_state(self):
         """full_state of the driver's learner, made once an epoch (it changes only at
@@ -292,9 +352,18 @@ def mix(learner, results, mu):
     """The mixed parameters from the shards' messages (see the module's docstring):
     {NAME: (keys, values) for a parameter with a row per attribute (key = row *
     row size + column: the entries some shard changed), the mixed array for a dense
-    one, the mixed number for a scalar}. The sums run over the shards in order and an
-    entry every shard changed takes no term from the start of the epoch, so that one
-    shard's parameters come back exactly."""
+    one, the mixed number for a scalar}, as the learner adjusts them (Learner.mixed).
+    The sums run over the shards in order and an entry every shard changed takes no
+    term from the start of the epoch, so that one shard's parameters come back
+    exactly. (Mixer.epoch makes the same mix a range of rows at a time.)"""
+    out = mix_dense(learner, results, mu)
+    out.update(mix_entries(learner, results, mu))
+    learner.mixed(out, len(results))
+    return out
+
+
+def mix_dense(learner, results, mu):
+    """The mix of the dense parameters and of the scalars."""
     names, scalars = learner.mixing()
     out = {}
     for name, order in names.items():
@@ -303,6 +372,20 @@ def mix(learner, results, mu):
             for r, m in zip(results, mu):
                 acc = acc + (m * r[name] if m != 1.0 else r[name])
             out[name] = acc
+    for name in scalars:
+        value = sum(m * r[name] for r, m in zip(results, mu))
+        out[name] = int(round(value)) if isinstance(getattr(learner, name), int) else value
+    return out
+
+
+def mix_entries(learner, results, mu):
+    """The mix of the entries the shards changed in the parameters with a row per
+    attribute (a partial entry takes its value at the start of the epoch from the
+    learner)."""
+    names, _ = learner.mixing()
+    out = {}
+    for name, order in names.items():
+        if order is None:
             continue
         sent = [r[name] for r in results]
         keys = distinct(np.sort(np.concatenate([k for k, _ in sent])))
@@ -316,23 +399,40 @@ def mix(learner, results, mu):
         if len(partial):
             acc[partial] += (1.0 - weight[partial]) * entries(learner, name, keys[partial])
         out[name] = (keys, acc)
-    for name in scalars:
-        value = sum(m * r[name] for r, m in zip(results, mu))
-        out[name] = int(round(value)) if isinstance(getattr(learner, name), int) else value
-    learner.mixed(out, len(results))
     return out
 
 
+def ranges(counts, target):
+    """[(lo, hi)] of row buckets (see _epoch: BUCKETS per order), consecutive, each
+    with about `target` of the entries counted (at least one bucket each)."""
+    out, lo, held = [], 0, 0
+    for b, n in enumerate(counts.tolist()):
+        if held and held + n > target:
+            out.append((lo, b))
+            lo, held = b, 0
+        held += n
+    out.append((lo, len(counts)))
+    return out
+
+
+def bucket_rows(lo, hi, n):
+    """The rows of buckets lo..hi-1 of n rows: row r is in bucket r * BUCKETS // n."""
+    return -(-lo * n // BUCKETS), -(-hi * n // BUCKETS)
+
+
 def apply(learner, mixed):
-    """Put mixed parameters into a learner (in place)."""
+    """Put mixed parameters into a learner (in place): those the message holds."""
     names, scalars = learner.mixing()
     for name, order in names.items():
+        if name not in mixed:
+            continue
         if order is None:
             learner.set_rows(name, None, mixed[name])
         else:
             set_entries(learner, name, *mixed[name])
     for name in scalars:
-        setattr(learner, name, mixed[name])
+        if name in mixed:
+            setattr(learner, name, mixed[name])
 
 
 def full_state(learner, chunk=1 << 16):
@@ -376,21 +476,36 @@ def by_row(array):
     return array.reshape(array.shape[0], int(np.prod(array.shape[1:], dtype=np.int64)))
 
 
-def entries(learner, name, keys):
-    """The values of a parameter at the entries `keys` (row * row size + column)."""
+def entries(learner, name, keys, chunk=1 << 14):
+    """The values of a parameter at the entries `keys` (row * row size + column,
+    sorted), read a chunk of rows at a time (get_rows gives whole rows)."""
     rows, cols = np.divmod(keys, learner.row_size(name))
-    unique, at = runs(rows)
-    return by_row(learner.get_rows(name, unique))[at, cols]
+    out = np.empty(len(keys))
+    for lo, hi in _row_chunks(rows, chunk):
+        unique, at = runs(rows[lo:hi])
+        out[lo:hi] = by_row(learner.get_rows(name, unique))[at, cols[lo:hi]]
+    return out
 
 
-def set_entries(learner, name, keys, values):
-    """Set a parameter at the entries `keys` (row * row size + column)."""
+def set_entries(learner, name, keys, values, chunk=1 << 14):
+    """Set a parameter at the entries `keys` (row * row size + column, sorted), a
+    chunk of rows at a time."""
     rows, cols = np.divmod(keys, learner.row_size(name))
-    unique, at = runs(rows)
-    block = learner.get_rows(name, unique)
-    flat = by_row(block)
-    flat[at, cols] = values
-    learner.set_rows(name, unique, block)
+    for lo, hi in _row_chunks(rows, chunk):
+        unique, at = runs(rows[lo:hi])
+        block = learner.get_rows(name, unique)
+        by_row(block)[at, cols[lo:hi]] = values[lo:hi]
+        learner.set_rows(name, unique, block)
+
+
+def _row_chunks(rows, chunk):
+    """(lo, hi) spans of a sorted array of rows, each of at most `chunk` rows (whole:
+    a row is never split)."""
+    if not len(rows):
+        return []
+    unique, first = np.unique(rows, return_index=True)
+    cuts = first[::chunk].tolist() + [len(rows)]
+    return list(zip(cuts[:-1], cuts[1:]))
 
 
 # --- the workers ------------------------------------------------------------------
@@ -402,6 +517,7 @@ _corpora, _datasets, _shards, _lock = {}, {}, {}, threading.Lock()
 class _Shard:
     def __init__(self, data, learner, rng):
         self.data, self.learner, self.rng = data, learner, rng
+        self.changed = None  # (epoch, {NAME: (keys, values)}): what the last pass changed
         data.pos_diff = np.zeros(data.n_positions, np.uint8)  # the kernels flag where they update
         self.base = _base(learner)
 
@@ -545,31 +661,43 @@ def _start(run, k, K, spec, size, shared, learner, state=None, epochs_run=0):
     return data.n_sequences
 
 
-def _remade(run, k, K, spec, size, shared, state, epochs_run, epoch):
+def _remade(run, k, K, spec, size, shared, state, epochs_run, epoch, then=None):
     """Shard k made on this worker from the driver's parameters (its worker was lost):
     read and encoded, its learner set to them, its random state moved on by the
-    epochs run; then the pass of `epoch` (None: its number of sequences, as _start)."""
+    epochs run; then the pass of `epoch` (None: its number of sequences, as _start)
+    and, with then = (lo, hi), the entries it changed there (_changed)."""
     n = _start(run, k, K, spec, size, shared, shared["learner"], state, epochs_run)
-    return n if epoch is None else _epoch(run, k, epoch, None)
+    if epoch is None:
+        return n
+    out = _epoch(run, k, epoch, None)
+    return out if then is None else _changed(run, k, epoch, *then)
 
 
-def _epoch(run, k, epoch, mixed):
-    """Take the mixed parameters, make one pass over the shard, and return the entries
-    it changed (found among the rows of the attributes at the positions the kernels
-    flagged), the dense arrays, the scalars and the mistakes."""
+def _take(shard, mixed):
+    """Put a message of the mix into a shard's learner and its copy of the epoch's start."""
+    learner = shard.learner
+    apply(learner, mixed)
+    for name, o in learner.mixing()[0].items():
+        if o is not None and name in mixed:
+            keys, values = mixed[name]
+            rows, cols = np.divmod(keys, shard.base[name].shape[1])
+            shard.base[name][rows, cols] = values
+
+
+def _epoch(run, k, epoch, parts):
+    """Take the mix of the last epoch (its parts, in order), make one pass over the
+    shard, and keep the entries it changed (found among the rows of the attributes at
+    the positions the kernels flagged) for _changed; return the dense arrays, the
+    scalars, the mistakes, and the count of changed entries by bucket of rows."""
     start = time.perf_counter()
     shard = _shards.get((run, k))
     if shard is None:
         raise SeqbilError("a Dask worker lost the shard it held (it restarted?); run the training again")
     learner, data = shard.learner, shard.data
     names, scalars = learner.mixing()
-    if mixed is not None:
-        apply(learner, mixed)
-        for name, o in names.items():
-            if o is not None:
-                keys, values = mixed[name]
-                rows, cols = np.divmod(keys, shard.base[name].shape[1])
-                shard.base[name][rows, cols] = values
+    shard.changed = None
+    for mixed in parts or ():
+        _take(shard, mixed)
     learner.start_pass(epoch)
     order = shard.rng.permutation(data.n_sequences).astype(np.int64)
     data.pos_diff[:] = 0
@@ -583,18 +711,40 @@ def _epoch(run, k, epoch, mixed):
     # of those, the entries that differ from the epoch's start travel
     positions = np.flatnonzero(data.pos_diff)
     touched = [_ids_at(data.u_ptr, data.u_ids, positions), _ids_at(data.b_pointers(), data.b_ids, positions)]
+    sizes, changed, counts = (learner.A0, learner.A1), {}, np.zeros(BUCKETS, np.int64)
     for name, o in names.items():
         if o is not None:
             rows = touched[o]
             now = by_row(learner.get_rows(name, rows))
             at, cols = np.nonzero(now != shard.base[name][rows])
-            out[name] = (rows[at] * now.shape[1] + cols, now[at, cols])
+            changed[name] = (rows[at] * now.shape[1] + cols, now[at, cols])
+            counts += np.bincount(rows[at] * BUCKETS // max(sizes[o], 1), minlength=BUCKETS)
+    shard.changed = (epoch, changed)
+    out["entries"] = counts
     for name, o in names.items():
         if o is None:
             out[name] = learner.get_rows(name, None)
     for name in scalars:
         out[name] = getattr(learner, name)
     out["shard_s"] = time.perf_counter() - start
+    return out
+
+
+def _changed(run, k, epoch, lo, hi):
+    """The entries shard k changed in the pass of `epoch`, in the rows of buckets
+    lo..hi-1: {NAME: (keys, values)}."""
+    shard = _shards.get((run, k))
+    if shard is None or shard.changed is None or shard.changed[0] != epoch:
+        raise SeqbilError("a Dask worker lost the shard it held (it restarted?); run the training again")
+    learner, out = shard.learner, {}
+    sizes = (learner.A0, learner.A1)
+    for name, o in learner.mixing()[0].items():
+        if o is not None:
+            keys, values = shard.changed[1][name]
+            width = shard.base[name].shape[1]
+            a, b = (r * width for r in bucket_rows(lo, hi, sizes[o]))
+            i, j = np.searchsorted(keys, a), np.searchsorted(keys, b)
+            out[name] = (keys[i:j], values[i:j])
     return out
 
 
