@@ -426,6 +426,35 @@ def ipm_recovery_table(record):
             f"({m['cores']} cores).\n")
 
 
+def ipm_memory_table(record):
+    def cell(s, f="{:.0f}"):
+        return f"{f.format(s['median'])} ({f.format(s['min'])}–{f.format(s['max'])})"
+    one = {r["learner"]: r["peak_rss_mib"]["median"] for r in record["rows"] if r["run"] == "one process"}
+    rows = ["| learner | training | peak RSS of the training process (MiB) | against one process | "
+            "train, end to end (s) | test F1 |", "| --- | --- | --- | --- | --- | --- |"]
+    for r in record["rows"]:
+        rows.append(f"| {r['learner']} | {r['run']} | {cell(r['peak_rss_mib'])} | "
+                    f"{r['peak_rss_mib']['median'] / one[r['learner']]:.2f} | {cell(r['seconds'], '{:.1f}')} | "
+                    f"{r['test_f1']:.2f} |")
+    names = {"start": "choosing on held-out data (none on shards), the cluster started",
+             "prepare": "reading and encoding (on shards: the shards read, the index merged)",
+             "run_passes": "the passes", "after run_passes": "the cluster closed", "finish": "the final weights made",
+             "compact": "compaction", "after compact": "the model saved"}
+    stage_rows = ["| learner | stage | RSS at its end (MiB) | peak within it (MiB) |", "| --- | --- | --- | --- |"]
+    for learner, items in record["stages"].items():
+        for r in items:
+            if r["stage"] in names:
+                stage_rows.append(f"| {learner} | {names[r['stage']]} | {r['rss_mib']:.0f} | {r['peak_mib']:.0f} |")
+    m = record["machine"]
+    return (f"Peak RSS of the training process on {record['shards']} shards against training in one process, "
+            f"the same commit: SIGHAN 2005 pku training set, configs/sighan2005.toml and its defaults (20 epochs, "
+            f"float32 model), raw file in and model out. The peak is the process's own VmHWM (the workers are "
+            f"processes of their own). Median (min–max) of {record['repeat']} runs.\n\n" + "\n".join(rows) +
+            "\n\nWhere the training process's memory goes on the local cluster (one sampled run):\n\n" +
+            "\n".join(stage_rows) + f"\n\n`{record['command']}` at commit {record['commit'][:12]}, "
+            f"{record['date']}, {m['cpu']} ({m['cores']} cores).\n")
+
+
 def tag_breakdown_table(record):
     def cell(s):
         return f"{s['median']:.3f} ({s['min']:.3f}–{s['max']:.3f})"
@@ -453,7 +482,7 @@ RENDERERS = {"train_memory": train_memory_table, "train_speed": speed_table, "en
              "foreign_models": foreign_table, "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table, "aso_shards": aso_shards_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
              "ipm_speed": ipm_table, "calibration": calibration_table, "crf_speed": crf_speed_table,
-             "crf_chosen": crf_chosen_table, "ipm_recovery": ipm_recovery_table,
+             "crf_chosen": crf_chosen_table, "ipm_recovery": ipm_recovery_table, "ipm_memory": ipm_memory_table,
              "tag_breakdown": tag_breakdown_table, "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table}
 
 

@@ -75,7 +75,11 @@ class Model:
 
     @weights.setter
     def weights(self, value):
-        self._weights, self._store = value, None
+        if isinstance(value.get("W1"), Rows):  # rows a learner made sparse (learners/base.py: slots_to_rows)
+            self._weights, self._store = None, sparse_weights(self.kind, value, len(self.labels), self.precision,
+                                                              layout=False)
+        else:
+            self._weights, self._store = value, None
 
     @property
     def store(self):
@@ -105,8 +109,17 @@ class Model:
         self._not_a_view("compact")
         self.precision = precision or self.precision
         S = len(self.labels)
-        dense = self._weights if self._weights is not None else dense_weights(self.kind, self._store, S)
-        store = sparse_weights(self.kind, dense, S, self.precision, prune, layout=False)
+        if self._weights is None and self.kind == "linear":  # sparse already: no dense copy is made
+            nonzero = {block: self._store[block].nnz for block in ("W0", "W1")}
+            store = {name: v.pruned(self.precision, prune) if isinstance(v, Rows) else v
+                     for name, v in self._store.items()}
+        else:
+            dense = self._weights if self._weights is not None else dense_weights(self.kind, self._store, S)
+            nonzero = {"W0": np.count_nonzero(dense["W0"])}
+            nonzero["W1" if self.kind == "linear" else "AB"] = \
+                sum(np.count_nonzero(dense[k]) for k in (("W1",) if self.kind == "linear" else ("alpha", "beta")))
+            store = sparse_weights(self.kind, dense, S, self.precision, prune, layout=False)
+            del dense
         first, _ = first_order_block(self.kind, S)
         report, tables = {}, []
         for order, block in ((0, "W0"), (1, first)):
@@ -115,10 +128,8 @@ class Model:
             keep[len(table):] = True  # the %vec components: their ids follow the keyed attributes
             kept = np.concatenate([[0], np.cumsum(keep[:len(table)], dtype=np.int64)])
             tables.append((np.ascontiguousarray(table[keep[:len(table)]]), kept[ptr]))
-            nonzero = sum(np.count_nonzero(dense[k]) for k in
-                          (("W0",) if order == 0 else ("W1",) if self.kind == "linear" else ("alpha", "beta")))
             store[block] = store[block].take(keep).compact_layout()
-            report[order] = {"attributes": [len(table), len(tables[-1][0])], "weights": [int(nonzero),
+            report[order] = {"attributes": [len(table), len(tables[-1][0])], "weights": [int(nonzero[block]),
                                                                                         store[block].nnz]}
         self.index.tables = tables
         self.index.prune_attributes()

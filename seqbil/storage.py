@@ -71,6 +71,43 @@ class Rows:
         return cls(ptr, np.concatenate(idx) if idx else np.zeros(0, np.int32),
                    np.concatenate(val) if val else np.zeros(0, dtype), dense.shape[1])
 
+    @classmethod
+    def from_slots(cls, rows, attrs, n_rows, precision="float32", prune=0.0, chunk=1 << 16):
+        """from_dense of the (n_rows, ...) array whose row attrs[s] is rows[s] and
+        whose other rows are zero, without making it: the rows are read in the order
+        of their attributes, a chunk at a time."""
+        dtype = PRECISIONS[precision]
+        slot = np.full(n_rows, -1, dtype=np.int32)  # each attribute's row (attrs is one-to-one)
+        slot[attrs] = np.arange(len(attrs), dtype=np.int32)
+        order = slot[slot >= 0]  # the rows in the order of their attributes
+        del slot
+        ptr, idx, val = np.zeros(n_rows + 1, dtype=np.int64), [], []
+        width = int(np.prod(rows.shape[1:], dtype=np.int64))
+        for lo in range(0, len(order), chunk):
+            at = order[lo:lo + chunk]
+            rounded = rows[at].reshape(len(at), width).astype(dtype)
+            r, c = np.nonzero(np.abs(rounded) > prune if prune > 0 else rounded)
+            ptr[attrs[at] + 1] = np.bincount(r, minlength=len(at))
+            idx.append(c.astype(np.int32))
+            val.append(rounded[r, c])
+        np.cumsum(ptr, out=ptr)
+        return cls(ptr, np.concatenate(idx) if idx else np.zeros(0, np.int32),
+                   np.concatenate(val) if val else np.zeros(0, dtype), width)
+
+    def pruned(self, precision, prune=0.0):
+        """These rows with only the cells |w| > prune after rounding to the precision
+        (from_dense of their dense form, without making it when they are sparse)."""
+        if self.dense:
+            return Rows.from_dense(self.val, precision, prune)
+        val = self.val.astype(PRECISIONS[precision])
+        keep = np.abs(val) > prune if prune > 0 else val != 0
+        if keep.all():
+            return Rows(self.ptr, self.idx, val, self.width)
+        kept = np.zeros(len(keep) + 1, dtype=np.int64)  # cells kept before each cell
+        np.cumsum(keep, out=kept[1:])
+        ptr = kept[self.ptr]
+        return Rows(ptr, self.idx[keep], val[keep], self.width)
+
     def to_dense(self, dtype=np.float64):
         if self.dense:
             return self.val.astype(dtype)
@@ -139,7 +176,9 @@ def sparse_weights(kind, weights, S, precision="float32", prune=0.0, layout=True
     out = {"W0": Rows.from_dense(weights["W0"], precision, prune),
            "trans": np.asarray(weights["trans"], dtype=np.float64),
            "end": np.asarray(weights["end"], dtype=np.float64)}
-    if kind == "linear":
+    if kind == "linear" and isinstance(weights["W1"], Rows):  # made sparse by the learner (slots_to_rows)
+        out["W1"] = weights["W1"].pruned(precision, prune)
+    elif kind == "linear":
         W1 = np.asarray(weights["W1"])
         out["W1"] = Rows.from_dense(W1.reshape(len(W1), S * (S + 1)), precision, prune)
     else:

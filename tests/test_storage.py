@@ -127,6 +127,56 @@ def test_damaged_rows_are_skipped_not_read_outside_the_arrays(rng, form):
         assert ((out >= 0) & (out < S)).all()
 
 
+def test_rows_from_slots_are_the_rows_of_the_scattered_array(rng):
+    """Rows.from_slots: the rows of the array whose row attrs[s] is rows[s], other
+    rows zero, without making it (sp's final W1)."""
+    for _ in range(30):
+        n, width = int(rng.integers(1, 40)), int(rng.integers(1, 7))
+        attrs = rng.permutation(n)[:int(rng.integers(0, n + 1))].astype(np.int32)
+        rows = sparse_random(rng, (len(attrs), width))
+        dense = np.zeros((n, width))
+        dense[attrs] = rows
+        precision, prune = str(rng.choice(["float32", "float64"])), float(rng.choice([0.0, 0.5]))
+        got, want = Rows.from_slots(rows, attrs, n, precision, prune, chunk=7), Rows.from_dense(dense, precision,
+                                                                                                  prune)
+        for name in ("ptr", "idx", "val"):
+            assert np.array_equal(getattr(got, name), getattr(want, name)) and \
+                getattr(got, name).dtype == getattr(want, name).dtype
+        # pruned(): as from_dense of the dense form, in either layout
+        again = float(rng.choice([0.0, 0.3, 1.0]))
+        held = got.to_dense(got.val.dtype)
+        for layout in (got, Rows(None, None, held, width)):
+            p = layout.pruned("float32", again)
+            q = Rows.from_dense(held, "float32", again)
+            assert np.array_equal(p.to_dense(), q.to_dense()) and p.nnz == q.nnz and p.val.dtype == np.float32
+            if not p.dense:
+                assert np.array_equal(p.ptr, q.ptr) and np.array_equal(p.idx, q.idx)
+
+
+@pytest.mark.parametrize("prune", [0.0, 0.05])
+def test_a_model_made_sparse_compacts_as_the_dense_one(chunker, prune):
+    """A linear model whose weights are sparse already (as sp's training or a model
+    file leaves them) compacts without a dense copy, to the same store, tables and
+    report as the same model held dense."""
+    dense = {k: np.array(v) for k, v in chunker.weights.items()}
+    held = Model(chunker.kind, chunker.labels, _copy_index(chunker.index), chunker.corpus, dense)
+    S = len(chunker.labels)
+    sparse = Model(chunker.kind, chunker.labels, _copy_index(chunker.index), chunker.corpus,
+                   {**dense, "W1": Rows.from_dense(dense["W1"].reshape(len(dense["W1"]), S * (S + 1)), "float32")})
+    assert sparse._weights is None
+    assert sparse.compact(prune) == held.compact(prune)
+    for order in (0, 1):
+        for a, b in zip(sparse.index.tables[order], held.index.tables[order]):
+            assert np.array_equal(a, b)
+    for name, value in held.store.items():
+        if isinstance(value, Rows):
+            assert value.dense == sparse.store[name].dense
+            for part in ("ptr", "idx", "val"):
+                assert np.array_equal(getattr(value, part), getattr(sparse.store[name], part))
+        else:
+            assert np.array_equal(value, sparse.store[name])
+
+
 @pytest.fixture(scope="module")
 def chunker():
     return seqbil.train(str(sample_path("conll2000_train.txt")), config="conll2000", epochs=3, learner="sp")

@@ -262,21 +262,37 @@ def slots_to_attributes(W, U, counter, attrs, n_attributes, dtype):
     a chunk at a time from the end of its source and gives that memory back, so W and
     U are consumed (cut to no rows where they can be resized) and no second float64
     copy is ever made."""
-    used, shape = len(attrs), (n_attributes,) + W.shape[1:]
-    if dtype == W.dtype and U is None:
-        rows = _shrink(W, used)
-    else:
-        W, U = _shrink(W, used), _shrink(U, used)
-        rows, c = np.empty((used,) + shape[1:], dtype=dtype), float(counter)
-        for lo, hi in _chunks_from_end(used):
-            rows[lo:hi] = W[lo:hi] if U is None else W[lo:hi] - U[lo:hi] / c
-            W, U = _shrink(W, lo), _shrink(U, lo)
+    rows, shape = rounded_slots(W, U, counter, len(attrs), dtype), (n_attributes,) + W.shape[1:]
     del W, U
     out = np.zeros(shape, dtype=dtype)
-    for lo, hi in _chunks_from_end(used):
+    for lo, hi in _chunks_from_end(len(attrs)):
         out[attrs[lo:hi]] = rows[lo:hi]
         rows = _shrink(rows, lo)
     return out
+
+
+def slots_to_rows(W, U, counter, attrs, n_attributes, precision):
+    """As slots_to_attributes, but as the sparse rows a model keeps (storage.Rows:
+    the non-zero cells of each attribute's row, flattened), so that no dense array
+    over all the attributes is made: the weights of the attributes never reached take
+    no memory at all."""
+    from ..storage import Rows
+    rows = rounded_slots(W, U, counter, len(attrs), np.float32 if precision == "float32" else np.float64)
+    del W, U
+    return Rows.from_slots(rows, attrs, n_attributes, precision)
+
+
+def rounded_slots(W, U, counter, used, dtype):
+    """The first `used` rows of W (W - U / counter when U is given) at dtype; W and U
+    consumed a chunk at a time from the end (see slots_to_attributes)."""
+    if dtype == W.dtype and U is None:
+        return _shrink(W, used)
+    W, U = _shrink(W, used), _shrink(U, used)
+    rows, c = np.empty((used,) + W.shape[1:], dtype=dtype), float(counter)
+    for lo, hi in _chunks_from_end(used):
+        rows[lo:hi] = W[lo:hi] if U is None else W[lo:hi] - U[lo:hi] / c
+        W, U = _shrink(W, lo), _shrink(U, lo)
+    return rows
 
 
 def _chunks_from_end(n, size=1 << 15):

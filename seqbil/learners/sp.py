@@ -2,7 +2,7 @@
 import numpy as np
 
 from .._kernels.sp import PerceptronKernel
-from .base import AveragedLinear, register, slots_to_attributes
+from .base import AveragedLinear, register, slots_to_rows
 
 
 @register
@@ -57,14 +57,15 @@ class Perceptron(AveragedLinear):
 
     def final_parameters(self):
         """parameters() once training is over, at the model's precision, without a
-        second float64 copy of W1 (slots_to_attributes)."""
+        second float64 copy of W1 and without a dense W1 over all the attributes: W1
+        comes as the sparse rows the model keeps (slots_to_rows; the model's weights
+        setter takes them as they are)."""
         attrs = np.empty(self.used, dtype=np.int32)
         held = np.flatnonzero(self.slot >= 0)
         attrs[self.slot[held]] = held
         W1, U1 = self.W1, self.U1 if self.averaged else None
         self.kernel = self.W1 = self.U1 = None
-        dtype = np.float32 if self.settings["precision"] == "float32" else np.float64
-        self.W1 = slots_to_attributes(W1, U1, self.counter, attrs, len(W1), dtype)
+        self.W1 = slots_to_rows(W1, U1, self.counter, attrs, len(W1), self.settings["precision"])
         self.U1 = np.zeros((0,) * W1.ndim)
         del W1, U1
         self.slot = np.zeros(0, dtype=np.int32)
