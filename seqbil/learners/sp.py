@@ -60,15 +60,17 @@ class Perceptron(AveragedLinear):
         second float64 copy of W1 and without a dense W1 over all the attributes: W1
         comes as the sparse rows the model keeps (slots_to_rows; the model's weights
         setter takes them as they are)."""
-        attrs = np.empty(self.used, dtype=np.int32)
-        held = np.flatnonzero(self.slot >= 0)
-        attrs[self.slot[held]] = held
+        attrs = np.empty(self.used, dtype=np.int32)  # the attribute of each slot
+        for lo in range(0, len(self.slot), 1 << 16):  # (no index array as long as the slots)
+            part = self.slot[lo:lo + (1 << 16)]
+            held = np.flatnonzero(part >= 0)
+            attrs[part[held]] = lo + held
         W1, U1 = self.W1, self.U1 if self.averaged else None
         self.kernel = self.W1 = self.U1 = None
+        self.slot = np.zeros(0, dtype=np.int32)
         self.W1 = slots_to_rows(W1, U1, self.counter, attrs, len(W1), self.settings["precision"])
         self.U1 = np.zeros((0,) * W1.ndim)
         del W1, U1
-        self.slot = np.zeros(0, dtype=np.int32)
         self._average_in_place(("W0", "trans", "end"))  # (W1 done above)
         return "linear", {w: getattr(self, w) for w in ("W0", "W1", "trans", "end")}
 
