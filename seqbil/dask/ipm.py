@@ -82,6 +82,7 @@ class Mixer:
                      "n_fields": fmt.n_fields, "label_column": settings["label_column"],
                      "encoding": settings["encoding"]}
         self.losses, self.recoveries, self.epochs_run = [0] * self.K, [], 0
+        self.message_errors = []  # (of the epoch: in its log record)
         self.sizes = self.shared = self.shared_data = None
         self._state = None  # (epochs run, full_state of the driver's learner then)
         self._parts = None  # the last epoch's mix, in parts: [{worker: future of the part there}]
@@ -191,6 +192,8 @@ class Mixer:
                  "mix_s": end - mixing, "epoch_s": end - start}
         if self.recoveries:
             stats["recovered"] = self.recoveries
+        if self.message_errors:
+            stats["message_errors"], self.message_errors = self.message_errors, []
         return total, stats
 
     def _mix_range(self, k, lo, hi, mu, head):
@@ -210,8 +213,8 @@ class Mixer:
         for worker in sorted(held):
             try:
                 return held[worker].result()
-            except Exception:  # (that worker went: another may hold it too)
-                continue
+            except Exception as exc:  # (that worker went: another may hold it too)
+                self.message_errors.append(f"{worker}: {type(exc).__name__}: {exc}")
         return None
 
     def close(self):
@@ -234,10 +237,12 @@ class Mixer:
         held elsewhere: a lost worker takes only its own shards' inputs with it."""
         out = {}
         for w in sorted(set(self.where) & self._alive()):
-            try:
-                [out[w]] = self.client.scatter([message], workers=[w], hash=False)
-            except Exception:  # (it went in between: its shards are made again)
-                pass
+            for _ in range(2):
+                try:
+                    [out[w]] = self.client.scatter([message], workers=[w], hash=False)
+                    break
+                except Exception as exc:  # (it went in between: its shards are made again)
+                    self.message_errors.append(f"{w}: {type(exc).__name__}: {exc}")
         return out
 
     def _alive(self):
