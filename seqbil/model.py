@@ -119,7 +119,7 @@ class Model:
             nonzero["W1" if self.kind == "linear" else "AB"] = \
                 sum(np.count_nonzero(dense[k]) for k in (("W1",) if self.kind == "linear" else ("alpha", "beta")))
             store = sparse_weights(self.kind, dense, S, self.precision, prune, layout=False)
-            del dense
+            self._weights = dense = None  # (the dense blocks go before the rows are taken: the peak of a run's end)
         first, _ = first_order_block(self.kind, S)
         report, tables = {}, []
         for order, block in ((0, "W0"), (1, first)):

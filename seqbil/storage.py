@@ -99,7 +99,7 @@ class Rows:
         (from_dense of their dense form, without making it when they are sparse)."""
         if self.dense:
             return Rows.from_dense(self.val, precision, prune)
-        val = self.val.astype(PRECISIONS[precision])
+        val = self.val.astype(PRECISIONS[precision], copy=False)
         keep = np.abs(val) > prune if prune > 0 else val != 0
         if keep.all():
             return Rows(self.ptr, self.idx, val, self.width)
