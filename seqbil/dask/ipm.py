@@ -131,6 +131,7 @@ class Mixer:
         self._on_shards(lambda k, w: self._submit(_start, w, self.run, k, self.K, self.spec, self.size, self.shared,
                                                   spec, states.get(w), epochs_run) if w in states or not epochs_run
                         else None, None, "setting up")
+        learner.only_mixing()
         if self.echo is not None:
             self.echo(f"iterative parameter mixing: {self.K} shards of {', '.join(map(str, self.sizes))} sequences "
                       f"on {len(set(self.where))} Dask workers; mixing {self.settings['mixing']}")

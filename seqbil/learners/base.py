@@ -170,6 +170,10 @@ class Learner(ABC):
         else:
             array[rows] = values
 
+    def only_mixing(self):
+        """This learner holds the mix and makes no pass (the driver of iterative
+        parameter mixing): what only its passes use may go."""
+
     def mixed(self, mix, shards):
         """Called on the mix of `shards` shards before it goes back to them (a dict
         as mixing names it: (keys, values) of the entries mixed for a parameter with a

@@ -210,6 +210,8 @@ class Bilinear(Learner):
 
     def snapshot(self):
         arrays, scalars = super().snapshot()
+        if self.kernel is None and self.mark is not None and len(self.mark) != self.A1:  # (only_mixing)
+            arrays["mark"] = np.full(self.A1, -1, dtype=np.int32)  # at rest, as the passes leave it
         b = self.blocks
         arrays.update({"blocks.slot": b.slot, "blocks.pool": b.pool[:b.used]})
         scalars["blocks.used"] = b.used
@@ -293,6 +295,10 @@ class Bilinear(Learner):
             f_star = 0.5 * top.max() ** 2
         out["dual_objective"] = float(self.C * self.mistakes - f_star)
         return out
+
+    def only_mixing(self):
+        """The kernel and its marks (an int per attribute) are for the passes."""
+        self.kernel, self.mark = None, np.zeros(0, dtype=np.int32)
 
     def finish(self):
         """The Theta blocks and the kernel are done with; the factors stay."""
