@@ -37,7 +37,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 
 from .errors import ConfigError, InputError, SeqbilError
 from .features.functions import apply_chain
-from .features.index import LAYOUT, FeatureIndex, Vocabulary
+from .features.index import LAYOUT, FeatureIndex, Vocabulary, merge_counts
 from .features.structure import DEFAULT_SPLITS, Split, Structure, parse_split
 from .features.templates import TemplateSet, parse_template
 from .formats.conll import split_fields
@@ -412,7 +412,7 @@ class SplitText:
                     single[t] += np.bincount(keys[:, t], minlength=self.radix[t])
                     continue
                 u, c = np.unique(keys[:, t], return_counts=True)
-                seen[t] = _add_counts(seen[t], (u, c))
+                seen[t] = merge_counts([seen[t], (u, c)])
         out = []
         for t in range(self.T):
             if single[t] is not None:
@@ -458,20 +458,12 @@ class SplitText:
         return out
 
 
-def _add_counts(a, b):
-    """(keys, counts) of two sorted (keys, counts) pairs, added."""
-    merged, at = np.unique(np.concatenate([a[0], b[0]]), return_inverse=True)
-    counts = np.zeros(len(merged), np.int64)
-    np.add.at(counts, at, np.concatenate([a[1], b[1]]))
-    return merged, counts
-
-
 def merge_key_counts(parts):
     """SplitText.key_counts of several texts (with the same vocabularies) added up, as
     key_counts of the texts one after another gives them."""
     out = None
     for part in parts:
-        out = list(part) if out is None else [_add_counts(a, b) for a, b in zip(out, part)]
+        out = list(part) if out is None else [merge_counts([a, b]) for a, b in zip(out, part)]
     return out
 
 

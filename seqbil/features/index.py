@@ -234,7 +234,7 @@ def merge_vocabularies(parts):
     return out
 
 
-def _merge_counts(parts):
+def merge_counts(parts):
     """(sorted distinct keys, summed counts) of (sorted keys, counts) pairs."""
     keys = np.concatenate([k for k, _ in parts]) if parts else np.zeros(0, np.int64)
     counts = np.concatenate([c for _, c in parts]) if parts else np.zeros(0, np.int64)
@@ -583,7 +583,7 @@ class FeatureIndex:
         for order in (0, 1):
             table, ptr = [], [0]
             for parts in counts[order]:
-                keys, total = _merge_counts(parts)
+                keys, total = merge_counts(parts)
                 table.append(keys[total >= min_count])
                 ptr.append(ptr[-1] + len(table[-1]))
             for t in range(len(counts[order]), len(templates.by_order[order])):  # %attr: name ids seen enough
