@@ -283,7 +283,7 @@ def _sharded_structure(settings, paths, unit, columns, n_sentences, specs, jobs,
         workers = min(shards, cpus())
     spec = {"paths": [os.path.abspath(p) for p in paths], "unit": unit, "encoding": settings["encoding"],
             "columns": columns}
-    with connect(client=client, scheduler=scheduler, workers=workers, echo=echo) as c:
+    with connect(client=client, scheduler=scheduler, workers=workers, echo=echo if progress else None) as c:
         learner = ShardedStructureLearner(settings, c, shards, spec, n_sentences, unit, specs, jobs, echo, progress)
         echo(f"read {n_sentences} sentences, {learner.P} {unit}s ({len(learner.values[0])} distinct) from "
              f"{n_files} file{'s' * (n_files > 1)} on {shards} shards of {', '.join(map(str, learner.sizes))} {unit}s")

@@ -123,7 +123,7 @@ def _help_templates(ctx, _param, value):
               "its workers.  [default: a local cluster]")
 @click.option("--workers", type=click.IntRange(min=1), metavar="N", help="With --shards: a local Dask cluster of N "
               "worker processes.  [default: one per shard, at most one per CPU core]")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars or Dask dashboard link.")
 @click.option("--help-templates", is_flag=True, expose_value=False, is_eager=True, callback=_help_templates,
               help="Show the template grammar and its functions, and exit.")
 @param_options(("corpus", "features", "train"))
@@ -181,7 +181,7 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
               help="Threads training the auxiliary problems.")
 @click.option("--vectors", "vectors_path", metavar="FILE", help="Also write word vectors (word2vec text format) "
               "from the split that reads only the token itself.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars or Dask dashboard link.")
 @click.option("--shards", type=click.IntRange(min=1), metavar="K", help="Train the auxiliary problems on K shards of "
               "the text on a Dask cluster (pip install \"seqbil[dask]\"): each worker holds its part of the text; "
               "see seqbil/dask/aso.py.  [default: one process]")

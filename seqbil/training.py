@@ -440,7 +440,8 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
             client = None
             if settings["shards"]:
                 from .dask.cluster import connect
-                client = cluster_stack.enter_context(connect(**_cluster(settings, cluster), echo=echo))
+                client = cluster_stack.enter_context(connect(**_cluster(settings, cluster),
+                                                                    echo=echo if show_progress else None))
             run = prepare(settings, sources, train_data, dev, template_file, config, base, echo, client)
             if run.mixer is not None:
                 cluster_stack.callback(run.mixer.close)
@@ -706,24 +707,34 @@ def prepare(settings, sources, train_data, dev, template_file, config, base, ech
     With settings["shards"], on the Dask cluster of `client`: the workers read and
     encode the shards, and this process merges what they count into the index
     (seqbil/dask/ipm.py); it never holds the corpus (run.data is None, run.mixer
-    holds the shards)."""
+    holds the shards; if preparing fails, the workers let go of them)."""
     fmt = make_format(settings["format"], None, settings["label_column"])
+    mixer = None
+    if settings["shards"] and not settings["tasks"]:
+        if client is None:
+            raise ValueError("training on shards needs the client of a Dask cluster")
+        if fmt.name == "conll" and fmt.n_fields is None:  # the first sentence fixes the number of fields
+            next(iter(fmt.read(train_data, labeled=True, encoding=settings["encoding"])), None)
+            if fmt.n_fields is None:
+                raise InputError(str(train_data), 0, "no sentences in file")
+        from .dask.ipm import Mixer
+        mixer = Mixer(client, settings, train_data, fmt, echo)
+    try:
+        return _prepare(settings, sources, train_data, dev, template_file, config, base, echo, fmt, mixer)
+    except BaseException:
+        if mixer is not None:  # (a cluster given by --scheduler outlives the run)
+            mixer.close()
+        raise
+
+
+def _prepare(settings, sources, train_data, dev, template_file, config, base, echo, fmt, mixer):
     enc = settings["encoding"]
     tasks = task_list(settings["tasks"], sources.get("tasks", "<settings>")) if settings["tasks"] else None
     t0 = time.perf_counter()
-    mixer = None
     if tasks:
         tokens, train_name, task_records, task_labels = _read_tasks(fmt, tasks, enc)
-    elif settings["shards"]:
-        if client is None:
-            raise ValueError("training on shards needs the client of a Dask cluster")
+    elif mixer is not None:
         tokens, train_name = None, str(train_data)
-        if fmt.name == "conll" and fmt.n_fields is None:  # the first sentence fixes the number of fields
-            next(iter(fmt.read(train_data, labeled=True, encoding=enc)), None)
-            if fmt.n_fields is None:
-                raise InputError(train_name, 0, "no sentences in file")
-        from .dask.ipm import Mixer
-        mixer = Mixer(client, settings, train_data, fmt, echo)
     else:
         tokens, train_name = _read_corpus(fmt, train_data, enc)
     templates = base.templates if base is not None else load_templates(settings, template_file, config)

@@ -168,7 +168,11 @@ def test_the_command_line_trains_on_shards(tmp_path):
     proc = subprocess.run(run + ["--shards", "2", "--workers", "2"], cwd=tmp_path, env=ENV, capture_output=True)
     assert proc.returncode == 0, proc.stderr.decode()
     assert b"iterative parameter mixing: 2 shards" in proc.stderr
+    assert b"Dask dashboard" not in proc.stderr  # (-q)
     assert seqbil.load(tmp_path / "m.sbm").training["params"]["shards"] == 2
+    proc = subprocess.run([a for a in run if a != "-q"] + ["--shards", "2", "--workers", "1"], cwd=tmp_path, env=ENV,
+                          capture_output=True)
+    assert proc.returncode == 0 and b"Dask dashboard: http" in proc.stderr, proc.stderr.decode()
     proc = subprocess.run(run + ["--workers", "2"], cwd=tmp_path, env=ENV, capture_output=True)
     assert proc.returncode == 2 and b"go with --shards" in proc.stderr
 
@@ -296,9 +300,18 @@ def test_a_bad_line_in_a_later_shard_is_named_by_its_place_in_the_file(client, t
     with pytest.raises(seqbil.errors.InputError) as three:
         prepared(bad, "conll2000", client)
     assert str(three.value) == str(one.value) == f"{bad}:{at + 1}: expected 3 fields, found 2"
+    # the shards read before the bad one are let go of (a cluster given by --scheduler lives on)
+    assert sum(client.run(kept_by_worker).values()) == 0
     bad.write_text("")
     with pytest.raises(seqbil.errors.InputError, match="no sentences"):
         prepared(bad, "conll2000", client)
+
+
+def kept_by_worker():
+    """How many things a worker keeps for runs on shards."""
+    from seqbil.dask import ipm
+    with ipm._lock:
+        return len(ipm._shards) + len(ipm._corpora) + len(ipm._datasets)
 
 
 @pytest.mark.parametrize("learner", ["sp", "bol"])
