@@ -61,7 +61,7 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
         learner="bol"; they override the config.
     verbose: print the run's messages on stderr; progress: show progress bars.
     shards=K: iterative parameter mixing on a Dask cluster (pip install "seqbil[dask]";
-        seqbil/dask/ipm.py): a LocalCluster of `workers` processes (default: one per
+        seqbil/dask/ipm.py): a local cluster of `workers` processes (default: one per
         CPU core and no more than K), the scheduler at `scheduler`, or a dask Client
         `client`. The training corpus must be a file the workers can read.
     """
@@ -314,7 +314,7 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
     vectors: also write word vectors (word2vec text) of the split that reads only
         the token itself, for every word of the text seen aux_min_count times.
     shards=K: the auxiliary problems trained on K shards of the text on a Dask
-        cluster (pip install "seqbil[dask]"; seqbil/dask/aso.py): a LocalCluster of
+        cluster (pip install "seqbil[dask]"; seqbil/dask/aso.py): a local cluster of
         `workers` processes (default: one per CPU core and no more than K), the
         scheduler at `scheduler`, or a dask Client `client`; the files must be at the
         same paths on the workers. Each worker holds its part of the text, the driver

@@ -49,8 +49,8 @@ def tag_files(model, inputs, output_dir, *, client=None, scheduler=None, workers
     inputs: paths and glob patterns ("corpus/*.txt.gz"), plain or gzip files; the
         outputs are output_dir/NAME for each input NAME, so the names must differ.
     client, scheduler, workers: the cluster (see cluster.connect): a dask Client, a
-        scheduler's address or scheduler file, or the number of processes of a
-        LocalCluster made for the call (default: one per CPU core).
+        scheduler's address or scheduler file, or the number of worker processes of a
+        local cluster made for the call (default: one per CPU core).
     encoding, task, nbest, confidence, marginals: as for seqbil.tag_file; dicts: [NAME=]FILE word
         lists added to the model's dictionaries (as `seqbil tag --dict`).
     overwrite: tag files whose output exists too (default: skip them).

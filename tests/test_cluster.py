@@ -1,0 +1,63 @@
+"""The local Dask cluster a call makes (seqbil/dask/cluster.py): a scheduler and
+worker processes of their own, which end when the call does and when the process
+that made them is killed."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from seqbil.dask.cluster import connect
+from test_cli import ENV
+
+pytest.importorskip("distributed")
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # (a zombie is gone but for its parent's wait)
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def gone_within(pids, seconds):
+    deadline = time.monotonic() + seconds
+    while any(map(alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return [pid for pid in pids if alive(pid)]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_local_cluster_is_processes_of_its_own_that_end_with_the_call():
+    with connect(workers=2) as client:
+        workers = client.run(os.getpid)
+        scheduler = client.run_on_scheduler(os.getpid)
+        assert len(workers) == 2 and all(w["nthreads"] == 1 for w in client.scheduler_info()["workers"].values())
+        assert os.getpid() not in [scheduler, *workers.values()]
+        assert client.submit(sum, [1, 2]).result() == 3
+    assert gone_within([scheduler, *workers.values()], 20) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_local_cluster_of_a_killed_process_ends_too(tmp_path):
+    """SIGKILL of the process that made the cluster (which runs no cleanup): its
+    scheduler and workers end themselves (parent_watch.py)."""
+    code = ("import os, sys, time\n"
+            "from seqbil.dask.cluster import connect\n"
+            "if __name__ == '__main__':\n"
+            "    with connect(workers=2) as c:\n"
+            "        pids = [c.run_on_scheduler(os.getpid), *c.run(os.getpid).values()]\n"
+            "        print(*pids, flush=True)\n"
+            "        time.sleep(600)\n")
+    (tmp_path / "driver.py").write_text(code)
+    proc = subprocess.Popen([sys.executable, "driver.py"], cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    pids = [int(p) for p in proc.stdout.readline().split()]
+    assert len(pids) == 3 and all(map(alive, pids))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert gone_within(pids, 30) == []
