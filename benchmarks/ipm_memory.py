@@ -7,8 +7,9 @@ Each run is a `seqbil train` process of its own with configs/sighan2005.toml and
 defaults (20 epochs, float32 model), raw file in and model out; its peak is its own
 VmHWM, read as it exits (the workers of a local cluster are its children, whose
 peaks GNU time would fold in). Runs: in one process; on 2 shards of a local cluster
-(`--workers 2`: the Dask scheduler in the training process); on 2 shards of a cluster
-of its own (`dask scheduler` and 2 `dask worker` processes, `--scheduler`). Where the
+(`--workers 2`: the training process starts a Dask scheduler and 2 workers, processes
+of their own); on 2 shards of a cluster started apart (`dask scheduler` and 2 `dask
+worker` processes, `--scheduler`). Where the
 training process's memory goes is sampled once per learner on the local cluster: its
 RSS at the end of each stage and its peak within it. Test F1 (pku test) of each model.
 Writes results/speed/ipm_memory.json and .md.

@@ -448,8 +448,9 @@ def ipm_memory_table(record):
     m = record["machine"]
     return (f"Peak RSS of the training process on {record['shards']} shards against training in one process, "
             f"the same commit: SIGHAN 2005 pku training set, configs/sighan2005.toml and its defaults (20 epochs, "
-            f"float32 model), raw file in and model out. The peak is the process's own VmHWM (the workers are "
-            f"processes of their own). Median (min–max) of {record['repeat']} runs.\n\n" + "\n".join(rows) +
+            f"float32 model), raw file in and model out. The peak is the process's own VmHWM (the Dask scheduler "
+            f"and workers are processes of their own, on the local cluster too). Median (min–max) of "
+            f"{record['repeat']} runs.\n\n" + "\n".join(rows) +
             "\n\nWhere the training process's memory goes on the local cluster (one sampled run):\n\n" +
             "\n".join(stage_rows) + f"\n\n`{record['command']}` at commit {record['commit'][:12]}, "
             f"{record['date']}, {m['cpu']} ({m['cores']} cores).\n")
