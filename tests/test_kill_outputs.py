@@ -1,5 +1,6 @@
-"""SIGKILL of the commands that write files other than a trained model (`convert`,
-`tag --output`, `tag --output-dir` on a local Dask cluster, `aso --out --vectors`), at
+"""SIGKILL of the commands that write files other than a trained model in one process
+(`convert`, `tag --output`, `tag --output-dir` on a local Dask cluster, `aso --out
+--vectors`, and training on shards, `train --shards` on a local Dask cluster), at
 moments spread over their run: every output on disk is, byte for byte, what a complete
 run wrote before or what the killed run would have written, never a truncated or
 mixed file. Only hidden or temporary files may be left beside them."""
@@ -40,9 +41,10 @@ def kill_at(cmd, cwd, delay):
 
 
 def snapshot(paths):
-    """What each output holds: its bytes; for a seqbil container (.sbs), its checked
+    """What each output holds: its bytes; for a seqbil container (.sbs, .sbm), its checked
     arrays and header less the seconds the run took (which two runs never share)."""
-    return {p.name: (content(p) if p.suffix == ".sbs" else p.read_bytes()) if p.exists() else None for p in paths}
+    return {p.name: (content(p) if p.suffix in (".sbs", ".sbm") else p.read_bytes()) if p.exists() else None
+            for p in paths}
 
 
 def content(path):
@@ -132,3 +134,11 @@ def test_aso_killed(tmp_path):
     commands = {v: seqbil_cmd("aso", "--unlabeled", text, "--out", out, "--vectors", vec, "--targets", "40",
                               "--dim", str(3 + v), "--aux-epochs", "2", "-q") for v in (1, 2)}
     assert check_kills(tmp_path, commands, [out, vec]) >= {"old"}
+
+
+def test_train_on_shards_killed(tmp_path):
+    pytest.importorskip("distributed")
+    out = tmp_path / "m.sbm"
+    commands = {v: seqbil_cmd("train", "--learner", "sp", "--epochs", "4", "--seed", v, "--shards", "2",
+                              "--workers", "2", "--model", out, "-q") for v in (1, 2)}
+    assert check_kills(tmp_path, commands, [out]) >= {"old"}
