@@ -15,6 +15,7 @@ RSS at the end of each stage and its peak within it. Test F1 (pku test) of each 
 Writes results/speed/ipm_memory.json and .md.
 """
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -40,15 +41,20 @@ DASK = [sys.executable, "-m", "distributed.cli.dask_scheduler"], [sys.executable
 
 
 def measured(args, work):
-    """(wall seconds, peak RSS of the process in MiB) of `seqbil ARGS`."""
-    peak = work / "hwm.txt"
+    """(wall seconds, peak RSS of the process in MiB, the shards made again and the
+    messages that failed, from the run's log) of `seqbil ARGS`."""
+    peak, log = work / "hwm.txt", work / "log.jsonl"
     peak.unlink(missing_ok=True)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-P", "-c", HWM, str(peak), *args], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run([sys.executable, "-P", "-c", HWM, str(peak), *args, "--log", str(log)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         sys.exit(f"failed: seqbil {' '.join(args)}\n{proc.stderr}")
-    return time.perf_counter() - start, int(peak.read_text()) / 1024
+    wall = time.perf_counter() - start
+    epochs = [json.loads(line).get("mixing", {}) for line in log.read_text().splitlines()]
+    events = {"shards_made_again": sum(len(m.get("recovered", [])) for m in epochs),
+              "message_errors": sum(len(m.get("message_errors", [])) for m in epochs)}
+    return wall, int(peak.read_text()) / 1024, events
 
 
 class Cluster:
@@ -142,13 +148,15 @@ def main():
                         "2 shards, a cluster of its own (--scheduler)": base + ["--shards", "2", "--scheduler",
                                                                                  cluster.address]}
                 for name, run in runs.items():
-                    walls, peaks = [], []
+                    walls, peaks, events = [], [], []
                     for _ in range(args.repeat):
-                        wall, peak = measured(run, work)
+                        wall, peak, happened = measured(run, work)
                         walls.append(wall)
                         peaks.append(peak)
+                        events.append(happened)
                     record["rows"].append({"learner": learner, "run": name, "peak_rss_mib": stats(peaks),
-                                           "seconds": stats(walls), "test_f1": eval_f1(model, test_file)})
+                                           "seconds": stats(walls), "test_f1": eval_f1(model, test_file),
+                                           "events": events})
                     print(learner, name, stats(peaks), file=sys.stderr)
                 record["stages"][learner] = stages(learner, train_file, work / "sampled.sbm")
                 publish(Path(args.out), record)

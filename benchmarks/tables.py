@@ -431,11 +431,18 @@ def ipm_memory_table(record):
         return f"{f.format(s['median'])} ({f.format(s['min'])}–{f.format(s['max'])})"
     one = {r["learner"]: r["peak_rss_mib"]["median"] for r in record["rows"] if r["run"] == "one process"}
     rows = ["| learner | training | peak RSS of the training process (MiB) | against one process | "
-            "train, end to end (s) | test F1 |", "| --- | --- | --- | --- | --- | --- |"]
+            "train, end to end (s) | test F1 | shards made again (failed messages) |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+
+    def events(r):  # over the runs, from their logs (a run on shards on a busy machine may remake one)
+        if r["run"] == "one process" or "events" not in r:
+            return "–"
+        made, failed = (sum(e[k] for e in r["events"]) for k in ("shards_made_again", "message_errors"))
+        return f"{made} ({failed})"
     for r in record["rows"]:
         rows.append(f"| {r['learner']} | {r['run']} | {cell(r['peak_rss_mib'])} | "
                     f"{r['peak_rss_mib']['median'] / one[r['learner']]:.2f} | {cell(r['seconds'], '{:.1f}')} | "
-                    f"{r['test_f1']:.2f} |")
+                    f"{r['test_f1']:.2f} | {events(r)} |")
     names = {"start": "choosing on held-out data (none on shards), the cluster started",
              "prepare": "reading and encoding (on shards: the shards read, the index merged)",
              "run_passes": "the passes", "after run_passes": "the cluster closed", "finish": "the final weights made",
