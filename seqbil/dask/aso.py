@@ -29,6 +29,7 @@ import numpy as np
 from ..aso import (BLOCK, CHUNK, SplitText, StructureLearner, _column_blocks, closed_form_counts, merge_key_counts,
                    merged_values, read_columns, read_text, targets_of_counts)
 from ..errors import SeqbilError
+from .cluster import worker_addresses
 from ..formats.sentence import Corpus
 
 _texts, _lock = {}, threading.Lock()
@@ -43,7 +44,7 @@ class ShardedStructureLearner(StructureLearner):
                  chunk=CHUNK):
         super().__init__(settings, None, unit, splits, jobs, echo, progress, chunk)
         self.client, self.K, self.run = client, int(K), uuid.uuid4().hex
-        workers = sorted(client.scheduler_info()["workers"])
+        workers = sorted(worker_addresses(client))
         if not workers:
             raise SeqbilError("the Dask cluster has no workers")
         self.where = [workers[k % len(workers)] for k in range(self.K)]

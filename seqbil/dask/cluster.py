@@ -24,6 +24,16 @@ def need_distributed():
     return distributed
 
 
+def worker_addresses(client):
+    """The addresses of all the cluster's workers (some versions of Dask give only a
+    few unless asked for all, others do not take the argument)."""
+    try:
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:
+        info = client.scheduler_info()
+    return set(info["workers"])
+
+
 @contextlib.contextmanager
 def connect(client=None, scheduler=None, workers=None, echo=None):
     """Yield a Client: `client` itself; one connected to `scheduler` (an address such
@@ -79,7 +89,7 @@ def local_cluster(workers):
                     procs[name] = subprocess.Popen([sys.executable, "-m", "dask", *args], stdin=subprocess.DEVNULL,
                                                    stdout=log, stderr=log, env=env, cwd=tmp)
             deadline = time.monotonic() + START_TIMEOUT
-            while client is None or len(client.scheduler_info(n_workers=-1)["workers"]) < workers:
+            while client is None or len(worker_addresses(client)) < workers:
                 for name, proc in procs.items():
                     if proc.poll() is not None:
                         raise SeqbilError(f"the local Dask {name} ended as it started (exit status "

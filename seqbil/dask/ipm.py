@@ -41,6 +41,7 @@ import numpy as np
 
 from ..errors import InputError, SeqbilError
 from ..formats.textio import is_gzip
+from .cluster import worker_addresses
 from .tagging import _boundary
 
 CHUNK = 256  # sequences per call into compiled code, as training.py
@@ -72,7 +73,7 @@ class Mixer:
         self.K = int(settings["shards"])
         self.by_mistakes = settings["mixing"] == "mistakes"
         self.run = uuid.uuid4().hex
-        workers = sorted(client.scheduler_info()["workers"])
+        workers = sorted(worker_addresses(client))
         if not workers:
             raise SeqbilError("the Dask cluster has no workers")
         self.where = [workers[k % len(workers)] for k in range(self.K)]
@@ -247,7 +248,7 @@ class Mixer:
         return out
 
     def _alive(self):
-        return set(self.client.scheduler_info()["workers"])
+        return worker_addresses(self.client)
 
     def _on_shards(self, submit, bar, what, epoch=None, then=None):
         """submit(k, worker) on every shard k; their results in shard order. The bar
