@@ -296,7 +296,7 @@ class Mixer:
                     continue
                 if f is not None:
                     f.cancel()
-                lost_at.setdefault(k, (self.where[k], self.where[k] in alive, time.perf_counter()))
+                lost_at.setdefault(k, (self.where[k], self.where[k] in alive, time.perf_counter(), _why(f)))
                 futures[k] = self._remake(k, alive, epoch, what, submit, then)
         return [results[k] for k in range(self.K)]
 
@@ -338,14 +338,24 @@ class Mixer:
         return self._state[1]
 
     def _recovered(self, k, lost, what):
-        worker, still_there, since = lost
+        worker, still_there, since, why = lost
         seconds = time.perf_counter() - since
         self.recoveries.append({"shard": k + 1, "lost_worker": worker, "worker_left": still_there,
-                                "worker": self.where[k], "seconds": round(seconds, 3)})
+                                "worker": self.where[k], "seconds": round(seconds, 3), "why": why})
         if self.echo is not None:
             how = f"its inputs lost on Dask worker {worker}" if still_there else f"lost with Dask worker {worker}"
             self.echo(f"shard {k + 1} of {self.K} {how} ({what}): read again on {self.where[k]} and its part "
                       f"redone in {seconds:.1f} s")
+
+
+def _why(future):
+    """What became of a shard's task that is to be made again (for the log)."""
+    if future is None:
+        return "its inputs were not there"
+    if future.status == "error":
+        exc = future.exception()
+        return f"{type(exc).__name__}: {exc}"
+    return future.status
 
 
 def _nbytes(message):
