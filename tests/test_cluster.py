@@ -54,10 +54,16 @@ def test_the_local_cluster_of_a_killed_process_ends_too(tmp_path):
             "        print(*pids, flush=True)\n"
             "        time.sleep(600)\n")
     (tmp_path / "driver.py").write_text(code)
-    proc = subprocess.Popen([sys.executable, "driver.py"], cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
-    pids = [int(p) for p in proc.stdout.readline().split()]
-    assert len(pids) == 3 and all(map(alive, pids))
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    proc = subprocess.Popen([sys.executable, "driver.py"], cwd=tmp_path, env={**ENV, "TMPDIR": str(temp)},
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert len(pids) == 3 and all(map(alive, pids))
+        assert len([p for p in temp.iterdir() if p.name.startswith("seqbil-dask-")]) == 1  # (its file, the logs)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
     assert gone_within(pids, 30) == []
+    assert [p for p in temp.iterdir() if p.name.startswith("seqbil-dask-")] == []  # (removed by the scheduler)

@@ -81,13 +81,14 @@ def local_cluster(workers):
         where = ["--scheduler-file", file, "--host", "127.0.0.1"]
         commands = {"scheduler": ["scheduler", *where, "--preload", watch, "--port", "0", "--dashboard-address", ":0"],
                     "workers": ["worker", *where, "--preload-nanny", watch, "--nworkers", str(workers),
-                                "--nthreads", "1", "--death-timeout", "60", "--local-directory", tmp]}
+                                "--nthreads", "1", "--death-timeout", "60"]}
         procs, client = {}, None
         try:
             for name, args in commands.items():
                 with open(os.path.join(tmp, f"{name}.log"), "wb") as log:
                     procs[name] = subprocess.Popen([sys.executable, "-m", "dask", *args], stdin=subprocess.DEVNULL,
-                                                   stdout=log, stderr=log, env=env, cwd=tmp)
+                                                   stdout=log, stderr=log, cwd=tmp,
+                                                   env={**env, "SEQBIL_DASK_TMP": tmp} if name == "scheduler" else env)
             deadline = time.monotonic() + START_TIMEOUT
             while client is None or len(worker_addresses(client)) < workers:
                 for name, proc in procs.items():

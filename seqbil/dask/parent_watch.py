@@ -1,7 +1,9 @@
 """Preloaded (as a file) by the scheduler and the worker launcher of a local cluster
 (cluster.py): each ends itself when the process that started it is gone, killed or
-not, so that no cluster outlives its run. It imports nothing of seqbil."""
+not, so that no cluster outlives its run; the scheduler also removes the folder of its
+file. It imports nothing of seqbil."""
 import os
+import shutil
 import signal
 import threading
 import time
@@ -15,6 +17,9 @@ def dask_setup(server):
     def watch():
         while os.getppid() == parent:
             time.sleep(0.5)
+        leftover = os.environ.get("SEQBIL_DASK_TMP")  # (the scheduler's: the folder its parent made)
+        if leftover:
+            shutil.rmtree(leftover, ignore_errors=True)
         os.kill(os.getpid(), signal.SIGTERM)  # (Dask's own graceful shutdown)
 
     threading.Thread(target=watch, name="seqbil-parent-watch", daemon=True).start()
