@@ -125,7 +125,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for learner in args.learners:
-            wall, one_peak, _ = run_measured(SEQBIL + ["train", "-q", "--config", "sighan2005", "--learner", learner,
+            wall, one_peak, _ = run_measured(SEQBIL + ["train", "-q", "--config", "sighan2005", "--temperature", "1",
+                                                       "--learner", learner,
                                                        "--train", str(train_file), "--model", str(work / "one.sbm")])
             record["rows"].append({"learner": learner, "run": "one process (no shards)", "seconds": wall,
                                    "finished": True, "identical": None, "peak_rss_mib": one_peak})

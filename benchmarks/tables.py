@@ -225,7 +225,7 @@ def ipm_table(record):
              "the shard's work: taking the mix, finding and gathering the changed entries):", ""] + split
     return (f"Iterative parameter mixing on {record['shards']} shards (`--shards {record['shards']}`, a local Dask "
             f"cluster of as many workers) against training in one process: SIGHAN 2005 pku (stand-in training set), "
-            f"configs/sighan2005.toml, {record['rows'][0]['epochs']} epochs. One epoch: the mean of `--log`'s seconds over "
+            f"configs/sighan2005.toml, {record['rows'][0]['epochs']} epochs, temperature 1 (a run on shards fits none). One epoch: the mean of `--log`'s seconds over "
             f"the run's epochs (for the shards: the passes, the messages both ways and the mix; the first epochs, "
             f"with the most mistakes, send the most); end to end includes reading, encoding, the "
             f"cluster's start-up and saving. Rows with one run are timed once; the communication columns give the "
@@ -455,7 +455,7 @@ def ipm_memory_table(record):
     m = record["machine"]
     return (f"Peak RSS of the training process on {record['shards']} shards against training in one process, "
             f"the same commit: SIGHAN 2005 pku training set, configs/sighan2005.toml and its defaults (20 epochs, "
-            f"float32 model), raw file in and model out. The peak is the process's own VmHWM (the Dask scheduler "
+            f"float32 model) at temperature 1 (a run on shards fits none), raw file in and model out. The peak is the process's own VmHWM (the Dask scheduler "
             f"and workers are processes of their own, on the local cluster too). Median (min–max) of "
             f"{record['repeat']} runs.\n\n" + "\n".join(rows) +
             "\n\nWhere the training process's memory goes on the local cluster (one sampled run):\n\n" +
