@@ -104,15 +104,15 @@ def local_cluster(workers):
         finally:
             if client is not None:
                 client.close()
-            for proc in procs.values():  # (SIGTERM: Dask's own shutdown)
-                if proc.poll() is None:
+            for name in ("workers", "scheduler"):  # (SIGTERM: Dask's own shutdown; workers whose
+                proc = procs.get(name)               # scheduler went first wait for it for seconds)
+                if proc is not None and proc.poll() is None:
                     proc.terminate()
-            for proc in procs.values():
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                    try:
+                        proc.wait(timeout=20)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        proc.wait()
 
 
 def _ready(file):
