@@ -29,8 +29,8 @@ import numpy as np
 from ..aso import (BLOCK, CHUNK, SplitText, StructureLearner, _column_blocks, closed_form_counts, merge_key_counts,
                    merged_values, read_columns, read_text, targets_of_counts)
 from ..errors import SeqbilError
-from .cluster import worker_addresses
 from ..formats.sentence import Corpus
+from .cluster import worker_addresses
 
 _texts, _lock = {}, threading.Lock()
 
