@@ -1,5 +1,5 @@
-"""data_scripts/corpora.py (behind get_conll2000.sh, get_sighan2005.sh, get_cws_more.sh and get_unlabeled.sh),
-on tiny corpora built here: no network, no local copy of the real corpora, no seqbil."""
+"""data_scripts/corpora.py and its corpus_lib/ modules (behind get_conll2000.sh, get_sighan2005.sh, get_cws_more.sh
+and get_unlabeled.sh), on tiny corpora built here: no network, no local copy of the real corpora, no seqbil."""
 import gzip
 import hashlib
 import importlib.util
@@ -25,8 +25,11 @@ def _load_corpora():
 
 
 corpora = _load_corpora()
-REAL_DOWNLOAD = corpora.download
-REAL_EXTRACT = corpora.extract
+# The modules corpora.py runs, as it imported them: a function is patched in the module that defines it
+common, conll2000, sighan, cws_more, unlabeled = (corpora.common, corpora.conll2000, corpora.sighan,
+                                                  corpora.cws_more, corpora.unlabeled)
+REAL_DOWNLOAD = common.download
+REAL_EXTRACT = common.extract
 
 # ---------------------------------------------------------------- fixtures
 
@@ -164,7 +167,7 @@ def assert_rewritten(before, after):
 
 
 def interrupt_extract(monkeypatch, at):
-    """From now on, the AT-th call of corpora.extract leaves half a file and raises KeyboardInterrupt."""
+    """From now on, the AT-th call of common.extract leaves half a file and raises KeyboardInterrupt."""
     calls = []
 
     def interrupted(src, dest, *args, **kwargs):
@@ -173,18 +176,18 @@ def interrupt_extract(monkeypatch, at):
             Path(dest).write_bytes(b"half")
             raise KeyboardInterrupt
         return REAL_EXTRACT(src, dest, *args, **kwargs)
-    monkeypatch.setattr(corpora, "extract", interrupted)
+    monkeypatch.setattr(common, "extract", interrupted)
 
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
     """No network, no real local copy, no writes into the repository's data/."""
     def no_network(url, dest, retries=2):
-        raise corpora.DownloadError("network disabled in the tests")
-    monkeypatch.setattr(corpora, "download", no_network)
+        raise common.DownloadError("network disabled in the tests")
+    monkeypatch.setattr(common, "download", no_network)
     monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(tmp_path / "no-local-copy"))
-    monkeypatch.setattr(corpora, "DATA_DIR", str(tmp_path / "default-data"))
-    monkeypatch.setattr(corpora, "CONLL_MD5", dict(CONLL_MD5))
+    monkeypatch.setattr(common, "DATA_DIR", str(tmp_path / "default-data"))
+    monkeypatch.setattr(conll2000, "CONLL_MD5", dict(CONLL_MD5))
 
 
 @pytest.fixture
@@ -218,33 +221,33 @@ def run(*argv):
 # ---------------------------------------------------------------- converters and manifests
 
 def test_decode_big5_uses_glibc_mappings():
-    big5, cp950 = corpora.BIG5, corpora.CP950
-    assert corpora.decode_big5(b"\xad\xbb\xb4\xe4  \xa4\x6a\xbe\xc7\r\n", big5) == "香港  大學\r\n"
-    assert corpora.decode_big5(b"\x87\x7a\x87\xdf", big5) == "\u3875\u9fcb"  # HKSCS-2008 additions
-    assert corpora.decode_big5(b"\x88\x62\x88\x64", big5) == "\u00ca\u0304\u00ca\u030c"
-    assert corpora.decode_big5(b"a\x80b", big5) == "a\x80b"
+    big5, cp950 = common.BIG5, common.CP950
+    assert common.decode_big5(b"\xad\xbb\xb4\xe4  \xa4\x6a\xbe\xc7\r\n", big5) == "香港  大學\r\n"
+    assert common.decode_big5(b"\x87\x7a\x87\xdf", big5) == "\u3875\u9fcb"  # HKSCS-2008 additions
+    assert common.decode_big5(b"\x88\x62\x88\x64", big5) == "\u00ca\u0304\u00ca\u030c"
+    assert common.decode_big5(b"a\x80b", big5) == "a\x80b"
     with pytest.raises(UnicodeDecodeError):
-        corpora.decode_big5(b"\xa4\xa4\xa1\xfe", big5)
+        common.decode_big5(b"\xa4\xa4\xa1\xfe", big5)
     # A1FE only straddles two characters here (B1A1 FE40), so it is not rejected
-    assert corpora.decode_big5(b"\xb1\xa1\xfe\x40", big5) == "情鑂"
-    assert corpora.decode_big5(b"\xa4\xa4\xa1\xfe\xc6\xa1\xc8\xfe\r\n", cp950) == "中／\uf6b1\uf848\r\n"
+    assert common.decode_big5(b"\xb1\xa1\xfe\x40", big5) == "情鑂"
+    assert common.decode_big5(b"\xa4\xa4\xa1\xfe\xc6\xa1\xc8\xfe\r\n", cp950) == "中／\uf6b1\uf848\r\n"
     with pytest.raises(UnicodeDecodeError):
-        corpora.decode_big5(b"\xa4\r\n", big5)  # a lead byte without its trail byte
+        common.decode_big5(b"\xa4\r\n", big5)  # a lead byte without its trail byte
 
 
 def test_extract_gunzips_converts_and_removes_what_fails(tmp_path):
     gz(tmp_path / "in.txt.gz", b"\xa4\xa4\xa4\xe5\r\n")
-    assert corpora.extract(str(tmp_path / "in.txt.gz"), str(tmp_path / "out"), corpora.BIG5)
+    assert common.extract(str(tmp_path / "in.txt.gz"), str(tmp_path / "out"), common.BIG5)
     assert (tmp_path / "out").read_bytes() == "中文\r\n".encode()
     assert (tmp_path / "out").stat().st_mode & 0o777 == 0o644
     # gzip recognised by its magic bytes, not only by the name
     write(tmp_path / "plain", gzip.compress(b"x y\n"))
-    assert corpora.extract(str(tmp_path / "plain"), str(tmp_path / "out2"))
+    assert common.extract(str(tmp_path / "plain"), str(tmp_path / "out2"))
     assert (tmp_path / "out2").read_bytes() == b"x y\n"
     write(tmp_path / "bad.gz", b"not gzip")
-    assert not corpora.extract(str(tmp_path / "bad.gz"), str(tmp_path / "out3"))
+    assert not common.extract(str(tmp_path / "bad.gz"), str(tmp_path / "out3"))
     write(tmp_path / "bad.b5", b"ok\r\n\xa1\xfe\r\n")
-    assert not corpora.extract(str(tmp_path / "bad.b5"), str(tmp_path / "out4"), corpora.BIG5)
+    assert not common.extract(str(tmp_path / "bad.b5"), str(tmp_path / "out4"), common.BIG5)
     assert not (tmp_path / "out3").exists() and not (tmp_path / "out4").exists()
 
 
@@ -252,32 +255,32 @@ def test_manifest_write_and_verify(tmp_path):
     d = tmp_path / "d"
     write(d / "a.txt", b"alpha\n")
     write(d / "b.txt", b"beta\n")
-    assert corpora.manifest_verify(str(d)) == f"no {d}/SHA256SUMS"
-    corpora.manifest_write(str(d), ["a.txt", "b.txt"])
+    assert common.manifest_verify(str(d)) == f"no {d}/SHA256SUMS"
+    common.manifest_write(str(d), ["a.txt", "b.txt"])
     assert (d / "SHA256SUMS").read_text() == manifest_text({"a.txt": b"alpha\n", "b.txt": b"beta\n"})
-    assert corpora.manifest_names(str(d)) == ["a.txt", "b.txt"]
-    assert corpora.manifest_verify(str(d)) is None
-    assert corpora.manifest_verify(str(d), ["a.txt"]) is None
-    assert corpora.manifest_verify(str(d), ["c.txt"]) == "c.txt (available in the source) is not installed yet"
+    assert common.manifest_names(str(d)) == ["a.txt", "b.txt"]
+    assert common.manifest_verify(str(d)) is None
+    assert common.manifest_verify(str(d), ["a.txt"]) is None
+    assert common.manifest_verify(str(d), ["c.txt"]) == "c.txt (available in the source) is not installed yet"
     (d / "b.txt").write_bytes(b"beta!\n")
-    assert corpora.manifest_verify(str(d)) == "b.txt does not match its sha256 in SHA256SUMS"
+    assert common.manifest_verify(str(d)) == "b.txt does not match its sha256 in SHA256SUMS"
     (d / "b.txt").unlink()
-    assert corpora.manifest_verify(str(d)) == "b.txt is missing"
+    assert common.manifest_verify(str(d)) == "b.txt is missing"
     (d / "SHA256SUMS").write_text("\n")
-    assert corpora.manifest_verify(str(d)) == f"{d}/SHA256SUMS is empty"
+    assert common.manifest_verify(str(d)) == f"{d}/SHA256SUMS is empty"
     assert sorted(p.name for p in d.iterdir()) == ["SHA256SUMS", "a.txt"]  # no temporary file left
 
 
 def test_manifest_write_interrupted_leaves_the_old_manifest(tmp_path, monkeypatch):
     write(tmp_path / "a.txt", b"alpha\n")
-    corpora.manifest_write(str(tmp_path), ["a.txt"])
+    common.manifest_write(str(tmp_path), ["a.txt"])
     old = (tmp_path / "SHA256SUMS").read_bytes()
 
     def interrupted(path, algorithm):
         raise KeyboardInterrupt
-    monkeypatch.setattr(corpora, "file_digest", interrupted)
+    monkeypatch.setattr(common, "file_digest", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        corpora.manifest_write(str(tmp_path), ["a.txt"])
+        common.manifest_write(str(tmp_path), ["a.txt"])
     assert sorted(os.listdir(tmp_path)) == ["SHA256SUMS", "a.txt"]
     assert (tmp_path / "SHA256SUMS").read_bytes() == old
 
@@ -286,11 +289,11 @@ def test_download_writes_the_file_or_nothing(tmp_path, monkeypatch):
     write(tmp_path / "remote.gz", b"payload")
     REAL_DOWNLOAD((tmp_path / "remote.gz").as_uri(), str(tmp_path / "got"))
     assert (tmp_path / "got").read_bytes() == b"payload"
-    with pytest.raises(corpora.DownloadError):
+    with pytest.raises(common.DownloadError):
         REAL_DOWNLOAD((tmp_path / "missing.gz").as_uri(), str(tmp_path / "got2"))
     assert not (tmp_path / "got2").exists()
     monkeypatch.setenv("SEQBIL_DL_TIMEOUT", "soon")
-    with pytest.raises(corpora.DownloadError, match="SEQBIL_DL_TIMEOUT"):
+    with pytest.raises(common.DownloadError, match="SEQBIL_DL_TIMEOUT"):
         REAL_DOWNLOAD((tmp_path / "remote.gz").as_uri(), str(tmp_path / "got3"))
 
 
@@ -300,14 +303,14 @@ def test_download_retries_transient_failures_and_removes_partial_files(tmp_path,
     def cut_off(url, dest, timeout, deadline, max_time):
         attempts.append(url)
         Path(dest).write_bytes(b"partial")
-        raise corpora.DownloadError("connection reset", transient=len(attempts) < 3)
-    monkeypatch.setattr(corpora, "_fetch", cut_off)
-    monkeypatch.setattr(corpora.time, "sleep", lambda seconds: None)
-    with pytest.raises(corpora.DownloadError, match="connection reset"):
+        raise common.DownloadError("connection reset", transient=len(attempts) < 3)
+    monkeypatch.setattr(common, "_fetch", cut_off)
+    monkeypatch.setattr(common.time, "sleep", lambda seconds: None)
+    with pytest.raises(common.DownloadError, match="connection reset"):
         REAL_DOWNLOAD("http://example.invalid/x.gz", str(tmp_path / "x.gz"))
     assert len(attempts) == 3 and not (tmp_path / "x.gz").exists()
     attempts.clear()
-    with pytest.raises(corpora.DownloadError):
+    with pytest.raises(common.DownloadError):
         REAL_DOWNLOAD("http://example.invalid/x.gz", str(tmp_path / "x.gz"), retries=0)
     assert len(attempts) == 1 and not (tmp_path / "x.gz").exists()
 
@@ -342,7 +345,7 @@ def test_installed_files_are_world_readable_whatever_the_umask(tmp_path, local):
 
 
 def test_conll_md5_mismatch_installs_nothing(tmp_path, local, capsys, monkeypatch):
-    monkeypatch.setitem(corpora.CONLL_MD5, "test.txt", "0" * 32)
+    monkeypatch.setitem(conll2000.CONLL_MD5, "test.txt", "0" * 32)
     out = tmp_path / "out"
     assert run("conll2000", "--from", local, "--out", out) == 1
     err = capsys.readouterr().err
@@ -353,9 +356,9 @@ def test_conll_md5_mismatch_installs_nothing(tmp_path, local, capsys, monkeypatc
 
 def test_conll_md5_table_is_a_parameter(tmp_path, local):
     out = tmp_path / "out"
-    assert corpora.install_conll2000(str(out), str(local), md5={"train.txt": "1" * 32, "test.txt": "2" * 32}) == 1
+    assert conll2000.install_conll2000(str(out), str(local), md5={"train.txt": "1" * 32, "test.txt": "2" * 32}) == 1
     assert not out.exists()
-    assert corpora.install_conll2000(str(out), str(local), md5=CONLL_MD5) == 0
+    assert conll2000.install_conll2000(str(out), str(local), md5=CONLL_MD5) == 0
 
 
 def test_conll_second_run_changes_nothing_and_force_reinstalls(tmp_path, local, capsys):
@@ -378,13 +381,13 @@ def test_conll_second_run_changes_nothing_and_force_reinstalls(tmp_path, local, 
 
 def test_conll_download_failure_falls_back_to_the_local_copy(tmp_path, local, capsys, monkeypatch):
     def broken(url, dest, retries=2):
-        raise corpora.DownloadError("connection refused")
-    monkeypatch.setattr(corpora, "download", broken)
+        raise common.DownloadError("connection refused")
+    monkeypatch.setattr(common, "download", broken)
     monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(local))
     out = tmp_path / "out"
     assert run("conll2000", "--out", out) == 0
     captured = capsys.readouterr()
-    url = f"{corpora.CONLL_URL}/train.txt.gz"
+    url = f"{conll2000.CONLL_URL}/train.txt.gz"
     assert captured.err == f"get_conll2000: warning: download {url}: connection refused\n"
     assert captured.out == (f"get_conll2000: downloading {url}\n"
                             f"get_conll2000: download failed; falling back to the local copy in {local}\n"
@@ -394,19 +397,19 @@ def test_conll_download_failure_falls_back_to_the_local_copy(tmp_path, local, ca
 
 
 def test_conll_downloaded_files_are_checked(tmp_path, local, capsys, monkeypatch):
-    served = {f"{corpora.CONLL_URL}/{name}.gz": gzip.compress(data) for name, data in CONLL.items()}
-    monkeypatch.setattr(corpora, "download", lambda url, dest, retries=2: Path(dest).write_bytes(served[url]))
+    served = {f"{conll2000.CONLL_URL}/{name}.gz": gzip.compress(data) for name, data in CONLL.items()}
+    monkeypatch.setattr(common, "download", lambda url, dest, retries=2: Path(dest).write_bytes(served[url]))
     out = tmp_path / "out"
     assert run("conll2000", "--out", out) == 0
-    assert capsys.readouterr().out.endswith(f"(md5 verified) from {corpora.CONLL_URL}\n")
+    assert capsys.readouterr().out.endswith(f"(md5 verified) from {conll2000.CONLL_URL}\n")
     assert {f: (out / "conll2000" / f).read_bytes() for f in CONLL} == CONLL
     # a corrupt download is not installed: the local copy is used instead
-    served[f"{corpora.CONLL_URL}/test.txt.gz"] = gzip.compress(b"garbage\n")
+    served[f"{conll2000.CONLL_URL}/test.txt.gz"] = gzip.compress(b"garbage\n")
     monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(local))
     assert run("conll2000", "--out", tmp_path / "out2", "--force") == 0
     captured = capsys.readouterr()
     bad_md5 = hashlib.md5(b"garbage\n").hexdigest()
-    assert (f"warning: download from {corpora.CONLL_URL}: test.txt has md5 {bad_md5}, "
+    assert (f"warning: download from {conll2000.CONLL_URL}: test.txt has md5 {bad_md5}, "
             f"expected {CONLL_MD5['test.txt']}") in captured.err
     assert "as the download failed" in captured.out
     assert (tmp_path / "out2" / "conll2000" / "test.txt").read_bytes() == CONLL["test.txt"]
@@ -418,7 +421,7 @@ def test_conll_failure_lists_what_was_tried(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.endswith(
         "get_conll2000: error: could not obtain CoNLL-2000. Tried:\n"
-        f"  - download {corpora.CONLL_URL}/train.txt.gz: network disabled in the tests\n"
+        f"  - download {conll2000.CONLL_URL}/train.txt.gz: network disabled in the tests\n"
         f"  - local copy {tmp_path}/no-local-copy: no such directory\n"
         "Point --from at a directory holding train.txt.gz and test.txt.gz (or train.txt and test.txt),\n"
         "directly or in a conll2000/ subdirectory, e.g.:\n"
@@ -432,7 +435,7 @@ def test_conll_interrupted_install_leaves_no_partial_files(tmp_path, local, monk
     assert run("conll2000", "--from", local, "--out", out) == 130
     assert not out.exists()
     # with an earlier install: it stays as it was
-    monkeypatch.setattr(corpora, "extract", REAL_EXTRACT)
+    monkeypatch.setattr(common, "extract", REAL_EXTRACT)
     before = installed(out, "conll2000", "--from", local, "--out", out)
     interrupt_extract(monkeypatch, 2)
     assert run("conll2000", "--from", local, "--out", out, "--force") == 130
@@ -546,13 +549,13 @@ def test_sighan_only_sxu_without_a_copy_of_it_fails(tmp_path, icwb2_zip, capsys)
 
 def test_sighan_download_failure_falls_back_to_the_local_copy(tmp_path, local, capsys, monkeypatch):
     def broken(url, dest, retries=2):
-        raise corpora.DownloadError("timed out")
-    monkeypatch.setattr(corpora, "download", broken)
+        raise common.DownloadError("timed out")
+    monkeypatch.setattr(common, "download", broken)
     monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(local))
     out = tmp_path / "out"
     assert run("sighan2005", "--out", out) == 0
     captured = capsys.readouterr()
-    assert captured.err == f"get_sighan2005: warning: download {corpora.SIGHAN_URL}: timed out\n"
+    assert captured.err == f"get_sighan2005: warning: download {sighan.SIGHAN_URL}: timed out\n"
     assert (f"get_sighan2005: installed 4 files into {out}/sighan2005 from local copy {local}/sighan2005, "
             "as the download failed (sha256 in SHA256SUMS)\n") in captured.out
     assert "notice: pku training = local stand-in pku_training.approx.utf8" in captured.out
@@ -560,19 +563,19 @@ def test_sighan_download_failure_falls_back_to_the_local_copy(tmp_path, local, c
             "(sha256 in SHA256SUMS)\n") in captured.out
     assert {f: (out / "sighan2005" / f).read_bytes() for f in LOCAL_SIGHAN} == LOCAL_SIGHAN
     # and then it is up to date, without a download
-    monkeypatch.setattr(corpora, "download", lambda *a, **k: pytest.fail("downloaded although up to date"))
+    monkeypatch.setattr(common, "download", lambda *a, **k: pytest.fail("downloaded although up to date"))
     assert run("sighan2005", "--out", out) == 0
     assert "nothing to do (--force to reinstall)" in capsys.readouterr().out
 
 
 def test_sighan_downloaded_zip(tmp_path, icwb2_zip, capsys, monkeypatch):
     def serve(url, dest, retries=2):
-        assert url == corpora.SIGHAN_URL
+        assert url == sighan.SIGHAN_URL
         Path(dest).write_bytes(icwb2_zip.read_bytes())
-    monkeypatch.setattr(corpora, "download", serve)
+    monkeypatch.setattr(common, "download", serve)
     out = tmp_path / "out"
     assert run("sighan2005", "--out", out, "--only", "sighan2005") == 0
-    assert f"from download from {corpora.SIGHAN_URL} (sha256" in capsys.readouterr().out
+    assert f"from download from {sighan.SIGHAN_URL} (sha256" in capsys.readouterr().out
     assert {f: (out / "sighan2005" / f).read_bytes() for f in SIGHAN_EXPECTED} == SIGHAN_EXPECTED
 
 
@@ -619,21 +622,21 @@ def upstream_copy(root, members=None, compress=False):
 def test_conll_and_wordpos_sentences():
     lines = ["# newdoc\n", "1\ta\t_\n", "2-3\tbc\t_\n", "2\tb\t_\n", "3\tc\t_\n", "3.1\tx\t_\n", "\n", "  \n",
              "1\td\n", "\n", "1\te\t_\n"]
-    assert list(corpora.conll_sentences(lines)) == ["a b c", "d", "e"]
+    assert list(cws_more.conll_sentences(lines)) == ["a b c", "d", "e"]
     with pytest.raises(ValueError, match="no FORM column"):
-        list(corpora.conll_sentences(["1\ta\n", "oops\n"]))
-    assert list(corpora.wordpos_sentences(["x_NN y_z_VV  __PU\n", "\n", "w\n"])) == ["x y_z _", "w"]
+        list(cws_more.conll_sentences(["1\ta\n", "oops\n"]))
+    assert list(cws_more.wordpos_sentences(["x_NN y_z_VV  __PU\n", "\n", "w\n"])) == ["x y_z _", "w"]
 
 
 def test_extract_converts_or_writes_nothing(tmp_path):
     gz(tmp_path / "a.conll.gz", "1\t甲\t_\n2\t乙\t_\n\n1\t丙\t_\n".encode())
-    assert corpora.extract(str(tmp_path / "a.conll.gz"), str(tmp_path / "a.txt"), sentences=corpora.conll_sentences)
+    assert common.extract(str(tmp_path / "a.conll.gz"), str(tmp_path / "a.txt"), sentences=cws_more.conll_sentences)
     assert (tmp_path / "a.txt").read_bytes() == "甲 乙\n丙\n".encode()
     write(tmp_path / "bad.conll", b"1\tok\n2 no tab\n")
-    assert not corpora.extract(str(tmp_path / "bad.conll"), str(tmp_path / "b.txt"), sentences=corpora.conll_sentences)
+    assert not common.extract(str(tmp_path / "bad.conll"), str(tmp_path / "b.txt"), sentences=cws_more.conll_sentences)
     write(tmp_path / "latin1.wordpos", b"caf\xe9_NN\n")
-    assert not corpora.extract(str(tmp_path / "latin1.wordpos"), str(tmp_path / "c.txt"),
-                               sentences=corpora.wordpos_sentences)
+    assert not common.extract(str(tmp_path / "latin1.wordpos"), str(tmp_path / "c.txt"),
+                               sentences=cws_more.wordpos_sentences)
     assert sorted(os.listdir(tmp_path)) == ["a.conll.gz", "a.txt", "bad.conll", "latin1.wordpos"]
 
 
@@ -694,11 +697,11 @@ def serve(monkeypatch, files):
     asked = []
 
     def download(url, dest, retries=2):
-        asked.append(url.removeprefix(corpora.CWS_URL + "/"))
+        asked.append(url.removeprefix(cws_more.CWS_URL + "/"))
         if files[asked[-1]] is None:
-            raise corpora.DownloadError("timed out")
+            raise common.DownloadError("timed out")
         Path(dest).write_bytes(files[asked[-1]])
-    monkeypatch.setattr(corpora, "download", download)
+    monkeypatch.setattr(common, "download", download)
     return asked
 
 
@@ -708,7 +711,7 @@ def test_cws_download_is_converted(tmp_path, capsys, monkeypatch):
     assert asked == list(UPSTREAM_CWS)
     assert cws_files(tmp_path / "out") == LOCAL_CWS
     assert (f"get_cws_more: installed 4 files into {tmp_path}/out/cws-more/wtb from download from "
-            f"{corpora.CWS_URL}/wtb (sha256 in SHA256SUMS)\n") in capsys.readouterr().out
+            f"{cws_more.CWS_URL}/wtb (sha256 in SHA256SUMS)\n") in capsys.readouterr().out
 
 
 def test_cws_download_failure_falls_back_to_the_local_copy(tmp_path, local, capsys, monkeypatch):
@@ -717,15 +720,15 @@ def test_cws_download_failure_falls_back_to_the_local_copy(tmp_path, local, caps
     monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(local))
     assert run("cws-more", "--out", tmp_path / "out") == 0
     captured = capsys.readouterr()
-    assert captured.err == (f"get_cws_more: warning: download {corpora.CWS_URL}/udc/train.conll: timed out\n"
-                            f"get_cws_more: warning: download {corpora.CWS_URL}/wtb/train.conll: timed out\n"
-                            f"get_cws_more: warning: download from {corpora.CWS_URL}/zx: "
+    assert captured.err == (f"get_cws_more: warning: download {cws_more.CWS_URL}/udc/train.conll: timed out\n"
+                            f"get_cws_more: warning: download {cws_more.CWS_URL}/wtb/train.conll: timed out\n"
+                            f"get_cws_more: warning: download from {cws_more.CWS_URL}/zx: "
                             "nothing in train.zhuxian.wordpos\n")
     assert captured.out.count(f"get_cws_more: download failed; falling back to the local copy in {local}\n") == 3
     assert (f"get_cws_more: installed 3 files into {tmp_path}/out/cws-more/zx from local copy {local}/cws-more/zx, "
             "as the download failed (sha256 in SHA256SUMS)\n") in captured.out
     assert cws_files(tmp_path / "out") == LOCAL_CWS
-    monkeypatch.setattr(corpora, "download", lambda *a, **k: pytest.fail("downloaded although up to date"))
+    monkeypatch.setattr(common, "download", lambda *a, **k: pytest.fail("downloaded although up to date"))
     assert run("cws-more", "--out", tmp_path / "out") == 0
 
 
@@ -753,7 +756,7 @@ def test_cws_missing_corpus_fails_listing_what_was_tried(tmp_path, local, capsys
     assert run("cws-more", "--out", tmp_path / "none", "--only", "zx") == 1
     assert capsys.readouterr().err.endswith(
         "get_cws_more: error: could not obtain zx. Tried:\n"
-        f"  - download {corpora.CWS_URL}/zx/train.zhuxian.wordpos: network disabled in the tests\n"
+        f"  - download {cws_more.CWS_URL}/zx/train.zhuxian.wordpos: network disabled in the tests\n"
         f"  - local copy {tmp_path}/no-local-copy: no such directory\n{CWS_HINT}")
     assert not (tmp_path / "none").exists()
 
@@ -842,7 +845,7 @@ NLTK_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/c
 def local_unlabeled(root, parts=UNLAB_TEXT, compress=True):
     """ROOT/unlabeled/{en,zh}/ laid out as the local copy is."""
     for part in parts:
-        path = root / "unlabeled" / corpora.unlab_name(part)
+        path = root / "unlabeled" / unlabeled.unlab_name(part)
         if compress:
             write(path, gzip_like_the_local_copy(path.name, UNLAB_TEXT[part].encode()))
         else:
@@ -903,45 +906,45 @@ def unlab_local(local):
 
 def test_sentences_of_the_nltk_formats():
     # a line of the State of the Union addresses, as it is in the NLTK data and in the local copy
-    assert corpora.plain_sentence("The grand strategy of the United Nations' war has been determined - due in no "
+    assert unlabeled.plain_sentence("The grand strategy of the United Nations' war has been determined - due in no "
                                   "small measure to the vision of our departed Commander in Chief.\n") == (
         "The grand strategy of the United Nations ' war has been determined - due in no small measure to the "
         "vision of our departed Commander in Chief .")
-    assert corpora.plain_sentence("U.S.S.R. $29.6b, 10:30 well-being e.g. don't 'quoted' ...") == (
+    assert unlabeled.plain_sentence("U.S.S.R. $29.6b, 10:30 well-being e.g. don't 'quoted' ...") == (
         "U.S.S.R . $ 29.6b , 10 : 30 well-being e.g . don't ' quoted ' . . .")
-    assert corpora.plain_sentence("America\xa1\xa6s 100,000,000ºC 460°C\x85 \n") == \
+    assert unlabeled.plain_sentence("America\xa1\xa6s 100,000,000ºC 460°C\x85 \n") == \
         "America ¡ ¦ s 100 , 000 , 000ºC 460 ° C"
-    assert corpora.plain_sentence(" \t\n") == ""
-    assert corpora.tagged_sentence("\tThe/at Jr./np 1/2/cd ./.\n") == "The Jr. 1/2 ."
-    assert corpora.tagged_sentence("notag x/y\n") == "notag x"
-    assert corpora.spaced_sentence(" a  b \t'c'\n") == "a b 'c'"
+    assert unlabeled.plain_sentence(" \t\n") == ""
+    assert unlabeled.tagged_sentence("\tThe/at Jr./np 1/2/cd ./.\n") == "The Jr. 1/2 ."
+    assert unlabeled.tagged_sentence("notag x/y\n") == "notag x"
+    assert unlabeled.spaced_sentence(" a  b \t'c'\n") == "a b 'c'"
 
 
 @pytest.mark.parametrize("corpus", UNLAB_EN)
 def test_nltk_zip_and_unpacked_directory_give_the_text(tmp_path, corpus):
     zipped = make_zip(tmp_path / f"{corpus}.zip", NLTK_ZIPS[corpus])
-    assert "\n".join(corpora.nltk_sentences(str(zipped), corpus)) + "\n" == UNLAB_TEXT[corpus]
+    assert "\n".join(unlabeled.nltk_sentences(str(zipped), corpus)) + "\n" == UNLAB_TEXT[corpus]
     for name, data in NLTK_ZIPS[corpus].items():
         write(tmp_path / "unpacked" / name, data)
-    assert list(corpora.nltk_sentences(str(tmp_path / "unpacked" / corpus), corpus)) == \
+    assert list(unlabeled.nltk_sentences(str(tmp_path / "unpacked" / corpus), corpus)) == \
         UNLAB_TEXT[corpus].splitlines()
     with pytest.raises(ValueError, match=f"no {corpus} text files in it"):
-        list(corpora.nltk_sentences(str(make_zip(tmp_path / "other.zip", {"other/a.txt": b"a\n"})), corpus))
+        list(unlabeled.nltk_sentences(str(make_zip(tmp_path / "other.zip", {"other/a.txt": b"a\n"})), corpus))
 
 
 def test_zh_text_is_built_without_spaces_except_in_the_msr_test_text(tmp_path):
     files = []
-    for i, (rel, _) in enumerate(corpora.ZH_SOURCES):
+    for i, (rel, _) in enumerate(unlabeled.ZH_SOURCES):
         data = "\ufeff上海  推 “ 迎\r\n\r\n一\u3000二\n" if i == 0 else f"{i}  号\n"
         if rel.startswith("sighan2005"):
             data = " 扬帆  远航 \r\n"
         files.append(str(tmp_path / rel))
         (gz if i == 1 else write)(tmp_path / rel, data.encode())
-    assert list(corpora.zh_sentences(files)) == ["上海推“迎", "一二", "1号", "2号", "3号", "扬帆  远航"]
+    assert list(unlabeled.zh_sentences(files)) == ["上海推“迎", "一二", "1号", "2号", "3号", "扬帆  远航"]
 
 
 def test_write_gz_writes_the_bytes_of_the_local_copy(tmp_path):
-    count, digest = corpora.write_gz(str(tmp_path / "abc.txt.gz"), ["a b", "c"])
+    count, digest = unlabeled.write_gz(str(tmp_path / "abc.txt.gz"), ["a b", "c"])
     assert (count, digest) == (2, hashlib.sha256(b"a b\nc\n").hexdigest())
     data = (tmp_path / "abc.txt.gz").read_bytes()
     # FNAME set, no time stamp, maximum compression, unknown OS: as the local copy's files
@@ -949,28 +952,28 @@ def test_write_gz_writes_the_bytes_of_the_local_copy(tmp_path):
     assert data == gzip_like_the_local_copy("abc.txt", b"a b\nc\n")
     assert (tmp_path / "abc.txt.gz").stat().st_mode & 0o777 == 0o644
     write(tmp_path / "plain.txt", b"x\ny\n")
-    assert corpora.copy_gz(str(tmp_path / "plain.txt"), str(tmp_path / "p.txt.gz")) == \
+    assert unlabeled.copy_gz(str(tmp_path / "plain.txt"), str(tmp_path / "p.txt.gz")) == \
         (2, hashlib.sha256(b"x\ny\n").hexdigest())
     assert (tmp_path / "p.txt.gz").read_bytes() == gzip_like_the_local_copy("p.txt", b"x\ny\n")
-    assert corpora.copy_gz(str(tmp_path / "abc.txt.gz"), str(tmp_path / "copy.gz")) == (count, digest)
+    assert unlabeled.copy_gz(str(tmp_path / "abc.txt.gz"), str(tmp_path / "copy.gz")) == (count, digest)
     assert (tmp_path / "copy.gz").read_bytes() == data
 
 
 def test_manifest_record_keeps_the_other_entries(tmp_path):
     write(tmp_path / "a.txt", b"alpha\n")
     write(tmp_path / "b.txt", b"beta\n")
-    corpora.manifest_record(str(tmp_path), "b.txt", hashlib.sha256(b"beta\n").hexdigest())
-    corpora.manifest_record(str(tmp_path), "a.txt", hashlib.sha256(b"alpha\n").hexdigest())
+    common.manifest_record(str(tmp_path), "b.txt", hashlib.sha256(b"beta\n").hexdigest())
+    common.manifest_record(str(tmp_path), "a.txt", hashlib.sha256(b"alpha\n").hexdigest())
     assert (tmp_path / "SHA256SUMS").read_text() == manifest_text({"a.txt": b"alpha\n", "b.txt": b"beta\n"})
-    assert corpora.manifest_check(str(tmp_path), "a.txt") is None
+    assert common.manifest_check(str(tmp_path), "a.txt") is None
     (tmp_path / "b.txt").write_bytes(b"beta!\n")  # a modified file keeps its recorded sha256
-    corpora.manifest_record(str(tmp_path), "a.txt", None)
+    common.manifest_record(str(tmp_path), "a.txt", None)
     assert (tmp_path / "SHA256SUMS").read_text() == manifest_text({"b.txt": b"beta\n"})
-    assert corpora.manifest_check(str(tmp_path), "a.txt") == "a.txt is not listed in SHA256SUMS"
-    assert corpora.manifest_check(str(tmp_path), "b.txt") == "b.txt does not match its sha256 in SHA256SUMS"
-    corpora.manifest_record(str(tmp_path), "b.txt", None)
+    assert common.manifest_check(str(tmp_path), "a.txt") == "a.txt is not listed in SHA256SUMS"
+    assert common.manifest_check(str(tmp_path), "b.txt") == "b.txt does not match its sha256 in SHA256SUMS"
+    common.manifest_record(str(tmp_path), "b.txt", None)
     assert sorted(os.listdir(tmp_path)) == ["a.txt", "b.txt"]  # no manifest left without entries
-    assert corpora.manifest_check(str(tmp_path), "b.txt") == f"no {tmp_path}/SHA256SUMS"
+    assert common.manifest_check(str(tmp_path), "b.txt") == f"no {tmp_path}/SHA256SUMS"
 
 
 @pytest.mark.parametrize("layout", ["parent", "unlabeled", "uncompressed"])
@@ -981,20 +984,20 @@ def test_unlabeled_installs_the_local_copy(tmp_path, unlab_local, capsys, layout
     assert run("unlabeled", "--from", source, "--out", out) == 0
     assert unlabeled_files(out) == UNLAB_TEXT
     for part in UNLAB_TEXT:  # a compressed file is copied as it is
-        name = corpora.unlab_name(part)
+        name = unlabeled.unlab_name(part)
         if layout != "uncompressed":
             assert (out / "unlabeled" / name).read_bytes() == (unlab_local / "unlabeled" / name).read_bytes()
     shown = (unlab_local if layout != "uncompressed" else tmp_path / "plain") / "unlabeled"
     assert capsys.readouterr().out == "".join(
-        f"get_unlabeled: installed {out}/unlabeled/{corpora.unlab_name(part)} ({text.count(chr(10))} lines) "
-        f"from local copy {shown}/{corpora.unlab_name(part).split('/')[0]} (sha256 in SHA256SUMS)\n"
+        f"get_unlabeled: installed {out}/unlabeled/{unlabeled.unlab_name(part)} ({text.count(chr(10))} lines) "
+        f"from local copy {shown}/{unlabeled.unlab_name(part).split('/')[0]} (sha256 in SHA256SUMS)\n"
         for part, text in UNLAB_TEXT.items())
     assert sorted(os.listdir(out / "unlabeled")) == ["en", "zh"]  # no temporary directory left
 
 
 @pytest.mark.parametrize("layout", ["nltk_data", "zips", "unpacked"])
 def test_unlabeled_converts_the_nltk_data(tmp_path, capsys, monkeypatch, layout):
-    monkeypatch.setattr(corpora, "UNLAB_SHA256", dict(UNLAB_SHA256))
+    monkeypatch.setattr(unlabeled, "UNLAB_SHA256", dict(UNLAB_SHA256))
     source = nltk_data(tmp_path / "nltk_data", corpora_dir=layout != "zips", unpacked=layout == "unpacked")
     out = tmp_path / "out"
     assert run("unlabeled", "--from", source, "--out", out, "--only", "en") == 0
@@ -1008,7 +1011,7 @@ def test_unlabeled_converts_the_nltk_data(tmp_path, capsys, monkeypatch, layout)
 
 
 def test_unlabeled_from_text_that_is_not_the_reference_installs_it_with_a_warning(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(corpora, "UNLAB_SHA256", {**UNLAB_SHA256, "brown": "0" * 64})
+    monkeypatch.setattr(unlabeled, "UNLAB_SHA256", {**UNLAB_SHA256, "brown": "0" * 64})
     source = nltk_data(tmp_path / "nltk_data")
     out = tmp_path / "out"
     assert run("unlabeled", "--from", source, "--out", out, "--only", "brown") == 0
@@ -1030,17 +1033,17 @@ def serve_nltk(monkeypatch, zips):
         corpus = url.removeprefix(f"{NLTK_URL}/").removesuffix(".zip")
         asked.append(corpus)
         if zips[corpus] is None:
-            raise corpora.DownloadError("could not resolve host raw.githubusercontent.com (Temporary failure)")
+            raise common.DownloadError("could not resolve host raw.githubusercontent.com (Temporary failure)")
         if isinstance(zips[corpus], int):
-            raise corpora.DownloadError(f"the server answered HTTP {zips[corpus]} Not Found", False, zips[corpus])
+            raise common.DownloadError(f"the server answered HTTP {zips[corpus]} Not Found", False, zips[corpus])
         make_zip(Path(dest), zips[corpus])
-    monkeypatch.setattr(corpora, "download", download)
+    monkeypatch.setattr(common, "download", download)
     return asked
 
 
 def test_unlabeled_download_is_converted(tmp_path, unlab_local, capsys, monkeypatch):
-    assert corpora.NLTK_URL == NLTK_URL
-    monkeypatch.setattr(corpora, "UNLAB_SHA256", dict(UNLAB_SHA256))
+    assert unlabeled.NLTK_URL == NLTK_URL
+    monkeypatch.setattr(unlabeled, "UNLAB_SHA256", dict(UNLAB_SHA256))
     asked = serve_nltk(monkeypatch, NLTK_ZIPS)
     out = installed_corpora(tmp_path / "out", unlab_local)
     capsys.readouterr()
@@ -1056,12 +1059,12 @@ def test_unlabeled_download_is_converted(tmp_path, unlab_local, capsys, monkeypa
     assert captured.out.splitlines()[-1] == (
         f"get_unlabeled: installed {out}/unlabeled/zh/mixed.txt.gz (6 lines) built from the corpora in {out}: "
         "the reference text (sha256 in SHA256SUMS)")
-    monkeypatch.setattr(corpora, "download", lambda *a, **k: pytest.fail("downloaded although up to date"))
+    monkeypatch.setattr(common, "download", lambda *a, **k: pytest.fail("downloaded although up to date"))
     assert run("unlabeled", "--out", out) == 0
 
 
 def test_unlabeled_download_failure_falls_back_to_the_local_copy(tmp_path, unlab_local, capsys, monkeypatch):
-    monkeypatch.setattr(corpora, "UNLAB_SHA256", dict(UNLAB_SHA256))
+    monkeypatch.setattr(unlabeled, "UNLAB_SHA256", dict(UNLAB_SHA256))
     monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(unlab_local))
     # no answer from the server: the other files are not downloaded at all
     asked = serve_nltk(monkeypatch, dict.fromkeys(NLTK_ZIPS))
@@ -1100,7 +1103,7 @@ def test_unlabeled_download_failure_falls_back_to_the_local_copy(tmp_path, unlab
 
 def test_unlabeled_text_that_is_not_the_reference_gives_way_to_the_local_copy(tmp_path, unlab_local, capsys,
                                                                              monkeypatch):
-    monkeypatch.setattr(corpora, "UNLAB_SHA256", {**UNLAB_SHA256, "webtext": "1" * 64, "zh": "2" * 64})
+    monkeypatch.setattr(unlabeled, "UNLAB_SHA256", {**UNLAB_SHA256, "webtext": "1" * 64, "zh": "2" * 64})
     monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(unlab_local))
     serve_nltk(monkeypatch, NLTK_ZIPS)
     out = installed_corpora(tmp_path / "out", unlab_local)
@@ -1129,7 +1132,7 @@ def test_unlabeled_text_that_is_not_the_reference_gives_way_to_the_local_copy(tm
 
 
 def test_unlabeled_zh_from_the_corpora_in_the_from_directory(tmp_path, local, capsys, monkeypatch):
-    monkeypatch.setattr(corpora, "UNLAB_SHA256", dict(UNLAB_SHA256))
+    monkeypatch.setattr(unlabeled, "UNLAB_SHA256", dict(UNLAB_SHA256))
     assert run("unlabeled", "--from", local, "--out", tmp_path / "out", "--only", "zh") == 0
     assert unlabeled_files(tmp_path / "out") == {"zh": UNLAB_TEXT["zh"]}
     assert capsys.readouterr().out == (f"get_unlabeled: installed {tmp_path}/out/unlabeled/zh/mixed.txt.gz (6 lines) "
@@ -1144,7 +1147,7 @@ def test_unlabeled_second_run_changes_nothing_and_force_reinstalls(tmp_path, unl
     for again in (argv, argv[:1] + argv[3:]):  # (without --from: no download when up to date)
         assert run(*again) == 0 and tree(out) == before
         assert capsys.readouterr().out == "".join(
-            f"get_unlabeled: up to date: {out}/unlabeled/{corpora.unlab_name(part)} matches its SHA256SUMS; "
+            f"get_unlabeled: up to date: {out}/unlabeled/{unlabeled.unlab_name(part)} matches its SHA256SUMS; "
             "nothing to do (--force to reinstall)\n" for part in UNLAB_TEXT)
     # a modified file is noticed and reinstalled, the others stay as they are
     with open(out / "unlabeled" / "en" / "inaugural.txt.gz", "ab") as f:
@@ -1161,7 +1164,7 @@ def test_unlabeled_second_run_changes_nothing_and_force_reinstalls(tmp_path, unl
 
 
 def test_unlabeled_files_are_world_readable_whatever_the_umask(tmp_path, unlab_local, monkeypatch):
-    monkeypatch.setattr(corpora, "UNLAB_SHA256", dict(UNLAB_SHA256))
+    monkeypatch.setattr(unlabeled, "UNLAB_SHA256", dict(UNLAB_SHA256))
     previous = os.umask(0o077)
     try:
         assert run("unlabeled", "--from", unlab_local, "--out", tmp_path / "out", "--only", "en") == 0
@@ -1219,7 +1222,7 @@ def test_unlabeled_interrupted_install_leaves_no_partial_files(tmp_path, unlab_l
     (tmp_path / "tmp").mkdir()
     out = tmp_path / "out"
     before = installed(out, "unlabeled", "--from", unlab_local, "--out", out)
-    real_copy = corpora.copy_gz
+    real_copy = unlabeled.copy_gz
     calls = []
 
     def interrupted(src, path):
@@ -1228,7 +1231,7 @@ def test_unlabeled_interrupted_install_leaves_no_partial_files(tmp_path, unlab_l
             Path(path).write_bytes(b"half")
             raise KeyboardInterrupt
         return real_copy(src, path)
-    monkeypatch.setattr(corpora, "copy_gz", interrupted)
+    monkeypatch.setattr(unlabeled, "copy_gz", interrupted)
     assert run("unlabeled", "--from", unlab_local, "--out", out, "--force") == 130
     after = tree(out)
     # abc and brown were reinstalled (the same bytes), nothing else changed, no temporary file is left
