@@ -1299,6 +1299,32 @@ def test_help(capsys, argv, first_line):
     assert capsys.readouterr().out.splitlines()[0] == first_line
 
 
+def test_registry_runs_each_family_module():
+    assert list(corpora.COMMANDS) == ["conll2000", "sighan2005", "cws-more", "unlabeled"]
+    for name, module, prog, install in [("conll2000", conll2000, "get_conll2000", "install_conll2000"),
+                                        ("sighan2005", sighan, "get_sighan2005", "install_sighan"),
+                                        ("cws-more", cws_more, "get_cws_more", "install_cws_more"),
+                                        ("unlabeled", unlabeled, "get_unlabeled", "install_unlabeled")]:
+        command = corpora.COMMANDS[name]
+        assert command.prog == prog
+        assert command.usage.startswith(f"Usage: bash data_scripts/{prog}.sh ")
+        assert command.install is getattr(module, install)
+        assert (command.only is None) == (name == "conll2000")
+        # the shared functions are looked up in common when called, so that patching them there reaches every family
+        assert not {"download", "download_files", "extract", "file_digest", "DATA_DIR"} & set(vars(module))
+
+
+def test_script_runs_from_anywhere_without_its_directory_on_sys_path(tmp_path):
+    # -I: the script's directory is not put on sys.path, nor is the current directory
+    proc = subprocess.run([sys.executable, "-I", str(SCRIPTS / "corpora.py"), "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, corpora.TOP_USAGE, "")
+    proc = subprocess.run([sys.executable, "-I", str(SCRIPTS / "corpora.py"), "cws-more", "--only", "sxu"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (
+        2, "get_cws_more: error: --only takes udc, wtb or zx (or a comma-separated list of them), not 'sxu'\n")
+
+
 def _script(name, *args, cwd):
     env = {**os.environ, "PYTHON": sys.executable}
     return subprocess.run(["bash", str(SCRIPTS / name), *map(str, args)], cwd=cwd, env=env,
