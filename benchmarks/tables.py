@@ -1,7 +1,7 @@
 """Markdown tables generated from the JSON records of the benchmarks, and the README
 blocks that copy them.
 
-    python benchmarks/tables.py --readme     # rewrite README.md's generated blocks
+    python benchmarks/tables.py --readme     # rewrite the generated blocks of README.md and docs/
 
 (and the option table between <!-- params:begin --> and <!-- params:end -->, from
 seqbil's parameter table).
@@ -654,7 +654,38 @@ def rpa_polarity_summary():
             f"{record['date']}).\n")
 
 
-SPECIAL = {"f1-summary": f1_summary, "multitask-summary": multitask_summary, "aso-summary": aso_summary,
+def headline():
+    """Three comparisons with the peers, each from its benchmark record (same data,
+    same run): the README's first table."""
+    def rec(name):
+        return json.loads((ROOT / "results" / f"{name}.json").read_text(encoding="utf-8"))
+    speed, skl, foreign = rec("speed/conll2000"), rec("speed/sklearn"), rec("foreign/foreign")
+    row = {r["system"]: r for r in speed["rows"]}
+    sp, ap = row["seqbil sp"], row["crfsuite ap"]
+    med = lambda d: d["median"]  # noqa: E731
+    ours, theirs = skl["systems"]["seqbil lbfgs"], skl["systems"]["sklearn-crfsuite lbfgs"]
+    tag = foreign["crfpp"]["speed"]
+    out = ["| on CoNLL-2000 (train / test) | seqbil | peer |", "| --- | --- | --- |",
+           f"| averaged perceptron, CRF++'s chunking template, {speed['epochs']} epochs: training, end to end "
+           f"(files in, model out), model size and test F1 | {med(sp['train_end_to_end_s']):.1f} s, "
+           f"{sp['model_mib']:.1f} MiB, F1 {sp['score']:.2f} "
+           f"| CRFsuite `ap` {med(ap['train_end_to_end_s']):.1f} s (of which {med(ap['peer_features_s']):.1f} s "
+           f"building its features in Python), {ap['model_mib']:.1f} MiB, F1 {ap['score']:.2f} |",
+           f"| CRF by L-BFGS through sklearn-crfsuite's API (its tutorial's features, c1 = {skl['c1']}, "
+           f"c2 = {skl['c2']}): `fit`, `predict` and test F1 | {med(ours['fit_seconds']):.1f} s, "
+           f"{med(ours['predict_seconds']):.2f} s, F1 {med(ours['f1']) if isinstance(ours['f1'], dict) else ours['f1']:.2f} "
+           f"| sklearn-crfsuite {med(theirs['fit_seconds']):.1f} s, {med(theirs['predict_seconds']):.2f} s, "
+           f"F1 {med(theirs['f1']) if isinstance(theirs['f1'], dict) else theirs['f1']:.2f} |",
+           f"| tagging with a model trained by CRF++, converted once (the test set {tag['copies']} times, one "
+           f"process): tokens per second | {tag['systems']['seqbil tag']['tokens_per_s']['median']:,.0f} "
+           f"({med(tag['speedup']):.2f}× crf_test's), labels that differ: {tag['labels_differ']} "
+           f"| `crf_test` {tag['systems']['crf_test']['tokens_per_s']['median']:,.0f} |"]
+    cites = "; ".join(f"`{r['command']}` at commit {r['commit'][:12]}, {r['date']}, {r['machine']['cpu']} "
+                      f"({r['machine']['cores']} cores)" for r in (speed, skl, foreign))
+    return "\n".join(out) + f"\n\nMedians of 5 runs, each system in a process of its own: {cites}.\n"
+
+
+SPECIAL = {"headline": headline, "f1-summary": f1_summary, "multitask-summary": multitask_summary, "aso-summary": aso_summary,
            "aso-rawtext-summary": aso_rawtext_summary,
            "rpa-summary": rpa_summary, "rpa-polarity-summary": rpa_polarity_summary}
 
@@ -672,6 +703,8 @@ def readme_blocks(text):
 
 
 PARAMS = re.compile(r"(<!-- params:begin -->\n)(.*?)(<!-- params:end -->)", re.S)
+# a learner's own parameters: <!-- params:LEARNER --> ... <!-- /params -->
+LEARNER_PARAMS = re.compile(r"(<!-- params:(?!begin)(\w+) -->\n)(.*?)(<!-- /params -->)", re.S)
 
 
 def refresh(text):
@@ -679,16 +712,19 @@ def refresh(text):
     records, the option table from the parameter table."""
     from seqbil import params
     text = BLOCK.sub(lambda m: m.group(1) + render(m.group(2)) + m.group(4), text)
+    text = LEARNER_PARAMS.sub(lambda m: m.group(1) + params.describe("markdown", m.group(2)) + m.group(4), text)
     return PARAMS.sub(lambda m: m.group(1) + params.describe("markdown") + m.group(3), text)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--readme", action="store_true", help="rewrite the generated blocks of README.md")
+    ap.add_argument("--readme", action="store_true", help="rewrite the generated blocks of README.md and docs/")
     args = ap.parse_args()
     if args.readme:
-        path = ROOT / "README.md"
-        path.write_text(refresh(path.read_text(encoding="utf-8")), encoding="utf-8")
+        for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+            text = path.read_text(encoding="utf-8")
+            if (new := refresh(text)) != text:
+                path.write_text(new, encoding="utf-8")
     for path in sorted((ROOT / "results").glob("*/*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
         if record.get("benchmark") in RENDERERS:

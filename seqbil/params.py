@@ -437,10 +437,13 @@ def resolve(config=None, overrides=None):
     return settings, sources
 
 
-def describe(fmt="text"):
-    """The parameter table for people: text (seqbil params) or a Markdown table (README)."""
+def describe(fmt="text", learner=None):
+    """The parameter table for people: text (seqbil params) or a Markdown table (the
+    docs); with LEARNER, only the parameters that learner reads and not every learner."""
     rows = []
     for p in _table():
+        if learner is not None and learner not in (p.learners or ()):
+            continue
         flag = "" if p.flag == "-" else p.cli_flag
         users = ", ".join(p.learners) if p.learners else "all"
         rows.append((f"[{p.section}] {p.name}", flag, p.type.__name__, p.default_text(), p.range_text() or "–",

@@ -73,7 +73,7 @@ copy in `../shared/data`). Machine of the experiment runs: {t1['machine']}.
 F1 figures are single runs: training is deterministic for a given seed, and the shuffling
 seed's effect is measured apart (five seeds, below). Times are not taken from these runs:
 speed is measured by `benchmarks/train_speed.py`, five runs each against a peer in the same
-run ([`speed/`](speed/)).
+run ([`speed/pku.md`](speed/pku.md), [`speed/conll2000.md`](speed/conll2000.md) and the other tables of `speed/`).
 
 **What the data allows.** Of the SIGHAN 2005 corpora only pku has a training set here,
 and it is a stand-in rebuilt from the People's Daily 1998 corpus (the official
