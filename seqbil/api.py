@@ -39,31 +39,93 @@ def _stderr(message):
 def train(train=None, dev=None, *, config=None, template=None, model=None, init_model=None, log=None, verbose=False,
           progress=False, checkpoint_every=0, checkpoint=None, echo=None, client=None, scheduler=None, workers=None,
           **options):
-    """Train a model and return it (saved too when `model` names a file).
+    """Train a model and return it.
 
-    train, dev: corpus paths, or sentences in memory: for CoNLL-style configs a list
-        of sentences, each a list of rows of column strings with the label in the
-        label column (["He", "PRP", "B-NP"]); for segmentation configs, each a
-        segmented sentence (a string of space-separated words, or a list of words).
-        Without train, the bundled sample of the config's format (dev: its held-out
-        sample) is used.
-    config: a bundled config name (conll2000, sighan2005, ...) or a TOML file;
-        default conll2000.
-    template: a CRF++ template file, replacing the config's templates.
-    init_model: a saved model (path) to continue training on this data: its
-        templates, corpus settings, labels and weights are the start, new
-        attributes and labels are added; inspect shows the lineage.
-    tasks=["NAME=TRAIN[,DEV]", ...] (instead of train and dev): one model for
+    The corpora are files or sentences in memory. Any option of the parameter table
+    (`seqbil params`) may be given as a keyword; it overrides the config.
+    `seqbil train` calls this function with the same parameters.
+
+    Parameters
+    ----------
+    train : str or os.PathLike or list, default=None
+        A corpus path, or sentences in memory: for CoNLL-style configs, a list of
+        sentences, each a list of rows of column strings with the label in the label
+        column (`["He", "PRP", "B-NP"]`); for segmentation configs, each a segmented
+        sentence (a string of space-separated words, or a list of words). Without
+        `train`, the bundled sample of the config's format is used.
+    dev : str or os.PathLike or list, default=None
+        The held-out corpus, as `train`; without `train` and `dev`, the bundled
+        held-out sample of the config's format.
+    config : str or os.PathLike, default=None
+        A bundled config name (`conll2000`, `sighan2005`, ...) or a TOML file;
+        default `conll2000`.
+    template : str or os.PathLike, default=None
+        A CRF++ template file, replacing the config's templates.
+    model : str or os.PathLike, default=None
+        A file to save the model to as well.
+    init_model : str or os.PathLike, default=None
+        A saved model to continue training on this data: its templates, corpus
+        settings, labels and weights are the start, and new attributes and labels
+        are added; `seqbil inspect` shows the lineage.
+    log : str or os.PathLike, default=None
+        A file for per-pass diagnostics, as JSON lines.
+    verbose : bool, default=False
+        Print the run's messages on standard error.
+    progress : bool, default=False
+        Show progress bars.
+    checkpoint_every : int, default=0
+        Write a checkpoint every that many passes (and when the run is interrupted),
+        to continue with `resume`; 0: none.
+    checkpoint : str or os.PathLike, default=None
+        The checkpoint file; default: `model` + `".ckpt"`.
+    echo : callable, default=None
+        A function of one line, given the run's messages in place of `verbose`.
+    client : distributed.Client, default=None
+        With `shards`: a dask Client to train on.
+    scheduler : str, default=None
+        With `shards`: the address of a Dask scheduler to train on.
+    workers : int, default=None
+        With `shards`: a local cluster of that many worker processes (the default:
+        one per CPU core and no more than K).
+    **options
+        Any name of the parameter table (`seqbil params`), e.g. `epochs=3`,
+        `learner="bol"`; they override the config.
+
+    Other Parameters
+    ----------------
+    tasks : list of str
+        `["NAME=TRAIN[,DEV]", ...]`, in place of `train` and `dev`: one model for
         several tasks, e.g. segmentation standards, learned together (Cavallanti,
-        Cesa-Bianchi & Gentile 2008; coupling=b sets how much they share); tag
-        with model.for_task(NAME).
-    options: any name of the parameter table (`seqbil params`), e.g. epochs=3,
-        learner="bol"; they override the config.
-    verbose: print the run's messages on stderr; progress: show progress bars.
-    shards=K: iterative parameter mixing on a Dask cluster (pip install "seqbil[dask]";
-        seqbil/dask/ipm.py): a local cluster of `workers` processes (default: one per
-        CPU core and no more than K), the scheduler at `scheduler`, or a dask Client
-        `client`. The training corpus must be a file the workers can read.
+        Cesa-Bianchi & Gentile 2008; `coupling=b` sets how much they share). Tag
+        with `model.for_task(NAME)`.
+    shards : int
+        `shards=K`: iterative parameter mixing on a Dask cluster (`pip install
+        "seqbil[dask]"`; seqbil/dask/ipm.py): a local cluster of `workers`
+        processes, the scheduler at `scheduler`, or a dask Client `client`. The
+        training corpus must be a file the workers can read.
+
+    Returns
+    -------
+    model : Model
+        The trained model.
+
+    Raises
+    ------
+    SeqbilError
+        For bad options or input; an `InputError` names the file and line.
+
+    References
+    ----------
+    Cavallanti, G., Cesa-Bianchi, N. & Gentile, C. (2008). Linear algorithms for
+    online multitask classification. COLT 2008.
+
+    Examples
+    --------
+    >>> import seqbil
+    >>> from seqbil.samples import sample_path
+    >>> model = seqbil.train(train=str(sample_path("conll2000_train.txt")), epochs=1)
+    >>> model.tag([["He", "PRP"], ["reckons", "VBZ"]])
+    ['B-NP', 'B-VP']
     """
     echo = echo or (_stderr if verbose else _quiet)
     if config is None and init_model is None:
@@ -92,11 +154,52 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
 
 def resume(checkpoint, model=None, *, epochs=None, log=None, verbose=False, progress=False, echo=None,
            checkpoint_to=None, checkpoint_every=0, client=None, scheduler=None, workers=None):
-    """Continue a run from a checkpoint; the same model as an uninterrupted run. Its
-    later checkpoints go to `checkpoint_to` when given (else over the one resumed),
-    every `checkpoint_every` passes (default: as the run it continues). A run on shards
-    goes on on the Dask cluster given as to train() (client, scheduler or workers;
-    default: a local one)."""
+    """Continue a run from a checkpoint.
+
+    The result is the same model as an uninterrupted run gives, with the settings
+    and corpora recorded in the checkpoint. A run on shards goes on on the Dask
+    cluster given as to `train` (`client`, `scheduler` or `workers`; default: a
+    local one). `seqbil train --resume` calls this function.
+
+    Parameters
+    ----------
+    checkpoint : str or os.PathLike
+        The checkpoint, written by `train` with `checkpoint_every`.
+    model : str or os.PathLike, default=None
+        A file to save the model to as well.
+    epochs : int, default=None
+        The run's number of passes, which may extend it; default: as planned.
+    log : str or os.PathLike, default=None
+        The per-pass diagnostics file (JSON lines), appended to.
+    verbose : bool, default=False
+        Print the run's messages on standard error.
+    progress : bool, default=False
+        Show progress bars.
+    echo : callable, default=None
+        A function of one line, given the run's messages in place of `verbose`.
+    checkpoint_to : str or os.PathLike, default=None
+        Where the run's later checkpoints go; default: over the one resumed.
+    checkpoint_every : int, default=0
+        Write the checkpoints every that many passes; default: as the run it
+        continues.
+    client : distributed.Client, default=None
+        A dask Client, for a run on shards.
+    scheduler : str, default=None
+        The address of a Dask scheduler, for a run on shards.
+    workers : int, default=None
+        The worker processes of a local cluster, for a run on shards.
+
+    Returns
+    -------
+    model : Model
+        The trained model.
+
+    Raises
+    ------
+    SeqbilError
+        For a damaged checkpoint, or training data that differ from the data the
+        checkpoint was made on (`InputError`).
+    """
     from .training import train as run
     echo = echo or (_stderr if verbose else _quiet)
     result, _ = run(params.defaults(), None, model, log_path=log, echo=echo, show_progress=progress,
@@ -107,25 +210,85 @@ def resume(checkpoint, model=None, *, epochs=None, log=None, verbose=False, prog
 
 
 def load(path, *, verify=True):
-    """A model saved by train() or `seqbil train`. The file is mapped, not read: its
-    weights are paged in as tagging uses them. verify=False skips the checksum of the
-    file's contents (its header is always checked, and a damaged file can give wrong
-    labels but never a crash), so that start-up does not grow with the model's size."""
+    """Load a model saved by `train` or `seqbil train`.
+
+    The file is mapped, not read: its weights are paged in as tagging uses them.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The model file.
+    verify : bool, default=True
+        Check the checksum of the file's contents. False skips it, so that start-up
+        does not grow with the model's size; the file's header is always checked,
+        and a damaged file can give wrong labels but never a crash.
+
+    Returns
+    -------
+    model : Model
+        The model.
+
+    Raises
+    ------
+    ModelFileError
+        A `SeqbilError`, for a model file that is missing, truncated, corrupt,
+        foreign or of an unknown version.
+
+    Examples
+    --------
+    >>> import os
+    >>> import tempfile
+    >>> import seqbil
+    >>> model = seqbil.train(epochs=1)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     model.save(os.path.join(tmp, "chunker.sbm"))
+    ...     seqbil.load(os.path.join(tmp, "chunker.sbm")).tag([["He", "PRP"], ["reckons", "VBZ"]])
+    ['B-NP', 'B-VP']
+    """
     return Model.load(path, verify=verify)
 
 
 def convert(path, output, *, precision=None, prune=0.0, task=None, source=None, encoding=None):
-    """Write the model file `path` in the current format to `output` (atomically; it
-    may be `path`), with its weights at `precision` (float32 or float64; default
-    float32, or for another tool's model the precision of its file) and those with
-    |w| <= prune dropped (Model.compact). Reads the files of older seqbil versions.
-    task: write the model of that task of a multi-task model as a model of its own
-    (Model.single_task), which tags at the cost of a single-task model.
-    source: "crfpp" or "crfsuite" to read a CRF++ model (binary, or the text model of
-    `crf_learn -t`) or a CRFsuite model instead (seqbil.foreign), whose labels and
-    probabilities the result gives; encoding: of a CRF++ model's strings, which its
-    file does not record (default utf-8), kept in the result as its corpus encoding.
-    Returns Model.compact's account of what was kept."""
+    """Write a model file in the current format, at a given precision and pruned.
+
+    Reads the files of older seqbil versions, and, with `source`, a CRF++ or CRFsuite
+    model (`seqbil.foreign`), whose labels and probabilities the result gives.
+    `seqbil convert` calls this function.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The model file to read.
+    output : str or os.PathLike
+        The file to write, atomically; it may be `path`.
+    precision : str, default=None
+        The precision of the weights written, `float32` or `float64`; default
+        float32, or for another tool's model the precision of its file.
+    prune : float, default=0.0
+        Weights with `|w| <= prune` are dropped (`Model.compact`).
+    task : str, default=None
+        Write the model of that task of a multi-task model as a model of its own
+        (`Model.single_task`), which tags at the cost of a single-task model.
+    source : str, default=None
+        `"crfpp"` or `"crfsuite"` to read a CRF++ model (binary, or the text model of
+        `crf_learn -t`) or a CRFsuite model instead.
+    encoding : str, default=None
+        The encoding of a CRF++ model's strings, which its file does not record
+        (default utf-8); kept in the result as its corpus encoding.
+
+    Returns
+    -------
+    kept : dict
+        `Model.compact`'s account of what was kept: per order (0 and 1), the
+        attributes and the non-zero weights before and after.
+
+    Raises
+    ------
+    SeqbilError
+        For `task` with another tool's model, `encoding` with a seqbil model, or a
+        task of a model whose template keys are hashed and cannot be split by task
+        (tag with `task` instead).
+    """
     check_output(output, "converted model")
     if source is not None:
         if task is not None:
@@ -185,10 +348,45 @@ def _in_memory(fmt, sentences, name):
 
 
 def evaluate(model, data, *, words=None, metric=None, task=None):
-    """Tag an annotated corpus (a path) with a model (or a model path) and score it.
+    """Tag an annotated corpus with a model and score the labels.
 
-    metric: chunk, segment or accuracy; by default the one stored in the model.
-    words: the training word list, for the OOV figures of segmentation."""
+    Parameters
+    ----------
+    model : Model or str or os.PathLike
+        A model, or the path of a model file.
+    data : str or os.PathLike
+        The annotated corpus, in the model's format.
+    words : str or os.PathLike, default=None
+        The training word list, for the out-of-vocabulary figures of segmentation.
+    metric : str, default=None
+        `chunk`, `segment` or `accuracy`; by default the one stored in the model.
+    task : str, default=None
+        The task to evaluate, for a multi-task model (`Model.for_task`).
+
+    Returns
+    -------
+    scores : dict
+        `metric`, `sentences`, `tokens` and `accuracy` (percent); chunk and segment
+        add `precision`, `recall` and `f1`, chunk also `scheme` and `per_type`,
+        accuracy `per_label`. `metric_source` says whether the metric was set or is
+        the model's; `labels_unknown_to_model` lists the corpus's labels the model
+        can never predict (each of their tokens counts as an error), if any.
+
+    Raises
+    ------
+    InputError
+        For a corpus without labels, with none of the model's labels, or whose
+        labels the metric cannot read.
+
+    Examples
+    --------
+    >>> import seqbil
+    >>> from seqbil.samples import sample_path
+    >>> model = seqbil.train(epochs=1)
+    >>> scores = seqbil.evaluate(model, sample_path("conll2000_test.txt"))
+    >>> scores["metric"], scores["sentences"], scores["metric_source"]
+    ('chunk', 200, "the model's task")
+    """
     model = model if isinstance(model, Model) else Model.load(model)
     if task is not None:
         model = model.for_task(task)
@@ -223,11 +421,45 @@ def _check_metric(metric, labels, format_name, where):
 
 
 def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=None, model=None):
-    """Score a prediction file (`seqbil tag` output, or any tagger's in the same
-    layout: the predicted label last) against a gold file.
+    """Score a prediction file against a gold file.
 
-    The metric is the one given, else the model's (when a model is given), else
-    chosen from the gold labels; result["metric_source"] says which."""
+    The predictions are `seqbil tag` output, or any tagger's in the same layout: the
+    predicted label last. `seqbil eval` calls this function.
+
+    Parameters
+    ----------
+    gold : str or os.PathLike
+        The annotated corpus.
+    pred : str or os.PathLike
+        The predictions: the sentences and tokens of `gold`, each with its predicted
+        label.
+    format : str, default=None
+        `conll`, `sighan` or `crfsuite` (predictions as `crfsuite tag` writes them:
+        a label per line); default: the model's, else `conll`.
+    metric : str, default=None
+        `chunk`, `segment` or `accuracy`: the one given, else the model's (when a
+        model is given), else chosen from the gold labels.
+    scheme : str, default=None
+        The chunk scheme: `iob1`, `iob2`, `iobes`, `bilou` or `auto`; default: the
+        model's, else `auto`.
+    words : str or os.PathLike, default=None
+        The training word list, for the out-of-vocabulary figures of segmentation.
+    model : Model or str or os.PathLike, default=None
+        A model (or its path) whose format, label column, metric and scheme are
+        the defaults.
+
+    Returns
+    -------
+    scores : dict
+        The scores, as `evaluate` gives them; `scores["metric_source"]` says where
+        the metric came from.
+
+    Raises
+    ------
+    InputError
+        When the files hold no sentences, different numbers of sentences, or
+        different sentences or tokens, or the metric cannot read the labels.
+    """
     model = model if isinstance(model, (Model, type(None))) else Model.load(model)
     format = format or (model.format.name if model else "conll")
     label_column = model.corpus.get("label_column", -1) if model else -1
@@ -300,26 +532,70 @@ __all__ = ["train", "resume", "load", "evaluate", "evaluate_files", "tag_file", 
 
 def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, verbose=False, progress=False,
                     echo=None, shards=0, client=None, scheduler=None, workers=None, **options):
-    """Learn a structure from unlabeled text (Ando & Zhang's alternating structure
-    optimization; seqbil/aso.py) and return it (a features.structure.Structure),
-    saved to `out` when given; `seqbil train --structure OUT` then adds its features.
+    """Learn a structure from unlabeled text and return it.
 
-    unlabeled: raw text files (plain or gzip), a sentence per line: tokens separated
-        by spaces, or for a segmentation config (format sighan) characters; or with
-        unlabeled_format="columns", a token per line with its fields (text tagged by
-        seqbil models), which splits may read and predict (@COLUMN).
-    config: a bundled config name or a TOML file, for [corpus] format and encoding
-        and the [structure] section (splits, targets, dim, aux_*); options override.
-    jobs: threads training the auxiliary problems (on each worker with shards).
-    vectors: also write word vectors (word2vec text) of the split that reads only
-        the token itself, for every word of the text seen aux_min_count times.
-    shards=K: the auxiliary problems trained on K shards of the text on a Dask
-        cluster (pip install "seqbil[dask]"; seqbil/dask/aso.py): a local cluster of
-        `workers` processes (default: one per CPU core and no more than K), the
-        scheduler at `scheduler`, or a dask Client `client`; the files must be at the
-        same paths on the workers. Each worker holds its part of the text, the driver
-        the splits' weights; the closed-form first round gives the one process's
-        structure, and the SGD epochs are mixed over the shards after each one.
+    Ando & Zhang's alternating structure optimization (seqbil/aso.py): auxiliary
+    problems that raw text answers by itself, one per frequent word and feature
+    split, are trained, and per split the directions their weight vectors share (an
+    SVD) are kept as Theta; `seqbil train --structure OUT` then gives every token the
+    features Theta phi(x). `seqbil aso` calls this function.
+
+    Parameters
+    ----------
+    unlabeled : str, os.PathLike or list of them
+        Raw text files (plain or gzip), a sentence per line: tokens separated by
+        spaces, or for a segmentation config (format sighan) characters; or with
+        `unlabeled_format="columns"`, a token per line with its fields (text tagged
+        by seqbil models), which splits may read and predict (`@COLUMN`).
+    out : str or os.PathLike, default=None
+        A file to save the structure to.
+    config : str or os.PathLike, default=None
+        A bundled config name or a TOML file, for `[corpus]` format and encoding and
+        the `[structure]` section (splits, targets, dim, aux_*); `options` override
+        it.
+    jobs : int, default=1
+        Threads training the auxiliary problems (on each worker with `shards`).
+    vectors : str or os.PathLike, default=None
+        Also write word vectors (word2vec text) of the split that reads only the
+        token itself, for every word of the text seen `aux_min_count` times.
+    verbose : bool, default=False
+        Print the run's messages on standard error.
+    progress : bool, default=False
+        Show progress bars.
+    echo : callable, default=None
+        A function of one line, given the run's messages in place of `verbose`.
+    shards : int, default=0
+        `shards=K`: train the auxiliary problems on K shards of the text on a Dask
+        cluster (`pip install "seqbil[dask]"`; seqbil/dask/aso.py); the files must
+        be at the same paths on the workers. Each worker holds its part of the
+        text, the driver the splits' weights; the closed-form first round gives the
+        one process's structure, and the SGD epochs are mixed over the shards after
+        each one.
+    client : distributed.Client, default=None
+        With `shards`: a dask Client to run on.
+    scheduler : str, default=None
+        With `shards`: the address of a Dask scheduler to run on.
+    workers : int, default=None
+        With `shards`: a local cluster of that many worker processes (the default:
+        one per CPU core and no more than K).
+    **options
+        Settings of the parameter table (`seqbil params`) by name; they override the
+        config.
+
+    Returns
+    -------
+    structure : seqbil.features.structure.Structure
+        The structure, also saved to `out` when given.
+
+    Raises
+    ------
+    SeqbilError
+        For no text, bad options, or a cluster given without `shards`.
+
+    References
+    ----------
+    Ando, R. K. & Zhang, T. (2005). A framework for learning predictive structures
+    from multiple tasks and unlabeled data. JMLR 6.
     """
     import time
 

@@ -1,20 +1,32 @@
 """Binary document classification with passive-aggressive learners on word embeddings.
 
-Denis & Ralaivola, "Online Learning of Task-specific Word Representations with a Joint
-Biconvex Passive-Aggressive Algorithm" (EACL 2017). A document is a bag of words x
-(p counts); an embedding Phi (k x p) maps it to Phi x, and the classifier is
-sign(<w, Phi x>) (no bias, as in the paper).
+The learners of Denis & Ralaivola (EACL 2017). A document is a bag of words x (p
+counts); an embedding Phi (k x p) maps it to Phi x, and the classifier is
+`sign(<w, Phi x>)` (no bias, as in the paper).
 
 - `PA(C)`: PA-II (Crammer et al. 2006) on the fixed representation Phi x (the paper's
   baseline), or on x itself when no Phi is given (its "one-hot" rows).
 - `RPA(C, lam)`: the re-embedding PA, Algorithm 1, which moves w and the columns of
   Phi of each document's words by the closed forms of eqs. (11) and (12).
 
-    docs = Bags.from_lists([[0, 3, 3], [1, 2]], n_words=4)
-    model = RPA(C=1.0, lam=0.1).fit(docs, np.array([1, -1]), Phi0, epochs=5, seed=0)
-    model.predict(docs), model.score(docs, y)
+The passes run in cython_ext/classify.pyx; this module checks inputs and owns the
+arrays.
 
-The passes run in cython_ext/rpa.pyx; this module checks inputs and owns the arrays.
+References
+----------
+Denis, P. & Ralaivola, L. (2017). Online learning of task-specific word
+representations with a joint biconvex passive-aggressive algorithm. EACL 2017.
+
+Examples
+--------
+>>> import numpy as np
+>>> from seqbil.classify import RPA, Bags
+>>> docs = Bags.from_lists([[0, 3, 3], [1, 2]], n_words=4)
+>>> y = np.array([1, -1])
+>>> Phi0 = np.random.default_rng(0).normal(size=(2, 4))
+>>> model = RPA(C=1.0, lam=0.1).fit(docs, y, Phi0, epochs=5, seed=0)
+>>> model.predict(docs), model.score(docs, y)
+(array([ 1, -1]), 1.0)
 """
 import numpy as np
 import scipy.sparse as sp
@@ -23,10 +35,48 @@ from seqbil._kernels.classify import pa_pass, rpa_pass
 
 
 class Bags:
-    """Documents as bags of word ids, CSR: document i holds ids[ptr[i]:ptr[i + 1]]
-    (int32, each < n_words) with the counts vals (float64; every count 1 when none are
-    given). A word repeated within a document is merged into one entry, its counts
-    summed: x_t has one coordinate per word, which the closed forms rely on."""
+    """Documents as bags of word ids, in CSR form.
+
+    Document i holds the word ids `ids[ptr[i]:ptr[i + 1]]` (int32, each <
+    `n_words`) with the counts `vals` (float64; every count 1 when none are given).
+    A word repeated within a document is merged into one entry, its counts summed:
+    x_t has one coordinate per word, which the closed forms rely on.
+
+    Parameters
+    ----------
+    ptr : array-like of int
+        Where each document's ids start, rising from 0 to `len(ids)`.
+    ids : array-like of int
+        The word ids, each >= 0.
+    counts : array-like of float, default=None
+        The count of each id, finite; default: 1 each.
+    n_words : int, default=None
+        The vocabulary size p; default: the largest id plus 1.
+
+    Attributes
+    ----------
+    csr : scipy.sparse.csr_matrix
+        The documents x words matrix of counts.
+    ptr : ndarray of int64
+        Where each document's entries start.
+    ids : ndarray of int32
+        The word ids, sorted within each document.
+    vals : ndarray of float64
+        Their counts.
+
+    Raises
+    ------
+    ValueError
+        For `ptr` that does not rise from 0 to `len(ids)`, counts that are not finite
+        or not as long as `ids`, or ids below 0 or not below `n_words`.
+
+    Examples
+    --------
+    >>> from seqbil.classify import Bags
+    >>> docs = Bags.from_lists([[0, 3, 3], [1, 2]], n_words=4)
+    >>> docs.ids, docs.vals
+    (array([0, 3, 1, 2], dtype=int32), array([1., 2., 1., 1.]))
+    """
 
     def __init__(self, ptr, ids, counts=None, n_words=None):
         ptr = np.asarray(ptr)
@@ -54,7 +104,22 @@ class Bags:
 
     @classmethod
     def from_lists(cls, docs, n_words=None, counts=None):
-        """From a list of word-id lists (and optionally a list of count lists)."""
+        """Make bags from a list of word-id lists (and optionally a list of count lists).
+
+        Parameters
+        ----------
+        docs : list of lists of int
+            The word ids of each document.
+        n_words : int, default=None
+            The vocabulary size; default: the largest id plus 1.
+        counts : list of lists of float, default=None
+            The count of each id; default: 1 each.
+
+        Returns
+        -------
+        bags : Bags
+            The documents.
+        """
         ptr = np.zeros(len(docs) + 1, dtype=np.int64)
         ptr[1:] = np.cumsum([len(d) for d in docs])
         ids = np.fromiter((i for d in docs for i in d), dtype=np.int64, count=int(ptr[-1]))
@@ -63,22 +128,41 @@ class Bags:
 
     @property
     def n_docs(self):
+        """The number of documents n."""
         return self.csr.shape[0]
 
     @property
     def n_words(self):
+        """The vocabulary size p."""
         return self.csr.shape[1]
 
     def __len__(self):
         return self.n_docs
 
     def subset(self, rows):
-        """The documents `rows` (indices or a boolean mask), in that order."""
+        """The documents `rows` (indices or a boolean mask), in that order.
+
+        Parameters
+        ----------
+        rows : array-like of int or bool
+            The documents to take.
+
+        Returns
+        -------
+        bags : Bags
+            Those documents, over the same words.
+        """
         m = self.csr[np.asarray(rows)]
         return Bags(m.indptr, m.indices, m.data, self.n_words)
 
     def normalized(self):
-        """The same bags scaled to unit L2 norm (empty documents stay empty)."""
+        """The same bags scaled to unit L2 norm (empty documents stay empty).
+
+        Returns
+        -------
+        bags : Bags
+            The scaled documents.
+        """
         norms = np.sqrt(np.asarray(self.csr.multiply(self.csr).sum(axis=1)).ravel())
         scale = np.repeat(np.where(norms > 0, 1 / np.where(norms > 0, norms, 1), 0), np.diff(self.ptr))
         return Bags(self.ptr, self.ids, self.vals * scale, self.n_words)
@@ -134,19 +218,66 @@ class _Online:
             raise ValueError(f"the model has {self.n_words_} words, the documents {docs.n_words}")
 
     def embed(self, docs):
-        """Phi x of every document (n x k); x itself (sparse) for one-hot PA."""
+        """Phi x of every document (n x k); x itself (sparse) for one-hot PA.
+
+        Parameters
+        ----------
+        docs : Bags
+            The documents, over the words the model was fitted on.
+
+        Returns
+        -------
+        X : ndarray of shape (n, k) or scipy.sparse.csr_matrix
+            The representations.
+        """
         self._check_fitted(docs)
         return docs.csr if self.E_ is None else np.asarray(docs.csr @ self.E_)
 
     def decision_function(self, docs):
-        """<w, Phi x> for every document."""
+        """The score `<w, Phi x>` of every document.
+
+        Parameters
+        ----------
+        docs : Bags
+            The documents, over the words the model was fitted on.
+
+        Returns
+        -------
+        scores : ndarray of shape (n,)
+            The scores.
+        """
         return np.asarray(self.embed(docs) @ self.w_).ravel()
 
     def predict(self, docs):
+        """The predicted label of every document: `sign(<w, Phi x>)`, a score > 0 read as +1.
+
+        Parameters
+        ----------
+        docs : Bags
+            The documents, over the words the model was fitted on.
+
+        Returns
+        -------
+        y : ndarray of shape (n,)
+            +1 or -1 per document.
+        """
         return np.where(self.decision_function(docs) > 0, 1, -1)
 
     def score(self, docs, y):
-        """Accuracy on (docs, y)."""
+        """Accuracy on (docs, y).
+
+        Parameters
+        ----------
+        docs : Bags
+            The documents.
+        y : array-like of shape (n,)
+            Their labels, +1 or -1.
+
+        Returns
+        -------
+        accuracy : float
+            The fraction of the documents whose predicted label is y's.
+        """
         y = _labels(y, docs)
         return float(np.mean(self.predict(docs) == y))
 
@@ -157,17 +288,72 @@ class _Online:
 
 
 class PA(_Online):
-    """PA-II, Crammer et al. (2006): per document, the closed form of problem (6) with
-    Phi fixed, eq. (11): w += tau y Phi x, tau = l / (|Phi x|^2 + 1/(2C)).
+    """PA-II (Crammer et al. 2006) on a fixed representation of the documents.
 
-    fit(docs, y, Phi0) learns on x = Phi0 x_bag (the paper's PA baseline);
-    fit(docs, y) with Phi0=None learns one weight per word (Phi = I, "one-hot")."""
+    Per document, the closed form of problem (6) with Phi fixed, eq. (11) of Denis &
+    Ralaivola: `w += tau y Phi x`, `tau = l / (|Phi x|^2 + 1/(2C))`.
+    `fit(docs, y, Phi0)` learns on `Phi0 x` (the paper's PA baseline); `fit(docs, y)`
+    with `Phi0=None` learns one weight per word (Phi = I, "one-hot").
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        The aggressiveness C of PA-II, > 0.
+
+    Attributes
+    ----------
+    w_ : ndarray of shape (k,) or (p,)
+        The weights.
+    E_ : ndarray of shape (p, k) or None
+        The embedding, transposed (None for one-hot).
+    Phi_ : ndarray of shape (k, p) or None
+        The embedding as the paper writes it (a view of `E_`).
+    n_words_ : int
+        The vocabulary size p of the documents fitted on.
+
+    References
+    ----------
+    - Crammer, K., Dekel, O., Keshet, J., Shalev-Shwartz, S. & Singer, Y. (2006).
+      Online passive-aggressive algorithms. JMLR 7.
+    - Denis, P. & Ralaivola, L. (2017). Online learning of task-specific word
+      representations with a joint biconvex passive-aggressive algorithm. EACL 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from seqbil.classify import PA, Bags
+    >>> docs = Bags.from_lists([[0, 3, 3], [1, 2]], n_words=4)
+    >>> y = np.array([1, -1])
+    >>> PA(C=1.0).fit(docs, y, epochs=3).predict(docs)
+    array([ 1, -1])
+    """
 
     def __init__(self, C=1.0):
         self.C = _positive("C", C)
         self.w_ = self.E_ = None
 
     def fit(self, docs, y, Phi0=None, epochs=1, seed=0):
+        """Start from w = 0 and make `epochs` passes over the documents.
+
+        Parameters
+        ----------
+        docs : Bags
+            The documents.
+        y : array-like of shape (n,)
+            Their labels, +1 or -1.
+        Phi0 : array-like of shape (k, p), default=None
+            The fixed embedding (copied); None: one weight per word.
+        epochs : int, default=1
+            The number of passes.
+        seed : int or None, default=0
+            Each pass visits the documents in a random order drawn from `seed`; None:
+            in data order.
+
+        Returns
+        -------
+        self : PA
+            The fitted model.
+        """
         y = _labels(y, docs)
         self.E_ = None if Phi0 is None else _embedding(Phi0, docs)
         self.n_words_ = docs.n_words
@@ -176,7 +362,22 @@ class PA(_Online):
         return self.partial_fit(docs, y, epochs)
 
     def partial_fit(self, docs, y, epochs=1):
-        """More passes, continuing the weights and the shuffling of fit."""
+        """More passes, continuing the weights and the shuffling of `fit`.
+
+        Parameters
+        ----------
+        docs : Bags
+            The documents, over the words the model was fitted on.
+        y : array-like of shape (n,)
+            Their labels, +1 or -1.
+        epochs : int, default=1
+            The number of passes.
+
+        Returns
+        -------
+        self : PA
+            The model.
+        """
         self._check_fitted(docs)
         y = _labels(y, docs)
         k = len(self.w_)
@@ -197,18 +398,47 @@ class RPA(_Online):
     """Re-embedding passive-aggressive learner, Algorithm 1 of Denis & Ralaivola (2017).
 
     Per document t with a positive hinge loss (eq. 2), alternate up to `inner` times
-      the w-step,   problem (6) solved by eq. (11), with Phi fixed, and
-      the Phi-step, problem (7) solved by eq. (12), with w fixed,
-    stopping when the objective Q_t of eq. (3) changes by at most `tol` or the margin
-    holds. lam is the lambda of eq. (1a): the larger, the less Phi moves. Only the
-    columns of Phi of the document's words change.
+    the w-step, problem (6) solved by eq. (11), with Phi fixed, and the Phi-step,
+    problem (7) solved by eq. (12), with w fixed, stopping when the objective Q_t of
+    eq. (3) changes by at most `tol` or the margin holds. Only the columns of Phi of
+    the document's words change.
 
-    anchored=True (the default): every inner step is anchored at (w_t, Phi_t), as
-    problems (6) and (7) are written, so the loop is exact block-coordinate descent on
-    problem (5). Section 2.3 says the loop "is guaranteed to converge to a local optimum
-    of (5)"; that holds for this reading only. anchored=False: Algorithm 1's listing as
-    written, each step a PA-II step from the current inner iterate, which keeps raising
-    the margin instead of minimising (5)."""
+    Parameters
+    ----------
+    C : float, default=1.0
+        The aggressiveness C of the PA-II steps, > 0.
+    lam : float, default=1.0
+        The lambda of eq. (1a), > 0: the larger, the less Phi moves.
+    inner : int, default=50
+        The most alternations per document, >= 1.
+    anchored : bool, default=True
+        True: every inner step is anchored at (w_t, Phi_t), as problems (6) and (7)
+        are written, so the loop is exact block-coordinate descent on problem (5).
+        Section 2.3 says the loop "is guaranteed to converge to a local optimum of
+        (5)"; that holds for this reading only. False: Algorithm 1's listing as
+        written, each step a PA-II step from the current inner iterate, which keeps
+        raising the margin instead of minimising (5).
+    tol : float, default=1e-6
+        The alternation stops when Q_t changes by at most `tol`.
+
+    Attributes
+    ----------
+    w_ : ndarray of shape (k,)
+        The weights.
+    E_ : ndarray of shape (p, k)
+        The embedding, transposed.
+    Phi_ : ndarray of shape (k, p)
+        The embedding as the paper writes it (a view of `E_`).
+    n_words_ : int
+        The vocabulary size p of the documents fitted on.
+    steps_ : int
+        The inner iterations run since `fit`.
+
+    References
+    ----------
+    Denis, P. & Ralaivola, L. (2017). Online learning of task-specific word
+    representations with a joint biconvex passive-aggressive algorithm. EACL 2017.
+    """
 
     def __init__(self, C=1.0, lam=1.0, inner=50, anchored=True, tol=1e-6):
         self.C = _positive("C", C)
@@ -222,8 +452,27 @@ class RPA(_Online):
         self.steps_ = 0
 
     def fit(self, docs, y, Phi0, epochs=1, seed=0):
-        """Start from w = 0 and a copy of Phi0 (k x p); `epochs` passes, each in a random
-        order drawn from `seed` (data order when seed is None)."""
+        """Start from w = 0 and a copy of Phi0, and make `epochs` passes.
+
+        Parameters
+        ----------
+        docs : Bags
+            The documents.
+        y : array-like of shape (n,)
+            Their labels, +1 or -1.
+        Phi0 : array-like of shape (k, p)
+            The initial embedding (copied: it is not written to).
+        epochs : int, default=1
+            The number of passes.
+        seed : int or None, default=0
+            Each pass visits the documents in a random order drawn from `seed`; None:
+            in data order.
+
+        Returns
+        -------
+        self : RPA
+            The fitted model.
+        """
         y = _labels(y, docs)
         self.E_ = _embedding(Phi0, docs)
         self.n_words_ = docs.n_words
@@ -233,7 +482,22 @@ class RPA(_Online):
         return self.partial_fit(docs, y, epochs)
 
     def partial_fit(self, docs, y, epochs=1):
-        """More passes, continuing w, Phi and the shuffling of fit."""
+        """More passes, continuing w, Phi and the shuffling of `fit`.
+
+        Parameters
+        ----------
+        docs : Bags
+            The documents, over the words the model was fitted on.
+        y : array-like of shape (n,)
+            Their labels, +1 or -1.
+        epochs : int, default=1
+            The number of passes.
+
+        Returns
+        -------
+        self : RPA
+            The model.
+        """
         self._check_fitted(docs)
         y = _labels(y, docs)
         k = len(self.w_)

@@ -2,7 +2,26 @@
 
 
 class SeqbilError(Exception):
-    """Base class: bad input, bad options or a bad model file."""
+    """Base class of the errors a user can act on: bad input, bad options or a bad model file.
+
+    The command line prints them as one line and exits with status 2. Subclasses:
+
+    - `InputError`: a problem at a place in an input file (its `path`, `line` and
+      `message`);
+    - `ConfigError`, an `InputError`: an unknown key, a wrong type or a bad value in
+      a config or template file;
+    - `ModelFileError`: a model file that is missing, truncated, corrupt, foreign or
+      of an unknown version.
+
+    Examples
+    --------
+    >>> import seqbil
+    >>> try:
+    ...     seqbil.load("no-such-model.sbm")
+    ... except seqbil.SeqbilError as exc:
+    ...     print(type(exc).__name__)
+    ModelFileError
+    """
 
 
 class InputError(SeqbilError):

@@ -35,16 +35,82 @@ KINDS = {"linear": ("W0", "W1", "trans", "end"), "bilinear": ("W0", "alpha", "be
 
 
 class Model:
+    """A trained model: labels, feature index, weights and the settings of its corpus.
+
+    Made by `seqbil.train` or `seqbil.load`. It tags sentences, lists their k best
+    labelings, and gives the margins and probabilities of its labels.
+
+    Parameters
+    ----------
+    kind : str
+        `"linear"` or `"bilinear"`: the form of the 1st-order weights (see Notes).
+    labels : list of str
+        The labels.
+    index : seqbil.features.index.FeatureIndex
+        The templates and attribute dictionaries.
+    corpus : dict
+        The settings of the training corpus: format, n_fields, label_column,
+        encoding, normalize, metric, scheme.
+    weights : dict, default=None
+        The dense blocks (see Notes), as training makes them.
+    training : dict, default=None
+        The record of the training run.
+    store : dict, default=None
+        The same weights as `storage.sparse_weights` keeps them, as a model file
+        holds them. Give one of `weights` and `store`.
+    precision : str, default="float32"
+        The precision of the weights kept: `float32` or `float64`.
+    tasks : list of str, default=None
+        The task names of a multi-task model, whose `trans` and `end` stack a shared
+        copy and one per task (see cython_ext/chain.pxd, Linear), and whose
+        templates read `%task`: it tags through `for_task(name)`.
+    task_labels : dict, default=None
+        `{task: the labels it may give}`, where the tasks' label sets differ.
+    temperature : float, default=1.0
+        What the scores are divided by for probabilities (see `marginals`).
+
+    Attributes
+    ----------
+    labels : list of str
+        The labels, in the order of `marginals`' columns.
+    temperature : float
+        Divides the scores in the model's probabilities.
+    tasks : list of str
+        The task names of a multi-task model; empty for another.
+    corpus : dict
+        The settings of the training corpus.
+    training : dict
+        The record of the training run.
+
+    Notes
+    -----
+    Two model forms share one decoder, with `a` an attribute, `y` a label and `v`
+    the previous label:
+
+    - linear: `W0[a, y]` (0-order) and `W1[a, y, v]` (1st-order, eq. 2 of Wu & Sun);
+    - bilinear: `W0[a, y]` (0-order) and `alpha[a, y] * beta[a, v]` (1st-order, eq. 1).
+
+    Both have `trans[y, v]`, the label-transition weights of the bare `B` template,
+    and `end[y]`, the score of ending a sequence in label `y`. The previous-label
+    index S (the number of labels) is the start symbol.
+
+    References
+    ----------
+    Wu, X. & Sun, X. (2015). An online learning algorithm for bilinear models.
+    ICML 2015.
+
+    Examples
+    --------
+    >>> import seqbil
+    >>> model = seqbil.train(epochs=1)
+    >>> model.tag([["He", "PRP"], ["reckons", "VBZ"]])
+    ['B-NP', 'B-VP']
+    >>> model.tag_many([[["the", "DT"], ["dog", "NN"]], []])
+    [['B-NP', 'I-NP'], []]
+    """
+
     def __init__(self, kind, labels, index, corpus, weights=None, training=None, store=None, precision="float32",
                  tasks=None, task_labels=None, temperature=1.0):
-        """weights: the dense blocks (see the module docstring), as training makes
-        them; store: the same as storage.sparse_weights keeps them, as a model file
-        holds them (give one of the two). tasks: the task names of a multi-task
-        model, whose trans and end stack a shared copy and one per task (see
-        cython_ext/chain.pxd, Linear), and whose templates read %task: it tags
-        through for_task(name); task_labels: {task: the labels it may give} where
-        the tasks' label sets differ. temperature: what the scores are divided by
-        for probabilities (see marginals)."""
         self.kind, self.labels = kind, list(labels)
         self.temperature = float(temperature)
         self.tasks, self.task = list(tasks or []), None
@@ -138,9 +204,27 @@ class Model:
 
     # --- tasks ------------------------------------------------------------------
     def for_task(self, name):
-        """The model of one task of a multi-task model: it scores with the shared
-        weights plus the task's own (Cavallanti et al. 2008), and tags, evaluates and
-        lists k-best labelings like any model. It shares the weights with this one."""
+        """The model of one task of a multi-task model.
+
+        It scores with the shared weights plus the task's own (Cavallanti et al.
+        2008), and tags, evaluates and lists k-best labelings like any model. It
+        shares the weights with this model.
+
+        Parameters
+        ----------
+        name : str
+            One of the model's `tasks`.
+
+        Returns
+        -------
+        model : Model
+            The model of the task.
+
+        Raises
+        ------
+        SeqbilError
+            When the model has no tasks, or no task `name`.
+        """
         if not self.tasks:
             raise SeqbilError(f"the model has no tasks; it tags without --task (asked for {name!r})")
         if name not in self.tasks:
@@ -151,14 +235,32 @@ class Model:
         return view
 
     def single_task(self, name):
-        """The model of one task as a model of its own, with no %task templates: each
-        attribute's weights are the sum of its shared weights and the task's own (the
-        keys of a task copy T/%task are those of T times the task field's radix plus
-        the task's id, so they fold into T's keys). It tags as for_task(name) does (up
-        to the rounding of sums taken in another order), reading half the attributes,
-        and saves as an ordinary model. The sums are kept in float64; a bilinear model's
-        become linear, alpha_s beta_s^T + alpha_k beta_k^T being of rank 2. Returns None
-        when a template's keys are hashed, which cannot be taken apart."""
+        """The model of one task as a model of its own, with no `%task` templates.
+
+        Each attribute's weights are the sum of its shared weights and the task's own
+        (the keys of a task copy `T/%task` are those of `T` times the task field's
+        radix plus the task's id, so they fold into `T`'s keys). It tags as
+        `for_task(name)` does (up to the rounding of sums taken in another order),
+        reading half the attributes, and saves as an ordinary model. The sums are
+        kept in float64; a bilinear model's become linear, `alpha_s beta_s^T +
+        alpha_k beta_k^T` being of rank 2.
+
+        Parameters
+        ----------
+        name : str
+            One of the model's `tasks`.
+
+        Returns
+        -------
+        model : Model or None
+            The task's model; None when a template's keys are hashed, which cannot
+            be taken apart.
+
+        Raises
+        ------
+        SeqbilError
+            When the model has no tasks, or no task `name`.
+        """
         view = self.for_task(name)
         base = view._base
         store, index, S = view.store, base.index, len(self.labels)
@@ -237,20 +339,73 @@ class Model:
 
     # --- the Python API ---------------------------------------------------------
     def tag(self, sentence):
-        """Labels of one sentence: a list of tokens, each a string or a list of the
-        attribute column strings (without the label); for a segmentation model also
-        a string of characters. Returns a list of label strings."""
+        """Label one sentence.
+
+        Parameters
+        ----------
+        sentence : list or str
+            A list of tokens, each a string or a list of the attribute column strings
+            (without the label); for a segmentation model also a string of
+            characters. For a model of attributes (corpus format crfsuite), a list of
+            items, each a dict of attributes or a list of attribute names.
+
+        Returns
+        -------
+        labels : list of str
+            The label of each token.
+
+        Raises
+        ------
+        SeqbilError
+            For a sentence the model cannot read (a string for a CoNLL model, a
+            token without the model's columns), or a multi-task model not narrowed
+            to a task (`for_task`).
+        """
         return self.tag_many([sentence])[0]
 
     def tag_many(self, sentences):
-        """Labels of many sentences (as for tag), decoded in one batch."""
+        """Label many sentences, decoded in one batch.
+
+        Parameters
+        ----------
+        sentences : iterable
+            Sentences as for `tag`.
+
+        Returns
+        -------
+        labels : list of list of str
+            The labels of each sentence (an empty list for an empty sentence).
+        """
         sents = [self._sentence(s, i) for i, s in enumerate(sentences, 1)]
         nonempty = [s for s in sents if len(s)]
         tags = iter(self.predict(nonempty) if nonempty else [])
         return [next(tags) if len(s) else [] for s in sents]
 
     def segment(self, text):
-        """Words of a text (segmentation models): segment("扬帆远东") -> ["扬帆", "远东"]."""
+        """Split a text into words, with a segmentation model.
+
+        Parameters
+        ----------
+        text : str
+            The text; its whitespace is left out.
+
+        Returns
+        -------
+        words : list of str
+            The words, e.g. `["扬帆", "远东"]` for `"扬帆远东"`.
+
+        Raises
+        ------
+        SeqbilError
+            When the model is not a segmentation model (corpus format sighan).
+
+        Examples
+        --------
+        >>> import seqbil
+        >>> model = seqbil.train(config="sighan2005", epochs=1)
+        >>> model.segment("中国人民银行行长")
+        ['中国', '人民', '银行', '行长']
+        """
         if self.format.name != "sighan":
             raise SeqbilError("segment() needs a segmentation model (corpus format sighan)")
         chars = [c for c in text if not c.isspace()]
@@ -281,34 +436,85 @@ class Model:
 
     # --- the k best labelings and how sure the best one is -----------------------
     def nbest(self, tokens, k):
-        """The k best labelings of one sentence (tokens as for tag), best first, as a list
-        of (labels, score) pairs; fewer when the sentence has fewer than k labelings
-        (|labels| ** length; an empty sentence has one, with score 0).
+        """The k best labelings of one sentence, best first.
 
-        score is the model's score of the labeling, the sum that Viterbi maximizes
-        (0-order, 1st-order, transition and end weights), not a probability. The list
-        is exact: list Viterbi (Seshadri & Sundberg 1994), the k best partial paths
-        per position and label. Labelings of equal score come in the order Viterbi
-        prefers them (the lower label at the last token, then at the one before, ...),
-        so the first is tag()'s. Example: model.nbest([["He", "PRP"], ["ran", "VBD"]], 3).
+        The list is exact: list Viterbi (Seshadri & Sundberg 1994) keeps the k best
+        partial paths per position and label. Labelings of equal score come in the order Viterbi prefers them
+        (the lower label at the last token, then at the one before, ...), so the
+        first is `tag`'s.
+
+        Parameters
+        ----------
+        tokens : list or str
+            A sentence, as for `tag`.
+        k : int
+            How many labelings: a whole number from 1 to 100,000.
+
+        Returns
+        -------
+        labelings : list of (list of str, float)
+            `(labels, score)` pairs; fewer than k when the sentence has fewer
+            labelings (`len(model.labels) ** len(tokens)`; an empty sentence has one,
+            with score 0). The score is the model's score of the labeling, the sum that Viterbi
+            maximizes (0-order, 1st-order, transition and end weights), not a
+            probability.
+
+        Raises
+        ------
+        SeqbilError
+            When k is not a whole number from 1 to 100,000.
+
+        References
+        ----------
+        Seshadri, N. & Sundberg, C.-E. W. (1994). List Viterbi decoding algorithms
+        with applications. IEEE Transactions on Communications 42.
+
+        Examples
+        --------
+        >>> import seqbil
+        >>> model = seqbil.train(epochs=1)
+        >>> for labels, score in model.nbest([["He", "PRP"], ["ran", "VBD"]], 3):
+        ...     print(labels)
+        ['B-NP', 'B-VP']
+        ['B-NP', 'O']
+        ['O', 'B-VP']
         """
         return self.predict_nbest([self._sentence(tokens, 1)], k)[0]
 
     def confidence(self, tokens):
-        """How sure the model is of tag()'s labels for one sentence (tokens as for tag),
-        from max-marginals (forward-backward with max in place of sum). Returns
-        (labels, token_margins, sentence_margin):
+        """How sure the model is of `tag`'s labels for one sentence.
 
-        - labels: tag()'s labels;
-        - token_margins[i]: the best score of a labeling with labels[i] at token i,
-          minus the best score of one with any other label there: >= 0, 0 where another
-          label does as well;
-        - sentence_margin: the score of the best labeling minus that of the second best
-          (nbest(tokens, 2)); it is also the smallest token margin.
+        Computed from max-marginals (forward-backward with max in place of sum).
+        Margins are in the units of `nbest`'s scores; a margin is `float("inf")`
+        when there is nothing to compare with (a model with a single label, or, for
+        the sentence margin, an empty sentence).
 
-        Margins are in the units of nbest's scores; a margin is float("inf") when there
-        is nothing to compare with (a model with a single label, or, for the sentence
-        margin, an empty sentence).
+        Parameters
+        ----------
+        tokens : list or str
+            A sentence, as for `tag`.
+
+        Returns
+        -------
+        labels : list of str
+            `tag`'s labels.
+        token_margins : list of float
+            `token_margins[i]`: the best score of a labeling with `labels[i]` at
+            token i, minus the best score of one with any other label there: >= 0,
+            0 where another label does as well.
+        sentence_margin : float
+            The score of the best labeling minus that of the second best
+            (`nbest(tokens, 2)`); it is also the smallest token margin.
+
+        Examples
+        --------
+        >>> import seqbil
+        >>> model = seqbil.train(epochs=1)
+        >>> labels, token_margins, sentence_margin = model.confidence([["He", "PRP"], ["reckons", "VBZ"]])
+        >>> labels
+        ['B-NP', 'B-VP']
+        >>> sentence_margin == min(token_margins)
+        True
         """
         return self.predict_confidence([self._sentence(tokens, 1)])[0]
 
@@ -366,14 +572,80 @@ class Model:
     # online learners, whose scores are not log-probabilities, T is fitted after
     # training on held-out data (the token marginals' negative log-likelihood).
     def marginals(self, tokens):
-        """The marginal probability of every label at every token of one sentence
-        (tokens as for tag): an array of len(tokens) x len(self.labels), rows summing
-        to 1, columns in the order of self.labels. Sum-product forward-backward over
-        the same scores Viterbi maximizes, divided by self.temperature."""
+        """The marginal probability of every label at every token of one sentence.
+
+        Sum-product forward-backward over the same scores Viterbi maximizes, divided
+        by `temperature`.
+
+        Parameters
+        ----------
+        tokens : list or str
+            A sentence, as for `tag`.
+
+        Returns
+        -------
+        marginals : ndarray of shape (len(tokens), len(labels))
+            Rows summing to 1, columns in the order of `labels`.
+
+        Notes
+        -----
+        The model's distribution is `p(y | x) = exp(score(y) / T) / Z(x)`, `T` being
+        `temperature`: a CRF's own (Lafferty et al. 2001) with `T = 1`; for the
+        online learners, whose scores are not log-probabilities, `T` is fitted after
+        training on held-out data (the token marginals' negative log-likelihood).
+
+        References
+        ----------
+        Lafferty, J., McCallum, A. & Pereira, F. (2001). Conditional random fields:
+        probabilistic models for segmenting and labeling sequence data. ICML 2001.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import seqbil
+        >>> model = seqbil.train(epochs=1)
+        >>> marginals = model.marginals([["He", "PRP"], ["reckons", "VBZ"]])
+        >>> marginals.shape == (2, len(model.labels))
+        True
+        >>> bool(np.allclose(marginals.sum(axis=1), 1))
+        True
+        >>> [model.labels[i] for i in marginals.argmax(axis=1)]
+        ['B-NP', 'B-VP']
+        """
         return self.predict_marginals([self._sentence(tokens, 1)])[0][2]
 
     def probability(self, tokens, labels):
-        """p(labels | tokens): the probability of one labelling of one sentence."""
+        """The probability of one labeling of one sentence, p(labels | tokens).
+
+        Parameters
+        ----------
+        tokens : list or str
+            A sentence, as for `tag`.
+        labels : list of str
+            A label of the model's for each token.
+
+        Returns
+        -------
+        p : float
+            `exp(score / temperature - log_partition(tokens))`, `score` being the
+            labeling's score (as `nbest` gives it); 1.0 for an empty sentence.
+
+        Raises
+        ------
+        SeqbilError
+            When there is not one label per token, or a label is not the model's.
+
+        Examples
+        --------
+        >>> import math
+        >>> import seqbil
+        >>> model = seqbil.train(epochs=1)
+        >>> tokens = [["He", "PRP"], ["reckons", "VBZ"]]
+        >>> [(labels, score)] = model.nbest(tokens, 1)
+        >>> p = model.probability(tokens, labels)
+        >>> math.isclose(p, math.exp(score / model.temperature - model.log_partition(tokens)))
+        True
+        """
         sentence = self._sentence(tokens, 1)
         if len(labels) != len(sentence):
             raise SeqbilError(f"{len(labels)} labels for {len(sentence)} tokens")
@@ -389,8 +661,20 @@ class Model:
         return float(np.exp(score[0] / self.temperature - self.decode_marginals(data)[3][0]))
 
     def log_partition(self, tokens):
-        """log Z(x) of one sentence: log of the sum of exp(score(y) / temperature) over
-        all its labellings."""
+        """log Z(x) of one sentence.
+
+        The log of the sum of `exp(score(y) / temperature)` over all its labelings y.
+
+        Parameters
+        ----------
+        tokens : list or str
+            A sentence, as for `tag`.
+
+        Returns
+        -------
+        log_z : float
+            log Z(x); 0.0 for an empty sentence.
+        """
         return self.predict_marginals([self._sentence(tokens, 1)])[0][3]
 
     def decode_marginals(self, data):
@@ -439,8 +723,22 @@ class Model:
 
     # --- files ----------------------------------------------------------------
     def save(self, path):
-        """Write the model file (atomically). A model that holds dense weights is
-        compacted first (compact(): the same labels, a smaller file)."""
+        """Write the model file (atomically).
+
+        A model that holds dense weights is compacted first (`compact`: the same
+        labels, a smaller file).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+
+        Raises
+        ------
+        SeqbilError
+            For the model of one task of a multi-task model (`for_task`): save the
+            multi-task model itself.
+        """
         if self.task is not None:
             raise SeqbilError("save the multi-task model itself, not the model of one of its tasks")
         if self._weights is not None:
@@ -485,8 +783,21 @@ class Model:
         write_model(path, meta, arrays)
 
     def add_word_file(self, path, name=None):
-        """add_words with the entries of a word list or gazetteer file (name: the
-        model's dictionary to extend; may be left out when it has only one)."""
+        """Add the entries of a word list or gazetteer file to a dictionary (`add_words`).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file, read in the model's corpus encoding.
+        name : str, default=None
+            The model's dictionary to extend; may be left out when it has only one.
+
+        Raises
+        ------
+        SeqbilError
+            When `name` is left out and the model does not have exactly one
+            dictionary, or the model has no dictionary `name`.
+        """
         if name is None:
             if len(self.index.lexicons) != 1:
                 known = ", ".join(sorted(self.index.lexicons)) or "none"
@@ -501,9 +812,24 @@ class Model:
         return "char" if self.corpus["format"] == "sighan" else "token"
 
     def add_words(self, name, entries):
-        """Add entries to dictionary `name` for tagging (a user dictionary on top of the
-        model's): words as strings (segmentation) or phrases as lists of tokens. The
-        weights stay; only where the dictionary features fire changes."""
+        """Add entries to one of the model's dictionaries, for tagging.
+
+        A user dictionary on top of the model's: the weights stay; only where the
+        dictionary features fire changes.
+
+        Parameters
+        ----------
+        name : str
+            The dictionary to extend.
+        entries : iterable
+            Words as strings (segmentation) or phrases as lists of tokens (or as
+            strings of space-separated tokens).
+
+        Raises
+        ------
+        SeqbilError
+            When the model has no dictionary `name`.
+        """
         if name not in self.index.lexicons:
             known = ", ".join(sorted(self.index.lexicons)) or "none"
             raise SeqbilError(f"the model has no dictionary {name!r} (its dictionaries: {known})")

@@ -43,42 +43,74 @@ _BLANK_LINE = re.compile(rb"\n[ \t]*\r*\n")
 
 def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=None, confidence=False, marginals=False,
              task=None):
-    """Tag a file or stream and write the result; returns the number of sentences
-    (for segmentation models: of lines) read.
+    """Tag a file or stream and write the result.
 
-    model: a Model (seqbil.load) or the path of a model file.
-    task: the task to tag, for a multi-task model (Model.for_task).
-    input: a path (plain or gzip), None or "-" for standard input, or a binary stream.
-        CoNLL models read one token per line (the attribute fields, with or without
-        the label) with a blank line after each sentence; segmentation models read
-        one sentence per line.
-    output: a path, None or "-" for standard output, or a stream. A path is written
-        atomically: a temporary file in the same directory, replacing the file only
-        when everything has been tagged, so that a failed or interrupted run leaves the
-        old file as it was. Streams are flushed after every block.
-    encoding: of the input and the output; default: the model's (the encoding of its
+    `seqbil tag` calls this function. The output of a CoNLL model is each input line
+    with the predicted label appended (after a tab where the line's fields are
+    separated by tabs, else after a space) and a blank line after each sentence;
+    that of a segmentation model, each line split into words.
+
+    Parameters
+    ----------
+    model : Model or str or os.PathLike
+        A model (`seqbil.load`) or the path of a model file.
+    input : str, os.PathLike or binary file object, default=None
+        A path (plain or gzip), None or `"-"` for standard input, or a binary
+        stream. CoNLL models read one token per line (the attribute fields, with or
+        without the label) with a blank line after each sentence; segmentation
+        models read one sentence per line.
+    output : str, os.PathLike or file object, default=None
+        A path, None or `"-"` for standard output, or a stream. A path is written
+        atomically: a temporary file in the same directory replaces the file only
+        when everything has been tagged, so that a failed or interrupted run leaves
+        the old file as it was. Streams are flushed after every block.
+    encoding : str, default=None
+        Of the input and the output; default: the model's (the encoding of its
         training corpus, utf-8 unless it was trained otherwise).
-    jobs: worker processes tagging blocks of sentences in parallel, each with the
+    jobs : int, default=1
+        Worker processes tagging blocks of sentences in parallel, each with the
         model (shared with this process where processes start by fork); 0: one per
-        available CPU core. The output is the same, byte for byte, for any jobs.
-    nbest: print the nbest best labelings of each sentence, each under a line
-        `# RANK SCORE` (as `seqbil tag --nbest`); confidence: print the margins
-        (as `seqbil tag --confidence`). At most one of them.
-    marginals: True prints probabilities as CRF++'s `crf_test -v1` does (`seqbil tag
+        available CPU core. The output is the same, byte for byte, for any `jobs`.
+    nbest : int, default=None
+        Print the `nbest` best labelings of each sentence, each under a line
+        `# RANK SCORE` (as `seqbil tag --nbest`).
+    confidence : bool, default=False
+        Print the margins (as `seqbil tag --confidence`). Not with `nbest` or
+        `marginals`.
+    marginals : bool or str, default=False
+        True prints probabilities as CRF++'s `crf_test -v1` does (`seqbil tag
         --marginals`): a line `# PROB` before each sentence, the probability of its
-        labeling, and LABEL/PROB, the label and its marginal probability, in place of
-        each token's label; "all" also appends every label's LABEL/PROB (`crf_test -v2`,
-        `--all-marginals`). Segmentation models print `# PROB`, `# boundary P1 ...
-        Pn` (per character, the probability that a word ends after it) and, with
-        "all", a line `# LABEL P1 ... Pn` per label, then the segmented line. With
-        nbest, `# RANK PROB` heads each labeling, PROB being its probability. Not with
-        confidence.
+        labeling, and `LABEL/PROB`, the label and its marginal probability, in
+        place of each token's label; `"all"` also appends every label's
+        `LABEL/PROB` (`crf_test -v2`, `--all-marginals`). Segmentation models print
+        `# PROB`, `# boundary P1 ... Pn` (per character, the probability that a word
+        ends after it) and, with `"all"`, a line `# LABEL P1 ... Pn` per label, then
+        the segmented line. With `nbest`, `# RANK PROB` heads each labeling, PROB
+        being its probability.
+    task : str, default=None
+        The task to tag, for a multi-task model (`Model.for_task`).
 
-    The output of a CoNLL model is each input line with the predicted label appended
-    (after a tab where the line's fields are separated by tabs, else after a space)
-    and a blank line after each sentence; that of a segmentation model each line
-    split into words. Problems with the input or the options raise SeqbilError
-    (InputError names the file and line).
+    Returns
+    -------
+    n : int
+        The number of sentences read (for segmentation models: of lines).
+
+    Raises
+    ------
+    SeqbilError
+        For problems with the input or the options; an `InputError` names the file
+        and line.
+
+    Examples
+    --------
+    >>> import os
+    >>> import tempfile
+    >>> import seqbil
+    >>> from seqbil.samples import sample_path
+    >>> model = seqbil.train(epochs=1)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     seqbil.tag_file(model, sample_path("conll2000_test.txt"), os.path.join(tmp, "tagged.txt"))
+    200
     """
     model, encoding = prepare(model, task, encoding, nbest, confidence, marginals)
     if isinstance(output, (str, os.PathLike)):

@@ -41,24 +41,67 @@ _PART = ".{name}.part-"  # hidden part files of output `name` in the output dire
 def tag_files(model, inputs, output_dir, *, client=None, scheduler=None, workers=None, encoding=None, task=None,
               dicts=(), nbest=None, confidence=False, marginals=False, partition_bytes=PARTITION_BYTES,
               overwrite=False, progress=False, echo=None):
-    """Tag files on a Dask cluster, one output file per input file; returns a dict:
-    files (tagged now), skipped (finished before), sentences, bytes (input bytes read).
+    """Tag files on a Dask cluster, one output file per input file.
 
-    model: the path of a model file (read by every worker: memory-mapped, once per
+    `seqbil tag --output-dir` calls this function. Each file is cut into partitions
+    that the workers read and tag themselves; the output is byte for byte what
+    `seqbil tag` writes for the file (gzip-compressed when the input is). Every
+    output appears whole or not at all. A file with bad input is not written; the
+    others are, and a `SeqbilError` (an `InputError` for one file) names each
+    problem.
+
+    Parameters
+    ----------
+    model : str or os.PathLike
+        The path of a model file, read by every worker (memory-mapped, once per
         worker process).
-    inputs: paths and glob patterns ("corpus/*.txt.gz"), plain or gzip files; the
-        outputs are output_dir/NAME for each input NAME, so the names must differ.
-    client, scheduler, workers: the cluster (see cluster.connect): a dask Client, a
-        scheduler's address or scheduler file, or the number of worker processes of a
-        local cluster made for the call (default: one per CPU core).
-    encoding, task, nbest, confidence, marginals: as for seqbil.tag_file; dicts: [NAME=]FILE word
-        lists added to the model's dictionaries (as `seqbil tag --dict`).
-    overwrite: tag files whose output exists too (default: skip them).
-    progress: a progress bar of the input bytes; echo: a function told the dashboard
-        link and the files skipped.
+    inputs : str, os.PathLike or list of them
+        Paths and glob patterns (`"corpus/*.txt.gz"`), plain or gzip files. The
+        outputs are `output_dir/NAME` for each input `NAME`, so the names must
+        differ.
+    output_dir : str or os.PathLike
+        The directory of the outputs, made if need be.
+    client : distributed.Client, default=None
+        A dask Client to run on.
+    scheduler : str, default=None
+        The address of a Dask scheduler (`tcp://host:8786`), or a scheduler file.
+    workers : int, default=None
+        The worker processes of a local cluster made for the call (default: one per
+        CPU core).
+    encoding : str, default=None
+        As for `seqbil.tag_file`.
+    task : str, default=None
+        As for `seqbil.tag_file`.
+    nbest : int, default=None
+        As for `seqbil.tag_file`.
+    confidence : bool, default=False
+        As for `seqbil.tag_file`.
+    marginals : bool or str, default=False
+        As for `seqbil.tag_file`.
+    dicts : list of str, default=()
+        `[NAME=]FILE` word lists added to the model's dictionaries (as `seqbil tag
+        --dict`).
+    partition_bytes : int, default=PARTITION_BYTES
+        About the size of the partitions of a plain file (`PARTITION_BYTES`: 8 MiB);
+        a gzip file cannot be entered in the middle: it is one partition.
+    overwrite : bool, default=False
+        Tag files whose output exists too (default: skip them, so that a rerun
+        goes on where a failed or stopped run was).
+    progress : bool, default=False
+        Show a progress bar of the input bytes.
+    echo : callable, default=None
+        A function of one line, told the dashboard link and the files skipped.
 
-    Every output appears whole or not at all. A file with bad input is not written;
-    the others are, and a SeqbilError (an InputError for one file) names each problem.
+    Returns
+    -------
+    summary : dict
+        `files` (tagged now), `skipped` (finished before), `sentences` and `bytes`
+        (the input bytes read).
+
+    Raises
+    ------
+    SeqbilError
+        For bad options, inputs that match no file, or files with bad input.
     """
     path = os.fspath(model)
     if not isinstance(path, str):
@@ -88,11 +131,35 @@ def tag_files(model, inputs, output_dir, *, client=None, scheduler=None, workers
 
 
 def tag_bag(bag, model, *, task=None, segment=False):
-    """A dask.bag of the labels of each sentence of `bag` (a list of label strings per
-    sentence). Sentences are as for Model.tag: lists of tokens (strings, or lists of
-    the attribute fields) or, for a segmentation model, strings; segment=True gives a
-    segmentation model's words instead (Model.segment). model: the path of a model
-    file, loaded once per worker process; each partition is tagged in one batch."""
+    """Tag the sentences of a dask.bag.
+
+    Each partition is tagged in one batch, by a model loaded once per worker
+    process.
+
+    Parameters
+    ----------
+    bag : dask.bag.Bag
+        Sentences as for `Model.tag`: lists of tokens (strings, or lists of the
+        attribute fields) or, for a segmentation model, strings.
+    model : str or os.PathLike
+        The path of a model file.
+    task : str, default=None
+        The task to tag, for a multi-task model (`Model.for_task`).
+    segment : bool, default=False
+        Give a segmentation model's words instead of labels (`Model.segment`).
+
+    Returns
+    -------
+    labels : dask.bag.Bag
+        The labels of each sentence (a list of label strings per sentence), or with
+        `segment`, its words.
+
+    Raises
+    ------
+    SeqbilError
+        For a model not given as a path, or `segment` with a model that is not a
+        segmentation model.
+    """
     path = os.fspath(model)
     if not isinstance(path, str):
         raise SeqbilError("give the model as the path of a model file: the workers read it themselves")

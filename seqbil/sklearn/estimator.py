@@ -41,54 +41,131 @@ CRFSUITE_DEFAULTS = {"crf": {"c1": 0.0, "c2": 1.0, "epochs": 2 ** 31 - 1}, "l2sg
 
 
 class CRF(BaseEstimator):
-    """sklearn-crfsuite's CRF on seqbil (see the module docstring).
+    """sklearn-crfsuite's CRF estimator on seqbil's learners.
 
-    Parameters, as sklearn-crfsuite names them (None: CRFsuite's default):
+    The API of sklearn-crfsuite 0.5.0's `CRF`: code written for it runs with this one
+    for the import (`from seqbil.sklearn import CRF`). A sequence is a list of
+    feature dicts, named as python-crfsuite names them and read by the templates
+    `U:%attr` and `B` (CRFsuite's feature set). The parameters are sklearn-crfsuite's
+    (None: CRFsuite's default), then seqbil's own.
 
-    algorithm : 'lbfgs' (default; seqbil's crf: L-BFGS, OWL-QN when c1 > 0), 'l2sgd',
-        'ap' (the averaged perceptron: seqbil's sp), 'pa', 'arow', or one of seqbil's
-        own learners: 'bol' (the online bilinear learner, Wu & Sun), 'bcd', 'sp', 'rpa'.
-    min_freq : attributes seen fewer than this many times in training are dropped
-        (seqbil's min_count; CRFsuite counts (attribute, label) pairs).
-    all_possible_states : a weight for every (attribute, label) pair, not only those
-        seen in training (lbfgs, l2sgd).
-    all_possible_transitions : accepted, not used: seqbil's CRF always has a weight for
-        every label transition (and for each label first and last in a sequence).
-    c1, c2 : the L1 and L2 coefficients, c1 |w|_1 + c2 |w|^2 as CRFsuite defines them
-        (default 0 and 1.0).
-    max_iterations : the cap on iterations or epochs (lbfgs: none; l2sgd 1000; ap, pa,
-        arow 100; seqbil's learners: their own, e.g. bol 20).
-    num_memories, epsilon, period, delta, linesearch, max_linesearch : L-BFGS's, as
-        CRFsuite's (epsilon is not used by ap, pa and arow: they run max_iterations).
-    calibration_eta, calibration_rate, calibration_samples, calibration_candidates,
-    calibration_max_trials : l2sgd's learning-rate calibration.
-    pa_type, c, error_sensitive, averaging : pa's (c is also the step of bol, bcd, rpa).
-    variance, gamma : arow's.
-    verbose : print the run's messages and progress bars.
-    model_filename : where fit writes the model (a seqbil model file); a file that
-        exists before fit is opened, so that predict works without fit: a seqbil
+    Parameters
+    ----------
+    algorithm : str, default=None
+        `'lbfgs'` (the default; seqbil's `crf`: L-BFGS, OWL-QN when c1 > 0),
+        `'l2sgd'`, `'ap'` (the averaged perceptron: seqbil's `sp`), `'pa'`,
+        `'arow'`, or one of seqbil's own learners: `'bol'` (the online bilinear
+        learner, Wu & Sun 2015, Algorithm 2), `'bcd'`, `'sp'`, `'rpa'`.
+    min_freq : float, default=None
+        Attributes seen fewer than this many times in training are dropped (seqbil's
+        `min_count`; CRFsuite counts (attribute, label) pairs).
+    all_possible_states : bool, default=None
+        A weight for every (attribute, label) pair, not only those seen in training
+        (lbfgs, l2sgd).
+    all_possible_transitions : bool, default=None
+        Accepted, not used: seqbil's CRF always has a weight for every label
+        transition (and for each label first and last in a sequence).
+    c1 : float, default=None
+        The L1 coefficient, `c1 |w|_1` as CRFsuite defines it (default 0).
+    c2 : float, default=None
+        The L2 coefficient, `c2 |w|^2` as CRFsuite defines it (default 1.0).
+    max_iterations : int, default=None
+        The cap on iterations or epochs (lbfgs: none; l2sgd 1000; ap, pa, arow 100;
+        seqbil's learners: their own, e.g. bol 20).
+    num_memories, period, max_linesearch : int, default=None
+        L-BFGS's, as CRFsuite's.
+    epsilon : float, default=None
+        L-BFGS's, as CRFsuite's; not used by ap, pa and arow: they run
+        `max_iterations`.
+    delta : float, default=None
+        L-BFGS's, as CRFsuite's.
+    linesearch : str, default=None
+        L-BFGS's, as CRFsuite's.
+    calibration_eta, calibration_rate : float, default=None
+        l2sgd's learning-rate calibration.
+    calibration_samples, calibration_candidates, calibration_max_trials : int, default=None
+        l2sgd's learning-rate calibration.
+    pa_type : int, default=None
+        pa's.
+    c : float, default=None
+        pa's; also the step of bol, bcd, rpa.
+    error_sensitive, averaging : bool, default=None
+        pa's.
+    variance, gamma : float, default=None
+        arow's.
+    verbose : bool, default=False
+        Print the run's messages and progress bars.
+    model_filename : str, default=None
+        Where `fit` writes the model (a seqbil model file). A file that exists
+        before `fit` is opened, so that `predict` works without `fit`: a seqbil
         model, or a CRFsuite model (sklearn-crfsuite's, python-crfsuite's, `crfsuite
         learn`'s), which then gives CRFsuite's labels and marginals.
-    keep_tempfiles : keep the temporary model file of a fit without model_filename.
-    trainer_cls : accepted, not used (python-crfsuite's trainer class).
+    keep_tempfiles : bool, default=False
+        Keep the temporary model file of a `fit` without `model_filename`.
+    trainer_cls : object, default=None
+        Accepted, not used (python-crfsuite's trainer class).
+    first_order : list of str or str, default=None
+        seqbil's own: the dict keys whose attributes are also 1st-order features
+        (the template `B:%attr[KEY,...]`), which bol and bcd factor: a list of keys,
+        `'all'`, or None (the default: none, only the label transitions are
+        1st-order, as in CRFsuite; bol then learns what ap learns). None won on dev
+        data: on CoNLL-2000 with the tutorial's dicts, bol had 93.52 F1 with none,
+        86.99 with all, 90.67 with the POS keys (results/dict_features,
+        experiments/dict_features.sh).
+    params : dict, default=None
+        seqbil's own: any other seqbil option by its name (`seqbil params`), e.g.
+        `{"power_steps": 4, "temperature": 1.0, "jobs": 2}`.
 
-    seqbil's own:
+    Attributes
+    ----------
+    classes_ : list of str
+        The labels.
+    size_ : int
+        The size of the model file, in bytes.
+    num_attributes_ : int
+        The number of attributes that hold a weight.
+    attributes_ : list of str
+        Their names.
+    state_features_ : dict
+        `{(attribute, label): weight}`.
+    transition_features_ : dict
+        `{(label_from, label_to): weight}`: the label transitions; `B:%attr`
+        attributes' weights are in `tagger_.info().first_order_features`.
+    training_log_ : TrainingLog
+        One record per pass.
+    tagger_ : seqbil.sklearn.tagger.Tagger
+        A python-crfsuite Tagger on the model.
+    temperature_ : float
+        What the scores are divided by in the probabilities.
 
-    first_order : the dict keys whose attributes are also 1st-order features (the
-        template B:%attr[KEY,...]), which bol and bcd factor: a list of keys, 'all', or
-        None (default: none, only the label transitions are 1st-order, as in CRFsuite;
-        bol then learns what ap learns). None won on dev data: on CoNLL-2000 with the
-        tutorial's dicts, bol had 93.52 F1 with none, 86.99 with all, 90.67 with the
-        POS keys (results/dict_features, experiments/dict_features.sh).
-    params : a dict of any other seqbil option by its name (`seqbil params`), e.g.
-        {"power_steps": 4, "temperature": 1.0, "jobs": 2}.
+    Notes
+    -----
+    The fitted attributes are None before `fit`.
 
-    Fitted attributes (None before fit): classes_, size_, num_attributes_,
-    attributes_, state_features_, transition_features_ (the label transitions;
-    B:%attr attributes' weights are in tagger_.info().first_order_features),
-    training_log_ (a TrainingLog: one record per pass), tagger_ (Tagger).
-    Probabilities (predict_marginals) are exp(score / T) / Z, T = 1 for lbfgs and
-    l2sgd, fitted on held-out data for the others (temperature_).
+    The probabilities (`predict_marginals`) are `exp(score / T) / Z`, with `T = 1`
+    for lbfgs and l2sgd (a linear-chain CRF, Lafferty et al. 2001), and fitted on
+    held-out data for the others (`temperature_`).
+
+    References
+    ----------
+    - sklearn-crfsuite 0.5.0, `sklearn_crfsuite.CRF`.
+    - Wu, X. & Sun, X. (2015). An online learning algorithm for bilinear models.
+      ICML 2015.
+    - Lafferty, J., McCallum, A. & Pereira, F. (2001). Conditional random fields:
+      probabilistic models for segmenting and labeling sequence data. ICML 2001.
+
+    Examples
+    --------
+    >>> from seqbil.sklearn import CRF
+    >>> X = [[{"w": "the"}, {"w": "dog"}, {"w": "barks"}], [{"w": "a"}, {"w": "cat"}, {"w": "sleeps"}]]
+    >>> y = [["DT", "NN", "VBZ"], ["DT", "NN", "VBZ"]]
+    >>> crf = CRF(algorithm="lbfgs", c1=0.1, c2=0.1, max_iterations=100).fit(X, y)
+    >>> crf.classes_
+    ['DT', 'NN', 'VBZ']
+    >>> crf.predict_single([{"w": "a"}, {"w": "dog"}])
+    ['DT', 'NN']
+    >>> crf.score(X, y)
+    1.0
     """
 
     def __init__(self, algorithm=None, min_freq=None, all_possible_states=None, all_possible_transitions=None,
@@ -174,11 +251,36 @@ class CRF(BaseEstimator):
 
     # --- fitting ----------------------------------------------------------------------
     def fit(self, X, y, X_dev=None, y_dev=None):
-        """Train a model on X (lists of feature dicts) and y (lists of labels); X_dev,
-        y_dev: a dev set, scored after each pass (training_log_), as CRFsuite's holdout
-        evaluation, and on which an online learner's temperature is fitted (without
-        one, on a held-out tenth of X). A CRF's c2 is CRFsuite's default, 1, unless
-        given. Returns self."""
+        """Train a model on the sequences X with the labels y.
+
+        Parameters
+        ----------
+        X : list of lists of dicts
+            The sequences: lists of feature dicts, one per item.
+        y : list of lists of str
+            The labels of each sequence.
+        X_dev : list of lists of dicts, default=None
+            A dev set, scored after each pass (`training_log_`), as CRFsuite's
+            holdout evaluation, and on which an online learner's temperature is
+            fitted (without one, on a held-out tenth of X).
+        y_dev : list of lists of str, default=None
+            The labels of the dev set; give both `X_dev` and `y_dev` or neither.
+
+        Returns
+        -------
+        self : CRF
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            For bad parameters or data (seqbil's errors become ValueError, as in
+            scikit-learn).
+
+        Notes
+        -----
+        A CRF's c2 is CRFsuite's default, 1, unless given.
+        """
         if (X_dev is None) != (y_dev is None):
             raise ValueError("Pass both X_dev and y_dev to use the holdout data")
         from ..training import train
@@ -209,7 +311,7 @@ class CRF(BaseEstimator):
     # --- prediction -----------------------------------------------------------------
     @property
     def tagger_(self):
-        """A python-crfsuite Tagger on the model (seqbil.sklearn.tagger.Tagger), or None."""
+        """A python-crfsuite Tagger on the model (`seqbil.sklearn.tagger.Tagger`), or None."""
         if self._tagger is None:
             model = self._loaded()
             if model is None:
@@ -230,8 +332,18 @@ class CRF(BaseEstimator):
         return model
 
     def predict(self, X):
-        """The predicted labels of each sequence: an object array of lists, as
-        sklearn-crfsuite returns them."""
+        """Predict the labels of sequences.
+
+        Parameters
+        ----------
+        X : list of lists of dicts
+            The sequences, as for `fit`.
+
+        Returns
+        -------
+        y : ndarray of object
+            The predicted labels of each sequence, as sklearn-crfsuite returns them.
+        """
         return np.array(self._predict_lists(X), dtype=object)
 
     def _predict_lists(self, X):
@@ -242,11 +354,33 @@ class CRF(BaseEstimator):
         return [list(next(found)) if len(s) else [] for s in sentences]
 
     def predict_single(self, xseq):
-        """The predicted labels of one sequence (a list of strings)."""
+        """Predict the labels of one sequence.
+
+        Parameters
+        ----------
+        xseq : list of dicts
+            The sequence, a feature dict per item.
+
+        Returns
+        -------
+        labels : list of str
+            The predicted label of each item.
+        """
         return self._predict_lists([xseq])[0]
 
     def predict_marginals(self, X):
-        """Per sequence, per item, {label: probability} over all labels (an object array)."""
+        """The marginal probabilities of the labels of sequences.
+
+        Parameters
+        ----------
+        X : list of lists of dicts
+            The sequences, as for `fit`.
+
+        Returns
+        -------
+        marginals : ndarray of object
+            Per sequence, per item, `{label: probability}` over all labels.
+        """
         return np.array(self._marginal_dicts(X), dtype=object)
 
     def _marginal_dicts(self, X):
@@ -257,11 +391,35 @@ class CRF(BaseEstimator):
                 for _, _, marginals, _ in model.predict_marginals(sentences)]
 
     def predict_marginals_single(self, xseq):
-        """Per item of one sequence, {label: probability}."""
+        """The marginal probabilities of the labels of one sequence.
+
+        Parameters
+        ----------
+        xseq : list of dicts
+            The sequence, a feature dict per item.
+
+        Returns
+        -------
+        marginals : list of dict
+            Per item, `{label: probability}` over all labels.
+        """
         return self._marginal_dicts([xseq])[0]
 
     def score(self, X, y):
-        """Flat token accuracy (sklearn_crfsuite's score)."""
+        """Flat token accuracy (sklearn-crfsuite's score).
+
+        Parameters
+        ----------
+        X : list of lists of dicts
+            The sequences, as for `fit`.
+        y : list of lists of str
+            Their gold labels.
+
+        Returns
+        -------
+        accuracy : float
+            The fraction of the items whose predicted label is the gold one.
+        """
         from .metrics import flat_accuracy_score
         return flat_accuracy_score(y, self.predict(X))
 
@@ -277,19 +435,23 @@ class CRF(BaseEstimator):
 
     @property
     def classes_(self):
+        """The labels of the model, or None."""
         model = self._loaded()
         return None if model is None else list(model.labels)
 
     @property
     def size_(self):
+        """The size of the model file in bytes, or None."""
         return None if self._info is None else int(self._info.header["size"])
 
     @property
     def num_attributes_(self):
+        """The number of attributes that hold a weight, or None."""
         return None if self._info is None else int(self._info.header["num_attrs"])
 
     @property
     def attributes_(self):
+        """The names of the attributes that hold a weight, by id, or None."""
         if self._info is None:
             return None
         out = [None] * self.num_attributes_
@@ -299,14 +461,20 @@ class CRF(BaseEstimator):
 
     @property
     def state_features_(self):
+        """The non-zero 0-order weights, `{(attribute, label): weight}`, or None."""
         return None if self._info is None else self._info.state_features
 
     @property
     def transition_features_(self):
+        """The non-zero label-transition weights, `{(label_from, label_to): weight}`, or None.
+
+        The weights of `B:%attr` attributes are in `tagger_.info().first_order_features`.
+        """
         return None if self._info is None else self._info.transitions
 
     @property
     def temperature_(self):
+        """What the scores are divided by in the probabilities, or None."""
         model = self._loaded()
         return None if model is None else model.temperature
 
