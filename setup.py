@@ -57,6 +57,8 @@ setup(
         "bench": ["python-crfsuite>=0.9", "sklearn-crfsuite>=0.5"],
         "sklearn": ["scikit-learn>=1.0"],  # seqbil.sklearn: the sklearn-crfsuite drop-in
         "plots": ["matplotlib>=3.5"],
+        # the documentation site: mkdocs build --strict
+        "docs": ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocs-click>=0.8", "mkdocstrings[python]>=0.26"],
     },
     entry_points={"console_scripts": ["seqbil=seqbil.cli:main"]},
     zip_safe=False,

@@ -1,4 +1,5 @@
-"""The README's Python example runs, and its parameter table is the generated one."""
+"""The README: short, the two set-up commands first, its Python example runs, its tables
+are generated."""
 import contextlib
 import io
 import os
@@ -20,7 +21,17 @@ def block(name):
 
 
 def test_parameter_table_is_generated_from_the_table():
-    assert block("params") == params.describe("markdown")
+    """The site's parameter page holds the whole generated table."""
+    page = (README.parent / "docs" / "reference" / "parameters.md").read_text(encoding="utf-8")
+    m = re.search(r"<!-- params:begin -->\n(.*?)<!-- params:end -->", page, re.S)
+    assert m and m.group(1) == params.describe("markdown")
+
+
+def test_readme_is_short_and_starts_with_the_two_commands():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 150
+    first = re.search(r"```sh\n(.*?)```", text, re.S).group(1).splitlines()
+    assert first[0].startswith("pip install . && seqbil train") and first[1].startswith('pip install ".[test]" && pytest')
 
 
 @pytest.mark.filterwarnings("ignore")
