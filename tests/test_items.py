@@ -338,29 +338,6 @@ def test_continue_an_attribute_model_and_convert_it(tmp_path):
     assert Model.load(tmp_path / "c.sbm").predict(sents) == b.predict(sents)
 
 
-def test_the_readme_commands_for_crfsuite_files_run(tmp_path):
-    """The README's CRFsuite example, on the bundled samples of that format."""
-    import re
-    import shlex
-    from pathlib import Path
-    from seqbil.samples import SAMPLES
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"```bash\n\s*(seqbil train --format crfsuite.*?)```", readme, re.S).group(1)
-    train, test = (sample_path(name) for name in SAMPLES["crfsuite"])
-    outputs = []
-    for line in block.strip().splitlines():
-        line = line.strip()
-        args = shlex.split(line.split("#")[0])[1:]
-        args = [str(train if a == "train.crfsuite.txt" else test if a == "test.crfsuite.txt" else
-                    tmp_path / a if a == "m.sbm" else a) for a in args]
-        r = run(*args)
-        assert r.exit_code == 0, (line, r.output)
-        outputs.append(r.stdout)
-    labels = outputs[1].split("\n")
-    assert labels[0] and ":" not in labels[0] and outputs[2].startswith("@probability\t")
-    assert "FB1" in outputs[3]
-
-
 def test_tag_in_worker_processes_as_in_one(tmp_path):
     from seqbil.samples import SAMPLES
     train, test = (sample_path(name) for name in SAMPLES["crfsuite"])
