@@ -135,12 +135,13 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
     Parameters come from the parameter table (`seqbil params` lists them): the
     config sets them, the flags below override the config.
 
-    \b
     Examples:
-      seqbil train --config configs/conll2000.toml --train train.txt --dev dev.txt --model chunker.sbm
-      seqbil train --config sighan2005 --train pku_training.utf8 --model pku.sbm
-      seqbil train          # the bundled CoNLL-2000 sample, to see it work
-      seqbil train --config sighan2005 --learner sp --train pku_training.utf8 --shards 4 --scheduler tcp://host:8786
+
+    \b
+        seqbil train --config configs/conll2000.toml --train train.txt --dev dev.txt --model chunker.sbm
+        seqbil train --config sighan2005 --train pku_training.utf8 --model pku.sbm
+        seqbil train          # the bundled CoNLL-2000 sample, to see it work
+        seqbil train --config sighan2005 --learner sp --train pku_training.utf8 --shards 4 --scheduler tcp://host:8786
 
     --shards K trains by iterative parameter mixing (McDonald, Hall & Mann 2010) on a
     Dask cluster (pip install "seqbil[dask]"): K workers each make a pass over their
@@ -201,11 +202,12 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, shards, schedul
     Theta. `seqbil train --structure FILE` then gives every token the features
     Theta phi(x).
 
-    \b
     Examples:
-      seqbil aso --unlabeled news.txt.gz --unlabeled web.txt.gz --out en.sbs --jobs 2
-      seqbil aso --config sighan2005 --unlabeled zh.txt --out zh.sbs --vectors zh.vec
-      seqbil train --config conll2000 --train train.txt --structure en.sbs --model chunker.sbm
+
+    \b
+        seqbil aso --unlabeled news.txt.gz --unlabeled web.txt.gz --out en.sbs --jobs 2
+        seqbil aso --config sighan2005 --unlabeled zh.txt --out zh.sbs --vectors zh.vec
+        seqbil train --config conll2000 --train train.txt --structure en.sbs --model chunker.sbm
     """
     from .api import learn_structure
 
@@ -418,12 +420,15 @@ def _sigterm_as_exit():
 def evaluate(model_path, data_path, gold_path, pred_path, metric, scheme, format_name, words_path, task, as_json):
     """Score a model on annotated data, or predictions against gold.
 
+    The metrics (--metric):
+
     \b
-    chunk:    precision, recall and F1 overall and per chunk type, as conlleval
-              (IOB1, IOB2; IOBES and BILOU with S/U one-token chunks and E/L ends)
-    segment:  word precision, recall, F1, OOV rate and OOV/IV recall, as the
-              SIGHAN bakeoff scorer
-    accuracy: token accuracy with a per-label table
+        chunk:    precision, recall and F1 overall and per chunk type, as conlleval
+                  (IOB1, IOB2; IOBES and BILOU with S/U one-token chunks and E/L ends)
+        segment:  word precision, recall, F1, OOV rate and OOV/IV recall, as the
+                  SIGHAN bakeoff scorer
+        accuracy: token accuracy with a per-label table
+
     The metric used, and why, is printed on stderr.
     """
     from . import api
