@@ -843,6 +843,9 @@ class Model:
     def load(cls, path, verify=True):
         """Read a model file (see seqbil.load)."""
         meta, arrays = read_model(path, verify)
+        if meta.get("format") == "seqbil-structure":  # same container, another kind of file
+            raise ModelFileError(f"{path}: a structure (seqbil aso), not a model: give it to "
+                                 "seqbil train --structure")
         try:
             _check_meta(meta)
             templates = TemplateSet(parse_template(t) for t in meta["templates"])

@@ -239,7 +239,7 @@ def test_structure_file_round_trip_and_damage(structure_file, tmp_path):
     model.save(tmp_path / "m.sbm")
     with pytest.raises(ModelFileError, match="a seqbil model, not a structure"):
         Structure.load(tmp_path / "m.sbm")
-    with pytest.raises(ModelFileError):
+    with pytest.raises(ModelFileError, match="a structure .seqbil aso., not a model"):
         seqbil.load(tmp_path / "copy.sbs")
 
 

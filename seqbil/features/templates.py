@@ -165,7 +165,7 @@ def parse_template(text, source="<template>", line=0):
 
 
 GRAMMAR = """\
-Templates (CRF++ syntax, one per line; # starts a comment):
+Templates (CRF++ syntax, one per line; a line starting with # is a comment):
 
   U<id>:<text>   a 0-order template: its attribute at a token is conjoined with the label y_i
   B<id>:<text>   a 1st-order template: conjoined with the label pair (y_i-1, y_i); factored
@@ -223,7 +223,7 @@ Examples:
 
 
 def read_template_file(path):
-    """Templates of a CRF++ template file (comments start with #)."""
+    """Templates of a CRF++ template file (lines starting with # are comments, as in CRF++)."""
     templates = []
     for number, text in read_lines(path):
         text = text.strip()
