@@ -117,7 +117,7 @@ def _help_templates(ctx, _param, value):
 @click.option("--checkpoint", "checkpoint_path", metavar="FILE", help="Checkpoint file. [default: MODEL.ckpt]")
 @click.option("--resume", "resume_path", metavar="CKPT", help="Continue the run saved in a checkpoint; its "
               "settings and corpora are used (--epochs may extend it), with the same final model as an "
-              "uninterrupted run.")
+              "uninterrupted run, written to --model (default: MODEL of MODEL.ckpt).")
 @click.option("--scheduler", metavar="ADDRESS", help="With --shards (or --resume of a run on shards): train on this "
               "Dask scheduler (tcp://host:8786, or a scheduler file); the training file must be at the same path on "
               "its workers.  [default: a local cluster]")
@@ -157,6 +157,9 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
             raise click.UsageError("--resume takes the settings and corpora of the checkpoint; "
                                    "only --epochs, --model, --log, --checkpoint*, and for a run on shards "
                                    "--scheduler or --workers, may be given")
+        if (click.get_current_context().get_parameter_source("model_path") is click.core.ParameterSource.DEFAULT
+                and resume_path.endswith(".ckpt")):
+            model_path = resume_path[:-len(".ckpt")]  # the run's own model, whose checkpoint it is
         api.resume(resume_path, model_path, epochs=overrides["epochs"], log=log_path, echo=echo_err,
                    progress=not quiet, checkpoint_to=checkpoint_path, checkpoint_every=checkpoint_every,
                    scheduler=scheduler, workers=workers)

@@ -53,6 +53,21 @@ def test_resume_can_extend_the_epochs(tmp_path):
     assert (tmp_path / "part.sbm").read_bytes() == (tmp_path / "whole.sbm").read_bytes()
 
 
+def test_resume_on_the_command_line_writes_the_runs_own_model(tmp_path, monkeypatch):
+    """`seqbil train --resume M.sbm.ckpt` without --model finishes M.sbm, as the
+    uninterrupted run would have, and writes no model.sbm."""
+    from pathlib import Path
+    from click.testing import CliRunner
+    from seqbil.cli import main
+    monkeypatch.chdir(tmp_path)
+    data = str(sample_path("pku_train.utf8"))
+    seqbil.train(data, config="sighan2005", learner="sp", epochs=3, model="whole.sbm")
+    seqbil.train(data, config="sighan2005", learner="sp", epochs=2, model="part.sbm", checkpoint_every=1)
+    r = CliRunner().invoke(main, ["train", "--resume", "part.sbm.ckpt", "--epochs", "3", "-q"])
+    assert r.exit_code == 0, r.output
+    assert Path("part.sbm").read_bytes() == Path("whole.sbm").read_bytes() and not Path("model.sbm").exists()
+
+
 def test_resume_writes_its_checkpoints_where_it_is_told(tmp_path):
     """--resume X --checkpoint OTHER: the checkpoints of the continued run go to OTHER,
     and X stays as it was; the model is the uninterrupted run's."""
