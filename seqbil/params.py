@@ -152,7 +152,8 @@ CORE = [
     Param("learner", str, "sp", ""),  # help and choices come from the learner registry
     Param("epochs", int, 20, "passes over the training data (T); for crf, iterations of L-BFGS at most",
           positive=True),
-    Param("C", float, 1.0, "learning rate / dual step size C (pa: the aggressiveness, CRFsuite's c)", positive=True, flag="-C"),
+    Param("C", float, 1.0, "learning rate / dual step size C (pa: the aggressiveness, CRFsuite's c)", positive=True, flag="-C",
+          learners=("sp", "bol", "bcd", "rpa", "pa")),
     Param("averaged", bool, True, "average the parameters over all updates (learners that average)"),
     Param("c1", float, 0.0, "L1 coefficient: the objective adds c1 * |w|_1 (as CRFsuite's c1; OWL-QN)", minimum=0,
           learners=("crf",)),
