@@ -10,6 +10,9 @@ from setuptools import Extension, find_packages, setup
 
 HERE = Path(__file__).parent
 KERNELS = sorted(p.stem for p in (HERE / "cython_ext").glob("*.pyx"))
+# the site's requirements, one list for this extra and for CI's `pip install -r docs/requirements.txt`
+DOCS = [line.strip() for line in (HERE / "docs" / "requirements.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")]
 
 extensions = [
     Extension(
@@ -57,8 +60,7 @@ setup(
         "bench": ["python-crfsuite>=0.9", "sklearn-crfsuite>=0.5"],
         "sklearn": ["scikit-learn>=1.0"],  # seqbil.sklearn: the sklearn-crfsuite drop-in
         "plots": ["matplotlib>=3.5"],
-        # the documentation site: mkdocs build --strict
-        "docs": ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocs-click>=0.8", "mkdocstrings[python]>=0.26"],
+        "docs": DOCS,  # the documentation site
     },
     entry_points={"console_scripts": ["seqbil=seqbil.cli:main"]},
     zip_safe=False,
