@@ -38,6 +38,34 @@ def test_page_examples_run(page, samples, tmp_path):
     assert docs.run_page(page, _fresh(samples, tmp_path)) == len(runnable)
 
 
+def _api_modules():
+    """The modules whose objects the Python API page documents (`::: module.name`)."""
+    import importlib
+    names = re.findall(r"^::: ([\w.]+)", (ROOT / "docs" / "reference" / "api.md").read_text(encoding="utf-8"), re.M)
+    found = []
+    for name in names:
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):  # the longest prefix that is a module
+            try:
+                importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            found.append(".".join(parts[:cut]))
+            break
+    return sorted(set(found))
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("module", _api_modules())
+def test_api_reference_examples_run(module, tmp_path, monkeypatch):
+    """The Examples sections of the docstrings the API page shows are doctests that pass."""
+    import doctest
+    import importlib
+    monkeypatch.chdir(tmp_path)
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+
+
 def test_every_block_is_run_or_marked():
     """A shell or Python block the tests do not run says why: it needs a corpus, or it
     installs; its markup is valid."""
