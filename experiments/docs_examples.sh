@@ -4,8 +4,10 @@
 NAME=docs_examples
 USAGE="Installs the corpora the examples name (data_scripts/, into --data) and runs every
 block of README.md and docs/ marked <!-- example: needs=CORPUS -->, page by page, each
-page in a folder of its own with data/ pointing to the corpora; the tests run the other
-blocks on the bundled samples. Writes the count of examples run to OUT/docs_examples.txt."
+page in a folder of its own with data/ pointing to the corpora and links to the checkout's
+script folders; the tests run the other blocks on the bundled samples. The blocks of
+docs/papers.md run every experiment script in full: hours. Writes the count of examples
+run to OUT/docs_examples.txt."
 source "$(dirname "$0")/common.sh"
 parse_options "$@"
 
