@@ -19,4 +19,5 @@ fi
 need_data conll2000 get_conll2000.sh
 need_data sighan2005 get_sighan2005.sh
 need_data cws-more get_cws_more.sh
+need_data unlabeled get_unlabeled.sh
 "$PY" "$EXP/lib/doc_examples.py" --needs --data "$DATA" | tee "$OUT/docs_examples.txt"
