@@ -256,7 +256,8 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, shards, schedul
               "FILE to the model's dictionary NAME (default: its only one) for this run; no retraining. Repeatable.  "
               "[default: none]")
 @click.option("--nbest", type=click.IntRange(min=1, max=NBEST_MAX), metavar="K", help="Print the K best labelings of each "
-              "sentence, each under a line `# RANK SCORE`, as CRF++'s crf_test -n does (see above).  "
+              "sentence, each under a line `# RANK SCORE`, laid out as CRF++'s crf_test -n (whose header holds the "
+              "probability: add --marginals for it; see above).  "
               "[default: the best only, no header]")
 @click.option("--confidence", is_flag=True, help="Print how sure the model is: a line `# confidence MARGIN` "
               "before each sentence and, for CoNLL models, each label's margin after it (see above).  [default: off]")
@@ -285,7 +286,7 @@ def tag(model_path, input_paths, input_options, output_path, output_dir, workers
     the output comes in input order, byte for byte the same as with one.
 
     --nbest K prints the K best labelings of each sentence, best first (fewer when a
-    short sentence has fewer), as CRF++'s `crf_test -n` does: a line `# RANK SCORE`
+    short sentence has fewer), laid out as CRF++'s `crf_test -n`: a line `# RANK SCORE`
     (RANK from 0) and under it the sentence's token lines with that labeling and a
     blank line; for segmentation models the segmented line (two tag sequences can
     give the same words: ill-formed ones are read as words too). SCORE is the model's
