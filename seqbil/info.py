@@ -148,7 +148,9 @@ def describe(info):
     lines.append(f"probabilities: scores / {info['temperature']:g}"
                  + (f" (the {tool} model's own distribution)" if source and not fitted and not given
                     else " (the CRF's own distribution)" if info["learner"] in ("crf", "l2sgd") and not fitted and not given
-                    else f" (temperature fitted {_where(fitted['on'])}: token NLL {fitted['nll_at_1']:.4f} at 1, "
+                    else f" (temperature fitted "
+                         f"{'on the dev sets of ' + ', '.join(fitted['tasks']) if fitted.get('tasks') else _where(fitted['on'])}"
+                         f": token NLL {fitted['nll_at_1']:.4f} at 1, "
                          f"{fitted['nll']:.4f} fitted)" if fitted
                     else " (temperature given)" if given else " (no temperature fitted)"))
     if selection.get("tried"):

@@ -666,9 +666,18 @@ def set_temperature(run, model, echo=print):
     if LEARNERS[settings["learner"]].probabilistic:
         model.temperature = 1.0
         return
+    if run.dev_data is None and run.tasks and run.devs:
+        # one temperature for the model: the least NLL summed over the tasks' dev sets, each
+        # scored by its task's head (the tasks without a dev set do not take part)
+        temperature, info = fit_temperature([(model.for_task(name), d) for name, (_, _, d) in run.devs.items()])
+        model.temperature = temperature
+        model.training["temperature"] = {"on": "dev", "value": temperature, "tasks": list(run.devs), **info}
+        echo(_temperature_line(temperature, info, "the dev sets of " + ", ".join(run.devs)))
+        return
     if run.dev_data is None:
         model.temperature = 1.0
-        why = "multi-task training" if run.tasks else "iterative parameter mixing" if settings["shards"] else None
+        why = "multi-task training without dev sets" if run.tasks else \
+            "iterative parameter mixing" if settings["shards"] else None
         echo("temperature 1: not fitted" + (f" ({why} has no held-out tenth: give a dev set or a temperature)"
                                             if why else ""))
         return

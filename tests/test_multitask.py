@@ -519,3 +519,34 @@ def test_a_bad_interaction_matrix_is_named(tmp_path, two_standards, text, messag
     result = CliRunner().invoke(main, ["train", "--config", "sighan2005", *flags, "--interaction", str(A),
                                        "--coupling", "2", "-q"])
     assert result.exit_code == 2 and "not both" in result.output
+
+
+def test_a_multi_task_model_fits_its_temperature_on_the_tasks_dev_sets(tmp_path, two_standards):
+    """One temperature, the least token NLL summed over the tasks' dev sets, each scored
+    by its own task's head; without dev sets, 1."""
+    from seqbil.calibration import token_nll
+    from seqbil.formats import make_format, read_corpus
+    tasks = [f"{name}={path},{path}" for name, path in two_standards.items()]
+    lines = []
+    model = seqbil.train(config="sighan2005", tasks=tasks, learner="sp", epochs=3, echo=lines.append,
+                         model=str(tmp_path / "m.sbm"))
+    T = model.temperature
+    assert T != 1.0 and model.training["temperature"]["tasks"] == ["words", "pairs"]
+    assert any(line.startswith("temperature") and "dev sets of words, pairs" in line for line in lines)
+
+    def total(t):
+        nll = 0.0
+        for name, path in two_standards.items():
+            head = model.for_task(name)
+            sentences = read_corpus(make_format("sighan"), str(path))
+            nll += token_nll(head, head.encode(sentences, str(path)), t)[0]
+        return nll
+    assert total(T) <= min(total(T * 1.05), total(T / 1.05)) + 1e-6 < total(1.0)
+    assert seqbil.load(str(tmp_path / "m.sbm")).temperature == pytest.approx(T, rel=1e-6)
+    from click.testing import CliRunner
+    from seqbil.cli import main
+    shown = CliRunner().invoke(main, ["inspect", str(tmp_path / "m.sbm")]).output
+    assert "temperature fitted on the dev sets of words, pairs" in shown
+    plain = seqbil.train(config="sighan2005", tasks=[f"{n}={p}" for n, p in two_standards.items()], learner="sp",
+                         epochs=1, echo=lines.append)
+    assert plain.temperature == 1.0 and "without dev sets" in lines[-3] + lines[-2] + lines[-1]
