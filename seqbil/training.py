@@ -67,6 +67,9 @@ def check_settings(settings, sources, templates, echo):
         name, why = refused
         raise ConfigError(sources.get(name, "<settings>"), 0, f"[{table[name].section}] {name} = {settings[name]!r}: "
                           f"{why}")
+    if learner.name == "bcd" and sources.get("epochs") == "arguments":
+        echo(f"warning: bcd does not read epochs: its passes are 2 x bcd_rounds x bcd_epochs "
+             f"= {2 * settings['bcd_rounds'] * settings['bcd_epochs']}")
     for name in ("coupling", "interaction", "task_order"):
         if name in sources and not settings["tasks"]:
             echo(f"warning: {name} (from {sources[name]}) is read by multi-task training only (--task)")
@@ -106,7 +109,7 @@ def settings_header(settings, sources):
             " (chosen on held-out data)" if source == "<chosen>" else " (config)"
     for name in ("epochs", "C", "averaged", "seed", "min_count", "c1", "c2", "all_possible_states", "period", "delta",
                  "jobs", *(p.name for p in LEARNERS[learner].options)):
-        if not table[name].used_by(learner):
+        if not table[name].used_by(learner) or (name == "epochs" and learner == "bcd"):  # bcd: its own passes
             continue
         value = settings[name]
         value = str(value).lower() if isinstance(value, bool) else value

@@ -64,3 +64,19 @@ def test_bcd_learns_a_toy_corpus(rng):
         history += train_epochs(learner, data, 1, seed=k)
     assert learner.pass_name(5) == "round 1/2 beta epoch 1/5"
     assert history[0] > 0 and history[-1] == 0
+
+
+def test_bcd_says_it_does_not_read_epochs(tmp_path):
+    """bcd's passes are 2 x bcd_rounds x bcd_epochs: a given --epochs is named as unread,
+    and the header does not show it as a setting."""
+    from click.testing import CliRunner
+    from seqbil.cli import main
+    from seqbil.samples import sample_path
+    r = CliRunner().invoke(main, ["train", "--learner", "bcd", "--epochs", "3", "--bcd-epochs", "1", "--temperature",
+                                  "1", "--train", str(sample_path("conll2000_train.txt")), "--model",
+                                  str(tmp_path / "b.sbm")])
+    assert r.exit_code == 0, r.output
+    assert "bcd does not read epochs: its passes are 2 x bcd_rounds x bcd_epochs = 4" in r.output
+    header = next(line for line in r.output.splitlines() if line.startswith("learner bcd"))
+    assert "epochs 3" not in header and "bcd_epochs 1" in header
+    assert sum(line.startswith("round ") or "epoch" in line.split(":")[0] for line in r.output.splitlines()) >= 4
