@@ -461,6 +461,7 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
         different sentences or tokens, or the metric cannot read the labels.
     """
     model = model if isinstance(model, (Model, type(None))) else Model.load(model)
+    guessed = format is None and model is None
     format = format or (model.format.name if model else "conll")
     label_column = model.corpus.get("label_column", -1) if model else -1
     if format == "sighan":
@@ -470,7 +471,13 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
         gold_s, pred_s = list(make_format("crfsuite").read(gold)), list(read_label_lines(pred))
     else:
         fmt = ConllFormat(None, label_column)
-        gold_s = list(fmt.read(gold))
+        try:
+            gold_s = list(fmt.read(gold))
+        except InputError as e:
+            if guessed and "fields" in e.message:  # read as columns for want of a format or a model
+                raise InputError(e.path, e.line, e.message + " (read as CoNLL columns: give --format sighan for "
+                                 "segmented text, --format crfsuite for attribute files)") from None
+            raise
         pred_s = list(read_predictions(pred, fmt.n_fields)) if gold_s else []
     if not gold_s:
         raise InputError(gold, 0, "no sentences in file")

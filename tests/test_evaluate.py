@@ -351,3 +351,17 @@ def test_segment_mismatch_names_the_sentence():
 def test_format_report_rejects_unknown_kind():
     with pytest.raises(ValueError):
         format_report({}, "pos")
+
+
+def test_segmented_files_read_as_columns_name_the_format_to_give(tmp_path):
+    """eval --gold/--pred without a model or --format reads columns; segmented text then
+    fails at its first ragged line, and the message says which --format reads it."""
+    from click.testing import CliRunner
+    from seqbil.cli import main
+    gold = tmp_path / "gold.utf8"
+    gold.write_text("共同  创造  美好\n新  世纪  ——  二○○一年  新年\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--pred", str(gold)])
+    assert r.exit_code == 2 and "gold.utf8:2: expected 3 fields, found 5" in r.output
+    assert "give --format sighan for segmented text" in r.output
+    r = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--pred", str(gold), "--format", "sighan"])
+    assert r.exit_code == 0 and "F MEASURE:\t1.000" in r.output, r.output
