@@ -167,12 +167,12 @@ def test_eval_data_and_gold_pred_agree(chunker, tmp_path):
     assert_scores(by_model, reference_scores_of_tagging(chunker, test))
     table = run("eval", "--model", chunker, "--data", test).output
     assert "precision" in table and "NP" in table
-    # the layouts of --marginals and --all-marginals (crf_test -v1, -v2) score the same, from the
-    # labelled test file or from its words alone
+    # the layouts of --marginals and --all-marginals (crf_test -v1, -v2) and of --confidence (a
+    # margin after each label) score the same, from the labelled test file or from its words alone
     words = tmp_path / "words.txt"
     words.write_text("\n".join(" ".join(line.split()[:-1]) for line in test.read_text().split("\n")))
     for source in (test, words):
-        for flags in (["--marginals"], ["--all-marginals"], ["--nbest", "1", "--marginals"]):
+        for flags in (["--marginals"], ["--all-marginals"], ["--nbest", "1", "--marginals"], ["--confidence"]):
             (tmp_path / "pred.txt").write_text(run("tag", "--model", chunker, *flags, source).stdout)
             again = json.loads(run("eval", "--gold", test, "--pred", tmp_path / "pred.txt", "--json").stdout)
             assert all(again[key] == by_model[key] for key in ("precision", "recall", "f1", "accuracy")), flags

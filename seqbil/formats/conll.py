@@ -120,21 +120,28 @@ def read_predictions(source, width, encoding="utf-8"):
     fields per line (the label among them), with the predicted labels as labels and
     each line's fields as rows. The predicted label is the field the tagger appended:
     the last, or with marginals (a '# PROB' line before the sentence, crf_test -v1 /
-    -v2) the first field from the width-th on that reads LABEL/PROB, less its /PROB."""
+    -v2) the first field from the width-th on that reads LABEL/PROB, less its /PROB, or
+    with margins (a '# confidence MARGIN' line, `seqbil tag --confidence`) the one
+    before the label's margin."""
     name = getattr(source, "name", str(source) if source not in (None, "-") else "<stdin>")
-    rows, labels, first, marginal = [], [], 0, False
+    rows, labels, first, marginal, confidence = [], [], 0, False, False
     for number, text in _with_sentinel(read_lines(source, encoding)):
         fields = split_fields(text) if text is not None else []
         if fields and note_line(fields):
-            marginal = marginal or _is_number(fields[-1])
+            if len(fields) > 1 and fields[1] == "confidence":  # --confidence: each label's margin after it
+                confidence = True
+            else:
+                marginal = marginal or _is_number(fields[-1])
             continue
         if not fields:
             if rows:
                 yield Sentence(list(zip(*rows)), labels, first, rows)
-                rows, labels, marginal = [], [], False
+                rows, labels, marginal, confidence = [], [], False, False
             continue
         label = fields[-1]
-        if marginal:
+        if confidence and len(fields) > 2 and _is_number(fields[-1]):
+            label = fields[-2]
+        elif marginal:
             for f in fields[width - 1:]:
                 head, slash, tail = f.rpartition("/")
                 if slash and head and _is_number(tail):
