@@ -15,6 +15,9 @@ prefixes and suffixes up to 3, shape, title/upper/digit flags, at -1, 0 and +1):
 crf with CRFsuite's settings and the config's learner on it, and python-crfsuite's L-BFGS CRF
 (c1 = c2 = 0.1, 100 iterations) on the same template. Writes config_choice.csv, .json and .md
 (dev score, the CPU seconds of one training run, the c2 crf chose) and config_choice_winners.*.
+--skip-corpus NAME (pku, sxu, udc, wtb, zx, chunking, pos, chunk-words) leaves a corpus out,
+--skip-run FEATURES:SYSTEM (e.g. rich:crf) a candidate on every corpus; --why TEXT says why in
+the report.
 --quick: the first 60 sentences of the bundled CoNLL-2000 sample and the bundled pku sample,
 3 epochs (crf: 3 iterations; CRFsuite: 10)."
 source "$(dirname "$0")/common.sh"
@@ -22,6 +25,7 @@ source "$EXP/lib/driver.sh"
 DATA_NOTE="conll2000, sighan2005 (pku), sighan2008-sxu and cws-more (udc, wtb, zx) from @DATA@"
 [[ " $* " == *" --quick "* ]] &&
     DATA_NOTE="bundled samples (the first 60 sentences of the CoNLL-2000 sample; the pku sample)"
+DRIVER_VALUED="--skip-corpus --skip-run --why"
 parse_driver_options "$@"
 R=$OUT/runs
 

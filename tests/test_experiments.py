@@ -465,6 +465,19 @@ def test_config_choice_script_quick(tmp_path):
                            timeout=600)
     assert again.returncode == 0 and not [line for line in again.stdout.splitlines() if line.startswith("  ")]
     assert rows(out / "config_choice.csv") == table
+    # candidates and corpora left out: neither run nor reported, and the report says so
+    cmd = ["bash", str(EXPERIMENTS / "config_choice.sh"), "--quick", "--out", str(out), "--skip-run", "rich:crf",
+           "--skip-corpus", "sample", "--why", "for want of time"]
+    fewer = subprocess.run(cmd, cwd=ROOT, env={**ENV, "PYTHON": sys.executable}, capture_output=True, text=True,
+                           timeout=600)
+    assert fewer.returncode == 0, fewer.stdout + fewer.stderr
+    left = {(r["corpus"], r["features"], r["system"]) for r in rows(out / "config_choice.csv")}
+    assert left == {k for k in expected if k[0] != "sample" and k[1:] != ("rich", "crf")}
+    assert {w["config"] for w in rows(out / "config_choice_winners.csv")} == {"conll2000", "pos", "ner"}
+    assert "Not run: the corpus sample; the rich crf runs (for want of time)." in (out / "config_choice.md").read_text()
+    bad = subprocess.run(cmd[:5] + ["--skip-run", "rich:bol"], cwd=ROOT, env={**ENV, "PYTHON": sys.executable},
+                         capture_output=True, text=True, timeout=600)
+    assert bad.returncode != 0 and "--skip-run rich:bol: no such candidate" in bad.stderr + bad.stdout
 
 
 def test_config_choice_winners_over_several_corpora(tmp_path):

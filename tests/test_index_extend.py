@@ -105,7 +105,7 @@ def test_hashed_templates(monkeypatch):
     new, _ = FeatureIndex.build(new_data, templates, base=old)
     again = new.encode(old_data)
     for order in (0, 1):
-        ptr, ids = old_parts[2 * order], old_parts[2 * order + 1]
+        ids = old_parts[2 * order + 1]
         assert np.array_equal(np.sort(new.renumber[order][ids]), np.sort(again[2 * order + 1]))
     monkeypatch.setattr(index_module, "LAYOUT", "values-first")
     old, _ = FeatureIndex.build(old_data, templates)

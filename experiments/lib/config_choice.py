@@ -191,12 +191,15 @@ def run_peer(corpus, rich_path, quick):
             "selection": None, "model_bytes": round(peer["model_mib"] * 2 ** 20)}
 
 
-def run_all(corpora, runs, rich_path, quick, peer):
-    """Every candidate's run record (those already in runs/ are read, not run)."""
+def run_all(corpora, runs, rich_path, quick, peer, skip=()):
+    """Every candidate's run record (those already in runs/ are read, not run; those of
+    skip, FEATURES:SYSTEM, neither)."""
     records = []
     for corpus in corpora:
         print(f"config_choice: {corpus.name} ({corpus.config}.toml)", flush=True)
         for name, features, system, learner, options in candidates(corpus, peer):
+            if f"{features}:{system}" in skip:
+                continue
             path = runs / f"{name}.json"
             if not path.exists():
                 print(f"  {name}", flush=True)
@@ -267,7 +270,7 @@ def winner_line(w):
             f"{w['shipped']} {fmt(w['shipped_score'])}{where}: {w['margin']:+.2f} {unit}{won}.")
 
 
-def report(out, corpora, records, sizes, peer, quick):
+def report(out, corpora, records, sizes, peer, quick, skipped=()):
     shipped = {c.name: c.shipped for c in corpora}
     base = {r["corpus"]: r for r in records if r["features"] == "config" and r["system"] == shipped[r["corpus"]]}
     rows = []
@@ -286,6 +289,8 @@ def report(out, corpora, records, sizes, peer, quick):
                 "c2: it chooses c2 within the training part (its last tenth, or 10-fold cross-validation for up to "
                 "25,000 tokens). CPU seconds: one run each, on a machine shared with other work (indicative "
                 "only; CPU time, which other work on the machine does not lengthen).")
+    if skipped:
+        protocol += " Not run: " + "; ".join(skipped) + "."
     extra = {"quick": quick, "protocol": protocol, "rich_template": RICH, "peer": PEER,
              "corpora": {c.name: {"config": c.config, "train": c.train.name, "dev": c.dev.name, **sizes[c.name]}
                          for c in corpora},
@@ -367,8 +372,25 @@ def main():
     ap.add_argument("--quick", action="store_true", help=f"{QUICK_EPOCHS} epochs, {QUICK_PEER_ITERATIONS} CRFsuite "
                                                          "iterations")
     ap.add_argument("--command", help="the command line (meta.txt, written by the script, records it)")
+    ap.add_argument("--skip-corpus", action="append", default=[], metavar="NAME",
+                    help="leave out this corpus (a config's mean is then over the others)")
+    ap.add_argument("--skip-run", action="append", default=[], metavar="FEATURES:SYSTEM",
+                    help="leave out these candidates on every corpus, e.g. rich:crf")
+    ap.add_argument("--why", default="", help="why corpora or runs are left out (in the report)")
     args = ap.parse_args()
     corpora = [Corpus(spec) for spec in args.corpus]
+    unknown = set(args.skip_corpus) - {c.name for c in corpora}
+    if unknown:
+        sys.exit(f"config_choice: --skip-corpus {', '.join(sorted(unknown))}: no such corpus")
+    corpora = [c for c in corpora if c.name not in args.skip_corpus]
+    kinds = {f"{f}:{s}" for c in corpora for _, f, s, _, _ in candidates(c, True)}
+    unknown = set(args.skip_run) - kinds
+    if unknown:
+        sys.exit(f"config_choice: --skip-run {', '.join(sorted(unknown))}: no such candidate "
+                 f"(one of {', '.join(sorted(kinds))})")
+    skipped = [f"the corpus {n}" for n in args.skip_corpus] + [f"the {k.replace(':', ' ')} runs" for k in args.skip_run]
+    if skipped and args.why:
+        skipped[-1] += f" ({args.why})"
     if len({c.name for c in corpora}) < len(corpora):
         sys.exit("config_choice: two corpora with one name")
     runs = args.out / "runs"
@@ -377,9 +399,9 @@ def main():
     rich_path.write_text("\n".join(RICH) + "\n", encoding="utf-8")
     peer = importlib.util.find_spec("pycrfsuite") is not None
     start = time.perf_counter()
-    records = run_all(corpora, runs, rich_path, args.quick, peer)
+    records = run_all(corpora, runs, rich_path, args.quick, peer, set(args.skip_run))
     sizes = {c.name: c.sizes() for c in corpora}
-    report(args.out, corpora, records, sizes, peer, args.quick)
+    report(args.out, corpora, records, sizes, peer, args.quick, skipped)
     print(f"config_choice: {time.perf_counter() - start:.0f} s")
 
 

@@ -309,7 +309,7 @@ class FeatureIndex:
         together again. Attributes keep their order within a template only up to
         sorting, hence FeatureIndex.build(base=...).renumber."""
         table, ptr = self.tables[order]
-        spec, new_spec = self.specs[order], new.specs[order]
+        spec = self.specs[order]
         t_ptr, _, cols, mults = spec
         out = np.empty_like(table)
         for t in range(len(t_ptr) - 1):
