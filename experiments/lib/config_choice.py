@@ -249,6 +249,8 @@ def winners(corpora, records):
         out.append({"config": config, "corpora": [c.name for c in mine], "metric": by[mine[0].name, shipped]["metric"],
                     "shipped": shipped, "shipped_score": means[shipped], "winner": best, "winner_score": means[best],
                     "margin": means[best] - means[shipped], "corpora_won": len(won), "runner_up": runner_up,
+                    "cpu_ratio": sum(by[c.name, best]["cpu_seconds"] for c in mine) /
+                    sum(by[c.name, shipped]["cpu_seconds"] for c in mine),
                     "runner_up_score": means.get(runner_up),
                     "winner_settings": {c.name: by[c.name, best]["settings"] for c in mine},
                     "crf_c2": {c.name: chosen_c2(by[c.name, "crf"])[0] for c in mine if (c.name, "crf") in by}})
@@ -302,12 +304,13 @@ def report(out, corpora, records, sizes, peer, quick, skipped=()):
               [[w["config"], " ".join(w["corpora"]), w["metric"], w["shipped"], round(w["shipped_score"], 4),
                 w["winner"], round(w["winner_score"], 4), round(w["margin"], 4), w["corpora_won"]] for w in won])
     body = [protocol, "", "### The choice per config", "",
-            "| config | corpora | shipped | its dev score | winner | its dev score | margin |",
-            "| --- | --- | --- | --- | --- | --- | --- |"]
+            "| config | corpora | shipped | its dev score | winner | its dev score | margin | CPU time, winner / shipped |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     body += [f"| {w['config']}.toml | {', '.join(w['corpora'])} | {w['shipped']} | {fmt(w['shipped_score'])} | "
-             f"{w['winner']} | {fmt(w['winner_score'])} | {w['margin']:+.2f} |" for w in won]
+             f"{w['winner']} | {fmt(w['winner_score'])} | {w['margin']:+.2f} | {w['cpu_ratio']:.3g}× |" for w in won]
     body += ["", "Dev scores averaged over a config's corpora (F1; pos: token accuracy). The winner is named by the "
-                 "dev score alone; the test sets are for a later run of the chosen setting.", ""]
+                 "dev score alone; the test sets are for a later run of the chosen setting. CPU time: the winner's "
+                 "training runs over the config's corpora against the shipped learner's (summed CPU seconds).", ""]
     body += [winner_line(w) for w in won]
     body += ["", "### Every candidate", "",
              "| corpus | features | system | dev score | vs shipped | CPU (s) | passes | c2 chosen | settings |",
