@@ -491,11 +491,14 @@ def test_config_choice_winners_over_several_corpora(tmp_path):
     scores = {"a": {"bol": 90, "sp": 89, "crf": 93, "pa": 88, "arow": 80},
               "b": {"bol": 95, "sp": 94, "crf": 92, "pa": 95, "arow": 80},
               "c": {"bol": 85, "sp": 86, "crf": 88, "pa": 86, "arow": 80}}
+    cpu = {"a": 1.0, "b": 2.0, "c": 3.0}  # crf: 50 times the other learners' CPU seconds
     records = [{"corpus": c, "features": "config", "system": s, "metric": "F1", "score": v, "settings": {},
+                "cpu_seconds": cpu[c] * (50 if s == "crf" else 1),
                 "selection": {"on": "held-out", "chosen": {"c1": 0.0, "c2": 0.1}} if s == "crf" else None}
                for c, by in scores.items() for s, v in by.items()]
     [w] = winners(corpora, records)
     assert (w["shipped"], w["winner"], w["corpora_won"]) == ("bol", "crf", 2)
+    assert w["cpu_ratio"] == pytest.approx(50)
     assert w["winner_score"] == pytest.approx(91) and w["margin"] == pytest.approx(1)
     assert w["crf_c2"] == {"a": 0.1, "b": 0.1, "c": 0.1} and w["runner_up"] == "bol"
     scores["a"]["crf"] = 90  # crf now level with bol (mean 90): the shipped learner stays
