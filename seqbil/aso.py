@@ -272,7 +272,7 @@ class BlockColumns(LinearOperator):
 def top_singular(M, h, seed=0, jobs=1, rows=8192):
     """The top-h left singular vectors of M (d x m, or the list of its column blocks,
     d x m_k each, never put side by side) as the columns of a d x h matrix, largest
-    singular value first, each signed so that its largest entry is positive; and the
+    singular value first, in the canonical form of `canonical_basis`; and the
     singular values.
 
     As scipy's svds (ARPACK) computes them: the top-h eigenvectors of M^T M (m x m;
@@ -314,15 +314,51 @@ def _top_singular(A, h, seed, rows):
         U = np.ascontiguousarray(E, dtype=np.float32)
     for r in range(0, d, rows):
         U[r:r + rows] = U[r:r + rows].astype(np.float64) @ R
-    # the sign that makes each column's largest entry positive (first largest, as argmax)
-    big, at = np.zeros(k, np.float32), np.zeros(k, np.int64)
-    for r in range(0, d, rows):
-        part = np.abs(U[r:r + rows])
-        i = part.argmax(axis=0)
-        better = part[i, np.arange(k)] > big
-        big[better], at[better] = part[i, np.arange(k)][better], r + i[better]
-    U *= np.sign(U[at, np.arange(k)]).astype(np.float32)
-    return np.ascontiguousarray(U, dtype=np.float32), s
+    U = np.ascontiguousarray(U, dtype=np.float32)
+    canonical_basis(U, s)
+    return U, s
+
+
+TIE = 1e-4  # singular values closer than this times the largest are one (float32 Lanczos)
+
+
+def canonical_basis(U, s, tie=TIE):
+    """Put the orthonormal columns of U (d x k, float32, changed in place), the
+    singular vectors for the values s (descending), in a form that depends on the
+    subspaces they span and not on the order a solver's sums took.
+
+    A singular vector is defined up to its sign, and the vectors of equal singular
+    values only up to a rotation of their span: on another machine (another BLAS
+    kernel) or another number of shards, a solver may return them flipped, swapped or
+    mixed. So the columns are taken in clusters of tied values (consecutive values
+    within `tie` times the largest), and each cluster's span P gets the basis
+    Gram-Schmidt gives from the projections P e_i of the coordinate axes, taken in
+    index order: at each step the first axis whose remaining projection is at least
+    half the largest one (a rule that a rounding error cannot flip, unlike "the
+    largest"). So each column has a positive entry where its axis was chosen, and a
+    cluster of one is its vector with that sign. Directions of singular value ~0
+    (below `tie` times the largest) say nothing about M and are any basis of its
+    null space: they are set to 0."""
+    k = U.shape[1]
+    top = float(s[0]) if k else 0.0
+    start = 0
+    for j in range(1, k + 1):
+        if j < k and s[start] - s[j] <= tie * top:
+            continue
+        if s[start] <= tie * top:
+            U[:, start:] = 0
+            return
+        C = U[:, start:j].astype(np.float64)  # row i: the coordinates of P e_i in the cluster's basis
+        Q = np.zeros((j - start, j - start))
+        for c in range(j - start):
+            norms = np.sqrt(np.einsum("ij,ij->i", C, C))
+            i = int(np.argmax(norms >= 0.5 * norms.max()))
+            q = C[i] / norms[i]
+            Q[:, c] = q
+            C -= np.outer(C @ q, q)
+        # Q: orthonormal (each q is orthogonal to those before); U Q spans what U spans
+        U[:, start:j] = (U[:, start:j].astype(np.float64) @ Q).astype(np.float32)
+        start = j
 
 
 class SplitText:

@@ -11,7 +11,8 @@ from scipy.optimize import minimize_scalar
 
 import seqbil
 from seqbil._kernels.aso import sgd_block
-from seqbil.aso import closed_form, fold_target, read_text, shifted, target_ids, target_table, top_singular
+from seqbil.aso import (canonical_basis, closed_form, fold_target, read_text, shifted, target_ids, target_table,
+                        top_singular)
 from seqbil.cli import main
 from seqbil.errors import ModelFileError
 from seqbil.features.structure import Structure, StructureFeatures, parse_split
@@ -125,6 +126,45 @@ def test_top_singular_vectors(rng):
     for k in range(5):  # the same directions, up to sign
         assert abs(abs(float(Theta[:, k] @ U[:, k])) - 1) < 1e-4
     np.testing.assert_allclose(Theta.T @ Theta, np.eye(5), atol=1e-5)  # Theta Theta^T = I (eq. 6)
+
+
+def test_tied_singular_values_give_one_basis_whatever_the_solver_returns(rng):
+    """Equal singular values span a subspace that a solver may return in any basis:
+    here the problems (columns of M) in another order, and M's blocks flipped in sign,
+    give the same Theta, the canonical basis of each span (the reference computes it
+    from the projectors alone); a direction of singular value 0 is 0."""
+    d, m = 30, 12
+    L, _ = np.linalg.qr(rng.standard_normal((d, 6)))
+    R, _ = np.linalg.qr(rng.standard_normal((m, 6)))
+    S = np.array([5.0, 3.0, 3.0, 3.0, 1.0, 0.0])  # a cluster of three, and a null direction
+    M = (L * S) @ R.T
+    want = canonical_reference(L, S)
+    for order in (np.arange(m), rng.permutation(m), rng.permutation(m)):
+        for sign in (1, -1):
+            Theta, s = top_singular((sign * M[:, order]).astype(np.float32), 6, seed=int(order[0]))
+            np.testing.assert_allclose(s[:5], S[:5], rtol=1e-5)
+            np.testing.assert_allclose(Theta, want, atol=2e-5)
+    assert not Theta[:, 5].any()
+
+
+def test_canonical_basis_is_the_reference_on_random_rotations(rng):
+    """Any orthonormal basis of the same spans, with ties within float32 rounding: the
+    same canonical columns."""
+    for d, S in ((8, [2.0, 2.0, 1.0]), (50, [4.0, 4.0 * (1 - 1e-6), 4.0, 2.0, 1.0, 1.0]), (20, [1.0, 0.5])):
+        S = np.array(S)
+        L, _ = np.linalg.qr(rng.standard_normal((d, len(S))))
+        want = canonical_reference(L, S)
+        for _ in range(5):
+            V = L.copy()
+            for value in np.unique(np.round(S, 4)):  # rotate and reflect within each cluster
+                at = np.flatnonzero(np.round(S, 4) == value)
+                Q, _ = np.linalg.qr(rng.standard_normal((len(at), len(at))))
+                V[:, at] = V[:, at] @ Q
+            V *= rng.choice([-1, 1], len(S))
+            U = V.astype(np.float32)
+            canonical_basis(U, S)
+            np.testing.assert_allclose(U, want, atol=1e-5)
+            np.testing.assert_allclose(U.T @ U, np.eye(len(S)), atol=1e-5)
 
 
 def test_targets_and_shifted_labels():
@@ -419,10 +459,33 @@ def aso_settings(**options):
 
 
 def dense_top(U, h):
-    """Top-h left singular vectors of U by a dense SVD in float64, signed as top_singular."""
+    """Top-h left singular vectors of U by a dense SVD in float64, in the canonical form."""
     L, S, _ = np.linalg.svd(U.astype(np.float64), full_matrices=False)
-    L = L[:, :h] * np.sign(L[np.abs(L[:, :h]).argmax(axis=0), np.arange(h)])
-    return L, S[:h]
+    return canonical_reference(L[:, :h], S[:h]), S[:h]
+
+
+def canonical_reference(L, S, tie=1e-4):
+    """The canonical basis of aso.canonical_basis from the projectors alone: per cluster
+    of tied values, the d x d projector P on its span, whose columns P e_i are taken in
+    index order (the first at least half the longest remaining) and made orthonormal by
+    Gram-Schmidt; the directions of values ~0 are 0. Only the spans of L are read."""
+    out, start, h = np.zeros_like(L, dtype=np.float64), 0, L.shape[1]
+    while start < h:
+        end = start + 1
+        while end < h and S[start] - S[end] <= tie * S[0]:
+            end += 1
+        if S[start] <= tie * S[0]:
+            break
+        P = L[:, start:end] @ L[:, start:end].T
+        basis = []
+        for c in range(start, end):
+            R = P - sum(np.outer(b, b @ P) for b in basis) if basis else P.copy()
+            norms = np.linalg.norm(R, axis=0)
+            i = next(i for i in range(len(norms)) if norms[i] >= 0.5 * norms.max())
+            basis.append(R[:, i] / norms[i])
+            out[:, c] = basis[-1]
+        start = end
+    return out
 
 
 def reference_split(corpus, texts, offsets, column, s, theta=None, rnd=0):
