@@ -378,18 +378,23 @@ def _task_tables(tables, path, line):
     return entries
 
 
-def bundled_config(name):
-    """Path of a config shipped with the package: seqbil.configs when installed,
-    the top-level configs/ directory in a source checkout."""
+def bundled_folder():
+    """The folder of the configs shipped with the package: seqbil.configs when
+    installed, the top-level configs/ directory in a source checkout."""
     try:
-        return resources.files("seqbil.configs") / name
+        return resources.files("seqbil.configs")
     except ModuleNotFoundError:
-        return resources.files("seqbil").parent / "configs" / name
+        return resources.files("seqbil").parent / "configs"
+
+
+def bundled_config(name):
+    """Path of a config shipped with the package."""
+    return bundled_folder() / name
 
 
 def bundled_names():
     """Names of the bundled configs."""
-    folder = bundled_config("")
+    folder = bundled_folder()
     try:
         return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
     except OSError:

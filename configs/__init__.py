@@ -1,0 +1,1 @@
+"""The configs shipped with seqbil (installed as the package seqbil.configs)."""
