@@ -297,8 +297,9 @@ def write_chars(const uint32_t[::1] cps, const int64_t[::1] char_at, const int64
                 const unsigned char[::1] ends, const unsigned char[::1] starts):
     """The segmented lines (code points): a sentence's characters with two spaces where
     a word ends (after E or S, or before B or S, as formats/sighan.py: words_from_tags
-    reads any tag sequence), each line ended by a line feed; lines without characters
-    empty."""
+    reads any tag sequence, and where the input had white space: two characters not
+    next to each other in cps), each line ended by a line feed; lines without
+    characters empty."""
     cdef Py_ssize_t P = char_at.shape[0], N = seq_ptr.shape[0] - 1, j, p, line = 0, o = 0
     out_arr = np.empty(3 * P + n_lines, dtype=np.uint32)
     cdef uint32_t[::1] out = out_arr
@@ -310,7 +311,7 @@ def write_chars(const uint32_t[::1] cps, const int64_t[::1] char_at, const int64
         for p in range(seq_ptr[j], seq_ptr[j + 1]):
             out[o] = cps[char_at[p]]
             o += 1
-            if p + 1 < seq_ptr[j + 1] and (ends[best[p]] or starts[best[p + 1]]):
+            if p + 1 < seq_ptr[j + 1] and (ends[best[p]] or starts[best[p + 1]] or char_at[p + 1] != char_at[p] + 1):
                 out[o] = 32
                 out[o + 1] = 32
                 o += 2

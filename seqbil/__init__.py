@@ -24,3 +24,8 @@ def __getattr__(name):
         if exc.name != f"{__name__}.{name}":  # a submodule that failed to import for another reason
             raise
         raise AttributeError(f"module 'seqbil' has no attribute {name!r}") from None
+
+
+def __dir__():
+    """The API's names too, before anything imported them (dir(), tab completion)."""
+    return sorted(set(globals()) | set(__all__))

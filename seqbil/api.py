@@ -134,11 +134,10 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
     config = params.find_config(config) if config is not None else None
     settings, sources = params.resolve(config, options)
     if train is None and not settings["tasks"]:  # (multi-task: the corpora of the tasks)
-        train_name, dev_name = SAMPLES[settings["format"]]
-        train = str(sample_path(train_name))
-        if dev is None:
-            dev = str(sample_path(dev_name))
-        echo(f"no training corpus given: training on the bundled sample corpus {train} (dev: {dev})")
+        # (the bundled test sample is never the dev set: settings are chosen on held-out training data)
+        train = str(sample_path(SAMPLES[settings["format"]][0]))
+        echo(f"no training corpus given: training on the bundled sample corpus {train}"
+             + (f" (dev: {dev})" if dev is not None else ""))
     if init_model is not None and any(isinstance(d, (list, tuple)) for d in (train, dev)):
         corpus = Model.load(init_model).corpus  # sentences in memory are read as the continued model reads
         settings["format"], settings["label_column"] = corpus["format"], corpus.get("label_column", -1)
@@ -289,7 +288,7 @@ def convert(path, output, *, precision=None, prune=0.0, task=None, source=None, 
         task of a model whose template keys are hashed and cannot be split by task
         (tag with `task` instead).
     """
-    check_output(output, "converted model")
+    check_output(output, "converted model", [path])
     if source is not None:
         if task is not None:
             raise SeqbilError("--task applies to seqbil's multi-task models, not to another tool's")
@@ -347,7 +346,7 @@ def _in_memory(fmt, sentences, name):
     return out
 
 
-def evaluate(model, data, *, words=None, metric=None, task=None):
+def evaluate(model, data, *, words=None, metric=None, task=None, encoding=None):
     """Tag an annotated corpus with a model and score the labels.
 
     Parameters
@@ -362,6 +361,8 @@ def evaluate(model, data, *, words=None, metric=None, task=None):
         `chunk`, `segment` or `accuracy`; by default the one stored in the model.
     task : str, default=None
         The task to evaluate, for a multi-task model (`Model.for_task`).
+    encoding : str, default=None
+        The corpus's encoding; default: the model's (that of its training corpus).
 
     Returns
     -------
@@ -391,7 +392,7 @@ def evaluate(model, data, *, words=None, metric=None, task=None):
     if task is not None:
         model = model.for_task(task)
     model._need_task()
-    sentences = read_corpus(model.format, data, model.corpus.get("encoding", "utf-8"))
+    sentences = read_corpus(model.format, data, encoding or model.corpus.get("encoding", "utf-8"))
     missing = next((s for s in sentences if s.labels is None), None)
     if missing is not None:
         raise InputError(data, missing.line, "no label field: evaluation needs annotated data")
@@ -420,7 +421,19 @@ def _check_metric(metric, labels, format_name, where):
         raise InputError(where, 0, f"metric {metric}: {exc}") from None
 
 
-def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=None, model=None):
+def _check_gold_labels(gold, pred, gold_s, labels, predicted):
+    """A gold file without its label column (the tagger's input given as the gold) has
+    its last input column read as labels: no value of it is ever predicted. Refused,
+    rather than scored as an accuracy of 0."""
+    if labels and predicted and not labels & predicted:
+        some = ", ".join(sorted(labels)[:5]) + (", ..." if len(labels) > 5 else "")
+        them = ", ".join(sorted(predicted)[:5]) + (", ..." if len(predicted) > 5 else "")
+        raise InputError(gold, gold_s[0].line, f"no gold label is ever predicted: the gold file's last column "
+                         f"({some}) shares no value with the predictions' labels in {pred} ({them}); does the "
+                         f"gold file have its label column?")
+
+
+def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=None, model=None, encoding=None):
     """Score a prediction file against a gold file.
 
     The predictions are `seqbil tag` output, or any tagger's in the same layout: the
@@ -447,6 +460,9 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
     model : Model or str or os.PathLike, default=None
         A model (or its path) whose format, label column, metric and scheme are
         the defaults.
+    encoding : str, default=None
+        The files' encoding; default: the model's, else UTF-8 (UTF-16 and UTF-32
+        files with a byte-order mark are read as such).
 
     Returns
     -------
@@ -464,21 +480,22 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
     guessed = format is None and model is None
     format = format or (model.format.name if model else "conll")
     label_column = model.corpus.get("label_column", -1) if model else -1
+    enc = encoding or (model.corpus.get("encoding", "utf-8") if model else "utf-8")
     if format == "sighan":
         fmt = make_format("sighan")
-        gold_s, pred_s = list(fmt.read(gold)), list(fmt.read(pred))
+        gold_s, pred_s = list(fmt.read(gold, encoding=enc)), list(fmt.read(pred, encoding=enc))
     elif format == "crfsuite":  # the predictions as `crfsuite tag` writes them: a label per line
-        gold_s, pred_s = list(make_format("crfsuite").read(gold)), list(read_label_lines(pred))
+        gold_s, pred_s = list(make_format("crfsuite").read(gold, encoding=enc)), list(read_label_lines(pred, enc))
     else:
         fmt = ConllFormat(None, label_column)
         try:
-            gold_s = list(fmt.read(gold))
+            gold_s = list(fmt.read(gold, encoding=enc))
         except InputError as e:
             if guessed and "fields" in e.message:  # read as columns for want of a format or a model
                 raise InputError(e.path, e.line, e.message + " (read as CoNLL columns: give --format sighan for "
                                  "segmented text, --format crfsuite for attribute files)") from None
             raise
-        pred_s = list(read_predictions(pred, fmt.n_fields)) if gold_s else []
+        pred_s = list(read_predictions(pred, fmt.n_fields, enc)) if gold_s else []
     if not gold_s:
         raise InputError(gold, 0, "no sentences in file")
     if len(gold_s) != len(pred_s):
@@ -493,6 +510,8 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
                     raise InputError(pred, p.line + i, f"the token {p_row[word]!r} is not the gold file's "
                                      f"{g_row[word]!r} ({gold}:{g.line + i}): the two files hold different words")
     labels = {y for s in gold_s for y in s.labels}
+    if format == "conll":
+        _check_gold_labels(gold, pred, gold_s, labels, {y for s in pred_s for y in s.labels})
     if metric:
         source = "as set"
     elif model is not None:
@@ -609,11 +628,11 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
     from .aso import StructureLearner, read_columns, read_text, split_specs, word_vectors, write_vectors
 
     echo = echo or (_stderr if verbose else _quiet)
-    check_output(out, "structure")
-    check_output(vectors, "word vectors")
     if isinstance(unlabeled, (str, bytes)) or hasattr(unlabeled, "__fspath__"):
         unlabeled = [unlabeled]
     unlabeled = [str(p) for p in unlabeled]
+    check_output(out, "structure", unlabeled + [config])
+    check_output(vectors, "word vectors", unlabeled + [config, out])
     if not unlabeled:
         raise SeqbilError("give the unlabeled text to learn from (--unlabeled FILE)")
     config = params.find_config(config) if config is not None else None

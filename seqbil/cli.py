@@ -160,17 +160,29 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
         if (click.get_current_context().get_parameter_source("model_path") is click.core.ParameterSource.DEFAULT
                 and resume_path.endswith(".ckpt")):
             model_path = resume_path[:-len(".ckpt")]  # the run's own model, whose checkpoint it is
-        api.resume(resume_path, model_path, epochs=overrides["epochs"], log=log_path, echo=echo_err,
-                   progress=not quiet, checkpoint_to=checkpoint_path, checkpoint_every=checkpoint_every,
-                   scheduler=scheduler, workers=workers)
+        model = api.resume(resume_path, model_path, epochs=overrides["epochs"], log=log_path, echo=echo_err,
+                           progress=not quiet, checkpoint_to=checkpoint_path, checkpoint_every=checkpoint_every,
+                           scheduler=scheduler, workers=workers)
+        _exit_if_interrupted(model, model_path)
         return
     if init_model and not train_path:
         raise click.UsageError("--init-model needs --train: the data to continue on")
     if (scheduler is not None or workers is not None) and not overrides.get("shards"):
         raise click.UsageError("--scheduler and --workers go with --shards")
-    api.train(train_path, dev_path, config=config, template=template_file, model=model_path, init_model=init_model,
-              log=log_path, echo=echo_err, progress=not quiet, checkpoint_every=checkpoint_every,
-              checkpoint=checkpoint_path, scheduler=scheduler, workers=workers, **overrides)
+    model = api.train(train_path, dev_path, config=config, template=template_file, model=model_path,
+                      init_model=init_model, log=log_path, echo=echo_err, progress=not quiet,
+                      checkpoint_every=checkpoint_every, checkpoint=checkpoint_path, scheduler=scheduler,
+                      workers=workers, **overrides)
+    _exit_if_interrupted(model, model_path)
+
+
+def _exit_if_interrupted(model, model_path):
+    """Exit status 130 for a run cut short by Ctrl-C or SIGTERM, whose model (of the
+    passes done) was saved: a script tells it from a finished run."""
+    why = model.training.get("interrupted")
+    if why:
+        echo_err(f"seqbil: interrupted {why}: the model saved to {model_path} is of the passes done")
+        sys.exit(130)
 
 
 @main.command()
@@ -419,9 +431,12 @@ def _sigterm_as_exit():
 @click.option("--words", "words_path", metavar="FILE",
               help="Training words (a word list or the segmented training file) for OOV/IV recall.")
 @click.option("--task", metavar="NAME", help="With --model: the task to score, for a model trained on several.")
+@click.option("--encoding", metavar="NAME", help="Encoding of the files read (UTF-16 and UTF-32 with a byte-order "
+              "mark are read as such).  [default: the model's, else utf-8]")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 @fail_cleanly
-def evaluate(model_path, data_path, gold_path, pred_path, metric, scheme, format_name, words_path, task, as_json):
+def evaluate(model_path, data_path, gold_path, pred_path, metric, scheme, format_name, words_path, task, encoding,
+             as_json):
     """Score a model on annotated data, or predictions against gold.
 
     The metrics (--metric):
@@ -439,14 +454,14 @@ def evaluate(model_path, data_path, gold_path, pred_path, metric, scheme, format
     from .evaluation import format_report
 
     if model_path and data_path and not (gold_path or pred_path):
-        result = api.evaluate(model_path, data_path, words=words_path, metric=metric, task=task)
+        result = api.evaluate(model_path, data_path, words=words_path, metric=metric, task=task, encoding=encoding)
         if scheme:
             raise click.UsageError("--scheme goes with --gold/--pred; a model scores with its own scheme")
     elif gold_path and pred_path and not data_path:
         if task:
             raise click.UsageError("--task goes with --model and --data")
         result = api.evaluate_files(gold_path, pred_path, format=format_name, metric=metric, scheme=scheme,
-                                    words=words_path, model=model_path)
+                                    words=words_path, model=model_path, encoding=encoding)
     else:
         raise click.UsageError("give --model and --data, or --gold and --pred")
     echo_err(f"seqbil: metric: {result['metric']}"

@@ -45,14 +45,19 @@ def silence_stderr():
         pass
 
 
-def check_output(path, what="output"):
+def check_output(path, what="output", inputs=()):
     """Refuse, before any work, an output path that cannot be written: a directory, in
-    a directory that does not exist, or where this user may not write. None and "-"
-    (standard output) pass."""
+    a directory that does not exist, where this user may not write, or one of the
+    `inputs` of the same run (the same file, links resolved), which the output would
+    destroy. None and "-" (standard output) pass."""
     import os
     if path is None or str(path) == "-" or not isinstance(path, (str, os.PathLike)):
         return
     path = os.fspath(path)
+    for source in inputs:
+        if isinstance(source, (str, os.PathLike)) and same_file(path, source):
+            raise InputError(path, 0, f"is an input of this run ({os.fspath(source)}): writing the {what} there "
+                             f"would destroy it; give another file name")
     if os.path.isdir(path):
         raise InputError(path, 0, f"is a directory: give a file name for the {what}")
     parent = os.path.dirname(os.path.abspath(path))
@@ -60,6 +65,16 @@ def check_output(path, what="output"):
         raise InputError(path, 0, f"the directory {parent} of the {what} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise InputError(path, 0, f"cannot write the {what} here (permission denied)")
+
+
+def same_file(a, b):
+    """Whether two paths name one file: the same inode when both exist, else the same
+    path once links and relative parts are resolved."""
+    import os
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 class ConfigError(InputError):

@@ -164,6 +164,8 @@ def describe(info):
         lines.append(f"passes run: {t['passes_run']} of {t['passes_planned']}"
                      + (f"; best dev {t['best_dev']['metric']} {t['best_dev']['value']:.2f} at pass "
                         f"{t['best_dev']['pass']}" if t.get("best_dev") else ""))
+    if t.get("interrupted"):
+        lines.append(f"interrupted {t['interrupted']}")
     parent, depth = t.get("init_model"), 0
     while parent:
         depth += 1

@@ -19,6 +19,7 @@ import numpy as np
 from ._version import __version__
 from ._kernels.decode import confidence_corpus, decode_corpus, marginals_corpus, nbest_corpus, nbest_rows, path_scores
 from .formats import Sentence, make_format
+from .formats.sighan import split_raw
 from .formats.sentence import Corpus
 from .features.dataset import encode
 from .features.dictionaries import Lexicon
@@ -408,8 +409,8 @@ class Model:
         """
         if self.format.name != "sighan":
             raise SeqbilError("segment() needs a segmentation model (corpus format sighan)")
-        chars = [c for c in text if not c.isspace()]
-        return self.format.words(Sentence([chars], None, 0), self.tag(chars)) if chars else []
+        chars, breaks = split_raw(text)
+        return self.format.words(Sentence([chars], None, 0, breaks=breaks), self.tag(chars)) if chars else []
 
     def _sentence(self, tokens, number):
         if self.format.name == "crfsuite":  # items: dicts or lists of attribute names (_kernels.items)

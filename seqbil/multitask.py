@@ -44,6 +44,12 @@ def read_interaction(path, names):
     except np.linalg.LinAlgError:
         raise InputError(path, 0, f"the interaction matrix must be positive definite (its smallest eigenvalue is "
                          f"{np.linalg.eigvalsh(A)[0]:.3g})") from None
+    eig = np.linalg.eigvalsh(A)
+    # A^-1 scales an update by up to 1/eig[0] and the tasks' mix by the condition number:
+    # beyond 1e12 the weights lose every digit (or overflow) within a few updates
+    if not eig[-1] <= 1e12 * eig[0]:
+        raise InputError(path, 0, f"the interaction matrix is too ill-conditioned (eigenvalues {eig[0]:.3g} to "
+                         f"{eig[-1]:.3g}, a ratio above 1e12): training with its inverse cannot stay finite")
     return np.linalg.inv(A)
 
 

@@ -31,7 +31,7 @@ from ._kernels.conll_block import Vocab, char_block, split_block, write_block, w
 from .errors import InputError, SeqbilError, check_output
 from .features.dataset import Dataset
 from .features.functions import apply_chain
-from .formats.textio import open_binary
+from .formats.textio import open_binary, utf8_input
 from .model import Model
 
 BLOCK_BYTES = 1 << 18  # input bytes per block: a few thousand tokens, well above the per-block overhead
@@ -112,15 +112,17 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
     ...     seqbil.tag_file(model, sample_path("conll2000_test.txt"), os.path.join(tmp, "tagged.txt"))
     200
     """
+    model_path = model
     model, encoding = prepare(model, task, encoding, nbest, confidence, marginals)
     if isinstance(output, (str, os.PathLike)):
-        check_output(output)
+        check_output(output, inputs=[input, model_path])
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
         raise SeqbilError(f"jobs must be a whole number of at least 0, got {jobs!r}")
     jobs = jobs or cpus()
-    stream, name, close = open_binary(input)
+    raw, name, close = open_binary(input)
     try:
-        tagger = _Tagger(model, name, encoding, nbest, confidence, marginals)
+        stream, read_encoding = utf8_input(raw, name, encoding)  # UTF-16 and UTF-32 read as UTF-8
+        tagger = _Tagger(model, name, encoding, nbest, confidence, marginals, read_encoding)
         reader = _Reader(stream, name, model.format.name == "sighan", block_bytes(nbest))
         with _destination(output, encoding) as write:
             if jobs == 1:
@@ -128,7 +130,7 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
             return _tag_in_workers(tagger, reader, write, jobs)
     finally:
         if close:
-            stream.close()
+            raw.close()
 
 
 def prepare(model, task, encoding, nbest, confidence, marginals=False):
@@ -314,12 +316,16 @@ class _Tagger:
     """Tags a block: its bytes in, (output bytes, sentences) out. The same in this
     process and in the workers."""
 
-    def __init__(self, model, name, encoding, nbest, confidence, marginals=False):
+    def __init__(self, model, name, encoding, nbest, confidence, marginals=False, read_encoding=None):
+        """encoding: the output's; read_encoding: the input's (default: the same)."""
         self.model, self.name, self.encoding = model, name, encoding
+        self.read_encoding = read_encoding or encoding
         self.nbest, self.confidence, self.marginals = nbest, confidence, marginals
-        self.utf8 = encoding.replace("-", "").lower().startswith("utf8")
-        # (not utf-8-sig: decoding each line, the reference drops a BOM at every line's start)
-        self.fast = _fast_applies(model, codecs.lookup(encoding).name == "utf-8", nbest, confidence, marginals)
+        self.utf8 = self.read_encoding.replace("-", "").lower().startswith("utf8")
+        # (not utf-8-sig: decoding each line, the reference drops a BOM at every line's start;
+        # the compiled paths read and write UTF-8)
+        plain = codecs.lookup(self.read_encoding).name == "utf-8" and codecs.lookup(encoding).name == "utf-8"
+        self.fast = _fast_applies(model, plain, nbest, confidence, marginals)
         self._block = None  # the compiled CoNLL reader and writer, made on first use (in the process that tags)
 
     def __call__(self, block):
@@ -336,7 +342,7 @@ class _Tagger:
         # An empty line in front: the reader drops a byte order mark only from its first
         # line, which a block after the first must not lose.
         try:
-            sentences = list(self.model.format.read(io.BytesIO(b"\n" + raw), labeled=False, encoding=self.encoding,
+            sentences = list(self.model.format.read(io.BytesIO(b"\n" + raw), labeled=False, encoding=self.read_encoding,
                                                     keep_empty=True))
         except InputError as exc:
             raise InputError(self.name, exc.line and exc.line + line - 2, exc.message) from None
@@ -433,7 +439,7 @@ class _Tagger:
         decode, with the line and byte offset in the whole input."""
         nul = raw.find(b"\0")
         try:
-            raw.decode(self.encoding)
+            raw.decode(self.read_encoding)
             bad = -1
         except UnicodeDecodeError as exc:
             bad = exc.start
@@ -443,7 +449,7 @@ class _Tagger:
         bad_line = line + raw.count(b"\n", 0, bad) if bad >= 0 else float("inf")
         if nul_line <= bad_line:  # a line is checked for NUL bytes before it is decoded
             raise InputError(self.name, nul_line, f"NUL byte at byte offset {offset + nul}: not a text file?")
-        raise InputError(self.name, bad_line, f"invalid {self.encoding} at byte offset {offset + bad} "
+        raise InputError(self.name, bad_line, f"invalid {self.read_encoding} at byte offset {offset + bad} "
                          f"(byte 0x{raw[bad]:02x}); give the right --encoding")
 
     def _text(self, sentences):

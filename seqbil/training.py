@@ -176,12 +176,21 @@ def _return_freed_memory():
         libc.malloc_trim(0)
 
 
+_STOPS = []  # the state of the graceful_stop in force, if any
+
+
 @contextmanager
 def graceful_stop():
     """The first SIGINT/SIGTERM asks the run to stop after the current pass (the
     model is then saved); a second one aborts at once. Outside the main thread
-    signals cannot be caught, and the run simply goes on."""
+    signals cannot be caught, and the run simply goes on. Nested, the outer one's
+    state is shared: a Ctrl-C while the corpus is read stops the run after its
+    first pass, as one during the passes does."""
+    if _STOPS:
+        yield _STOPS[-1]
+        return
     state = {"stop": False}
+    _STOPS.append(state)
 
     def handler(signum, frame):
         if state["stop"]:
@@ -195,6 +204,7 @@ def graceful_stop():
     try:
         yield state
     finally:
+        _STOPS.pop()
         for s, h in old.items():
             signal.signal(s, h)
 
@@ -320,11 +330,13 @@ def _read_corpus(fmt, source, encoding):
     if isinstance(source, Corpus):
         return source, "<memory>"
     if isinstance(source, list):
-        return Corpus.of(_read(fmt, source, encoding)[0]), "<memory>"
-    corpus = Corpus.of(fmt.read(source, labeled=True, encoding=encoding))
-    if not len(corpus):
-        raise InputError(str(source), 0, "no sentences in file")
-    return corpus, str(source)
+        corpus, name = Corpus.of(_read(fmt, source, encoding)[0]), "<memory>"
+    else:
+        corpus, name = Corpus.of(fmt.read(source, labeled=True, encoding=encoding)), str(source)
+        if not len(corpus):
+            raise InputError(name, 0, "no sentences in file")
+    fmt.check_training(corpus, name)
+    return corpus, name
 
 
 @dataclass
@@ -372,9 +384,29 @@ class Run:
         return [name for name, _, _ in self.tasks] if self.tasks else None
 
 
-def train(settings, train_data, model_path=None, *, dev=None, template_file=None, config=None, sources=None,
-          init_model=None, log_path=None, echo=print, show_progress=True, checkpoint_every=0, checkpoint_path=None,
-          resume=None, resume_epochs=None, cluster=None):
+def run_inputs(settings, *given):
+    """The files a training run reads: those given, and every setting that names a
+    file (dictionaries, vectors, a structure, the tasks' corpora, ...)."""
+    found = [g for g in given if isinstance(g, (str, os.PathLike))]
+    for value in settings.values():
+        for v in (value if isinstance(value, (list, tuple)) else [value]):
+            if isinstance(v, str) and "=" in v and settings.get("tasks") and v in settings["tasks"]:
+                found.extend(v.split("=", 1)[1].split(","))  # NAME=TRAIN[,DEV]
+            elif isinstance(v, str) and v and os.path.isfile(v):
+                found.append(v)
+    return found
+
+
+def train(*args, **kwargs):
+    """Train a model (see _train), with Ctrl-C and SIGTERM stopping it after a pass
+    from its start to the end of its passes (graceful_stop)."""
+    with graceful_stop():
+        return _train(*args, **kwargs)
+
+
+def _train(settings, train_data, model_path=None, *, dev=None, template_file=None, config=None, sources=None,
+           init_model=None, log_path=None, echo=print, show_progress=True, checkpoint_every=0, checkpoint_path=None,
+           resume=None, resume_epochs=None, cluster=None):
     """Train a model; save it when model_path is given. Returns (model, history).
 
     train_data and dev: corpus paths, or lists of formats.Sentence. sources: where
@@ -393,6 +425,8 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     sources = dict(sources or {})
     saved = None
     if resume is not None:
+        if resume_epochs is not None:  # a checkpoint's settings were checked when it was made; this one not
+            resume_epochs = params.check_value(params.by_name()["epochs"], resume_epochs, "arguments")
         saved, scalars, arrays, rng_state, history = checkpoint.load(resume)
         settings = {**params.defaults(), **saved["settings"]}
         if resume_epochs and resume_epochs != settings["epochs"]:
@@ -414,9 +448,11 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
     checkpoint_path = checkpoint_path or (f"{model_path}.ckpt" if model_path else None)
     if checkpoint_every and not checkpoint_path:
         raise ConfigError("arguments", 0, "checkpoints need a model path or a checkpoint path")
+    inputs = run_inputs(settings, train_data, dev, template_file, config, init_model)
     for path, what in ((model_path, "model"), (log_path, "log"),
                        (checkpoint_path if checkpoint_every else None, "checkpoint")):
-        check_output(path, what)  # before the work, not after it
+        # (the checkpoint resumed is written over by the run's later checkpoints)
+        check_output(path, what, inputs + ([resume] if what != "checkpoint" and resume else []))
     base = None
     if init_model is not None:
         base = Model.load(init_model)
@@ -435,7 +471,7 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
                                                       init_model, echo, show_progress)
     cluster_stack = ExitStack()  # on shards: the Dask cluster, from reading the corpus to the last pass
     with cluster_stack:
-        if chosen is not None:  # the grid ran on the whole training corpus: its best run is the model
+        if chosen is not None:  # the grid ran on the whole training corpus (or was interrupted): its best run
             run, learner, history, rng = chosen
         else:
             if base is not None and not base.weights:  # the held-out runs took the weights of the model continued
@@ -459,6 +495,9 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
             if saved["data"] != record["data"]:
                 raise InputError(run.train_name, 0, f"the training data differs from the data of checkpoint {resume}")
             checkpoint.restore(learner, rng, resume, arrays, scalars, rng_state)
+            if learner.passes() < len(history):
+                raise ConfigError("arguments", 0, f"--epochs {settings['epochs']} makes {learner.passes()} passes, "
+                                  f"but checkpoint {resume} has done {len(history)}: give more epochs, or none")
         if chosen is None:
             run_passes(run, learner, rng, history, echo=echo, show_progress=show_progress, log_path=log_path,
                        append_log=resume is not None, checkpoint_every=checkpoint_every,
@@ -467,9 +506,11 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
             if log_path:
                 with open(log_path, "w", encoding="utf-8") as log:
                     log.writelines(json.dumps(r) + "\n" for r in history)
-            if checkpoint_every:
+            if checkpoint_every and not run.interrupted:  # (a held-out run cannot be resumed as this one)
                 checkpoint.save(checkpoint_path, record, learner, rng, history)
                 echo(f"checkpoint saved to {checkpoint_path}")
+    interrupted = run.interrupted and (selection.get("interrupted")
+                                       or f"after {len(history)} of {learner.passes()} passes")
     model = finish(run, learner, history, base, init_model, template_file, config, echo)
     del learner
     _return_freed_memory()
@@ -477,6 +518,8 @@ def train(settings, train_data, model_path=None, *, dev=None, template_file=None
         model.training["selection"] = selection
     set_temperature(run, model, echo)
     compact(run, model, echo)
+    if interrupted:  # the caller tells an interrupted run from a finished one by this
+        model.training["interrupted"] = interrupted
     if model_path is not None:
         model.save(model_path)
         echo(f"model saved to {model_path}")
@@ -544,8 +587,13 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
     runs, bases = [], []
     for part, held in folds:
         bases.append(Model.load(init_model) if init_model is not None else None)
-        runs.append(prepare(dict(settings), sources, part, held, template_file, config, bases[-1],
-                            echo if where == "dev" else lambda line: None))
+        try:
+            runs.append(prepare(dict(settings), sources, part, held, template_file, config, bases[-1],
+                                echo if where == "dev" else lambda line: None))
+        except InputError as exc:  # a part held out of a file is that file for the user
+            if exc.path != "<memory>" or not isinstance(train_data, (str, os.PathLike)):
+                raise
+            raise type(exc)(str(train_data), exc.line, exc.message) from None
     del folds, part, held  # (encoded now: a Corpus given is not needed again)
     planned = runs[0].settings  # (prepare may settle the learner: bol with nothing to factor is sp)
     tried, best, worse, learners = [], None, 0, [None] * len(runs)
@@ -563,9 +611,14 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
             rng = np.random.default_rng(settings["seed"])
             history = run_passes(run, learner, rng, [], echo=lambda line: None, show_progress=show_progress,
                                  score_dev=False)
-            if run.interrupted:  # nothing of the choice is kept: the whole run stops
-                echo(f"interrupted while choosing {what}")
-                raise KeyboardInterrupt
+            if run.interrupted:  # what there is: this held-out run's model, at temperature 1
+                echo(f"interrupted while choosing {what}: the model is that of the run on part of the training "
+                     f"corpus ({len(history)} of {learner.passes()} passes)")
+                for other in learners:
+                    if other is not None and other is not learner:
+                        other.finish()
+                run.settings = {**run.settings, "temperature": run.settings["temperature"] or 1.0}
+                return settings, sources, (run, learner, history, rng), {"interrupted": f"while choosing {what}"}
             passes.append((history, rng))
             if grid:
                 run.model.kind, run.model.weights = learner.parameters()

@@ -142,8 +142,21 @@ def test_help(command):
 
 
 def test_train_reports_dev_scores_per_epoch(chunker):
-    result = run("train", "--epochs", 2, "--model", chunker.parent / "again.sbm", "-q")
+    result = run("train", "--epochs", 2, "--model", chunker.parent / "again.sbm", "-q", "--dev",
+                 sample_path("conll2000_train.txt"))
     assert result.output.count("dev F1") == 2
+
+
+def test_a_bare_train_never_reads_the_test_sample(tmp_path):
+    """The bundled run chooses its temperature on held-out training sentences, as any
+    run without --dev: the test sample is for scoring only."""
+    result = run("train", "--epochs", 1, "--model", tmp_path / "bare.sbm", "-q")
+    assert result.exit_code == 0, result.output
+    assert "conll2000_test" not in result.output and "dev F1" not in result.output
+    assert "cross-validation" in result.output or "held-out" in result.output
+    info = seqbil.load(tmp_path / "bare.sbm").training
+    assert info["dev"] is None and info["selection"]["temperature"]["on"] == "10-fold cross-validation"
+    assert "conll2000_test" not in json.dumps(info)
 
 
 def test_tag_appends_predictions(chunker):
@@ -227,7 +240,7 @@ def test_segmenter_prints_words(segmenter):
     (["train", "--seed", "-3"], "", "seed must be at least 0"),
     (["tag", "--model", "{dir}"], "", "is a directory, not a model file"),
     (["tag", "--model", "{model}", "{bad}"], "He PRP B-NP extra\n", "bad.txt:1: expected 2 or 3 fields, found 4"),
-    (["tag", "--model", "{model}", "{bad}"], b"\xff\xfe", "invalid utf-8 at byte offset 0"),
+    (["tag", "--model", "{model}", "{bad}"], b"\xff\xfa", "invalid utf-8 at byte offset 0"),
     (["eval", "--model", "{model}", "--data", "{bad}"], "", "bad.txt: no sentences in file"),
     (["eval", "--model", "{model}", "--data", "{bad}"], "He PRP B-FOO\n", "none of the labels is known to the model"),
     (["eval", "--gold", "{model}", "--pred", "{bad}"], "", "chunker.sbm:1: invalid utf-8 at byte offset 0"),

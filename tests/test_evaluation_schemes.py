@@ -332,7 +332,7 @@ def test_chunk_report_pads_like_perl():
 def test_choose_metric():
     assert choose_metric({"B-NP", "I-NP", "O"}, "conll") == ("chunk", "the labels are chunk tags")
     assert choose_metric({"U-PER", "L-PER", "O"}, "conll")[0] == "chunk"
-    assert choose_metric({"O"}, "conll")[0] == "accuracy"
+    assert choose_metric({"O"}, "conll")[0] == "chunk"  # no gold chunks: conlleval scores them so
     assert choose_metric({"NN", "VB"}, "conll")[0] == "accuracy"
     assert choose_metric({"B", "I", "E", "S"}, "sighan")[0] == "segment"
     assert choose_metric({"NN"}, "conll", "accuracy") == ("accuracy", "as set")

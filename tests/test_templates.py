@@ -48,7 +48,10 @@ def test_parse_marks_order_and_macros():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("X01:%x[0,0]", "must start with U"), ("U01:%t[0,0,\"a\"]", "only the %x, %dict, %gaz, %vec, %emb, %task and %attr macros"),
+    ("X01:%x[0,0]", "must start with U"), ("U01:%t[0,0,\"a\"]", "unknown macro %t at character 5"),
+    ("U00:%x[0,0", r"%x at character 5 is not written %x\[ROW,COL\] \(a '\]' is missing\)"),
+    ("U00:%x[0,0]/%x[1,a]", r"%x at character 13 is not written %x\[ROW,COL\]: '%x\[1,a\]'"),
+    ("U00:%dict(words)", r"%dict at character 5 is not written %dict\[NAME\]"),
     ("", "must start"),
     ("U:%x[0,-1]", "negative column"), ("U:%x[0,0]|lowr", "unknown function 'lowr'"),
     ("U:%x[0,0]|suffix", "positive length"), ("U:%x[0,0]|suffix:0", "positive length"),

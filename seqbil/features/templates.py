@@ -158,10 +158,38 @@ def parse_template(text, source="<template>", line=0):
         last = m.end()
     rest = text[last:]
     if "%" in "".join(p for p in pieces if p != "{}") + rest:
-        raise ConfigError(source, line, f"template {text!r}: only the %x, %dict, %gaz, %vec, %emb, %task and %attr "
-                                        "macros are known (seqbil train --help-templates)")
+        raise ConfigError(source, line, f"template {text!r}: {_bad_macro(text)} (seqbil train --help-templates)")
     pieces.append(rest.replace("{", "{{").replace("}", "}}"))
     return Template(text, 0 if text[0] == "U" else 1, "".join(pieces), tuple(refs))
+
+
+# how each macro is written, for the message on one written otherwise
+_FORMS = {"x": "%x[ROW,COL]", "dict": "%dict[NAME] or %dict[ROW,NAME,KIND]", "gaz": "%gaz[NAME] or %gaz[ROW,NAME]",
+          "vec": "%vec[ROW,COL,NAME]", "emb": "%emb[ROW,COL]", "task": "%task", "attr": "%attr or %attr[KEY,...]"}
+
+
+def _bad_macro(text):
+    """What is wrong with the first macro of text that the grammar does not read:
+    a known macro written otherwise (a ']' missing, a word for a number, ...), or an
+    unknown one; with its place (the character, from 1)."""
+    at = text.index("%", _first_unread(text))
+    name = re.match(r"%([A-Za-z]*)", text[at:]).group(1)
+    if name in _FORMS:
+        missing = " (a ']' is missing)" if "[" in text[at:] and "]" not in text[at:] else ""
+        return f"%{name} at character {at + 1} is not written {_FORMS[name]}{missing}: {text[at:]!r}"
+    return (f"unknown macro %{name} at character {at + 1}: the macros are "
+            f"{', '.join('%' + k for k in _FORMS)}")
+
+
+def _first_unread(text):
+    """Where the first '%' that no macro of the grammar reads may start: the end of the
+    last well-formed macro before it."""
+    end = 0
+    for m in _MACRO.finditer(text):
+        if "%" in text[end:m.start()]:
+            break
+        end = m.end()
+    return end
 
 
 GRAMMAR = """\

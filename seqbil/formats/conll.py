@@ -85,6 +85,9 @@ class ConllFormat:
             columns.insert(label_at, None)
         return Sentence(columns, labels, first, rows, lines)
 
+    def check_training(self, corpus, name):
+        """A training corpus of this format is checked as it is read."""
+
     def write(self, sentence, tags):
         """The sentence's lines, each with its tag appended (a tag may also be a tuple
         of fields, e.g. the label and its margin), then a blank line. A line read from

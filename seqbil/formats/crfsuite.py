@@ -170,6 +170,9 @@ class CrfsuiteFormat:
             labels = None
         return Sentence([], labels, first, items=items)
 
+    def check_training(self, corpus, name):
+        """A training corpus of this format is checked as it is read."""
+
     def write(self, sentence, tags):
         """A label per line (a tag may also be a tuple: the label, then the fields
         after it, as --marginals gives), then a blank line."""

@@ -20,6 +20,9 @@ class Sentence:
     # tokens given as attributes (CRFsuite's files, feature dicts): an item per token,
     # as _kernels.items.flatten takes it; columns is then empty
     items: list | None = None
+    # raw text to segment: the positions of the characters that had white space before
+    # them in the input, word boundaries that the segmented output keeps
+    breaks: tuple = ()
 
     def __len__(self):
         if self.items is not None:

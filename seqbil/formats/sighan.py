@@ -1,7 +1,15 @@
 """SIGHAN segmented text: one sentence per line, words separated by spaces, read as
 characters tagged B/I/E/S (begin, inside, end of a word; single-character word)."""
+import numpy as np
+
+from ..errors import InputError
 from .sentence import Sentence
 from .textio import read_lines
+
+# a segmented corpus has words: below this share of lines (of two characters or more) with
+# two words or more, the file is raw text or a word list, and a segmenter trained on it
+# would never split
+MIN_SEGMENTED = 0.05
 
 
 # --- BIES encoding of segmented text ------------------------------------------
@@ -14,15 +22,27 @@ def bies_tags(words):
     return tags
 
 
-def words_from_tags(chars, tags):
+def words_from_tags(chars, tags, breaks=()):
     """Group characters into words. A word ends after E or S, or before B or S, so
-    that any tag sequence (even an ill-formed prediction) gives a segmentation."""
-    words, start = [], 0
+    that any tag sequence (even an ill-formed prediction) gives a segmentation; and
+    before each position in breaks (where raw input had white space)."""
+    words, start, breaks = [], 0, set(breaks)
     for i in range(len(chars)):
-        if i + 1 == len(chars) or tags[i] in ("E", "S") or tags[i + 1] in ("B", "S"):
+        if i + 1 == len(chars) or tags[i] in ("E", "S") or tags[i + 1] in ("B", "S") or i + 1 in breaks:
             words.append("".join(chars[start:i + 1]))
             start = i + 1
     return words
+
+
+def split_raw(text):
+    """(characters, breaks) of a line of raw text: its characters without white space,
+    and the positions of those that white space preceded (the first excepted)."""
+    chars, breaks = [], []
+    for word in text.split():  # str.split() also splits on U+3000
+        if chars:
+            breaks.append(len(chars))
+        chars.extend(word)
+    return chars, tuple(breaks)
 
 
 class SighanFormat:
@@ -34,18 +54,38 @@ class SighanFormat:
     label_column = None
 
     def read(self, source, labeled=True, encoding="utf-8", keep_empty=False):
-        """Segmented sentences (labeled) or raw text whose whitespace is ignored."""
+        """Segmented sentences (labeled), or raw text, whose white space separates words
+        that the output keeps apart (Sentence.breaks)."""
         for number, text in read_lines(source, encoding):
-            words = text.split()  # str.split() also splits on U+3000
-            if not words:
+            if labeled:
+                words = text.split()  # str.split() also splits on U+3000
+                chars, tags, breaks = list("".join(words)), bies_tags(words), ()
+            else:
+                (chars, breaks), tags = split_raw(text), None
+            if not chars:
                 if keep_empty:
                     yield Sentence([[]], [] if labeled else None, number)
                 continue
-            chars = list("".join(words))
-            yield Sentence([chars], bies_tags(words) if labeled else None, number)
+            yield Sentence([chars], tags, number, breaks=breaks)
+
+    def check_training(self, corpus, name):
+        """Refuse a training corpus that is not segmented: unsegmented text (or a word
+        list) reads as sentences of one word each."""
+        if not len(corpus):
+            return
+        starts = np.isin(corpus.label_ids, [i for i, y in enumerate(corpus.label_values) if y in ("B", "S")])
+        offsets = np.concatenate([[0], np.cumsum(corpus.lengths)[:-1]])
+        words = np.add.reduceat(starts.astype(np.int64), offsets) if len(starts) else np.zeros(0, np.int64)
+        long = corpus.lengths >= 2
+        several = int((words[long] >= 2).sum())
+        if long.any() and several < MIN_SEGMENTED * long.sum():
+            first = "".join(corpus.values[0][i] for i in corpus.ids[0][:min(int(corpus.lengths[0]), 20)])
+            raise InputError(name, 0, f"only {several} of its {int(long.sum())} lines hold two words or more (the "
+                             f"first: {first!r}): this is unsegmented text or a word list, not a segmented "
+                             f"corpus; a segmenter learns from sentences whose words are separated by spaces")
 
     def write(self, sentence, tags):
-        return "  ".join(words_from_tags(sentence.columns[0], tags)) + "\n"
+        return "  ".join(self.words(sentence, tags)) + "\n"
 
     def words(self, sentence, tags):
-        return words_from_tags(sentence.columns[0], tags)
+        return words_from_tags(sentence.columns[0], tags, sentence.breaks)

@@ -1,6 +1,8 @@
 """Line reading that turns every decoding problem into an InputError with file and line."""
+import codecs
 import gzip
 import hashlib
+import io
 import os
 import sys
 import zlib
@@ -35,14 +37,82 @@ def open_binary(source):
     return stream, path, True
 
 
+# byte-order marks of the encodings whose line feed is not the byte 0x0a (UTF-32 first: its
+# little-endian mark begins with UTF-16's)
+WIDE_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+              (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def wide_encoding(stream, encoding):
+    """The UTF-16 or UTF-32 codec to read stream with, or None: the one named, or the
+    one whose byte-order mark starts a stream read as UTF-8 (the default), which UTF-8
+    would refuse at its first byte."""
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return None
+    if name.startswith(("utf-16", "utf-32")):
+        return name
+    if name.startswith("utf-8") and hasattr(stream, "peek"):
+        head = stream.peek(4)[:4]
+        return next((codec for mark, codec in WIDE_MARKS if head.startswith(mark)), None)
+    return None
+
+
+class Utf8Reader(io.RawIOBase):
+    """A binary stream in UTF-16 or UTF-32 read as UTF-8, so that every reader splits it
+    at the byte 0x0a as it splits UTF-8; bytes the codec cannot decode raise InputError
+    with their line."""
+
+    def __init__(self, stream, name, codec):
+        self.stream, self.name, self.codec = stream, name, codec
+        self.decoder = codecs.getincrementaldecoder(codec)()
+        self.pending, self.line, self.first, self.done = b"", 1, True, False
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        while not self.pending and not self.done:
+            raw = self.stream.read(1 << 16)
+            self.done = not raw
+            state = self.decoder.getstate()
+            try:
+                text = self.decoder.decode(raw, final=self.done)
+            except UnicodeDecodeError as exc:
+                before = codecs.getincrementaldecoder(self.codec)()  # the lines before the bad bytes
+                before.setstate(state)
+                line = self.line + before.decode(raw[:exc.start], final=False).count("\n")
+                raise InputError(self.name, line, f"invalid {self.codec}: {exc.reason}; give the right "
+                                 f"--encoding") from None
+            if self.first and text:  # utf-16-le/-be and utf-32-le/-be keep a mark as U+FEFF
+                text, self.first = text.removeprefix("\ufeff"), False
+            self.line += text.count("\n")
+            self.pending = text.encode("utf-8", "surrogatepass")
+        n = min(len(buffer), len(self.pending))
+        buffer[:n], self.pending = self.pending[:n], self.pending[n:]
+        return n
+
+
+def utf8_input(stream, name, encoding):
+    """(stream, encoding to decode it with): a UTF-16 or UTF-32 stream (named, or
+    marked) read as UTF-8 (Utf8Reader); any other as it is."""
+    codec = wide_encoding(stream, encoding)
+    if codec is None:
+        return stream, encoding
+    return io.BufferedReader(Utf8Reader(stream, name, codec)), "utf-8"
+
+
 def read_lines(source, encoding="utf-8"):
     """Yield (line number, text) with line ends ('\\n', '\\r\\n') and a leading BOM removed.
 
     Invalid bytes raise InputError naming the line and the byte offset in the file.
-    Lines are read one at a time, so a pipe is consumed as its data arrives.
+    Lines are read one at a time, so a pipe is consumed as its data arrives. UTF-16
+    and UTF-32 are read when named or marked by a byte-order mark (see utf8_input).
     """
     stream, name, close = open_binary(source)
     offset, number = 0, 0
+    outer, (stream, encoding) = stream, utf8_input(stream, name, encoding)
     try:
         for number, raw in enumerate(_raw_lines(stream, name), 1):
             if number == 1 and raw.startswith(b"\xef\xbb\xbf") and encoding.replace("-", "").lower().startswith("utf8"):
@@ -61,7 +131,7 @@ def read_lines(source, encoding="utf-8"):
             yield number, text.rstrip("\r\n")
     finally:
         if close:
-            stream.close()
+            outer.close()
 
 
 def _raw_lines(stream, name):
