@@ -290,3 +290,15 @@ def test_a_template_error_names_the_training_file_and_the_fault(tmp_path, dev):
     template.write_text("U00:%x[0,0]\nU01:%x[0,0\n", encoding="utf-8")
     r = run("train", "--train", CONLL, "--template", template, "--model", tmp_path / "m.sbm", "-q", *extra)
     assert r.exit_code == 2 and f"{template}:2:" in r.output and "a ']' is missing" in r.output, r.output
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_a_cluster_refuses_utf16_files_it_would_cut(models, tmp_path, named):
+    pytest.importorskip("distributed")
+    from seqbil.dask import tag_files
+    wide = tmp_path / "wide.txt"
+    wide.write_bytes(sample_path("conll2000_test.txt").read_text(encoding="utf-8").encode("utf-16"))
+    with pytest.raises(InputError, match="is utf-16: tagging on a cluster cuts files at line feeds"):
+        tag_files(str(models / "chunker.sbm"), [str(wide)], str(tmp_path / "out"), workers=1,
+                  encoding="utf-16" if named else None)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

@@ -29,7 +29,7 @@ import tempfile
 import threading
 
 from ..errors import InputError, SeqbilError
-from ..formats.textio import is_gzip
+from ..formats.textio import is_gzip, open_binary, wide_encoding
 from ..tagging import _BLANK_LINE, _failure, _mark, _raise, _Reader, _Tagger, _warm, block_bytes, prepare
 from .cluster import connect
 
@@ -111,6 +111,8 @@ def tag_files(model, inputs, output_dir, *, client=None, scheduler=None, workers
         name, eq, file = spec.rpartition("=")
         loaded.add_word_file(file, name if eq else None)
     files = _expand(inputs)
+    for file in files:
+        _refuse_wide(file, encoding)
     if partition_bytes < 1:
         raise SeqbilError(f"partition size must be at least 1 byte, got {partition_bytes}")
     job = _Job(os.path.abspath(path), _stamp(path), task, tuple(dicts), encoding, nbest, confidence, marginals or False,
@@ -203,6 +205,22 @@ def _expand(inputs):
     if not files:
         raise SeqbilError("no input files")
     return files
+
+
+def _refuse_wide(path, encoding):
+    """The partitions of a file are cut at line feeds, bytes 0x0a, which UTF-16 and
+    UTF-32 text holds inside its characters: such a file (named by the encoding, or
+    marked by its byte-order mark) is refused before any work."""
+    stream, name, close = open_binary(path)
+    try:
+        codec = wide_encoding(stream, encoding)
+    finally:
+        if close:
+            stream.close()
+    if codec is not None:
+        raise InputError(name, 0, f"is {codec}: tagging on a cluster cuts files at line feeds, which {codec} cannot "
+                         f"take; convert it to UTF-8 (iconv -f {codec.upper()} -t UTF-8), or tag it with "
+                         f"seqbil tag without --output-dir")
 
 
 class _Plan:
