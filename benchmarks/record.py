@@ -7,6 +7,7 @@ the README's copy are generated from the record (`tables.py`), never typed.
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -58,8 +59,45 @@ def header(command=None):
             "python": platform.python_version(), "numpy": numpy.__version__, "seqbil": seqbil.__version__}
 
 
+# an absolute path of the machine that ran a benchmark: it says nothing on another, and
+# names the machine's folders; a record keeps paths relative to the repository instead
+ABSOLUTE = re.compile(r"(?<![\w.:/-])/(?:tmp|work|root|home|Users|private|var/folders|mnt|srv|opt)(?:/[^\s\"'`,;()\[\]]*)?")
+
+
+# folders named as the repository's: a path through one (a copy of the checkout, the data
+# folder that data_scripts/ fills) is kept from the last of them on
+FOLDERS = ("data", "results", "experiments", "benchmarks", "configs", "data_scripts", "tests")
+
+
+def portable(value, root=ROOT):
+    """value (a string, or lists and dicts of them) with every absolute path made
+    portable: relative to the repository when inside it (results/x), from the last
+    folder named as one of the repository's on when it goes through one (a copy of
+    experiments/, data/conll2000/train.txt: where data_scripts/ put the corpora), else
+    its file name."""
+    if isinstance(value, dict):
+        return {k: portable(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [portable(v, root) for v in value]
+    if not isinstance(value, str):
+        return value
+
+    def one(m):
+        path = m.group(0).rstrip(".")
+        tail = m.group(0)[len(path):]
+        inside = os.path.relpath(path, root)
+        if not inside.startswith(".."):
+            return inside + tail
+        parts = Path(path).parts
+        at = max((i for i, part in enumerate(parts) if part in FOLDERS), default=None)
+        return ("/".join(parts[at:]) if at is not None else parts[-1]) + tail
+    return ABSOLUTE.sub(one, value)
+
+
 def write_record(path, record):
-    """Write atomically (a killed benchmark leaves the previous record)."""
+    """Write atomically (a killed benchmark leaves the previous record), its paths
+    portable."""
+    record = portable(record)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")

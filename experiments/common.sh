@@ -15,8 +15,25 @@ QUICK=0
 FRESH=0
 DATA=$ROOT/data
 OUT=""
+# portable PATH: a path as a record keeps it (benchmarks/record.py: portable): relative to
+# the checkout inside it, from the last folder named as one of the checkout's on (data/,
+# a copy of experiments/ ...), else its name
+portable() {
+    local path=$1 at="" i parts
+    case $path in
+        "$ROOT"/*) echo "${path#"$ROOT"/}"; return ;;
+        /*) ;;
+        *) echo "$path"; return ;;
+    esac
+    IFS=/ read -ra parts <<< "${path#/}"
+    for i in "${!parts[@]}"; do
+        case ${parts[$i]} in data|results|experiments|benchmarks|configs|data_scripts|tests) at=$i ;; esac
+    done
+    if [ -n "$at" ]; then (IFS=/; echo "${parts[*]:$at}"); else echo "${parts[-1]}"; fi
+}
 # Recorded relative to the checkout, which the record names by its commit.
-COMMAND_LINE="experiments/$(basename "$0") $*"
+COMMAND_LINE="experiments/$(basename "$0")"
+for arg in "$@"; do COMMAND_LINE+=" $(portable "$arg")"; done
 
 usage() {
     cat <<EOF
@@ -77,7 +94,7 @@ write_meta() {
              "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null)"
         echo "python: $("${PYI[@]}" -c 'import sys; print(sys.version.split()[0])')," \
              "numpy $("${PYI[@]}" -c 'import numpy; print(numpy.__version__)')"
-        echo "data: $([ "$QUICK" = 1 ] && echo "bundled samples in $SAMPLES" || echo "$DATA")"
+        echo "data: $([ "$QUICK" = 1 ] && echo "bundled samples in $(portable "$SAMPLES")" || portable "$DATA")"
     } > "$OUT/meta.txt"
 }
 

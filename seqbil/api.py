@@ -288,7 +288,7 @@ def convert(path, output, *, precision=None, prune=0.0, task=None, source=None, 
         task of a model whose template keys are hashed and cannot be split by task
         (tag with `task` instead).
     """
-    check_output(output, "converted model", [path])
+    check_output(output, "converted model")  # (it may be the model itself: written atomically, once read)
     if source is not None:
         if task is not None:
             raise SeqbilError("--task applies to seqbil's multi-task models, not to another tool's")
@@ -346,7 +346,7 @@ def _in_memory(fmt, sentences, name):
     return out
 
 
-def evaluate(model, data, *, words=None, metric=None, task=None, encoding=None):
+def evaluate(model, data, *, words=None, metric=None, task=None, encoding=None, mode="default"):
     """Tag an annotated corpus with a model and score the labels.
 
     Parameters
@@ -363,6 +363,10 @@ def evaluate(model, data, *, words=None, metric=None, task=None, encoding=None):
         The task to evaluate, for a multi-task model (`Model.for_task`).
     encoding : str, default=None
         The corpus's encoding; default: the model's (that of its training corpus).
+    mode : str, default="default"
+        For chunks: `default` (conlleval's reading, or seqeval's default mode for
+        IOBES and BILOU) or `strict` (only the chunks well-formed under the scheme
+        count, as seqeval's `mode='strict'`).
 
     Returns
     -------
@@ -404,7 +408,7 @@ def evaluate(model, data, *, words=None, metric=None, task=None, encoding=None):
     metric = metric or model.corpus["metric"]
     _check_metric(metric, {y for g in gold for y in g}, model.format.name, data)
     pred = model.predict(sentences, str(data))
-    result = score(metric, gold, pred, scheme=model.corpus.get("scheme", "auto"),
+    result = score(metric, gold, pred, scheme=model.corpus.get("scheme", "auto"), mode=mode,
                    chars=[s.columns[0] for s in sentences] if metric == "segment" else None,
                    vocabulary=read_vocabulary(words) if words else None)
     result["metric_source"] = "as set" if metric != model.corpus["metric"] else "the model's task"
@@ -433,7 +437,8 @@ def _check_gold_labels(gold, pred, gold_s, labels, predicted):
                          f"gold file have its label column?")
 
 
-def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=None, model=None, encoding=None):
+def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=None, model=None, encoding=None,
+                   mode="default"):
     """Score a prediction file against a gold file.
 
     The predictions are `seqbil tag` output, or any tagger's in the same layout: the
@@ -453,8 +458,8 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
         `chunk`, `segment` or `accuracy`: the one given, else the model's (when a
         model is given), else chosen from the gold labels.
     scheme : str, default=None
-        The chunk scheme: `iob1`, `iob2`, `iobes`, `bilou` or `auto`; default: the
-        model's, else `auto`.
+        The chunk scheme: `iob1`, `iob2`, `ioe1`, `ioe2`, `iobes`, `bilou` or `auto`;
+        default: the model's, else `auto` (detected from the labels, typed or not).
     words : str or os.PathLike, default=None
         The training word list, for the out-of-vocabulary figures of segmentation.
     model : Model or str or os.PathLike, default=None
@@ -463,6 +468,8 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
     encoding : str, default=None
         The files' encoding; default: the model's, else UTF-8 (UTF-16 and UTF-32
         files with a byte-order mark are read as such).
+    mode : str, default="default"
+        For chunks: `default` or `strict`, as in `evaluate`.
 
     Returns
     -------
@@ -522,7 +529,7 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
     _check_metric(metric, labels, format, gold)
     if scheme is None:
         scheme = model.corpus.get("scheme", "auto") if model is not None else "auto"
-    result = score(metric, [s.labels for s in gold_s], [s.labels for s in pred_s], scheme=scheme,
+    result = score(metric, [s.labels for s in gold_s], [s.labels for s in pred_s], scheme=scheme, mode=mode,
                    chars=[s.columns[0] for s in gold_s] if metric == "segment" else None,
                    vocabulary=read_vocabulary(words) if words else None)
     result["metric_source"] = source

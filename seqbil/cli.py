@@ -62,8 +62,9 @@ def _param_options(sections, names, command):
     for p in reversed(params.table()):
         if p.flag == "-" or (p.section not in sections and p.name not in names):
             continue
-        users = f" Learners: {', '.join(p.learners)}." if p.learners else ""
-        text = f"{p.help}. [config: [{p.section}] {p.name}; default: {p.default_text()}]{users}"
+        users = f"; {', '.join(p.learners)}" if p.learners else ""
+        more = "" if p.summary == p.help else " ..."  # the rest: seqbil params, the docs
+        text = f"{p.summary}{more}  [default: {p.default_text()}; [{p.section}] {p.name}{users}]"
         if p.type is bool:
             decls = [f"{p.cli_flag}/--no-{p.cli_flag[2:]}", p.name]
             option = click.option(*decls, default=None, help=text)
@@ -97,7 +98,7 @@ def _help_templates(ctx, _param, value):
         ctx.exit()
 
 
-@main.command()
+@main.command(short_help="Train a model on an annotated corpus.")
 @click.option("--config", "config", metavar="FILE|NAME", help="TOML config, or a bundled one by name: "
               f"{', '.join(params.bundled_names())}. [default: conll2000]")
 @click.option("--template", "template_file", type=click.Path(dir_okay=False), metavar="FILE",
@@ -132,8 +133,11 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
           checkpoint_path, resume_path, scheduler, workers, quiet, **overrides):
     """Train a model on an annotated corpus.
 
-    Parameters come from the parameter table (`seqbil params` lists them): the
-    config sets them, the flags below override the config.
+    Parameters come from the parameter table: the config sets them, the flags below
+    override the config. `seqbil params` describes each in full (as does the
+    documentation's Training parameters page); here, `...` marks a shortened
+    description, and `[default: D; [SECTION] KEY; LEARNERS]` gives the default, the
+    config's key and the learners that read it.
 
     Examples:
 
@@ -143,11 +147,7 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
         seqbil train          # the bundled CoNLL-2000 sample, to see it work
         seqbil train --config sighan2005 --learner sp --train pku_training.utf8 --shards 4 --scheduler tcp://host:8786
 
-    --shards K trains by iterative parameter mixing (McDonald, Hall & Mann 2010) on a
-    Dask cluster (pip install "seqbil[dask]"): K workers each make a pass over their
-    shard of the training file from the mixed parameters, every epoch. A worker lost
-    on the way is replaced by those left, with the same model. Learners: see --shards
-    below.
+    Ctrl-C finishes the epoch, saves the model and exits with status 130.
     """
     from . import api
 
@@ -185,7 +185,7 @@ def _exit_if_interrupted(model, model_path):
         sys.exit(130)
 
 
-@main.command()
+@main.command(short_help="Learn structure from unlabeled text (Ando & Zhang 2005).")
 @click.option("--config", "config", metavar="FILE|NAME", help="TOML config (its [corpus] format and encoding and "
               "its [structure] section), or a bundled one by name. [default: none: English words]")
 @click.option("--unlabeled", "-u", "unlabeled", multiple=True, metavar="FILE",
@@ -236,7 +236,8 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, shards, schedul
                     progress=not quiet, shards=shards or 0, scheduler=scheduler, workers=workers, **overrides)
 
 
-@main.command(context_settings={"show_default": True})
+@main.command(context_settings={"show_default": True}, short_help="Tag text in a pipe or files, or many files on "
+              "a cluster.")
 @click.option("--model", "-m", "model_path", required=True, metavar="FILE", help="Model file written by `seqbil train`.")
 @click.argument("input_paths", nargs=-1, metavar="[INPUT]...")
 @click.option("--input", "-i", "input_options", multiple=True, metavar="FILE", help="File to tag, the same as INPUT "
@@ -416,7 +417,7 @@ def _sigterm_as_exit():
         signal.signal(signal.SIGTERM, previous)
 
 
-@main.command(name="eval")
+@main.command(name="eval", short_help="Score a model on annotated data, or predictions against gold.")
 @click.option("--model", "-m", "model_path", metavar="FILE", help="Model to tag --data with.")
 @click.option("--data", "data_path", metavar="FILE", help="Annotated corpus to tag and score.")
 @click.option("--gold", "gold_path", metavar="FILE", help="Annotated corpus (with --pred).")
@@ -424,8 +425,11 @@ def _sigterm_as_exit():
               "file of the same layout with the predicted label last.")
 @click.option("--metric", type=click.Choice(["chunk", "segment", "accuracy"]),
               help="What to score. [default: the model's task, else chosen from the gold labels]")
-@click.option("--scheme", type=click.Choice(["iob1", "iob2", "iobes", "bilou"]),
+@click.option("--scheme", type=click.Choice(["iob1", "iob2", "ioe1", "ioe2", "iobes", "bilou"]),
               help="Chunk tag scheme. [default: the model's, else detected from the labels]")
+@click.option("--mode", type=click.Choice(["default", "strict"]), default="default", show_default=True,
+              help="Chunks: default reads any tags as conlleval (IOBES and BILOU as seqeval); strict counts "
+                   "only the chunks well-formed under the scheme, as seqeval's mode='strict'.")
 @click.option("--format", "format_name", type=click.Choice(["conll", "sighan", "crfsuite"]),
               help="Format of --gold/--pred. [default: the model's, else conll]")
 @click.option("--words", "words_path", metavar="FILE",
@@ -435,15 +439,17 @@ def _sigterm_as_exit():
               "mark are read as such).  [default: the model's, else utf-8]")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 @fail_cleanly
-def evaluate(model_path, data_path, gold_path, pred_path, metric, scheme, format_name, words_path, task, encoding,
-             as_json):
+def evaluate(model_path, data_path, gold_path, pred_path, metric, scheme, mode, format_name, words_path, task,
+             encoding, as_json):
     """Score a model on annotated data, or predictions against gold.
 
     The metrics (--metric):
 
     \b
         chunk:    precision, recall and F1 overall and per chunk type, as conlleval
-                  (IOB1, IOB2; IOBES and BILOU with S/U one-token chunks and E/L ends)
+                  (IOB1, IOB2, IOE1, IOE2; IOBES and BILOU with S/U one-token chunks and
+                  E/L ends, as seqeval); --mode strict as seqeval's strict mode; --json
+                  adds the macro and weighted averages over the types
         segment:  word precision, recall, F1, OOV rate and OOV/IV recall, as the
                   SIGHAN bakeoff scorer
         accuracy: token accuracy with a per-label table
@@ -454,25 +460,27 @@ def evaluate(model_path, data_path, gold_path, pred_path, metric, scheme, format
     from .evaluation import format_report
 
     if model_path and data_path and not (gold_path or pred_path):
-        result = api.evaluate(model_path, data_path, words=words_path, metric=metric, task=task, encoding=encoding)
+        result = api.evaluate(model_path, data_path, words=words_path, metric=metric, task=task, encoding=encoding,
+                              mode=mode)
         if scheme:
             raise click.UsageError("--scheme goes with --gold/--pred; a model scores with its own scheme")
     elif gold_path and pred_path and not data_path:
         if task:
             raise click.UsageError("--task goes with --model and --data")
         result = api.evaluate_files(gold_path, pred_path, format=format_name, metric=metric, scheme=scheme,
-                                    words=words_path, model=model_path, encoding=encoding)
+                                    words=words_path, model=model_path, encoding=encoding, mode=mode)
     else:
         raise click.UsageError("give --model and --data, or --gold and --pred")
     echo_err(f"seqbil: metric: {result['metric']}"
-             + (f" ({result['scheme']})" if result.get("scheme") else "") + f", {result['metric_source']}")
+             + (f" ({result['scheme']}{', strict' if result.get('mode') == 'strict' else ''})"
+                if result.get("scheme") else "") + f", {result['metric_source']}")
     if result.get("labels_unknown_to_model"):
         echo_err(f"seqbil: warning: {data_path}: gold labels the model does not know (scored as errors): "
                  f"{', '.join(result['labels_unknown_to_model'])}")
     click.echo(json.dumps(result, indent=2) if as_json else format_report(result), nl=False)
 
 
-@main.command()
+@main.command(short_help="Show what a model is and how it was made.")
 @click.argument("model_path", metavar="MODEL")
 @click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
 @fail_cleanly
@@ -487,7 +495,7 @@ def inspect(model_path, as_json):
     click.echo(json.dumps(info, indent=2, ensure_ascii=False) if as_json else describe(info), nl=not as_json)
 
 
-@main.command()
+@main.command(short_help="Convert a CRF++ or CRFsuite model, or an older seqbil one; prune, change precision.")
 @click.argument("model_path", metavar="MODEL")
 @click.argument("output_path", metavar="OUTPUT")
 @click.option("--from", "source", type=click.Choice(["crfpp", "crfsuite"]), default=None,
@@ -525,7 +533,7 @@ def convert(model_path, output_path, source, encoding, precision, prune, task):
              f"non-zero weights kept, as {precision or ('float32' if source is None else 'the source file has them')}")
 
 
-@main.command(name="params")
+@main.command(name="params", short_help="List every training parameter, its default and meaning.")
 @click.option("--markdown", is_flag=True, help="As a Markdown table (the README's).")
 def list_params(markdown):
     """List every training parameter: TOML key, flag, type, default, learners, meaning."""

@@ -53,6 +53,15 @@ class Param:
         own = ", ".join(f"{name}: {text(value)}" for name, value in self.own_defaults)
         return text(self.default) + (f" ({own})" if own else "")
 
+    @property
+    def summary(self):
+        """The help's first clause, for --help (the whole of it: `seqbil params` and the
+        docs): up to the first ': ', ' (', '; ' or '. ' that leaves a phrase of a few
+        words; the choices and the default are shown beside it."""
+        text = self.help
+        cuts = [at for at in (text.find(": "), text.find(" ("), text.find("; "), text.find(". ")) if at >= 12]
+        return text[:min(cuts)] if cuts else text
+
     def used_by(self, learner):
         return not self.learners or learner in self.learners
 
@@ -106,8 +115,8 @@ CORE = [
     Param("metric", str, "auto", "dev and eval scores: chunk (conlleval chunk F1), segment (SIGHAN word F1), "
           "accuracy (per token), or auto (segment for sighan files, chunk when the labels are chunk tags, "
           "else accuracy)", "corpus", ("auto", "chunk", "segment", "accuracy")),
-    Param("scheme", str, "auto", "chunk tag scheme: iob1, iob2, iobes, bilou, or auto (from the labels)",
-          "corpus", ("auto", "iob1", "iob2", "iobes", "bilou")),
+    Param("scheme", str, "auto", "chunk tag scheme: iob1, iob2, ioe1, ioe2, iobes, bilou, or auto (from the "
+          "labels)", "corpus", ("auto", "iob1", "iob2", "ioe1", "ioe2", "iobes", "bilou")),
     Param("templates", list, [], "feature templates in CRF++ syntax: U... 0-order, B... 1st-order, a bare B "
           "the label transitions (on the command line: --template FILE)", "features", flag="-"),
     Param("min_count", int, 1, "drop attributes seen fewer times in the training data", "features",

@@ -128,3 +128,30 @@ def test_tag_breakdown_quick(tmp_path):
         assert {(path, "scoring"), (path, "Viterbi"), (path, "whole block (_Tagger)")} <= stages
     assert all(r["us_per_token"]["median"] >= 0 for r in record["rows"])
     assert record["tokens"] > 0 and (tmp_path / "tag_breakdown.md").exists()
+
+
+def test_records_keep_paths_portable(tmp_path):
+    """A record names the repository's files relative to it, a corpus from its data
+    folder on, a copy of the checkout's folders from that folder on, any other path
+    by its name: never a folder of the machine that ran it."""
+    record = module("record")
+    root = record.ROOT
+    given = {"command": f"{root}/benchmarks/x.py --data /tmp/b2/data --out {root}/results/x /tmp/snap/experiments/"
+                        f"t.sh", "files": ["/work/shared/data/unlabeled/en/brown.txt.gz", "/tmp/tmpab12/emb.template",
+                                           "tokens/s", "3/4", "https://example.org/a/b"]}
+    out = record.portable(given)
+    assert out == {"command": "benchmarks/x.py --data data --out results/x experiments/t.sh",
+                   "files": ["data/unlabeled/en/brown.txt.gz", "emb.template", "tokens/s", "3/4",
+                             "https://example.org/a/b"]}
+    record.write_record(tmp_path / "r.json", given)
+    assert json.loads((tmp_path / "r.json").read_text()) == out
+
+
+def test_no_published_page_or_record_names_a_folder_of_a_machine():
+    import re
+    absolute = re.compile(r"(?<![\w.:/-])/(?:tmp|work|root|home|Users|private|var/folders|mnt|srv|opt)/")
+    found = [f"{p.relative_to(ROOT)}:{n}" for base in ("results", "docs") for p in sorted((ROOT / base).rglob("*"))
+             if p.is_file() and p.suffix in (".json", ".md", ".csv", ".txt", ".html", ".yml")
+             for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+             if absolute.search(line)]
+    assert not found, found[:20]

@@ -105,13 +105,13 @@ def test_exotic_tags_follow_the_incorrect_state_machine():
         chunk_scores([tags], [tags])
 
 
-def test_ioe_tags_are_scored_as_iobes():
+def test_ioe_tags_are_scored_as_ioe():
     # conlleval reads gold I-NP E-NP | I-NP as IOE1: chunks (0,1) and (2,2); chunk_scores detects
-    # iobes (an E- tag) and reads the same two chunks (E ends a chunk, I after E starts one).
+    # ioe1 (E- tags without B-, a chunk ending on I-) and gives conlleval's numbers.
     # pred I-NP I-NP I-NP: one chunk (0,2) both ways -> 2 gold, 1 found, 0 correct either way.
     gold, pred = [["I-NP", "E-NP", "I-NP"]], [["I-NP", "I-NP", "I-NP"]]
     s = chunk_scores(gold, pred)
-    assert s["scheme"] == "iobes"
+    assert s["scheme"] == "ioe1"
     assert (s["phrases_gold"], s["phrases_pred"], s["correct"]) == (2, 1, 0)
     s = conlleval_scores(gold, pred)
     assert (s["phrases_gold"], s["phrases_pred"], s["correct"]) == (2, 1, 0)

@@ -93,7 +93,7 @@ def test_spaces_in_text_to_segment_are_word_boundaries_the_output_keeps(models, 
                 assert at in cuts, (text, words)
 
     for extra in ([], ["--jobs", "2"], ["--confidence"]):
-        r = subprocess.run([sys.executable, "-m", "seqbil", "tag", "-m", str(models / "segmenter.sbm"),
+        r = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(models / "segmenter.sbm"),
                             str(tmp_path / "in.txt"), *extra], capture_output=True, text=True, env=ENV)
         assert r.returncode == 0, r.stderr
         out = [line for line in r.stdout.splitlines() if not line.startswith("#")]
@@ -160,7 +160,6 @@ def test_no_output_overwrites_an_input(models, tmp_path):
                  ["train", "--train", link, "--model", Path(os.path.relpath(corpus))],
                  ["train", "--train", corpus, "--dev", link, "--model", tmp_path / "ok.sbm", "--log", link],
                  ["tag", "-m", models / "chunker.sbm", corpus, "-o", link],
-                 ["convert", models / "chunker.sbm", models / "chunker.sbm"],
                  ["aso", "--unlabeled", corpus, "--out", corpus]):
         model_before = (models / "chunker.sbm").read_bytes()
         r = run(*args, "-q") if args[0] in ("train", "aso") else run(*args)
@@ -239,7 +238,7 @@ def test_bad_utf16_names_its_line(tmp_path, models):
 def interrupt_when(args, marker, tmp_path):
     """Run `seqbil train ARGS`, send SIGINT when a line of standard error starts with
     marker; (exit status, standard error)."""
-    proc = subprocess.Popen([sys.executable, "-m", "seqbil", "train", *map(str, args)], stderr=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-P", "-m", "seqbil", "train", *map(str, args)], stderr=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, text=True, env=ENV, cwd=tmp_path)
     lines = []
     for line in proc.stderr:
@@ -270,8 +269,8 @@ def test_ctrl_c_saves_what_the_run_has_and_exits_130(tmp_path, phase, marker):
 # ------------------------------------------------------------------- the package
 
 def test_dir_lists_the_api_before_it_is_imported():
-    out = subprocess.run([sys.executable, "-c", "import seqbil; print(' '.join(dir(seqbil)))"], capture_output=True,
-                         text=True, env=ENV, check=True).stdout.split()
+    out = subprocess.run([sys.executable, "-P", "-c", "import seqbil; print(' '.join(dir(seqbil)))"],
+                         capture_output=True, text=True, env=ENV, check=True).stdout.split()
     for name in seqbil.__all__:
         assert name in out
 

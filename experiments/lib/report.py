@@ -13,7 +13,12 @@ import csv
 import json
 import math
 import statistics
+import sys
 from pathlib import Path
+
+# one writer of records for the benchmarks and the experiments: atomic, paths portable
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from record import write_record  # noqa: E402
 
 # Wu & Sun (ICML 2015), Table 1: F1 per corpus, and training time on `as` in 10^3 s.
 PAPER_TABLE1 = {
@@ -93,9 +98,7 @@ def write_csv(out, stem, header, rows, extra=None):
         w.writerows(rows)
     details = dict(line.split(": ", 1) for line in meta(out) if ": " in line)
     record = {**details, "table": stem, "columns": list(header), "rows": [list(r) for r in rows], **(extra or {})}
-    tmp = out / f"{stem}.json.tmp"
-    tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(out / f"{stem}.json")
+    write_record(out / f"{stem}.json", record)
     return path
 
 

@@ -41,11 +41,11 @@ def choose_metric(labels, format_name="conll", requested="auto"):
     return "accuracy", "the labels are not chunk tags"
 
 
-def score(metric, gold, pred, *, scheme="auto", chars=None, vocabulary=None):
+def score(metric, gold, pred, *, scheme="auto", chars=None, vocabulary=None, mode="default"):
     """Scores of predicted label sequences against gold ones.
 
-    metric: chunk, segment or accuracy. scheme: for chunk, iob1, iob2, iobes, bilou
-    or auto (see chunks.chunk_scores). chars: for segment, the characters of each
+    metric: chunk, segment or accuracy. scheme: for chunk, iob1, iob2, ioe1, ioe2,
+    iobes, bilou or auto; mode: for chunk, default or strict (see chunks.chunk_scores). chars: for segment, the characters of each
     sentence (gold and pred are then B/I/E/S tags). vocabulary: for segment, the
     training words (OOV figures). Every result has metric, sentences, tokens and
     accuracy (percent); chunk and segment add precision, recall and f1, chunk also
@@ -55,7 +55,7 @@ def score(metric, gold, pred, *, scheme="auto", chars=None, vocabulary=None):
     result = {"metric": metric, "sentences": len(gold), "tokens": sum(map(len, gold)),
               "accuracy": token_accuracy(gold, pred)}
     if metric == "chunk":
-        result.update(chunk_scores(gold, pred, scheme))
+        result.update(chunk_scores(gold, pred, scheme, mode))
     elif metric == "segment":
         g = [words_from_tags(c, t) for c, t in zip(chars, gold)]
         p = [words_from_tags(c, t) for c, t in zip(chars, pred)]

@@ -26,13 +26,16 @@ for any tags:
   starts a chunk without ending the previous one) only the state machine gives conlleval's numbers.
 
 ``chunk_scores`` is the scorer for labelled data in one of the schemes ``iob1``, ``iob2``,
-``iobes``, ``bilou`` (or ``auto``).  It first checks every label (``O`` or ``PREFIX-TYPE`` with a
-prefix of the scheme), then gives conlleval's numbers for IOB1 and IOB2, and for IOBES and BILOU
+``ioe1``, ``ioe2``, ``iobes``, ``bilou`` (or ``auto``).  It first checks every label (``O`` or
+``PREFIX-TYPE`` with a prefix of the scheme), then gives conlleval's numbers for IOB1, IOB2, IOE1
+and IOE2, and for IOBES and BILOU
 reads chunks as seqeval does in its default (non-strict) mode (``get_entities`` in
 ``seqeval/metrics/sequence_labeling.py``): ``S``/``U`` is a one-token chunk and ``E``/``L`` ends a
 chunk, so ``S-PER S-PER`` is two chunks (conlleval reads one).  A chunk is correct when its
 ``(type, start, end)`` is both in gold and in the prediction, as in both scripts.  Read in a
 scheme, a type written ``0`` stays ``0``, except in conlleval's numbers for IOB1 and IOB2.
+In strict mode (``mode="strict"``) only the chunks well-formed under the scheme count, as in
+seqeval's strict mode (``strict.py``).
 """
 from __future__ import annotations
 
@@ -40,12 +43,16 @@ from typing import Iterable, Optional, Sequence
 
 from ..errors import SeqbilError
 from .common import f1 as _f1, paired as _paired, pct as _pct
+from .strict import strict_chunks
 
-__all__ = ["SCHEMES", "LabelError", "chunks", "chunk_scores", "conlleval_scores", "detect_scheme",
+__all__ = ["MODES", "SCHEMES", "LabelError", "chunks", "chunk_scores", "conlleval_scores", "detect_scheme",
            "iobes_to_iob2", "to_iob2", "to_iobes"]
 
-SCHEMES = ("iob1", "iob2", "iobes", "bilou")
-_SCHEME_PREFIXES = {"iob1": "BI", "iob2": "BI", "iobes": "BIES", "bilou": "BILU"}
+SCHEMES = ("iob1", "iob2", "ioe1", "ioe2", "iobes", "bilou")
+_SCHEME_PREFIXES = {"iob1": "BI", "iob2": "BI", "ioe1": "IE", "ioe2": "IE", "iobes": "BIES", "bilou": "BILU"}
+MODES = ("default", "strict")
+# the schemes whose default reading is conlleval's (its E- is IOE's end of a chunk)
+_CONLLEVAL = ("iob1", "iob2", "ioe1", "ioe2")
 _ANY_PREFIX = "BIESLU"
 
 
@@ -182,18 +189,34 @@ def _iob1_start(sentence: Sequence[str]) -> bool:
 
 
 def detect_scheme(labels: Iterable[str], gold: Optional[Iterable[Sequence[str]]] = None) -> str:
-    """The chunk tag scheme of a label set: ``bilou`` when there are U- or L- tags, ``iobes``
-    when there are S- or E- tags, else ``iob1`` when in some ``gold`` sentence an I- tag starts a
-    chunk (after O or a different type; as in the CoNLL-2003 data), else ``iob2``.  Without
-    ``gold`` sentences IOB1 cannot be told from IOB2 (conlleval scores both alike)."""
-    prefixes = {y.partition("-")[0] for y in labels if "-" in y}
+    """The chunk tag scheme of a label set, typed (``B-NP``) or not (``B``): ``bilou`` when
+    there are U or L tags, ``iobes`` when there are S tags, or B and E tags; ``ioe1`` or
+    ``ioe2`` when there are E tags without B (``ioe1`` when in some ``gold`` sentence a chunk
+    ends on an I tag), else ``iob1`` when in some ``gold`` sentence an I tag starts a chunk
+    (after O or a different type; as in the CoNLL-2003 data), else ``iob2``.  Without
+    ``gold`` sentences IOB1 cannot be told from IOB2, nor IOE1 from IOE2 (conlleval scores
+    them alike)."""
+    prefixes = {y.partition("-")[0] for y in labels if y != "O"}
     if prefixes & {"U", "L"}:
         return "bilou"
-    if prefixes & {"S", "E"}:
+    if "S" in prefixes or {"B", "E"} <= prefixes:
         return "iobes"
+    if "E" in prefixes:
+        return "ioe1" if gold is not None and any(map(_ioe1_end, gold)) else "ioe2"
     if gold is not None and any(map(_iob1_start, gold)):
         return "iob1"
     return "iob2"
+
+
+def _ioe1_end(sentence: Sequence[str]) -> bool:
+    """Does some chunk end on an I tag (before O, another type or the sentence end), as
+    only IOE1 writes it?"""
+    for tag, after in zip(sentence, list(sentence[1:]) + ["O"]):
+        prefix, _, typ = tag.partition("-")
+        a_prefix, _, a_typ = after.partition("-")
+        if prefix == "I" and (after == "O" or a_typ != typ):
+            return True
+    return False
 
 
 def _resolve(scheme: str, corpora: Sequence[tuple[str, list]]) -> str:
@@ -229,7 +252,10 @@ def chunks(tags: Sequence[str], scheme: Optional[str] = None) -> list[tuple[str,
 
 
 def _summary(tokens: int, correct_tags: int, n_gold: dict, n_pred: dict, n_correct: dict) -> dict:
-    """The result dict shared by both scorers; percentages as conlleval computes them."""
+    """The result dict shared by both scorers; percentages as conlleval computes them, and
+    the macro and weighted averages over the types found in gold or prediction as
+    seqeval's and scikit-learn's reports give them (0 where a type has no chunk to
+    divide by; weighted by each type's gold chunks)."""
     found_g, found_p, right = sum(n_gold.values()), sum(n_pred.values()), sum(n_correct.values())
     precision, recall = _pct(right, found_p), _pct(right, found_g)
     per_type = {}
@@ -240,7 +266,16 @@ def _summary(tokens: int, correct_tags: int, n_gold: dict, n_pred: dict, n_corre
                        "gold": ng, "pred": npred, "correct": c}
     return {"tokens": tokens, "phrases_gold": found_g, "phrases_pred": found_p, "correct": right,
             "accuracy": _pct(correct_tags, tokens), "precision": precision, "recall": recall,
-            "f1": _f1(precision, recall), "per_type": per_type}
+            "f1": _f1(precision, recall), "per_type": per_type, **_averages(per_type)}
+
+
+def _averages(per_type: dict) -> dict:
+    """{"macro": {...}, "weighted": {...}} of precision, recall and F1 (the per-type F1s
+    averaged, not the F1 of the averages)."""
+    keys, support = ("precision", "recall", "f1"), sum(s["gold"] for s in per_type.values())
+    macro = {k: sum(s[k] for s in per_type.values()) / len(per_type) if per_type else 0.0 for k in keys}
+    weighted = {k: sum(s[k] * s["gold"] for s in per_type.values()) / support if support else 0.0 for k in keys}
+    return {"macro": macro, "weighted": weighted}
 
 
 def conlleval_scores(gold: Iterable[Sequence[str]], pred: Iterable[Sequence[str]]) -> dict:
@@ -295,15 +330,16 @@ def conlleval_scores(gold: Iterable[Sequence[str]], pred: Iterable[Sequence[str]
     return _summary(tokens, correct_tags, n_gold, n_pred, n_correct)
 
 
-def _span_scores(gold: list, pred: list, scheme: str) -> dict:
+def _span_scores(gold: list, pred: list, scheme: str, read=None) -> dict:
     """Scores by intersecting the (type, start, end) chunk sets of each sentence (seqeval's way;
-    its chunks never cross a sentence end either)."""
+    its chunks never cross a sentence end either), read by ``read`` (default: ``_read``)."""
+    read = read or _read
     n_gold: dict[str, int] = {}
     n_pred: dict[str, int] = {}
     n_correct: dict[str, int] = {}
     tokens = correct_tags = 0
     for g_sent, p_sent in zip(gold, pred):
-        g_chunks, p_chunks = set(_read(g_sent, scheme)), set(_read(p_sent, scheme))
+        g_chunks, p_chunks = set(read(g_sent, scheme)), set(read(p_sent, scheme))
         for counts, found in ((n_gold, g_chunks), (n_pred, p_chunks), (n_correct, g_chunks & p_chunks)):
             for typ, _, _ in found:
                 counts[typ] = counts.get(typ, 0) + 1
@@ -312,20 +348,30 @@ def _span_scores(gold: list, pred: list, scheme: str) -> dict:
     return _summary(tokens, correct_tags, n_gold, n_pred, n_correct)
 
 
-def chunk_scores(gold: Iterable[Sequence[str]], pred: Iterable[Sequence[str]], scheme: str = "auto") -> dict:
+def chunk_scores(gold: Iterable[Sequence[str]], pred: Iterable[Sequence[str]], scheme: str = "auto",
+                 mode: str = "default") -> dict:
     """Chunk precision, recall and F1 over a corpus (lists of sentences, each a list of tags).
 
-    scheme: ``iob1``, ``iob2`` (conlleval's numbers), ``iobes``, ``bilou`` (S/U one-token chunks,
-    E/L chunk ends, as seqeval), or ``auto`` (``detect_scheme`` on the labels of gold and
-    prediction, and the gold sentences).  Returns ``conlleval_scores``'s keys and ``"scheme"``.
-    Raises ``LabelError`` (a ``ValueError``) naming the first label that is not ``O`` or
-    ``PREFIX-TYPE`` with a prefix of the scheme, and ``ValueError`` when sentence counts or a
-    sentence's lengths differ.
+    scheme: ``iob1``, ``iob2``, ``ioe1``, ``ioe2`` (conlleval's numbers), ``iobes``, ``bilou``
+    (S/U one-token chunks, E/L chunk ends, as seqeval), or ``auto`` (``detect_scheme`` on the
+    labels of gold and prediction, and the gold sentences).  mode ``strict``: only the chunks
+    well-formed under the scheme count, as seqeval's ``mode='strict'`` (``strict.py``).
+    Returns ``conlleval_scores``'s keys (with the ``macro`` and ``weighted`` averages),
+    ``"scheme"`` and ``"mode"``.  Raises ``LabelError`` (a ``ValueError``) naming the first
+    label that is not ``O`` or ``PREFIX-TYPE`` with a prefix of the scheme, and
+    ``ValueError`` when sentence counts or a sentence's lengths differ or the mode is unknown.
     """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     gold, pred = _paired(gold, pred, "tags")
     scheme = _resolve(scheme, [("gold", gold), ("predicted", pred)])
-    result = conlleval_scores(gold, pred) if scheme in ("iob1", "iob2") else _span_scores(gold, pred, scheme)
-    result["scheme"] = scheme
+    if mode == "strict":
+        result = _span_scores(gold, pred, scheme, strict_chunks)
+    elif scheme in _CONLLEVAL:
+        result = conlleval_scores(gold, pred)
+    else:
+        result = _span_scores(gold, pred, scheme)
+    result["scheme"], result["mode"] = scheme, mode
     return result
 
 
