@@ -96,8 +96,12 @@ def portable(value, root=ROOT):
 
 def write_record(path, record):
     """Write atomically (a killed benchmark leaves the previous record), its paths
-    portable."""
-    record = portable(record)
+    made portable in the dict itself: a table rendered from it afterwards says what
+    the record says."""
+    if isinstance(record, dict):
+        record.update(portable(record))
+    else:
+        record = portable(record)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
