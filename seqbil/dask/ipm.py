@@ -285,6 +285,13 @@ class Mixer:
                 elif f.status == "error" and self.where[k] in self._alive() \
                         and type(f.exception()).__name__ != "KilledWorker":
                     exc = f.exception()
+                    # the other shards' tasks run on to their end (a running task cannot be
+                    # stopped): wait for them, so that close() lets go of what they keep
+                    others = [g for j, g in futures.items() if j != k and g is not None and j not in results]
+                    try:
+                        wait(others, timeout=60)
+                    except Exception:  # (lost or timed out: their workers' state goes with them)
+                        pass
                     if isinstance(exc, SeqbilError):
                         raise exc
                     raise SeqbilError(f"iterative parameter mixing failed on a Dask worker ({type(exc).__name__}: "
