@@ -301,3 +301,15 @@ def test_a_cluster_refuses_utf16_files_it_would_cut(models, tmp_path, named):
         tag_files(str(models / "chunker.sbm"), [str(wide)], str(tmp_path / "out"), workers=1,
                   encoding="utf-16" if named else None)
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_help_gives_whole_summaries_and_the_options_early():
+    """`seqbil --help` cuts no command's summary, convert's names the tools it reads, and
+    train --help reaches its options within a screen and stays short: the long
+    descriptions are `seqbil params` and the docs."""
+    commands = run("--help").output.split("Commands:")[1]
+    rows = " ".join(commands.split())
+    assert "..." not in rows and "CRF++" in rows and "CRFsuite" in rows, commands
+    lines = run("train", "--help").output.splitlines()
+    assert lines.index("Options:") < 30 and len(lines) < 300
+    assert "--epochs" in run("params").output and "[train] epochs" in " ".join(lines)
