@@ -91,7 +91,9 @@ def portable(value, root=ROOT):
         parts = Path(path).parts
         at = max((i for i, part in enumerate(parts) if part in FOLDERS), default=None)
         return ("/".join(parts[at:]) if at is not None else parts[-1]) + tail
-    return ABSOLUTE.sub(one, value)
+    # the checkout itself may be anywhere (a CI runner's folder): its own paths first
+    here = re.compile(r"(?<![\w.:/-])" + re.escape(str(root)) + r"(?![^/\s\"'`,;()\[\]])(?:/[^\s\"'`,;()\[\]]*)?")
+    return ABSOLUTE.sub(one, here.sub(one, value))
 
 
 def write_record(path, record):

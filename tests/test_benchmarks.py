@@ -145,6 +145,11 @@ def test_records_keep_paths_portable(tmp_path):
                              "https://example.org/a/b"]}
     record.write_record(tmp_path / "r.json", given)
     assert json.loads((tmp_path / "r.json").read_text()) == out
+    # a checkout in a folder no pattern knows (a CI runner's) is still the repository
+    elsewhere = Path("/check/runner/main")
+    moved = {k: v.replace(str(root), str(elsewhere)) if k == "command" else v for k, v in given.items()}
+    assert record.portable(moved, root=elsewhere) == out
+    assert record.portable("/check/runner/mainline/x", root=elsewhere) == "/check/runner/mainline/x"
 
 
 def test_no_published_page_or_record_names_a_folder_of_a_machine():
