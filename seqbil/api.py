@@ -17,7 +17,7 @@ from .evaluation import choose_metric, read_vocabulary, score
 from .formats import ConllFormat, Sentence, bies_tags, make_format, read_corpus
 from .formats.conll import read_predictions
 from .formats.crfsuite import read_label_lines
-from .foreign import read_model
+from . import foreign
 from .model import Model
 from .samples import SAMPLES, sample_path
 from .tagging import tag_file
@@ -293,7 +293,7 @@ def convert(path, output, *, precision=None, prune=0.0, task=None, source=None, 
         if task is not None:
             raise SeqbilError("--task applies to seqbil's multi-task models, not to another tool's")
         try:
-            model = read_model(path, source, encoding=encoding, precision=precision)
+            model = foreign.load(path, source, encoding=encoding, precision=precision)
         except ValueError as exc:
             raise SeqbilError(str(exc)) from None
         precision = model.precision

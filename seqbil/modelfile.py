@@ -180,9 +180,35 @@ def _guess(prefix):
         return "it looks like a zip archive"
     if prefix.startswith(MAGIC[:4]):
         return "truncated"
-    from .foreign import crfpp, crfsuite  # another tool's model: say how to bring it over
-    for name, reader in (("crfsuite", crfsuite), ("crfpp", crfpp)):
-        if reader.sniff(prefix):
-            tool = "CRFsuite" if name == "crfsuite" else "CRF++"
-            return f"it is a {tool} model: convert it once with `seqbil convert --from {name} MODEL OUT.sbm`"
+    tool = other_tool(prefix)
+    if tool:
+        name = "CRFsuite" if tool == "crfsuite" else "CRF++"
+        return f"it is a {name} model: convert it once with `seqbil convert --from {tool} MODEL OUT.sbm`"
     return "unknown format"
+
+
+# Other tools' model files, known by their first bytes: the container says how to bring
+# one over when it is given one, and foreign/ reads them
+_CRFPP_HEAD = struct.Struct("<IidII")  # version, type, cost factor, maxid, xsize
+
+
+def crfpp_form(head):
+    """Whether the first bytes of a file are those of a CRF++ model: "binary" (crf_learn's
+    model), "text" (crf_learn -t), or None."""
+    if head.startswith(b"version: "):
+        return "text"
+    if len(head) >= _CRFPP_HEAD.size:
+        version, kind, cost, maxid, xsize = _CRFPP_HEAD.unpack_from(head)
+        if version // 100 == 1 and kind == 0 and 0 < cost < 1e300 and maxid > 0 and 0 < xsize < 1 << 16:
+            return "binary"
+    return None
+
+
+def is_crfsuite(head):
+    """Whether the first bytes of a file are those of a CRFsuite model (chunk lCRF, type FOMC)."""
+    return head[:4] == b"lCRF" and head[8:12] == b"FOMC"
+
+
+def other_tool(head):
+    """Which tool's model file begins with `head` ("crfpp", "crfsuite"), or None."""
+    return "crfsuite" if is_crfsuite(head) else "crfpp" if crfpp_form(head) else None

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from seqbil.cli import main
 from seqbil.errors import ModelFileError
-from seqbil.foreign import crfpp, read_model, sniff
+from seqbil.foreign import crfpp, load, sniff
 from seqbil.formats import Sentence
 from seqbil.model import Model
 
@@ -176,7 +176,7 @@ def test_crfpp_model_scores_as_crf_test(rng, tmp_path, form):
     assert sniff(path) == "crfpp"
     if form == "binary":  # what crf_test reads: float32 weights
         model = {**model, "alpha": model["alpha"].astype(np.float32).astype(np.float64)}
-    converted = read_model(path, "crfpp")
+    converted = load(path, "crfpp")
     assert converted.precision == ("float64" if form == "text" else "float32")
     assert converted.sums32 == (form == "binary")
     converted.save(tmp_path / "m.sbm")
@@ -200,19 +200,19 @@ def test_crfpp_damaged_files(rng, tmp_path):
     data = (tmp_path / "m.bin").read_bytes()
     (tmp_path / "short.bin").write_bytes(data[:-4])
     with pytest.raises(ModelFileError, match="damaged or truncated CRF\\+\\+ model"):
-        read_model(tmp_path / "short.bin", "crfpp")
+        load(tmp_path / "short.bin", "crfpp")
     (tmp_path / "v2.bin").write_bytes(struct.pack("<I", 200) + data[4:])
     with pytest.raises(ModelFileError, match="not a CRF\\+\\+ model"):
-        read_model(tmp_path / "v2.bin", "crfpp")
+        load(tmp_path / "v2.bin", "crfpp")
     write_text(model, tmp_path / "m.txt")
     lines = (tmp_path / "m.txt").read_text(encoding="utf-8").splitlines()
     (tmp_path / "cut.txt").write_text("\n".join(lines[:-3]) + "\n", encoding="utf-8")
     with pytest.raises(ModelFileError, match="weights where maxid says"):
-        read_model(tmp_path / "cut.txt", "crfpp")
+        load(tmp_path / "cut.txt", "crfpp")
     latin = {**model, "dic": {k.replace("中", "ÿ"): v for k, v in model["dic"].items()}}
     write_binary(latin, tmp_path / "latin.bin", "latin-1")
     with pytest.raises(ModelFileError, match="is not utf-8: give the model's encoding"):
-        read_model(tmp_path / "latin.bin", "crfpp")
+        load(tmp_path / "latin.bin", "crfpp")
     # a seqbil command given a CRF++ model says how to convert it
     result = CliRunner().invoke(main, ["tag", "-m", str(tmp_path / "m.bin"), str(tmp_path / "m.txt")])
     assert result.exit_code == 2 and "seqbil convert --from crfpp" in result.output
@@ -370,7 +370,7 @@ def test_crfsuite_model_scores_as_crfsuite(rng, tmp_path):
     state, trans = np.zeros((len(attributes), len(labels))), np.zeros((len(labels), len(labels)))
     for kind, a, b, w in features:
         (state if kind == 0 else trans)[a, b] += w
-    converted = read_model(path, "crfsuite")
+    converted = load(path, "crfsuite")
     for n in (1, 3, 5):
         items = [{attributes[a]: float(rng.choice([1.0, 0.5, -2.0])) for a in rng.choice(len(attributes), 3)} |
                  {"unseen": 1.0} for _ in range(n)]
@@ -386,13 +386,13 @@ def test_crfsuite_model_scores_as_crfsuite(rng, tmp_path):
     data = path.read_bytes()
     path.write_bytes(data[:-20])
     with pytest.raises(ModelFileError, match="damaged or truncated CRFsuite model"):
-        read_model(path, "crfsuite")
+        load(path, "crfsuite")
     path.write_bytes(data[:12] + struct.pack("<I", 200) + data[16:])
     with pytest.raises(ModelFileError, match="of version 200; this reader knows version 100"):
-        read_model(path, "crfsuite")
+        load(path, "crfsuite")
     path.write_bytes(b"not a model at all, but long enough to have a header" * 2)
     with pytest.raises(ModelFileError, match="not a CRFsuite model file"):
-        read_model(path, "crfsuite")
+        load(path, "crfsuite")
     result = CliRunner().invoke(main, ["convert", "--from", "crfsuite", str(path), str(tmp_path / "x.sbm")])
     assert result.exit_code == 2 and "not a CRFsuite model file" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "x.sbm").exists()

@@ -1,6 +1,7 @@
 """Models trained by other tools, read into seqbil models that label and score every
 sequence as those tools do: CRF++ (crfpp.py) and CRFsuite (crfsuite.py)."""
 from ..errors import ModelFileError
+from ..modelfile import other_tool
 from . import crfpp, crfsuite
 
 SOURCES = ("crfpp", "crfsuite")
@@ -10,17 +11,12 @@ def sniff(path):
     """Which tool's model file `path` is ("crfpp", "crfsuite"), or None."""
     try:
         with open(path, "rb") as f:
-            head = f.read(64)
+            return other_tool(f.read(64))
     except OSError:
         return None
-    if crfsuite.sniff(head):
-        return "crfsuite"
-    if crfpp.sniff(head):
-        return "crfpp"
-    return None
 
 
-def read_model(path, source, *, encoding=None, precision=None):
+def load(path, source, *, encoding=None, precision=None):
     """The seqbil Model of a model file of `source` (crfpp or crfsuite). encoding: of
     a CRF++ model's strings, which its file does not record (default utf-8);
     precision: of the weights kept (default: the file's)."""

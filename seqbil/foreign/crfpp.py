@@ -37,6 +37,7 @@ from ..errors import ModelFileError
 from ..evaluation import choose_metric
 from ..features.index import LAYOUT, FeatureIndex, Vocabulary
 from ..features.templates import TemplateSet, parse_template
+from ..modelfile import crfpp_form
 
 _HEAD = struct.Struct("<IidIII")  # version, type, cost factor, maxid, xsize, size of the double array
 _MACRO = re.compile(r"%x\[(-?\d+),(\d+)\]")
@@ -53,22 +54,11 @@ class CrfppModel:
         self.keys, self.offsets, self.alpha, self.form = keys, offsets, alpha, form
 
 
-def sniff(head):
-    """Whether the first bytes of a file are those of a CRF++ model ("binary", "text")."""
-    if head.startswith(b"version: "):
-        return "text"
-    if len(head) >= _HEAD.size - 4:  # all but the size of the double array
-        version, kind, cost, maxid, xsize = struct.unpack_from("<IidII", head)
-        if version // 100 == 1 and kind == 0 and 0 < cost < 1e300 and maxid > 0 and 0 < xsize < 1 << 16:
-            return "binary"
-    return None
-
-
 def read(path):
     """The CrfppModel of a binary or text CRF++ model file."""
     with open(path, "rb") as f:
         data = f.read()
-    form = sniff(data[:64])
+    form = crfpp_form(data[:64])
     if form == "text":
         return _read_text(path, data)
     if form == "binary":

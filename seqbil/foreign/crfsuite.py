@@ -26,6 +26,7 @@ from ..errors import ModelFileError
 from ..evaluation import choose_metric
 from ..features.index import LAYOUT, FeatureIndex, Vocabulary
 from ..features.templates import TemplateSet, parse_template
+from ..modelfile import is_crfsuite
 
 MAGIC, TYPE = b"lCRF", b"FOMC"
 _HEADER = struct.Struct("<4sI4s9I")
@@ -40,10 +41,6 @@ class CrfsuiteModel:
         self.version, self.labels, self.attributes, self.features = version, labels, attributes, features
 
 
-def sniff(head):
-    return head[:4] == MAGIC and head[8:12] == TYPE
-
-
 def read(path):
     """The CrfsuiteModel of a CRFsuite model file (labels and attribute names as
     bytes, features as a structured array)."""
@@ -53,7 +50,7 @@ def read(path):
     def broken(what):
         return ModelFileError(f"{path}: a damaged or truncated CRFsuite model ({what})")
 
-    if not sniff(data[:12]):
+    if not is_crfsuite(data[:12]):
         raise ModelFileError(f"{path}: not a CRFsuite model file (no lCRF/FOMC header)")
     if len(data) < _HEADER.size:
         raise broken("header")

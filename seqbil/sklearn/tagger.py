@@ -9,7 +9,8 @@ import numpy as np
 
 from ..errors import SeqbilError
 from ..formats import Sentence
-from ..foreign import crfsuite, read_model
+from .. import foreign
+from ..modelfile import is_crfsuite
 from ..model import Model
 from ..storage import first_order_block
 
@@ -159,6 +160,6 @@ def open_model(path):
             head = f.read(16)
     except OSError:
         head = b""
-    if crfsuite.sniff(head):
-        return read_model(path, "crfsuite")
+    if is_crfsuite(head):
+        return foreign.load(path, "crfsuite")
     return Model.load(path)
