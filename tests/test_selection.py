@@ -75,7 +75,7 @@ def test_fitted_temperature_is_the_least_token_nll():
 def test_temperature_without_dev_is_fitted_on_the_last_tenth(learner, monkeypatch):
     """No dev set: the temperature is the one a model trained on the first nine
     tenths fits on the last tenth, which is what a run with that dev set fits."""
-    monkeypatch.setattr(training, "CV_TOKENS", 0)
+    monkeypatch.setattr(training.selection, "CV_TOKENS", 0)
     rows = conll_rows(60)
     whole = seqbil.train(rows, config="conll2000", learner=learner, epochs=3)
     part = seqbil.train(rows[:-6], dev=rows[-6:], config="conll2000", learner=learner, epochs=3)
@@ -92,7 +92,7 @@ def test_a_file_held_out_from_gives_what_its_sentences_give(learner, monkeypatch
     """A training file is read into a Corpus and the tenth held out read again (the
     sentences are never all in memory as strings): the same choice and model as the
     same sentences given in memory."""
-    monkeypatch.setattr(training, "CV_TOKENS", 0)
+    monkeypatch.setattr(training.selection, "CV_TOKENS", 0)
     rows = conll_rows(60)
     path = tmp_path / "train.txt"
     path.write_text("".join("".join(" ".join(r) + "\n" for r in s) + "\n" for s in rows), encoding="utf-8")
@@ -115,7 +115,7 @@ def test_crf_chooses_c2_on_the_held_out_tenth(monkeypatch):
     """Without c2: the grid runs on the first nine tenths, the best held-out score
     wins (then the held-out log-likelihood), and the model trains on everything at
     that c2: the model trained with that c2 given."""
-    monkeypatch.setattr(training, "CV_TOKENS", 0)
+    monkeypatch.setattr(training.selection, "CV_TOKENS", 0)
     rows = conll_rows(80)
     echoed = []
     model = seqbil.train(rows, config="conll2000", learner="crf", epochs=30, echo=echoed.append)

@@ -1,0 +1,304 @@
+"""A run's corpus read and encoded once (a Run), and its learner made and started."""
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import checkpoint, multitask, params
+from ..errors import ConfigError, InputError
+from ..evaluation import choose_metric
+from ..evaluation.chunks import detect_scheme
+from ..features.dataset import encode
+from ..features.dictionaries import training_lexicons
+from ..features.index import normalizer
+from ..features.templates import EMB, task_copies
+from ..formats import make_format
+from ..formats.textio import sha256_file
+from ..learners import LEARNERS
+from ..model import Model
+from .memory import return_freed_memory
+from .reading import corpus_of, file_record, read_sentences, read_tasks, structure_features, vector_features
+from .settings import check_settings, load_templates, settings_header, task_list
+from .shards import ColumnValues, index_of_shards, survey_shards
+
+
+@dataclass
+class Run:
+    """A training corpus read and encoded, with what the passes and the model need:
+    the output of prepare(), the input of make_learner(), run_passes() and finish()."""
+    settings: dict
+    sources: dict
+    fmt: object
+    tasks: list | None
+    templates: object
+    origin: str
+    train_name: str
+    train_record: dict
+    labels: list
+    index: object
+    data: object
+    model: Model
+    t_encode: float
+    dev_sentences: list | None = None
+    dev_name: str | None = None
+    dev_data: object = None
+    devs: dict = field(default_factory=dict)  # multi-task: {task: (sentences, name, encoded)}
+    task_spec: tuple | None = None
+    coupling_line: str = ""
+    vectors: object = None
+    live: bool = False        # the learner reads the %emb rows (data.emb_rows)
+    learning: bool = False    # ... and adapts the vectors
+    phi0: object = None
+    emb_counts: object = None
+    lexicon_info: dict | None = None
+    vector_info: dict | None = None
+    structure_info: dict | None = None
+    structure: object = None
+    interrupted: bool = False  # run_passes stopped early on SIGINT / SIGTERM
+    mixer: object = None  # on shards: the shards, read and encoded on the workers (dask/ipm.py: Mixer)
+    fingerprint: int | None = None  # on shards: of their encodings (the corpus's: checkpoint.fingerprint)
+
+    def data_fingerprint(self):
+        """What a checkpoint keeps of the training corpus, to refuse resuming on another."""
+        return self.fingerprint if self.mixer is not None else checkpoint.fingerprint(self.data)
+
+    @property
+    def names(self):
+        return [name for name, _, _ in self.tasks] if self.tasks else None
+
+
+def prepare(settings, sources, train_data, dev, template_file, config, base, echo, client=None):
+    """Read the training corpus (or the tasks' corpora) and encode it once: the
+    templates checked against its columns, the labels, the metric, dictionaries,
+    vectors and structure; the model that will hold the weights, and the dev corpora
+    encoded by it. Returns a Run.
+
+    With settings["shards"], on the Dask cluster of `client`: the workers read and
+    encode the shards, and this process merges what they count into the index
+    (seqbil/dask/ipm.py); it never holds the corpus (run.data is None, run.mixer
+    holds the shards; if preparing fails, the workers let go of them)."""
+    fmt = make_format(settings["format"], None, settings["label_column"])
+    mixer = None
+    if settings["shards"] and not settings["tasks"]:
+        if client is None:
+            raise ValueError("training on shards needs the client of a Dask cluster")
+        if fmt.name == "conll" and fmt.n_fields is None:  # the first sentence fixes the number of fields
+            next(iter(fmt.read(train_data, labeled=True, encoding=settings["encoding"])), None)
+            if fmt.n_fields is None:
+                raise InputError(str(train_data), 0, "no sentences in file")
+        from ..dask.ipm import Mixer
+        mixer = Mixer(client, settings, train_data, fmt, echo)
+    try:
+        return _prepare(settings, sources, train_data, dev, template_file, config, base, echo, fmt, mixer)
+    except BaseException:
+        if mixer is not None:  # (a cluster given by --scheduler outlives the run)
+            mixer.close()
+        raise
+
+
+def _prepare(settings, sources, train_data, dev, template_file, config, base, echo, fmt, mixer):
+    enc = settings["encoding"]
+    tasks = task_list(settings["tasks"], sources.get("tasks", "<settings>")) if settings["tasks"] else None
+    t0 = time.perf_counter()
+    if tasks:
+        tokens, train_name, task_records, task_labels = read_tasks(fmt, tasks, enc)
+    elif mixer is not None:
+        tokens, train_name = None, str(train_data)
+    else:
+        tokens, train_name = corpus_of(fmt, train_data, enc)
+    templates = base.templates if base is not None else load_templates(settings, template_file, config)
+    origin = str(template_file or config or "<settings>")
+    if tasks:
+        templates = task_copies(templates.templates, origin)
+    elif templates.tasks and base is None:
+        bad = next(t.text for t in templates.templates if t.reads_task)
+        raise ConfigError(origin, params.line_in_file(origin, bad), f"template {bad!r} reads %task, the task of a "
+                          "sentence, which only multi-task training (--task NAME=TRAIN ...) gives; and it adds the "
+                          "%task copies itself")
+    if fmt.name != "crfsuite" and templates.items:
+        bad = next(t.text for t in templates.item_templates)
+        raise ConfigError(origin, params.line_in_file(origin, bad), f"template {bad!r}: %attr reads the attributes of tokens given as attributes (--format crfsuite, "
+                          "seqbil.sklearn); this corpus gives columns")
+    if fmt.name == "conll":
+        if fmt.n_fields is None:  # sentences given in memory
+            fmt.n_fields = tokens.n_fields
+        templates.check_columns(fmt.n_fields, fmt._label_index(fmt.n_fields), train_name, origin)
+    elif fmt.name == "crfsuite":
+        if any(t not in templates.item_templates and t.refs for t in templates.templates):
+            bad = next(t.text for t in templates.templates if t not in templates.item_templates and t.refs)
+            raise ConfigError(origin, 0, f"template {bad!r} reads columns, but CRFsuite's files give each token's "
+                              f"attributes: use U:%attr (and B, B:%attr)")
+        if not templates.items:
+            raise ConfigError(origin, 0, "CRFsuite's files give each token's attributes: the templates need U:%attr")
+    else:
+        templates.check_columns(1, None, train_name, origin)
+    check_settings(settings, sources, templates, echo)
+    if mixer is not None:
+        surveyed = survey_shards(mixer, settings, sources, templates)
+        label_values = set().union(*(r["labels"] for r in surveyed))
+    else:
+        label_values = tokens.label_values
+    labels = list(fmt.labels) if fmt.name == "sighan" else sorted(label_values)
+    if base is not None:  # the model's labels keep their place; new ones follow
+        labels = base.labels + [y for y in labels if y not in set(base.labels)]
+    try:
+        metric, why = choose_metric(labels, fmt.name, settings["metric"])
+    except ValueError as exc:
+        raise ConfigError(sources.get("metric", "<settings>"), 0, f"[corpus] metric = "
+                          f"{settings['metric']!r}: {exc}") from None
+    scheme = settings["scheme"]
+    if metric == "chunk" and scheme == "auto" and mixer is None:  # (on shards: from what they count)
+        scheme = detect_scheme(labels, tokens.label_sequences())
+    words = None
+    if mixer is not None:
+        words = [w for r in surveyed for w in r["words"]] if surveyed[0]["words"] is not None else None
+    lexicons, jackknife, lexicon_info = training_lexicons(
+        settings["dictionaries"], templates, tokens, "char" if fmt.name == "sighan" else "token",
+        normalizer(settings["normalize"]), settings["dict_folds"], enc, base.index.lexicons if base is not None else None,
+        sources.get("dictionaries", "<settings>"), settings["dict_min_length"], words=words)
+    vector_info, vectors = vector_features(settings, sources, templates,
+                                            ColumnValues(surveyed) if mixer is not None else tokens, base, enc)
+    # a learner that adapts the %emb vectors reads them by row: they stay out of the
+    # encoded corpus, which gives the rows instead (also when they are frozen: the
+    # corpus then takes k times less memory than with the values written out)
+    frozen = settings.get("freeze_embeddings", False)
+    live = vectors is not None and EMB in vectors.tables and LEARNERS[settings["learner"]].embeds and \
+        not (frozen and base is not None)
+    learning = live and not frozen
+    if learning and base is not None:
+        raise ConfigError(sources.get("learner", "<settings>"), 0, "a model with %emb templates cannot be "
+                          "continued by rpa (its vectors are learned afresh); train it anew")
+    if vectors is not None:
+        vectors.live = live
+    if settings["shards"] and (jackknife or live):
+        raise ConfigError(sources.get("shards", "<settings>"), 0, "iterative parameter mixing (shards) cannot "
+                          "encode a shard with " + ("jackknifed dictionaries: set dict_folds = 0" if jackknife else
+                                                    "%emb vectors a learner adapts"))
+    structure_info, structure = structure_features(settings, sources, fmt.name, base, bool(tasks))
+    if structure is not None and base is None:  # the splits read columns of this corpus too
+        n_fields = fmt.n_fields if fmt.name == "conll" else 1
+        label = fmt._label_index(n_fields) if fmt.name == "conll" else None
+        for split in structure.structure.splits:
+            split.index.templates.check_columns(n_fields, label, train_name,
+                                                f"{sources.get('structure', '<settings>')} (split {split.name})")
+    fingerprint = None
+    if mixer is not None:
+        data = None
+        index, witnesses, fingerprint = index_of_shards(mixer, settings, templates, labels, surveyed, lexicons,
+                                                         vectors, structure, metric == "chunk" and scheme == "auto")
+        if metric == "chunk" and scheme == "auto":
+            scheme = detect_scheme(labels, witnesses)
+        n_sequences, n_positions = sum(r["sentences"] for r in surveyed), sum(r["tokens"] for r in surveyed)
+        del surveyed
+    else:
+        data, index = encode(tokens, templates, None, labels, settings["min_count"], settings["normalize"],
+                             base.index if base is not None else None, vectors=vectors, structure=structure,
+                             lexicons=lexicons,
+                             length_cap=settings["dict_length_cap"], jackknife=jackknife)
+        n_sequences, n_positions = data.n_sequences, data.n_positions
+    phi0 = emb_counts = None
+    if live:
+        data.emb_rows = vectors.emb_rows(tokens, normalizer(settings["normalize"]))
+        vectors.live = False  # every other corpus reads the vectors' values
+        phi0 = vectors.tables[EMB].matrix.astype(np.float64)
+        emb_counts = np.bincount(data.emb_rows[data.emb_rows >= 0], minlength=len(phi0)) / data.emb_rows.shape[1]
+    task_spec, coupling_line = None, ""
+    if tasks:  # how the tasks are coupled (a general interaction matrix adds task copies of attributes)
+        if settings["interaction"] and "coupling" in sources:
+            raise ConfigError(sources["coupling"], 0, "give either the coupling b or an interaction matrix "
+                              "(interaction), not both")
+        task_spec, coupling_line = multitask.task_spec(index, templates, [name for name, _, _ in tasks], settings,
+                                                       data, origin)
+    t_encode = time.perf_counter() - t0
+    if data is not None:
+        data.without_b_ptr()
+    # what the training record needs of the corpus; the passes need only `data`
+    if tasks:
+        train_record = {"tasks": task_records}
+    elif mixer is not None:
+        train_record = {"path": train_name, "sentences": n_sequences, "tokens": n_positions,
+                        "sha256": sha256_file(train_data)}
+    else:
+        train_record = file_record(train_name, train_data if train_name == "<memory>" else tokens)
+    del tokens, jackknife
+    return_freed_memory()
+    corpus = {"format": fmt.name, "n_fields": fmt.n_fields, "label_column": settings["label_column"],
+              "encoding": enc, "normalize": settings["normalize"], "metric": metric, "scheme": scheme}
+    names = [name for name, _, _ in tasks] if tasks else None
+    model = Model("linear", labels, index, corpus, {}, precision=settings["precision"], tasks=names,
+                  task_labels=task_labels if tasks else None)
+    run = Run(settings, sources, fmt, tasks, templates, origin, train_name, train_record, labels, index, data, model,
+              t_encode, task_spec=task_spec, coupling_line=coupling_line, vectors=vectors, live=live,
+              learning=learning, phi0=phi0, emb_counts=emb_counts, lexicon_info=lexicon_info,
+              vector_info=vector_info, structure_info=structure_info, structure=structure, mixer=mixer,
+              fingerprint=fingerprint)
+    if tasks:  # per task: (sentences, file name, encoded) of its dev corpus
+        devs = {name: read_sentences(fmt, d, enc) for name, _, d in tasks if d is not None}
+        run.devs = {name: (s, n, model.for_task(name).encode(s, n)) for name, (s, n) in devs.items()}
+    elif dev is not None:
+        run.dev_sentences, run.dev_name = read_sentences(fmt, dev, enc)
+        run.dev_data = model.encode(run.dev_sentences, run.dev_name) if run.dev_sentences else None
+    A0, A1 = index.n_attributes(0), index.n_attributes(1)
+    echo(f"read {n_sequences} sequences, {n_positions} tokens, {len(labels)} labels; "
+         f"{A0} 0-order and {A1} 1st-order attributes "
+         f"({len(templates.by_order[0])} + {len(templates.by_order[1])} templates"
+         f"{', label transitions' if templates.transition else ''}) in {t_encode:.1f} s")
+    echo(settings_header(settings, sources))
+    echo(f"metric: {metric}" + (f" ({scheme})" if metric == "chunk" else "") +
+         (f", chosen because {why}" if settings["metric"] == "auto" else ""))
+    return run
+
+
+def make_learner(run, base=None, init_model=None, echo=print):
+    """The run's learner, prepared on its corpus (and started from the continued
+    model's weights)."""
+    settings, sources, index = run.settings, run.sources, run.index
+    A0, A1 = index.n_attributes(0), index.n_attributes(1)
+    learner_class = LEARNERS[settings["learner"]]
+    if run.tasks:
+        if not learner_class.multitask:
+            multi = ", ".join(name for name, cls in LEARNERS.items() if cls.multitask)
+            raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner_class.name!r} "
+                              f"does not learn several tasks (multi-task learners: {multi})")
+        echo(run.coupling_line)
+    try:
+        learner = learner_class(len(run.labels), A0, A1, settings, run.templates.transition, run.task_spec)
+    except ValueError as exc:  # options of the learner that cannot learn several tasks (bol's rank1 = global)
+        if run.task_spec is None:
+            raise
+        raise ConfigError(sources.get("learner", "<settings>"), 0, f"multi-task training: {exc}") from None
+    learner.prepare(run.data)
+    if run.live:
+        vectors = run.vectors
+        learner.attach([f for f, t in zip(vectors.firsts(index.n_keyed(0)), vectors.templates)
+                        if t.refs[0][1].source == EMB], run.phi0)
+    if base is not None:
+        if (base.kind == "bilinear") != learner.bilinear:
+            raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner.name!r} cannot "
+                              f"continue the {base.kind} model {init_model}")
+        learner.warm_start(carried_weights(base, run.labels, index.renumber, A0, A1))
+        base.weights = {}  # the learner holds them now; the base is kept for its labels and record
+        echo(f"starting from {init_model}: {len(base.labels)} of {len(run.labels)} labels, "
+             f"{base.index.n_attributes(0)} of {A0} 0-order and {base.index.n_attributes(1)} of {A1} 1st-order "
+             f"attributes")
+    return learner
+
+
+def carried_weights(base, labels, renumber, A0, A1):
+    """The weights of a model placed in a larger model: attribute a of the base is
+    attribute renumber[order][a], label y keeps its name; the rest is zero."""
+    S, w = len(labels), base.weights
+    y = np.array([labels.index(name) for name in base.labels])
+    v = np.append(y, S)  # the start symbol is the last previous-label column
+    out = {"W0": np.zeros((A0, S)), "trans": np.zeros((S, S + 1)), "end": np.zeros(S)}
+    out["W0"][np.ix_(renumber[0], y)] = w["W0"]
+    out["trans"][np.ix_(y, v)] = w["trans"]
+    out["end"][y] = w["end"]
+    if base.kind == "linear":
+        out["W1"] = np.zeros((A1, S, S + 1))
+        out["W1"][np.ix_(renumber[1], y, v)] = w["W1"]
+    else:
+        out["alpha"], out["beta"] = np.zeros((A1, S)), np.zeros((A1, S + 1))
+        out["alpha"][np.ix_(renumber[1], y)] = w["alpha"]
+        out["beta"][np.ix_(renumber[1], v)] = w["beta"]
+    return out
