@@ -167,6 +167,12 @@ class Model:
             self._store["sums32"] = True
         return self._store
 
+    def keep_sparse(self):
+        """Make the sparse rows that decoding reads from the dense weights, and let the
+        dense weights go (a model that is only scored from now on)."""
+        self.store
+        self._weights = None
+
     def compact(self, prune=0.0, precision=None):
         """Keep only the weights with |w| > prune, at the given precision (float32 or
         float64; default: the model's), and take the attributes left without any
@@ -333,7 +339,10 @@ class Model:
 
     def predict(self, sentences, source="<input>"):
         """Label strings of each formats.Sentence."""
-        data = self.encode(sentences, source)
+        return self.predict_data(self.encode(sentences, source))
+
+    def predict_data(self, data):
+        """Label strings of each sequence of an encoded Dataset."""
         ids = self.decode(data)
         labels = np.array(self.labels, dtype=object)
         return [list(labels[ids[data.seq_ptr[j]:data.seq_ptr[j + 1]]]) for j in range(data.n_sequences)]

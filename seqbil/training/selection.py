@@ -2,6 +2,7 @@
 coefficients) and the temperature of an online learner's probabilities."""
 import os
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -16,16 +17,35 @@ from .memory import return_freed_memory
 from .passes import run_passes
 from .prepare import make_learner, prepare
 from .reading import corpus_of, read_sentences
-from .scoring import gold_labels, predict_labels, segment_chars
+from .scoring import gold_labels, segment_chars
 
 
 # a training corpus of at most this many tokens chooses by 10-fold cross-validation:
 # a tenth of it is too few sentences to tell settings apart (CRF++'s examples hold
 # 2,000 to 9,000 tokens), and ten runs on it cost little
 CV_TOKENS = 25_000
-
-
 CV_FOLDS = 10
+
+
+@dataclass
+class Trial:
+    """One setting of the grid (`point`) trained on every fold: the learner each fold
+    left, each fold's (history, rng), and what ranks it: its score on the held-out
+    data, then the held-out log-likelihood (a CRF's), then coming first."""
+    point: dict
+    learners: list
+    passes: list = field(default_factory=list)
+    key: tuple = ()
+
+
+@dataclass
+class Choice:
+    """What select() plans: the grid, whether the temperature is fitted, which keys of
+    the grid vary, and how the choice is named in messages."""
+    grid: list
+    fit: bool
+    varies: list
+    what: str
 
 
 def select(settings, sources, train_data, dev, template_file, config, init_model, echo, show_progress=False):
@@ -43,49 +63,110 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
     (the dev metric), then by the held-out log-likelihood for a CRF, then by coming
     first (the stronger regularisation). Returns (settings, sources, that best run
     or None, the record of the choice)."""
+    choice = _plan(settings, sources, dev)
+    if choice is None:
+        return settings, sources, None, {}
+    fmt = make_format(settings["format"], None, settings["label_column"])
+    folds = _folds(choice, settings, fmt, train_data, dev, echo)
+    if folds is None:
+        return settings, sources, None, {}
+    where, folds = folds
+    runs, bases = _prepare_folds(folds, where, settings, sources, train_data, template_file, config, init_model, echo)
+    del folds  # (encoded now: a Corpus given is not needed again)
+    planned = runs[0].settings  # (prepare may settle the learner: bol with nothing to factor is sp)
+    tried, best, worse, learners = [], None, 0, [None] * len(runs)
+    for point in choice.grid or [{}]:
+        trial = Trial(point, learners)
+        stopped = _train_folds(trial, runs, bases, planned, best, settings["seed"], init_model, bool(choice.grid),
+                               show_progress)
+        if stopped is not None:  # interrupted: what there is, this held-out run's model
+            run, learner, history, _ = stopped
+            echo(f"interrupted while choosing {choice.what}: the model is that of the run on part of the training "
+                 f"corpus ({len(history)} of {learner.passes()} passes)")
+            _finish_all(other for other in trial.learners if other is not None and other is not learner)
+            run.settings = {**run.settings, "temperature": run.settings["temperature"] or 1.0}
+            return settings, sources, stopped, {"interrupted": f"while choosing {choice.what}"}
+        learners = trial.learners
+        if not choice.grid:  # one setting: nothing to compare
+            best = trial
+            break
+        tried.append(_score_trial(trial, runs, choice, where, echo))
+        if best is None or trial.key > best.key:
+            _finish_all(old for old in (best.learners if best is not None else ()) if old not in learners)
+            best, worse = trial, 0
+        else:
+            worse += 1
+            if len(choice.varies) == 1 and worse == 2:  # two steps past the best along the path
+                break
+    _finish_all(learner for learner in learners if learner not in best.learners)
+    point = best.point
+    settings, sources = {**settings, **point}, {**sources, **{k: "<chosen>" for k in point}}
+    record = {"on": where, "tried": tried, "chosen": point} if choice.grid else {}
+    if choice.grid:
+        echo(f"chose {', '.join(f'{k} = {point[k]:g}' for k in choice.varies)}")
+    if where == "dev":
+        runs[0].settings = {**planned, **point}
+        return settings, sources, (runs[0], best.learners[0], *best.passes[0]), record
+    learners = best.learners
+    if choice.fit:
+        temperature = _fit_temperature(runs, learners, bool(choice.grid), where, record, echo)
+        settings, sources = {**settings, "temperature": temperature}, {**sources, "temperature": "<chosen>"}
+    _finish_all(learner for learner in learners if learner is not None)
+    return settings, sources, None, record
+
+
+def _plan(settings, sources, dev):
+    """The Choice to make, or None when there is none (a multi-task run's learner
+    cannot be a CRF; a temperature given, or fitted on the dev set after the run)."""
     learner_class = LEARNERS[settings["learner"]]
     grid = learner_class.grid(settings, sources)
     fit = settings["temperature"] == 0 and not learner_class.probabilistic
     if settings["tasks"] or not grid and (not fit or dev is not None or settings["shards"]):
-        return settings, sources, None, {}  # (a multi-task run's learner cannot be a CRF)
-    fmt = make_format(settings["format"], None, settings["label_column"])
+        return None
     varies = [key for key in (grid[0] if grid else ()) if any(point[key] != grid[0][key] for point in grid)]
-    what = " and ".join([*varies, *(["the temperature"] if fit else [])])
+    return Choice(grid, fit, varies, " and ".join([*varies, *(["the temperature"] if fit else [])]))
+
+
+def _folds(choice, settings, fmt, train_data, dev, echo):
+    """(where, [(training part, held-out part)]): the dev set; or, without one, the
+    last tenth of the training sentences, or each tenth in turn for a small corpus.
+    None when there are too few sentences to hold out a tenth."""
+    grid, what = choice.grid, choice.what
     if dev is not None:
-        where, folds = "dev", [(train_data, dev)]
         echo(f"choosing {what} on the dev set from {len(grid)} settings")
+        return "dev", [(train_data, dev)]
+    # a file is read into a Corpus (its strings once per distinct value), the sentences
+    # held out from it read again; sentences given in memory are sliced as they are
+    enc = settings["encoding"]
+    if isinstance(train_data, list):
+        sentences, whole = read_sentences(fmt, train_data, enc)[0], None
+        n, tokens = len(sentences), sum(map(len, sentences))
     else:
-        # a file is read into a Corpus (its strings once per distinct value), the sentences
-        # held out from it read again; sentences given in memory are sliced as they are
-        enc = settings["encoding"]
-        if isinstance(train_data, list):
-            sentences, whole = read_sentences(fmt, train_data, enc)[0], None
-            n, tokens = len(sentences), sum(map(len, sentences))
-        else:
-            sentences, whole = None, corpus_of(fmt, train_data, enc)[0]
-            n, tokens = len(whole), whole.n_tokens
-        if n < 10:
-            echo(f"{n} training sentences: too few to hold out a tenth; " +
-                 ("temperature 1" if fit else f"{' and '.join(varies)} at the defaults"))
-            return settings, sources, None, {}
-        if sentences is None and (tokens <= CV_TOKENS or whole.items is not None):
-            sentences, whole = read_sentences(fmt, train_data, enc)[0], None
-        if tokens <= CV_TOKENS:
-            cuts = np.linspace(0, n, CV_FOLDS + 1).astype(int)
-            where = f"{CV_FOLDS}-fold cross-validation"
-            folds = [(sentences[:a] + sentences[b:], sentences[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
-            echo(f"choosing {what} by {where} on the {n} training sentences ({tokens} tokens)" +
-                 (f" from {len(grid)} settings" if grid else ""))
-        else:
-            k = n // 10
-            where = "held-out"
-            # (a file's held-out tenth stays a Corpus too: as Sentence objects it would be some
-            # hundred bytes a token through the whole choice)
-            folds = [(sentences[:-k], sentences[-k:])] if sentences is not None else \
-                [(whole.head(n - k), whole.part(n - k, n))]
-            echo(f"choosing {what} on the last tenth of the training sentences ({k} of {n}), training on the "
-                 f"other {n - k}" + (f", from {len(grid)} settings" if grid else ""))
-        del sentences, whole
+        sentences, whole = None, corpus_of(fmt, train_data, enc)[0]
+        n, tokens = len(whole), whole.n_tokens
+    if n < 10:
+        echo(f"{n} training sentences: too few to hold out a tenth; " +
+             ("temperature 1" if choice.fit else f"{' and '.join(choice.varies)} at the defaults"))
+        return None
+    if sentences is None and (tokens <= CV_TOKENS or whole.items is not None):
+        sentences, whole = read_sentences(fmt, train_data, enc)[0], None
+    if tokens <= CV_TOKENS:
+        cuts = np.linspace(0, n, CV_FOLDS + 1).astype(int)
+        where = f"{CV_FOLDS}-fold cross-validation"
+        echo(f"choosing {what} by {where} on the {n} training sentences ({tokens} tokens)" +
+             (f" from {len(grid)} settings" if grid else ""))
+        return where, [(sentences[:a] + sentences[b:], sentences[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    k = n // 10
+    echo(f"choosing {what} on the last tenth of the training sentences ({k} of {n}), training on the "
+         f"other {n - k}" + (f", from {len(grid)} settings" if grid else ""))
+    # (a file's held-out tenth stays a Corpus too: as Sentence objects it would be some
+    # hundred bytes a token through the whole choice)
+    return "held-out", [(sentences[:-k], sentences[-k:])] if sentences is not None else \
+        [(whole.head(n - k), whole.part(n - k, n))]
+
+
+def _prepare_folds(folds, where, settings, sources, train_data, template_file, config, init_model, echo):
+    """(runs, bases): each fold read and encoded, and the model it continues."""
     runs, bases = [], []
     for part, held in folds:
         bases.append(Model.load(init_model) if init_model is not None else None)
@@ -96,97 +177,83 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
             if exc.path != "<memory>" or not isinstance(train_data, (str, os.PathLike)):
                 raise
             raise type(exc)(str(train_data), exc.line, exc.message) from None
-    del folds, part, held  # (encoded now: a Corpus given is not needed again)
-    planned = runs[0].settings  # (prepare may settle the learner: bol with nothing to factor is sp)
-    tried, best, worse, learners = [], None, 0, [None] * len(runs)
-    for point in grid or [{}]:
-        start, passes, gold, pred, nll = time.perf_counter(), [], [], [], 0.0
-        for f, run in enumerate(runs):
-            run.settings = {**planned, **point}
-            previous = learners[f]
-            learner = learners[f] = make_learner(run, bases[f] if previous is None else None, init_model,
-                                                 lambda line: None)
-            if previous is not None and learner.batch:  # a path: each setting starts where the last ended
-                learner.warm_start(previous.parameters()[1])
-            if previous is not None and not (best and previous in best[2]):
-                previous.finish()
-            rng = np.random.default_rng(settings["seed"])
-            history = run_passes(run, learner, rng, [], echo=lambda line: None, show_progress=show_progress,
-                                 score_dev=False)
-            if run.interrupted:  # what there is: this held-out run's model, at temperature 1
-                echo(f"interrupted while choosing {what}: the model is that of the run on part of the training "
-                     f"corpus ({len(history)} of {learner.passes()} passes)")
-                for other in learners:
-                    if other is not None and other is not learner:
-                        other.finish()
-                run.settings = {**run.settings, "temperature": run.settings["temperature"] or 1.0}
-                return settings, sources, (run, learner, history, rng), {"interrupted": f"while choosing {what}"}
-            passes.append((history, rng))
-            if grid:
-                run.model.kind, run.model.weights = learner.parameters()
-            else:  # the one setting: the learner is done, and only its model's sparse rows are needed
-                run.data = None  # (as finish() lets the training corpus go before the weights are made)
-                learner.finish()
-                return_freed_memory()
-                run.model.kind, run.model.weights = learner.final_parameters()
-                run.model.store
-                run.model._weights = None
-            if grid:  # (the temperature alone needs no score: the fit reads the marginals)
-                gold += gold_labels(run.dev_sentences)
-                pred += predict_labels(run.model, run.dev_data)
-            if learner.probabilistic:
-                nll += token_nll(run.model, run.dev_data, 1.0)[0]
-        if not grid:  # one setting: nothing to compare
-            best = (None, point, list(learners), passes)
-            break
-        result = score(runs[0].model.corpus["metric"], gold, pred, scheme=runs[0].model.corpus.get("scheme", "auto"),
-                       chars=[c for run in runs for c in segment_chars(run)] if runs[0].model.corpus["metric"] == "segment"
-                       else None)
-        name, value = headline(result)
-        seconds = time.perf_counter() - start  # (not in the record: the same run gives the same model bytes)
-        tried.append({**point, "metric": name, "value": value, "passes": [len(h) for h, _ in passes]})
-        if learners[0].probabilistic:
-            tried[-1]["nll"] = nll
-        if point:
-            echo("  " + ", ".join(f"{k} {point[k]:g}" for k in varies) + f": {where} {name} {value:.2f}" +
-                 (f", log-likelihood {-nll:.1f}" if learners[0].probabilistic else "") +
-                 f" ({', '.join(str(len(h)) for h, _ in passes)} {'iterations' if learners[0].batch else 'passes'}, "
-                 f"{seconds:.1f} s)")
-        key = (value, -nll)
-        if best is None or key > best[0]:
-            for old in best[2] if best is not None else ():
-                if old not in learners:
-                    old.finish()
-            best, worse = (key, point, list(learners), passes), 0
-        else:
-            worse += 1
-            if len(varies) == 1 and worse == 2:  # two steps past the best along the path
-                break
-    for learner in learners:
-        if learner not in best[2]:
+    return runs, bases
+
+
+def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, show_progress):
+    """The trial's setting trained on every fold, each fold's learner starting where
+    the fold's previous one ended (a batch learner: a path); the trial keeps the
+    learners and passes. Returns None, or (run, learner, history, rng) of the fold a
+    Ctrl-C stopped. Unless the trial is to be scored against others, each fold's
+    model keeps only the sparse rows of its final weights."""
+    learners = trial.learners = list(trial.learners)
+    for f, run in enumerate(runs):
+        run.settings = {**planned, **trial.point}
+        previous = learners[f]
+        learner = learners[f] = make_learner(run, bases[f] if previous is None else None, init_model,
+                                             lambda line: None)
+        if previous is not None and learner.batch:  # a path: each setting starts where the last ended
+            learner.warm_start(previous.parameters()[1])
+        if previous is not None and not (best and previous in best.learners):
+            previous.finish()
+        rng = np.random.default_rng(seed)
+        history = run_passes(run, learner, rng, [], echo=lambda line: None, show_progress=show_progress,
+                             score_dev=False)
+        if run.interrupted:
+            return run, learner, history, rng
+        trial.passes.append((history, rng))
+        if scored:
+            run.model.kind, run.model.weights = learner.parameters()
+        else:  # the one setting: the learner is done, and only its model's sparse rows are needed
+            run.data = None  # (as finish() lets the training corpus go before the weights are made)
             learner.finish()
-    _, point, learners, passes = best
-    settings, sources = {**settings, **point}, {**sources, **{k: "<chosen>" for k in point}}
-    record = {"on": where, "tried": tried, "chosen": point} if grid else {}
-    if grid:
-        echo(f"chose {', '.join(f'{k} = {point[k]:g}' for k in varies)}")
-    if where == "dev":
-        runs[0].settings = {**planned, **point}
-        return settings, sources, (runs[0], learners[0], *passes[0]), record
-    if fit:
-        learner = previous = best = None  # (the learners' arrays go as soon as their models have weights)
-        for f, run in enumerate(runs):
-            if grid:  # (without a grid, the runs' models have their weights already)
-                learners[f].finish()
-                run.model.kind, run.model.weights = learners[f].final_parameters()
-                run.model.store  # the sparse rows that decoding reads, made from the dense weights...
-                run.model._weights = None  # ...which then go
-            learners[f] = None
-        temperature, info = fit_temperature([(run.model, run.dev_data) for run in runs])
-        settings, sources = {**settings, "temperature": temperature}, {**sources, "temperature": "<chosen>"}
-        record["temperature"] = {"on": where, "value": temperature, **info}
-        echo(temperature_line(temperature, info, "the held-out tenth" if where == "held-out" else where))
+            return_freed_memory()
+            run.model.kind, run.model.weights = learner.final_parameters()
+            run.model.keep_sparse()
+    return None
+
+
+def _score_trial(trial, runs, choice, where, echo):
+    """Score the trial over all the folds' held-out predictions together (and their
+    log-likelihood, for a CRF); its row of the record."""
+    start, gold, pred, nll = time.perf_counter(), [], [], 0.0
+    for run in runs:
+        gold += gold_labels(run.dev_sentences)
+        pred += run.model.predict_data(run.dev_data)
+        if trial.learners[0].probabilistic:
+            nll += token_nll(run.model, run.dev_data, 1.0)[0]
+    metric = runs[0].model.corpus["metric"]
+    result = score(metric, gold, pred, scheme=runs[0].model.corpus.get("scheme", "auto"),
+                   chars=[c for run in runs for c in segment_chars(run)] if metric == "segment" else None)
+    name, value = headline(result)
+    seconds = time.perf_counter() - start  # (not in the record: the same run gives the same model bytes)
+    row = {**trial.point, "metric": name, "value": value, "passes": [len(h) for h, _ in trial.passes]}
+    probabilistic, batch = trial.learners[0].probabilistic, trial.learners[0].batch
+    if probabilistic:
+        row["nll"] = nll
+    echo("  " + ", ".join(f"{k} {trial.point[k]:g}" for k in choice.varies) + f": {where} {name} {value:.2f}" +
+         (f", log-likelihood {-nll:.1f}" if probabilistic else "") +
+         f" ({', '.join(str(len(h)) for h, _ in trial.passes)} {'iterations' if batch else 'passes'}, "
+         f"{seconds:.1f} s)")
+    trial.key = (value, -nll)
+    return row
+
+
+def _fit_temperature(runs, learners, grid, where, record, echo):
+    """The temperature fitted to the held-out models' marginals; the learners' arrays
+    go as soon as their models have weights."""
+    for f, run in enumerate(runs):
+        if grid:  # (without a grid, the runs' models have their weights already)
+            learners[f].finish()
+            run.model.kind, run.model.weights = learners[f].final_parameters()
+            run.model.keep_sparse()
+        learners[f] = None
+    temperature, info = fit_temperature([(run.model, run.dev_data) for run in runs])
+    record["temperature"] = {"on": where, "value": temperature, **info}
+    echo(temperature_line(temperature, info, "the held-out tenth" if where == "held-out" else where))
+    return temperature
+
+
+def _finish_all(learners):
     for learner in learners:
-        if learner is not None:
-            learner.finish()
-    return settings, sources, None, record
+        learner.finish()
