@@ -88,7 +88,7 @@ def main():
         fast = _Tagger(model, "<input>", "utf-8", None, False)
         slow = _Tagger(model, "<input>", "utf-8", None, False)
         slow.fast = None
-        assert fast.fast == "conll", "the compiled path does not take this model"
+        assert fast.fast == "columns", "the compiled path does not take this model"
         fast.warm()
         fmt = model.format
         stages = {}

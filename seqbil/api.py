@@ -14,15 +14,12 @@ import sys
 from . import params
 from .errors import InputError, SeqbilError, check_output, silence_stderr
 from .evaluation import choose_metric, read_vocabulary, score
-from .formats import ConllFormat, Sentence, bies_tags, make_format, read_corpus
-from .formats.conll import read_predictions
-from .formats.crfsuite import read_label_lines
+from .formats import FORMATS, Format, make_format, read_corpus
 from . import foreign
 from .model import Model
 from .samples import SAMPLES, sample_path
 from .tagging import tag_file
 
-DEFAULT_CONFIG = "conll2000"
 
 
 def _quiet(*args, **kwargs):
@@ -129,7 +126,7 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
     """
     echo = echo or (_stderr if verbose else _quiet)
     if config is None and init_model is None:
-        config = "crfsuite" if options.get("format") == "crfsuite" else DEFAULT_CONFIG
+        config = FORMATS.get(options.get("format"), Format).default_config
         echo(f"no config given: using the bundled {config} config")
     config = params.find_config(config) if config is not None else None
     settings, sources = params.resolve(config, options)
@@ -316,31 +313,7 @@ def convert(path, output, *, precision=None, prune=0.0, task=None, source=None, 
 
 def _in_memory(fmt, sentences, name):
     """formats.Sentence objects of annotated sentences given as Python lists."""
-    if fmt.name == "crfsuite":
-        raise InputError(f"<{name}>", 0, "sentences of attributes are given in memory through seqbil.sklearn.CRF; "
-                         "here, give a file")
-    out = []
-    for number, s in enumerate(sentences, 1):
-        where = f"<{name} sentence {number}>"
-        if fmt.name == "sighan":
-            words = s.split() if isinstance(s, str) else list(s)
-            if not all(isinstance(w, str) and w for w in words):
-                raise InputError(where, 0, "a segmented sentence is a string of words or a list of words")
-            if words:
-                out.append(Sentence([list("".join(words))], bies_tags(words), number))
-            continue
-        rows = [list(r) for r in s]
-        if not rows:
-            continue
-        width = len(rows[0])
-        if width < 2 or any(len(r) != width or not all(isinstance(x, str) and x for x in r) for r in rows):
-            raise InputError(where, 0, "every token is a list of the same number (>= 2) of non-empty strings, "
-                             "the label among them")
-        if fmt.n_fields is None:
-            fmt.n_fields = width
-        elif width != fmt.n_fields:
-            raise InputError(where, 0, f"{width} columns, but the first sentence has {fmt.n_fields}")
-        out.append(fmt._sentence(rows, number, width, where))
+    out = fmt.annotated(sentences, name)
     if not out:
         raise InputError(f"<{name}>", 0, "no sentences")
     return out
@@ -406,7 +379,7 @@ def evaluate(model, data, *, words=None, metric=None, task=None, encoding=None, 
         raise InputError(data, sentences[0].line, f"none of the labels is known to the model "
                          f"(model labels: {', '.join(model.labels)})")
     metric = metric or model.corpus["metric"]
-    _check_metric(metric, {y for g in gold for y in g}, model.format.name, data)
+    _check_metric(metric, {y for g in gold for y in g}, model.format.segments, data)
     pred = model.predict(sentences, str(data))
     result = score(metric, gold, pred, scheme=model.corpus.get("scheme", "auto"), mode=mode,
                    chars=[s.columns[0] for s in sentences] if metric == "segment" else None,
@@ -418,23 +391,11 @@ def evaluate(model, data, *, words=None, metric=None, task=None, encoding=None, 
     return result
 
 
-def _check_metric(metric, labels, format_name, where):
+def _check_metric(metric, labels, segments, where):
     try:
-        choose_metric(labels, format_name, metric)
+        choose_metric(labels, segments, metric)
     except ValueError as exc:
         raise InputError(where, 0, f"metric {metric}: {exc}") from None
-
-
-def _check_gold_labels(gold, pred, gold_s, labels, predicted):
-    """A gold file without its label column (the tagger's input given as the gold) has
-    its last input column read as labels: no value of it is ever predicted. Refused,
-    rather than scored as an accuracy of 0."""
-    if labels and predicted and not labels & predicted:
-        some = ", ".join(sorted(labels)[:5]) + (", ..." if len(labels) > 5 else "")
-        them = ", ".join(sorted(predicted)[:5]) + (", ..." if len(predicted) > 5 else "")
-        raise InputError(gold, gold_s[0].line, f"no gold label is ever predicted: the gold file's last column "
-                         f"({some}) shares no value with the predictions' labels in {pred} ({them}); does the "
-                         f"gold file have its label column?")
 
 
 def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=None, model=None, encoding=None,
@@ -485,48 +446,29 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
     """
     model = model if isinstance(model, (Model, type(None))) else Model.load(model)
     guessed = format is None and model is None
-    format = format or (model.format.name if model else "conll")
     label_column = model.corpus.get("label_column", -1) if model else -1
+    fmt = make_format(format or (model.format.name if model else "conll"), None, label_column)
     enc = encoding or (model.corpus.get("encoding", "utf-8") if model else "utf-8")
-    if format == "sighan":
-        fmt = make_format("sighan")
-        gold_s, pred_s = list(fmt.read(gold, encoding=enc)), list(fmt.read(pred, encoding=enc))
-    elif format == "crfsuite":  # the predictions as `crfsuite tag` writes them: a label per line
-        gold_s, pred_s = list(make_format("crfsuite").read(gold, encoding=enc)), list(read_label_lines(pred, enc))
-    else:
-        fmt = ConllFormat(None, label_column)
-        try:
-            gold_s = list(fmt.read(gold, encoding=enc))
-        except InputError as e:
-            if guessed and "fields" in e.message:  # read as columns for want of a format or a model
-                raise InputError(e.path, e.line, e.message + " (read as CoNLL columns: give --format sighan for "
-                                 "segmented text, --format crfsuite for attribute files)") from None
-            raise
-        pred_s = list(read_predictions(pred, fmt.n_fields, enc)) if gold_s else []
+    try:
+        gold_s = list(fmt.read(gold, encoding=enc))
+    except InputError as e:
+        if guessed and "fields" in e.message:  # read as columns for want of a format or a model
+            raise InputError(e.path, e.line, e.message + " (read as CoNLL columns: give --format sighan for "
+                             "segmented text, --format crfsuite for attribute files)") from None
+        raise
     if not gold_s:
         raise InputError(gold, 0, "no sentences in file")
-    if len(gold_s) != len(pred_s):
-        raise InputError(pred, 0, f"{len(pred_s)} sentences, but the gold file {gold} has {len(gold_s)}")
-    for g, p in zip(gold_s, pred_s):
-        if len(g) != len(p) or (format == "sighan" and g.columns != p.columns):
-            raise InputError(pred, p.line, f"sentence does not match the gold sentence at {gold}:{g.line}")
-        if format == "conll":  # the same words, as conlleval assumes: the token of each line
-            word = 0 if fmt._label_index(fmt.n_fields) != 0 else 1
-            for i, (g_row, p_row) in enumerate(zip(g.rows, p.rows)):
-                if g_row[word] != p_row[word]:
-                    raise InputError(pred, p.line + i, f"the token {p_row[word]!r} is not the gold file's "
-                                     f"{g_row[word]!r} ({gold}:{g.line + i}): the two files hold different words")
+    pred_s = fmt.read_predictions(pred, enc)
+    fmt.check_predictions(gold_s, pred_s, gold, pred)
     labels = {y for s in gold_s for y in s.labels}
-    if format == "conll":
-        _check_gold_labels(gold, pred, gold_s, labels, {y for s in pred_s for y in s.labels})
     if metric:
         source = "as set"
     elif model is not None:
         metric, source = model.corpus["metric"], "the model's task"
     else:
-        metric, why = choose_metric(labels, format)
+        metric, why = choose_metric(labels, fmt.segments)
         source = f"chosen because {why}"
-    _check_metric(metric, labels, format, gold)
+    _check_metric(metric, labels, fmt.segments, gold)
     if scheme is None:
         scheme = model.corpus.get("scheme", "auto") if model is not None else "auto"
     result = score(metric, [s.labels for s in gold_s], [s.labels for s in pred_s], scheme=scheme, mode=mode,

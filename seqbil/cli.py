@@ -13,6 +13,7 @@ import click
 from . import params
 from ._version import __version__
 from .errors import SeqbilError, silence_stderr
+from .formats import FORMATS
 from .model import NBEST_MAX
 
 
@@ -430,7 +431,7 @@ def _sigterm_as_exit():
 @click.option("--mode", type=click.Choice(["default", "strict"]), default="default", show_default=True,
               help="Chunks: default reads any tags as conlleval (IOBES and BILOU as seqeval); strict counts "
                    "only the chunks well-formed under the scheme, as seqeval's mode='strict'.")
-@click.option("--format", "format_name", type=click.Choice(["conll", "sighan", "crfsuite"]),
+@click.option("--format", "format_name", type=click.Choice(list(FORMATS)),
               help="Format of --gold/--pred. [default: the model's, else conll]")
 @click.option("--words", "words_path", metavar="FILE",
               help="Training words (a word list or the segmented training file) for OOV/IV recall.")

@@ -83,3 +83,16 @@ class ConfigError(InputError):
 
 class ModelFileError(SeqbilError):
     """A model file that is missing, truncated, corrupt, foreign or of an unknown version."""
+
+
+def line_in_file(path, text):
+    """The number of the first line of a file that holds `text` (0: none, or no file):
+    where a message about a template or a value read from it can point."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                if text in line:
+                    return number
+    except (OSError, TypeError):
+        pass
+    return 0

@@ -18,7 +18,7 @@ import numpy as np
 
 from ._version import __version__
 from ._kernels.decode import confidence_corpus, decode_corpus, marginals_corpus, nbest_corpus, nbest_rows, path_scores
-from .formats import Sentence, make_format
+from .formats import FORMATS, Sentence, make_format
 from .formats.sighan import split_raw
 from .formats.sentence import Corpus
 from .features.dataset import encode
@@ -27,7 +27,7 @@ from .features.structure import Structure, StructureFeatures
 from .features.vectors import VectorFeatures, VectorTable
 from .features.index import (LAYOUTS, NORMALIZERS, FeatureIndex, attribute_arrays, read_attributes, read_vocabularies,
                              vocabulary_arrays)
-from .errors import ModelFileError, SeqbilError
+from .errors import ConfigError, ModelFileError, SeqbilError
 from .modelfile import read_model, write_model
 from .storage import PRECISIONS, Rows, dense_weights, first_order_block, sparse_weights
 from .features.templates import TemplateSet, parse_template, task_digits
@@ -386,7 +386,7 @@ class Model:
         labels : list of list of str
             The labels of each sentence (an empty list for an empty sentence).
         """
-        sents = [self._sentence(s, i) for i, s in enumerate(sentences, 1)]
+        sents = [self.format.sentence(s, i) for i, s in enumerate(sentences, 1)]
         nonempty = [s for s in sents if len(s)]
         tags = iter(self.predict(nonempty) if nonempty else [])
         return [next(tags) if len(s) else [] for s in sents]
@@ -416,33 +416,10 @@ class Model:
         >>> model.segment("中国人民银行行长")
         ['中国', '人民', '银行', '行长']
         """
-        if self.format.name != "sighan":
+        if not self.format.segments:
             raise SeqbilError("segment() needs a segmentation model (corpus format sighan)")
         chars, breaks = split_raw(text)
         return self.format.words(Sentence([chars], None, 0, breaks=breaks), self.tag(chars)) if chars else []
-
-    def _sentence(self, tokens, number):
-        if self.format.name == "crfsuite":  # items: dicts or lists of attribute names (_kernels.items)
-            if isinstance(tokens, (str, bytes, dict)):
-                raise SeqbilError(f"sentence {number}: give a list of items (each a dict of attributes or a list "
-                                  f"of attribute names)")
-            return Sentence([], None, number, items=list(tokens))
-        if self.format.name == "sighan":
-            chars = [c for c in tokens if not c.isspace()] if isinstance(tokens, str) else list(tokens)
-            if not all(isinstance(c, str) and len(c) == 1 for c in chars):
-                raise SeqbilError(f"sentence {number}: a segmentation model tags characters")
-            return Sentence([chars], None, number)
-        if isinstance(tokens, str):
-            raise SeqbilError(f"sentence {number}: give a list of tokens, not a string")
-        width = self.format.n_fields - 1
-        rows = [[t] if isinstance(t, str) else list(t) for t in tokens]
-        for i, row in enumerate(rows, 1):
-            if len(row) != width or not all(isinstance(x, str) for x in row):
-                raise SeqbilError(f"sentence {number}, token {i}: the model reads {width} column"
-                                  f"{'s' if width > 1 else ''} of strings per token, got {row!r}")
-        columns = [list(c) for c in zip(*rows)] if rows else [[] for _ in range(width)]
-        columns.insert(self.format._label_index(self.format.n_fields), None)
-        return Sentence(columns, None, number, rows)
 
     # --- the k best labelings and how sure the best one is -----------------------
     def nbest(self, tokens, k):
@@ -489,7 +466,7 @@ class Model:
         ['B-NP', 'O']
         ['O', 'B-VP']
         """
-        return self.predict_nbest([self._sentence(tokens, 1)], k)[0]
+        return self.predict_nbest([self.format.sentence(tokens, 1)], k)[0]
 
     def confidence(self, tokens):
         """How sure the model is of `tag`'s labels for one sentence.
@@ -526,7 +503,7 @@ class Model:
         >>> sentence_margin == min(token_margins)
         True
         """
-        return self.predict_confidence([self._sentence(tokens, 1)])[0]
+        return self.predict_confidence([self.format.sentence(tokens, 1)])[0]
 
     def decode_nbest(self, data, k):
         """The k best label-id paths of every sequence of an encoded Dataset, as
@@ -622,7 +599,7 @@ class Model:
         >>> [model.labels[i] for i in marginals.argmax(axis=1)]
         ['B-NP', 'B-VP']
         """
-        return self.predict_marginals([self._sentence(tokens, 1)])[0][2]
+        return self.predict_marginals([self.format.sentence(tokens, 1)])[0][2]
 
     def probability(self, tokens, labels):
         """The probability of one labeling of one sentence, p(labels | tokens).
@@ -656,7 +633,7 @@ class Model:
         >>> math.isclose(p, math.exp(score / model.temperature - model.log_partition(tokens)))
         True
         """
-        sentence = self._sentence(tokens, 1)
+        sentence = self.format.sentence(tokens, 1)
         if len(labels) != len(sentence):
             raise SeqbilError(f"{len(labels)} labels for {len(sentence)} tokens")
         unknown = [y for y in labels if y not in self.labels]
@@ -685,7 +662,7 @@ class Model:
         log_z : float
             log Z(x); 0.0 for an empty sentence.
         """
-        return self.predict_marginals([self._sentence(tokens, 1)])[0][3]
+        return self.predict_marginals([self.format.sentence(tokens, 1)])[0][3]
 
     def decode_marginals(self, data):
         """For an encoded Dataset: the best label ids (as decode), their score per
@@ -819,7 +796,7 @@ class Model:
     @property
     def lexicon_unit(self):
         """What a dictionary entry is made of: characters (segmentation) or tokens."""
-        return "char" if self.corpus["format"] == "sighan" else "token"
+        return self.format.unit
 
     def add_words(self, name, entries):
         """Add entries to one of the model's dictionaries, for tagging.
@@ -927,10 +904,10 @@ class Model:
 
     def _check_shapes(self):
         S = len(self.labels)
-        if self.format.name == "conll" and any(f.kind != "task" and (f.column >= self.format.n_fields or f.column ==
-                                                                     self.format._label_index(self.format.n_fields))
-                                               for f in self.templates.fields):
-            raise ValueError("the templates read columns the corpus format does not have")
+        try:
+            self.templates.check_columns(*self.format.layout(), self.format.name, "the model")
+        except ConfigError:
+            raise ValueError("the templates read columns the corpus format does not have") from None
         A0, A1 = self.index.n_attributes(0), self.index.n_attributes(1)
         for o, (table, ptr) in enumerate(self.index.tables):
             if table.dtype != np.int64 or ptr.dtype != np.int64 or len(ptr) != len(self.index.specs[o][0]) \
@@ -973,14 +950,12 @@ def _check_meta(meta):
             raise ValueError(what)
     need(meta.get("format") == "seqbil-model" and meta.get("kind") in KINDS, "not a seqbil model")
     labels, corpus = meta.get("labels"), meta.get("corpus")
-    need(isinstance(corpus, dict) and corpus.get("format") in ("conll", "sighan", "crfsuite"), "corpus format")
-    spaced = corpus["format"] == "crfsuite"  # a label is a whole field there, spaces and all
+    need(isinstance(corpus, dict) and corpus.get("format") in FORMATS, "corpus format")
+    spaced = FORMATS[corpus["format"]].spaced_labels
     need(isinstance(labels, list) and labels and all(isinstance(y, str) and y and (spaced or not any(
         ch.isspace() for ch in y)) for y in labels) and len(set(labels)) == len(labels), "labels")
     need(isinstance(meta.get("templates"), list) and all(isinstance(t, str) for t in meta["templates"]), "templates")
-    if corpus["format"] == "conll":
-        n, label = corpus.get("n_fields"), corpus.get("label_column", -1)
-        need(type(n) is int and 2 <= n <= 1000 and type(label) is int and -n <= label < n, "corpus columns")
+    FORMATS[corpus["format"]].check_corpus_record(corpus)
     need(corpus.get("normalize", "none") in NORMALIZERS, "corpus normalize")
     corpus.setdefault("normalize", "none")
     need(isinstance(corpus.get("encoding", "utf-8"), str), "corpus encoding")

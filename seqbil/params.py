@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from .errors import ConfigError
+from .formats import FORMATS
 
 SECTIONS = ("corpus", "features", "train", "structure")
 # names an option had before: a config or argument that gives one is told the new name;
@@ -105,7 +106,7 @@ CORE = [
     Param("format", str, "conll", "corpus format: conll (token per line, columns), sighan (sentence per "
           "line, words separated by spaces; characters tagged B/I/E/S) or crfsuite (CRFsuite's attribute files: "
           "the label, then the attributes, tab-separated; templates U:%attr and B unless given)", "corpus",
-          ("conll", "sighan", "crfsuite")),
+          tuple(FORMATS)),
     Param("label_column", int, -1, "CoNLL field holding the label (negative: from the end)", "corpus",
           maximum=999),
     Param("encoding", str, "utf-8", "text encoding of the corpus files", "corpus"),
@@ -313,19 +314,6 @@ def check_value(param, value, source, line=0):
     if problem:
         raise ConfigError(source, line, f"{where} = {value!r}: {problem}")
     return value
-
-
-def line_in_file(path, text):
-    """The number of the first line of a file that holds `text` (0: none, or no file):
-    where a message about a template or a value read from it can point."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for number, line in enumerate(f, 1):
-                if text in line:
-                    return number
-    except (OSError, TypeError):
-        pass
-    return 0
 
 
 def _line_of(text, key):

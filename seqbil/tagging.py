@@ -31,6 +31,7 @@ from ._kernels.conll_block import Vocab, char_block, split_block, write_block, w
 from .errors import InputError, SeqbilError, check_output
 from .features.dataset import Dataset
 from .features.functions import apply_chain
+from .formats.base import score_text
 from .formats.textio import open_binary, utf8_input
 from .model import Model
 
@@ -123,7 +124,7 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
     try:
         stream, read_encoding = utf8_input(raw, name, encoding)  # UTF-16 and UTF-32 read as UTF-8
         tagger = _Tagger(model, name, encoding, nbest, confidence, marginals, read_encoding)
-        reader = _Reader(stream, name, model.format.name == "sighan", block_bytes(nbest))
+        reader = _Reader(stream, name, model.format.sentence_per_line, block_bytes(nbest))
         with _destination(output, encoding) as write:
             if jobs == 1:
                 return _tag_here(tagger, reader, write)
@@ -168,35 +169,19 @@ def cpus():
         return os.cpu_count() or 1
 
 
-def _number(x):
-    """A score or margin: 10 significant digits, inf as inf."""
-    return format(x, ".10g")
-
-
-def _prob(p):
-    """A probability as CRF++ prints one (tagger.cpp: toString writes the double to an
-    ostream at its default precision, printf's %g with 6 significant digits)."""
-    return format(p, ".6g")
-
-
 def _fast_applies(model, utf8, nbest, confidence, marginals):
     """Whether blocks of input can go through compiled code (cython_ext/conll_block.pyx):
     one label per token, UTF-8 text, a model of the current index layout whose templates
     read columns (no dictionaries, vectors, structure or tasks); for CoNLL models, plain
     columns as the model reads them (no functions, no normalization), for segmentation
-    models any function of a character. Returns "conll", "chars" or None."""
+    models any function of a character. Returns "columns", "chars" or None."""
     index = model.index
     if not (utf8 and not nbest and not confidence and not marginals and not model.tasks and
             index.layout == "boundaries-first" and index.vectors is None and index.structure is None and
             not index.lexicons and not model.templates.items and index.field_list and
             all(f.kind == "" and not f.source for f in index.field_list)):
         return None
-    if model.format.name == "conll" and model.format.n_fields is not None and index.fold is None and \
-            not any(f.chain for f in index.field_list):
-        return "conll"
-    if model.format.name == "sighan":
-        return "chars"
-    return None
+    return model.format.compiled_block(index)
 
 
 # --- reading: blocks of whole sentences -------------------------------------------
@@ -333,7 +318,7 @@ class _Tagger:
         if offset == 0 and self.utf8 and raw.startswith(codecs.BOM_UTF8):  # as formats/textio.py reads a file
             raw, offset = raw[3:], 3
         self._check(raw, line, offset)
-        if self.fast == "conll":
+        if self.fast == "columns":
             done = self._tag_block(raw)
             if done is not None:
                 return done
@@ -356,7 +341,7 @@ class _Tagger:
     def warm(self):
         """Build what the compiled path makes on first use (vocabulary and key hash
         tables, character tables) now, so that forked workers share it."""
-        if self.fast == "conll":
+        if self.fast == "columns":
             self._tag_block(b"")
         elif self.fast == "chars":
             self._tag_chars(b"")
@@ -371,7 +356,7 @@ class _Tagger:
             columns = np.array([f.column for f in index.field_list], dtype=np.int32)
             labels = [y.encode("utf-8") for y in model.labels]
             fmt = model.format
-            self._block = (vocabs, columns, labels, fmt.n_fields, fmt._label_index(fmt.n_fields))
+            self._block = (vocabs, columns, labels, fmt.n_fields, fmt.label_index())
         vocabs, columns, labels, n_fields, label_at = self._block
         found = split_block(raw, n_fields, label_at, index.K, vocabs, columns)
         if found is None:
@@ -456,19 +441,15 @@ class _Tagger:
         model, fmt, name = self.model, self.model.format, self.name
         if self.marginals:
             return self._probabilities(sentences)
-        notes = "@" if fmt.name == "crfsuite" else "# "  # CRFsuite's output marks its notes so (@probability)
+        notes = fmt.notes
         if self.nbest:  # an empty line (segmentation) has one labeling, the empty one
             found = model.predict_nbest(sentences, self.nbest, name)
-            return "".join(f"{notes}{rank} {_number(score)}\n" + fmt.write(s, tags)
+            return "".join(f"{notes}{rank} {score_text(score)}\n" + fmt.write(s, tags)
                            for s, paths in zip(sentences, found) for rank, (tags, score) in enumerate(paths))
         if self.confidence:
             parts = []
             for s, (tags, margins, margin) in zip(sentences, model.predict_confidence(sentences, name)):
-                if fmt.name == "conll":  # the margin becomes one more field after the label
-                    tags = [(tag, _number(m)) for tag, m in zip(tags, margins)]
-                elif fmt.name == "crfsuite":
-                    tags = [(tag, f"\t{_number(m)}") for tag, m in zip(tags, margins)]
-                parts.append(f"{notes}confidence {_number(margin)}\n" + fmt.write(s, tags))
+                parts.append(f"{notes}confidence {score_text(margin)}\n" + fmt.write(s, fmt.with_margins(tags, margins)))
             return "".join(parts)
         nonempty = [s for s in sentences if len(s)]
         tags = iter(model.predict(nonempty, name) if nonempty else [])
@@ -477,46 +458,12 @@ class _Tagger:
     def _probabilities(self, sentences):
         """The layout of --marginals and --all-marginals (see tag_file), with --nbest too."""
         model, fmt, every = self.model, self.model.format, self.marginals == "all"
-        labels = model.labels
-        index = {y: k for k, y in enumerate(labels)}
         if self.nbest:
             found = model.predict_nbest_marginals(sentences, self.nbest, self.name)
         else:
             found = [([(tags, p)], P) for tags, p, P, _ in model.predict_marginals(sentences, self.name)]
-        parts = []
-        if fmt.name == "crfsuite":  # crfsuite tag -p -i (and -l): @probability, then LABEL:P per item
-            for s, (paths, P) in zip(sentences, found):
-                table = P.tolist()
-                every_label = ["".join(f"\t{y}:{q:.6f}" for y, q in zip(labels, row)) for row in table] if every \
-                    else [""] * len(table)
-                for rank, (tags, p) in enumerate(paths):
-                    parts.append(f"@{rank} {_prob(p)}\n" if self.nbest else f"@probability\t{p:.6f}\n")
-                    parts.append(fmt.write(s, [f"{y}:{row[index[y]]:.6f}{more}"
-                                               for y, row, more in zip(tags, table, every_label)]))
-            return "".join(parts)
-        for s, (paths, P) in zip(sentences, found):
-            table = P.tolist()
-            if fmt.name == "sighan":  # per character: P(a word ends after it) = P(E) + P(S)
-                notes = _line("boundary", (row[index["E"]] + row[index["S"]] for row in table))
-                if every:
-                    notes += "".join(_line(y, (row[k] for row in table)) for k, y in enumerate(labels))
-            elif every:
-                others = [tuple(f"{y}/{_prob(q)}" for y, q in zip(labels, row)) for row in table]
-            for rank, (tags, p) in enumerate(paths):
-                parts.append(f"# {rank} {_prob(p)}\n" if self.nbest else f"# {_prob(p)}\n")
-                if fmt.name == "sighan":
-                    parts.append(notes + fmt.write(s, tags))
-                    continue
-                fields = [(f"{y}/{_prob(row[index[y]])}",) for y, row in zip(tags, table)]
-                if every:
-                    fields = [mine + more for mine, more in zip(fields, others)]
-                parts.append(fmt.write(s, fields))
-        return "".join(parts)
-
-
-def _line(name, values):
-    """`# NAME P1 P2 ...`: a segmentation model's per-character probabilities."""
-    return " ".join(["#", name] + [_prob(v) for v in values]) + "\n"
+        return "".join(fmt.write_marginals(s, paths, P.tolist(), model.labels, every, self.nbest)
+                       for s, (paths, P) in zip(sentences, found))
 
 
 def _encode(text, encoding):
@@ -671,7 +618,7 @@ def _warm(model):
     """Tag one token, so that what a model builds on first use is built once, here,
     and shared by the workers (fork) instead of built in each."""
     fmt = model.format
-    model.tag("x" if fmt.name == "sighan" else [["x"]] if fmt.name == "crfsuite" else [["x"] * (fmt.n_fields - 1)])
+    model.tag(fmt.example())
 
 
 def _failure(exc):

@@ -150,9 +150,9 @@ def test_model_keeps_its_dictionary_and_takes_user_words(tmp_path):
     info = again.training["dictionaries"]["words"]
     assert info["source"] == "train" and info["folds"] == 5 and info["entries"] == 7
     # a user word changes what the dictionary features read, not the weights
-    before = again.index.encode([again._sentence("田野希望", 1)])
+    before = again.index.encode([again.format.sentence("田野希望", 1)])
     again.add_words("words", ["田野希望"])
-    after = again.index.encode([again._sentence("田野希望", 1)])
+    after = again.index.encode([again.format.sentence("田野希望", 1)])
     assert not all(np.array_equal(a, b) for a, b in zip(before, after))
     with pytest.raises(seqbil.SeqbilError, match="no dictionary 'names'"):
         again.add_words("names", ["x"])
@@ -203,7 +203,7 @@ def test_folded_characters_that_become_several_survive_the_model_file(tmp_path):
     model.save(tmp_path / "m.sbm")
     again = seqbil.load(tmp_path / "m.sbm")
     assert again.index.lexicons["words"].entries == model.index.lexicons["words"].entries
-    s = again._sentence("气温30℃…", 1)
+    s = again.format.sentence("气温30℃…", 1)
     assert all(np.array_equal(a, b) for a, b in zip(again.index.encode([s]), model.index.encode([s])))
 
 

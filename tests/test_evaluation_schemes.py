@@ -330,16 +330,16 @@ def test_chunk_report_pads_like_perl():
 # --------------------------------------------------------------------------- metric choice, segment
 
 def test_choose_metric():
-    assert choose_metric({"B-NP", "I-NP", "O"}, "conll") == ("chunk", "the labels are chunk tags")
-    assert choose_metric({"U-PER", "L-PER", "O"}, "conll")[0] == "chunk"
-    assert choose_metric({"O"}, "conll")[0] == "chunk"  # no gold chunks: conlleval scores them so
-    assert choose_metric({"NN", "VB"}, "conll")[0] == "accuracy"
-    assert choose_metric({"B", "I", "E", "S"}, "sighan")[0] == "segment"
-    assert choose_metric({"NN"}, "conll", "accuracy") == ("accuracy", "as set")
+    assert choose_metric({"B-NP", "I-NP", "O"}, False) == ("chunk", "the labels are chunk tags")
+    assert choose_metric({"U-PER", "L-PER", "O"}, False)[0] == "chunk"
+    assert choose_metric({"O"}, False)[0] == "chunk"  # no gold chunks: conlleval scores them so
+    assert choose_metric({"NN", "VB"}, False)[0] == "accuracy"
+    assert choose_metric({"B", "I", "E", "S"}, True)[0] == "segment"
+    assert choose_metric({"NN"}, False, "accuracy") == ("accuracy", "as set")
     with pytest.raises(ValueError, match="NN"):
-        choose_metric({"NN", "B-NP"}, "conll", "chunk")
+        choose_metric({"NN", "B-NP"}, False, "chunk")
     with pytest.raises(ValueError, match="segment"):
-        choose_metric({"B-NP"}, "conll", "segment")
+        choose_metric({"B-NP"}, False, "segment")
 
 
 def test_segment_numbers_unchanged_through_score():

@@ -161,7 +161,7 @@ def check_model_probabilities(model, sentences):
             assert model.probability(tokens, labels) == pytest.approx(
                 np.exp(scores[every.index((labels, _))] - logz), rel=1e-9)
         np.testing.assert_allclose(model.marginals(tokens), want, atol=1e-9)
-        got = model.predict_marginals([model._sentence(tokens, 1)])[0]
+        got = model.predict_marginals([model.format.sentence(tokens, 1)])[0]
         assert got[0] == every[0][0] and got[1] == pytest.approx(np.exp(scores[0] - logz), rel=1e-9)
 
 

@@ -213,7 +213,7 @@ def test_model_nbest_and_confidence_equal_brute_force(models, name):
     model = models[0][name]
     assert model.kind == ("bilinear" if name == "chunker" else "linear")
     tokens = SENTENCE[:2]
-    sentence = model._sentence(tokens, 1)
+    sentence = model.format.sentence(tokens, 1)
     data = model.encode([sentence])
     w = model.weights
     W1 = w["W1"] if model.kind == "linear" else w["alpha"][:, :, None] * w["beta"][:, None, :]

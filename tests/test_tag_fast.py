@@ -87,7 +87,7 @@ def test_input_the_reference_refuses_is_left_to_it(model):
 
 
 def test_the_fast_path_is_used_only_where_it_applies(model, tmp_path):
-    assert tagging._fast_applies(model, True, None, False, False) == "conll"
+    assert tagging._fast_applies(model, True, None, False, False) == "columns"
     assert not tagging._fast_applies(model, False, None, False, False)  # another encoding
     assert not tagging._fast_applies(model, True, 3, False, False)
     assert not tagging._fast_applies(model, True, None, True, False)

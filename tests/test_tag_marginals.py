@@ -84,7 +84,7 @@ def test_conll_marginals_are_the_enumerated_probabilities(chunker, tmp_path, eve
     blocks = parse_conll(out.getvalue(), every, len(model.labels))
     assert len(blocks) == len(sentences)
     for rows, (head, tokens) in zip(sentences, blocks):
-        sentence = model._sentence([r[:-1] for r in rows], 1)
+        sentence = model.format.sentence([r[:-1] for r in rows], 1)
         every_path, P = brute_force(model, sentence)
         best, p = every_path[0]
         assert len(head) == 1
@@ -122,7 +122,7 @@ def test_nbest_with_marginals_gives_each_labellings_probability(chunker, tmp_pat
     seqbil.tag_file(model, str(tmp_path / "in.txt"), out, marginals=True, nbest=k)
     blocks = iter(parse_conll(out.getvalue(), False, len(model.labels)))
     for rows in sentences:
-        sentence = model._sentence([r[:-1] for r in rows], 1)
+        sentence = model.format.sentence([r[:-1] for r in rows], 1)
         every_path, P = brute_force(model, sentence)
         for rank in range(min(k, len(every_path))):
             (r, p), tokens = next(blocks)
@@ -172,7 +172,7 @@ def test_segmentation_boundaries_are_the_enumerated_probabilities(segmenter, tmp
             assert head == "# 1" and boundary == "# boundary"
             assert rest == [f"# {y}" for y in model.labels] if every else rest == []
             continue
-        every_path, P = brute_force(model, model._sentence(chars, 1))
+        every_path, P = brute_force(model, model.format.sentence(chars, 1))
         close(head.split(" ")[1], every_path[0][1])
         ends = P[:, model.labels.index("E")] + P[:, model.labels.index("S")]
         for printed, value in zip(boundary.split(" ")[2:], ends):
@@ -191,7 +191,7 @@ def test_segmentation_nbest_with_marginals(segmenter, tmp_path):
     (tmp_path / "in.txt").write_text("中国的\n", encoding="utf-8")
     out = io.StringIO()
     seqbil.tag_file(model, str(tmp_path / "in.txt"), out, marginals=True, nbest=3)
-    every_path, P = brute_force(model, model._sentence(list("中国的"), 1))
+    every_path, P = brute_force(model, model.format.sentence(list("中国的"), 1))
     got = out.getvalue().split("\n")
     assert len(got) == 3 * 3 + 1
     fmt = model.format
@@ -200,7 +200,7 @@ def test_segmentation_nbest_with_marginals(segmenter, tmp_path):
         assert head.split(" ")[1] == str(rank)
         close(head.split(" ")[2], every_path[rank][1])
         assert boundary == got[1]
-        assert text == fmt.write(model._sentence(list("中国的"), 1), every_path[rank][0])[:-1]
+        assert text == fmt.write(model.format.sentence(list("中国的"), 1), every_path[rank][0])[:-1]
 
 
 def test_jobs_blocks_and_the_command_line_give_the_same_bytes(chunker, segmenter, tmp_path, monkeypatch):

@@ -109,7 +109,7 @@ def test_one_hot_vectors_train_the_plain_word_model(tmp_path, learner):
     assert vec.tag_many(words) == plain.tag_many(words)
     # the weight row of word w: its attribute in the plain model, its dimension in the vector model
     for d, w in enumerate(vocab):
-        s = plain._sentence([w], 1)
+        s = plain.format.sentence([w], 1)
         u_ptr, u_ids = plain.index.encode([s])[:2]
         if u_ptr[1] > u_ptr[0]:  # seen in training
             assert np.allclose(plain.weights["W0"][u_ids[0]], vec.weights["W0"][d]), w

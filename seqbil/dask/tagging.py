@@ -116,7 +116,7 @@ def tag_files(model, inputs, output_dir, *, client=None, scheduler=None, workers
     if partition_bytes < 1:
         raise SeqbilError(f"partition size must be at least 1 byte, got {partition_bytes}")
     job = _Job(os.path.abspath(path), _stamp(path), task, tuple(dicts), encoding, nbest, confidence, marginals or False,
-               loaded.format.name == "sighan")
+               loaded.format.sentence_per_line)
     output_dir = os.fspath(output_dir)
     try:
         os.makedirs(output_dir, exist_ok=True)
@@ -166,9 +166,10 @@ def tag_bag(bag, model, *, task=None, segment=False):
     if not isinstance(path, str):
         raise SeqbilError("give the model as the path of a model file: the workers read it themselves")
     loaded, _ = prepare(path, task, None, None, False)
-    if segment and loaded.format.name != "sighan":
+    if segment and not loaded.format.segments:
         raise SeqbilError("segment=True needs a segmentation model (corpus format sighan)")
-    job = _Job(os.path.abspath(path), _stamp(path), task, (), None, None, False, False, loaded.format.name == "sighan")
+    job = _Job(os.path.abspath(path), _stamp(path), task, (), None, None, False, False,
+               loaded.format.sentence_per_line)
     return bag.map_partitions(_tag_sentences, job, segment)
 
 

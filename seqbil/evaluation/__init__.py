@@ -22,19 +22,20 @@ def is_chunk_label(label):
     return label == "O" or (prefix in CHUNK_PREFIXES and (bool(typ) or not hyphen))
 
 
-def choose_metric(labels, format_name="conll", requested="auto"):
+def choose_metric(labels, segments=False, requested="auto"):
     """(metric, reason): the requested metric, or one chosen from the corpus format
-    and the label set. Raises ValueError when the requested metric cannot apply."""
+    (segments: its labels segment text, Format.segments) and the label set. Raises
+    ValueError when the requested metric cannot apply."""
     labels = set(labels)
     chunky = bool(labels) and all(map(is_chunk_label, labels))  # all O: no gold chunks, as conlleval scores it
-    if requested == "segment" and format_name != "sighan" and not labels <= set("BIES"):
+    if requested == "segment" and not segments and not labels <= set("BIES"):
         raise ValueError("segment needs segmented text (format sighan) or B/I/E/S character labels")
     if requested == "chunk" and not chunky:
         odd = sorted(y for y in labels if not is_chunk_label(y))[:5]
         raise ValueError(f"chunk needs chunk labels such as B-NP or O, but the data has {', '.join(odd)}")
     if requested != "auto":
         return requested, "as set"
-    if format_name == "sighan":
+    if segments:
         return "segment", "segmented text"
     if chunky:
         return "chunk", "the labels are chunk tags"

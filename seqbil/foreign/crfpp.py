@@ -341,7 +341,7 @@ def to_model(crf, path, encoding="utf-8", precision=None):
     index.tables = tables
     W1 = np.zeros((len(blocks[1]), S, S + 1))
     W1[:, :, :S] = blocks[1].reshape(-1, S, S).transpose(0, 2, 1)  # no 1st-order score at the start (y' = S)
-    metric, _ = choose_metric(labels, "conll")
+    metric, _ = choose_metric(labels)
     corpus = {"format": "conll", "n_fields": crf.xsize + 1, "label_column": -1, "encoding": encoding,
               "normalize": "none", "metric": metric, "scheme": "auto"}
     with open(path, "rb") as f:

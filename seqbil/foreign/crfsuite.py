@@ -118,7 +118,7 @@ def to_model(crf, path, precision=None):
     index = FeatureIndex(tset, {}, [(np.arange(A, dtype=np.int64), np.array([0, A], np.int64)),
                                     (np.zeros(0, np.int64), np.zeros(1, np.int64))],
                          "none", LAYOUT, attributes=names)
-    metric, _ = choose_metric(labels, "crfsuite")
+    metric, _ = choose_metric(labels)
     corpus = {"format": "crfsuite", "n_fields": None, "label_column": -1, "encoding": "utf-8", "normalize": "none",
               "metric": metric, "scheme": "auto"}
     with open(path, "rb") as fh:

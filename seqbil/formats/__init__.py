@@ -1,23 +1,16 @@
 """Corpus formats: CoNLL columns (conll.py), SIGHAN segmented text (sighan.py) and
-CRFsuite's attribute files (crfsuite.py).
+CRFsuite's attribute files (crfsuite.py), each a class registered in base.py with what
+it answers for.
 """
 from ..errors import InputError
+from .base import FORMATS, Format, make_format
 from .conll import ConllFormat
-from .crfsuite import CrfsuiteFormat
+from .sighan import SighanFormat, bies_tags, words_from_tags  # (the registry's order: the choices' in --help)
+from .crfsuite import CrfsuiteFormat  # noqa: I100
 from .sentence import Sentence
-from .sighan import SighanFormat, bies_tags, words_from_tags
 
-__all__ = ["ConllFormat", "CrfsuiteFormat", "SighanFormat", "Sentence", "bies_tags", "make_format", "read_corpus", "words_from_tags"]
-
-
-def make_format(name, n_fields=None, label_column=-1):
-    if name == "sighan":
-        return SighanFormat()
-    if name == "conll":
-        return ConllFormat(n_fields, label_column)
-    if name == "crfsuite":
-        return CrfsuiteFormat()
-    raise ValueError(f"unknown corpus format {name!r} (choose conll, sighan or crfsuite)")
+__all__ = ["FORMATS", "ConllFormat", "CrfsuiteFormat", "Format", "SighanFormat", "Sentence", "bies_tags",
+           "make_format", "read_corpus", "words_from_tags"]
 
 
 def read_corpus(fmt, path, encoding="utf-8", labeled=True):
@@ -26,4 +19,3 @@ def read_corpus(fmt, path, encoding="utf-8", labeled=True):
     if not sentences:
         raise InputError(path, 0, "no sentences in file")
     return sentences
-

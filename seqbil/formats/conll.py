@@ -5,8 +5,9 @@ Fields are split as CRF++ splits them (tagger.cpp: TaggerImpl::add, tokenize2 wi
 delimiters "\t "): at ASCII spaces and tabs only, runs of them counting as one. Any
 other character belongs to a token, so an ideographic space (U+3000) or a no-break
 space (U+00A0) can be a token, as in CRF++'s JapaneseNE and seg example corpora."""
+from ..errors import InputError, SeqbilError
+from .base import Format, register, score_text
 from .sentence import Sentence
-from ..errors import InputError
 from .textio import read_lines
 
 
@@ -25,7 +26,8 @@ def separator(line):
     return "\t" if "\t" in line else " "
 
 
-class ConllFormat:
+@register
+class ConllFormat(Format):
     """One token per line, fields separated by spaces or tabs, a blank line between
     sentences. label_column says which field is the label; n_fields counts them all."""
 
@@ -35,7 +37,9 @@ class ConllFormat:
         self.n_fields = n_fields
         self.label_column = label_column
 
-    def _label_index(self, n_fields):
+    def label_index(self, n_fields=None):
+        """The index of the label field in a line of n_fields (default: the corpus's)."""
+        n_fields = self.n_fields if n_fields is None else n_fields
         index = self.label_column if self.label_column >= 0 else n_fields + self.label_column
         if not 0 <= index < n_fields:
             raise ValueError(f"label column {self.label_column} does not exist in {n_fields} fields")
@@ -61,7 +65,7 @@ class ConllFormat:
                     raise InputError(name, number, "expected at least 2 fields (attributes and a label), found 1")
                 n_fields = self.n_fields = len(fields)
                 try:
-                    self._label_index(n_fields)
+                    self.label_index(n_fields)
                 except ValueError as exc:
                     raise InputError(name, number, str(exc)) from None
             expected = (n_fields,) if labeled else (n_fields - 1, n_fields)
@@ -75,7 +79,7 @@ class ConllFormat:
 
     def _sentence(self, rows, first, width, name, lines=None):
         n_fields = self.n_fields
-        label_at = self._label_index(n_fields)
+        label_at = self.label_index(n_fields)
         columns = list(zip(*rows))
         if width == n_fields:
             labels = list(columns[label_at])
@@ -87,6 +91,95 @@ class ConllFormat:
 
     def check_training(self, corpus, name):
         """A training corpus of this format is checked as it is read."""
+
+    def layout(self):
+        return self.n_fields, self.label_index()
+
+    def layout_unknown(self):
+        return self.n_fields is None
+
+    def check_templates(self, templates, corpus, origin, tokens=None):
+        if self.n_fields is None:  # sentences given in memory
+            self.n_fields = tokens.n_fields
+        super().check_templates(templates, corpus, origin, tokens)
+
+    @classmethod
+    def check_corpus_record(cls, corpus):
+        n, label = corpus.get("n_fields"), corpus.get("label_column", -1)
+        if not (type(n) is int and 2 <= n <= 1000 and type(label) is int and -n <= label < n):
+            raise ValueError("corpus columns")
+
+    def example(self):
+        return [["x"] * (self.n_fields - 1)]
+
+    def compiled_block(self, index):
+        """The lines, fields and vocabulary lookups in the bytes, for plain columns as
+        the model reads them (no functions, no normalization)."""
+        if self.n_fields is not None and index.fold is None and not any(f.chain for f in index.field_list):
+            return "columns"
+        return None
+
+    def sentence(self, tokens, number):
+        """The Sentence of one token list given in Python: each token a string (a model
+        of one input column) or a list of the model's input columns."""
+        if isinstance(tokens, str):
+            raise SeqbilError(f"sentence {number}: give a list of tokens, not a string")
+        width = self.n_fields - 1
+        rows = [[t] if isinstance(t, str) else list(t) for t in tokens]
+        for i, row in enumerate(rows, 1):
+            if len(row) != width or not all(isinstance(x, str) for x in row):
+                raise SeqbilError(f"sentence {number}, token {i}: the model reads {width} column"
+                                  f"{'s' if width > 1 else ''} of strings per token, got {row!r}")
+        columns = [list(c) for c in zip(*rows)] if rows else [[] for _ in range(width)]
+        columns.insert(self.label_index(), None)
+        return Sentence(columns, None, number, rows)
+
+    def annotated(self, sentences, name):
+        """Sentences with their labels given in Python: each a list of tokens, each token
+        a list of strings with the label among them (as a line of the corpus)."""
+        out = []
+        for n, s in enumerate(sentences, 1):
+            where = f"<{name} sentence {n}>"
+            rows = [list(r) for r in s]
+            if not rows:
+                continue
+            width = len(rows[0])
+            if width < 2 or any(len(r) != width or not all(isinstance(x, str) and x for x in r) for r in rows):
+                raise InputError(where, 0, "every token is a list of the same number (>= 2) of non-empty strings, "
+                                 "the label among them")
+            if self.n_fields is None:
+                self.n_fields = width
+            elif width != self.n_fields:
+                raise InputError(where, 0, f"{width} columns, but the first sentence has {self.n_fields}")
+            out.append(self._sentence(rows, n, width, where))
+        return out
+
+    def with_margins(self, tags, margins):
+        return [(tag, score_text(m)) for tag, m in zip(tags, margins)]  # the margin: one more field after the label
+
+    def read_predictions(self, source, encoding="utf-8"):
+        return list(read_predictions(source, self.n_fields, encoding))
+
+    def check_predictions(self, gold, pred, gold_path, pred_path):
+        """Also: the same words, as conlleval assumes (the token of each line); and a gold
+        file without its label column (the tagger's input given as the gold) has its last
+        input column read as labels, no value of which is ever predicted: refused, rather
+        than scored as an accuracy of 0."""
+        super().check_predictions(gold, pred, gold_path, pred_path)
+        word = 0 if self.label_index() != 0 else 1
+        for g, p in zip(gold, pred):
+            for i, (g_row, p_row) in enumerate(zip(g.rows, p.rows)):
+                if g_row[word] != p_row[word]:
+                    raise InputError(pred_path, p.line + i, f"the token {p_row[word]!r} is not the gold file's "
+                                     f"{g_row[word]!r} ({gold_path}:{g.line + i}): the two files hold different "
+                                     f"words")
+        labels, predicted = {y for s in gold for y in s.labels}, {y for s in pred for y in s.labels}
+        if labels and predicted and not labels & predicted:
+            some = ", ".join(sorted(labels)[:5]) + (", ..." if len(labels) > 5 else "")
+            them = ", ".join(sorted(predicted)[:5]) + (", ..." if len(predicted) > 5 else "")
+            raise InputError(gold_path, gold[0].line, f"no gold label is ever predicted: the gold file's last "
+                             f"column ({some}) shares no value with the predictions' labels in {pred_path} "
+                             f"({them}); does the gold file have its label column?")
 
     def write(self, sentence, tags):
         """The sentence's lines, each with its tag appended (a tag may also be a tuple

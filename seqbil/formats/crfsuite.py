@@ -16,7 +16,9 @@ label (CRFsuite keeps what comes before it), a line of only blanks (CRFsuite dro
 line of tabs and takes one of spaces as an item labelled with them), a declaration
 (``@weight``: CRFsuite's instance weights, which seqbil does not train with)."""
 import math
-from ..errors import InputError
+
+from ..errors import ConfigError, InputError, SeqbilError
+from .base import Format, prob_text, register, score_text
 from .sentence import Sentence
 from .textio import read_lines
 
@@ -125,11 +127,17 @@ def _label(field):
     return name
 
 
-class CrfsuiteFormat:
+@register
+class CrfsuiteFormat(Format):
     """CRFsuite's attribute files (see the module's description)."""
 
     name = "crfsuite"
     n_fields = None  # no columns: the tokens are their attributes
+    label_column = None
+    attributes = True
+    spaced_labels = True  # a label is a whole field, spaces and all
+    notes = "@"  # CRFsuite's output marks its notes so (@probability)
+    default_config = "crfsuite"
 
     def read(self, source, labeled=True, encoding="utf-8", keep_empty=False):
         """Sentences whose items are [(name, weight), ...] lists; labels from the first
@@ -177,3 +185,45 @@ class CrfsuiteFormat:
         """A label per line (a tag may also be a tuple: the label, then the fields
         after it, as --marginals gives), then a blank line."""
         return "".join((t if isinstance(t, str) else t[0] + "".join(t[1:])) + "\n" for t in tags) + "\n"
+
+    def layout(self):
+        return 0, None  # no columns
+
+    def check_templates(self, templates, corpus, origin, tokens=None):
+        if any(t not in templates.item_templates and t.refs for t in templates.templates):
+            bad = next(t.text for t in templates.templates if t not in templates.item_templates and t.refs)
+            raise ConfigError(origin, 0, f"template {bad!r} reads columns, but CRFsuite's files give each token's "
+                              f"attributes: use U:%attr (and B, B:%attr)")
+        if not templates.items:
+            raise ConfigError(origin, 0, "CRFsuite's files give each token's attributes: the templates need U:%attr")
+
+    def sentence(self, tokens, number):
+        """The Sentence of a list of items, each a dict of attributes or a list of
+        attribute names (_kernels/items.pyx reads them)."""
+        if isinstance(tokens, (str, bytes, dict)):
+            raise SeqbilError(f"sentence {number}: give a list of items (each a dict of attributes or a list of "
+                              f"attribute names)")
+        return Sentence([], None, number, items=list(tokens))
+
+    def annotated(self, sentences, name):
+        raise InputError(f"<{name}>", 0, "sentences of attributes are given in memory through seqbil.sklearn.CRF; "
+                         "here, give a file")
+
+    def with_margins(self, tags, margins):
+        return [(tag, f"\t{score_text(m)}") for tag, m in zip(tags, margins)]
+
+    def read_predictions(self, source, encoding="utf-8"):
+        """`crfsuite tag`'s output: a label per line."""
+        return list(read_label_lines(source, encoding))
+
+    def write_marginals(self, sentence, paths, table, labels, every, nbest):
+        """As crfsuite tag -p -i (and -l): @probability, then LABEL:P per item."""
+        index = {y: k for k, y in enumerate(labels)}
+        every_label = ["".join(f"\t{y}:{q:.6f}" for y, q in zip(labels, row)) for row in table] if every \
+            else [""] * len(table)
+        parts = []
+        for rank, (tags, p) in enumerate(paths):
+            parts.append(f"@{rank} {prob_text(p)}\n" if nbest else f"@probability\t{p:.6f}\n")
+            parts.append(self.write(sentence, [f"{y}:{row[index[y]]:.6f}{more}"
+                                               for y, row, more in zip(tags, table, every_label)]))
+        return "".join(parts)

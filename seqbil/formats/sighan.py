@@ -2,7 +2,8 @@
 characters tagged B/I/E/S (begin, inside, end of a word; single-character word)."""
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, SeqbilError
+from .base import Format, prob_text, register
 from .sentence import Sentence
 from .textio import read_lines
 
@@ -45,11 +46,15 @@ def split_raw(text):
     return chars, tuple(breaks)
 
 
-class SighanFormat:
+@register
+class SighanFormat(Format):
     """One sentence per line, words separated by whitespace (ASCII or U+3000)."""
 
     name = "sighan"
     labels = ("B", "I", "E", "S")
+    unit = "char"
+    segments = True
+    sentence_per_line = True
     n_fields = 1
     label_column = None
 
@@ -89,3 +94,51 @@ class SighanFormat:
 
     def words(self, sentence, tags):
         return words_from_tags(sentence.columns[0], tags, sentence.breaks)
+
+    def example(self):
+        return "x"
+
+    def compiled_block(self, index):
+        """The characters as code points, any function of a character computed once per
+        distinct character."""
+        return "chars"
+
+    def sentence(self, tokens, number):
+        """The Sentence of a string (its white space left out) or a list of characters."""
+        chars = [c for c in tokens if not c.isspace()] if isinstance(tokens, str) else list(tokens)
+        if not all(isinstance(c, str) and len(c) == 1 for c in chars):
+            raise SeqbilError(f"sentence {number}: a segmentation model tags characters")
+        return Sentence([chars], None, number)
+
+    def annotated(self, sentences, name):
+        """Segmented sentences given in Python: each a string of words or a list of words."""
+        out = []
+        for number, s in enumerate(sentences, 1):
+            words = s.split() if isinstance(s, str) else list(s)
+            if not all(isinstance(w, str) and w for w in words):
+                raise InputError(f"<{name} sentence {number}>", 0, "a segmented sentence is a string of words or a "
+                                 "list of words")
+            if words:
+                out.append(Sentence([list("".join(words))], bies_tags(words), number))
+        return out
+
+    def same_sentence(self, gold, pred):
+        return len(gold) == len(pred) and gold.columns == pred.columns
+
+    def write_marginals(self, sentence, paths, table, labels, every, nbest):
+        """Per character, P(a word ends after it) = P(E) + P(S) (and with every, each
+        label's), as comment lines before the segmented sentence."""
+        index = {y: k for k, y in enumerate(labels)}
+        notes = _line("boundary", (row[index["E"]] + row[index["S"]] for row in table))
+        if every:
+            notes += "".join(_line(y, (row[k] for row in table)) for k, y in enumerate(labels))
+        parts = []
+        for rank, (tags, p) in enumerate(paths):
+            parts.append(f"# {rank} {prob_text(p)}\n" if nbest else f"# {prob_text(p)}\n")
+            parts.append(notes + self.write(sentence, tags))
+        return "".join(parts)
+
+
+def _line(name, values):
+    """`# NAME P1 P2 ...`: a segmentation model's per-character probabilities."""
+    return " ".join(["#", name] + [prob_text(v) for v in values]) + "\n"

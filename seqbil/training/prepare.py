@@ -4,8 +4,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import checkpoint, multitask, params
-from ..errors import ConfigError, InputError
+from .. import checkpoint, multitask
+from ..errors import ConfigError, InputError, line_in_file
 from ..evaluation import choose_metric
 from ..evaluation.chunks import detect_scheme
 from ..features.dataset import encode
@@ -82,7 +82,7 @@ def prepare(settings, sources, train_data, dev, template_file, config, base, ech
     if settings["shards"] and not settings["tasks"]:
         if client is None:
             raise ValueError("training on shards needs the client of a Dask cluster")
-        if fmt.name == "conll" and fmt.n_fields is None:  # the first sentence fixes the number of fields
+        if fmt.layout_unknown():  # the first sentence fixes the number of fields
             next(iter(fmt.read(train_data, labeled=True, encoding=settings["encoding"])), None)
             if fmt.n_fields is None:
                 raise InputError(str(train_data), 0, "no sentences in file")
@@ -112,37 +112,21 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
         templates = task_copies(templates.templates, origin)
     elif templates.tasks and base is None:
         bad = next(t.text for t in templates.templates if t.reads_task)
-        raise ConfigError(origin, params.line_in_file(origin, bad), f"template {bad!r} reads %task, the task of a "
+        raise ConfigError(origin, line_in_file(origin, bad), f"template {bad!r} reads %task, the task of a "
                           "sentence, which only multi-task training (--task NAME=TRAIN ...) gives; and it adds the "
                           "%task copies itself")
-    if fmt.name != "crfsuite" and templates.items:
-        bad = next(t.text for t in templates.item_templates)
-        raise ConfigError(origin, params.line_in_file(origin, bad), f"template {bad!r}: %attr reads the attributes of tokens given as attributes (--format crfsuite, "
-                          "seqbil.sklearn); this corpus gives columns")
-    if fmt.name == "conll":
-        if fmt.n_fields is None:  # sentences given in memory
-            fmt.n_fields = tokens.n_fields
-        templates.check_columns(fmt.n_fields, fmt._label_index(fmt.n_fields), train_name, origin)
-    elif fmt.name == "crfsuite":
-        if any(t not in templates.item_templates and t.refs for t in templates.templates):
-            bad = next(t.text for t in templates.templates if t not in templates.item_templates and t.refs)
-            raise ConfigError(origin, 0, f"template {bad!r} reads columns, but CRFsuite's files give each token's "
-                              f"attributes: use U:%attr (and B, B:%attr)")
-        if not templates.items:
-            raise ConfigError(origin, 0, "CRFsuite's files give each token's attributes: the templates need U:%attr")
-    else:
-        templates.check_columns(1, None, train_name, origin)
+    fmt.check_templates(templates, train_name, origin, tokens)
     check_settings(settings, sources, templates, echo)
     if mixer is not None:
         surveyed = survey_shards(mixer, settings, sources, templates)
         label_values = set().union(*(r["labels"] for r in surveyed))
     else:
         label_values = tokens.label_values
-    labels = list(fmt.labels) if fmt.name == "sighan" else sorted(label_values)
+    labels = fmt.label_order(label_values)
     if base is not None:  # the model's labels keep their place; new ones follow
         labels = base.labels + [y for y in labels if y not in set(base.labels)]
     try:
-        metric, why = choose_metric(labels, fmt.name, settings["metric"])
+        metric, why = choose_metric(labels, fmt.segments, settings["metric"])
     except ValueError as exc:
         raise ConfigError(sources.get("metric", "<settings>"), 0, f"[corpus] metric = "
                           f"{settings['metric']!r}: {exc}") from None
@@ -153,7 +137,7 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
     if mixer is not None:
         words = [w for r in surveyed for w in r["words"]] if surveyed[0]["words"] is not None else None
     lexicons, jackknife, lexicon_info = training_lexicons(
-        settings["dictionaries"], templates, tokens, "char" if fmt.name == "sighan" else "token",
+        settings["dictionaries"], templates, tokens, fmt.unit,
         normalizer(settings["normalize"]), settings["dict_folds"], enc, base.index.lexicons if base is not None else None,
         sources.get("dictionaries", "<settings>"), settings["dict_min_length"], words=words)
     vector_info, vectors = vector_features(settings, sources, templates,
@@ -174,10 +158,9 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
         raise ConfigError(sources.get("shards", "<settings>"), 0, "iterative parameter mixing (shards) cannot "
                           "encode a shard with " + ("jackknifed dictionaries: set dict_folds = 0" if jackknife else
                                                     "%emb vectors a learner adapts"))
-    structure_info, structure = structure_features(settings, sources, fmt.name, base, bool(tasks))
+    structure_info, structure = structure_features(settings, sources, fmt, base, bool(tasks))
     if structure is not None and base is None:  # the splits read columns of this corpus too
-        n_fields = fmt.n_fields if fmt.name == "conll" else 1
-        label = fmt._label_index(n_fields) if fmt.name == "conll" else None
+        n_fields, label = fmt.layout()
         for split in structure.structure.splits:
             split.index.templates.check_columns(n_fields, label, train_name,
                                                 f"{sources.get('structure', '<settings>')} (split {split.name})")

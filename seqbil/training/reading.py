@@ -69,7 +69,7 @@ def read_tasks(fmt, tasks, encoding):
         labels[name] = sorted(corpus.label_values)
     joined = Corpus.joined(corpora, [name for name, _, _ in tasks])
     # where the tasks' label sets differ (CoNLL), each task tags with its own labels only
-    if fmt.name == "sighan" or all(v == labels[tasks[0][0]] for v in labels.values()):
+    if fmt.labels or all(v == labels[tasks[0][0]] for v in labels.values()):
         labels = {}
     return joined, "; ".join(f"{name}={path}" for name, path, _ in tasks), records, labels
 
@@ -141,7 +141,7 @@ def structure_features(settings, sources, fmt, base, tasks):
     if base is not None:
         raise ConfigError(origin, 0, "the continued model was trained without a structure; one cannot be added")
     window = params.offsets(settings["structure_window"])  # (checked with the other settings)
-    unit = "char" if fmt == "sighan" else "token"
+    unit = fmt.unit
     parts, records = [], []
     for path in settings["structure"]:
         if not os.path.isfile(path):
@@ -149,7 +149,7 @@ def structure_features(settings, sources, fmt, base, tasks):
         part = Structure.load(path)
         if part.unit != unit:
             raise ConfigError(origin, 0, f"{path}: a structure of {part.unit}s, for a corpus of {unit}s "
-                              f"(format {fmt}); learn one with seqbil aso --config for this format")
+                              f"(format {fmt.name}); learn one with seqbil aso --config for this format")
         parts.append(part)
         records.append({"path": os.path.abspath(path), "sha256": sha256_file(path), "bytes": os.path.getsize(path)})
     structure = Structure.merged(parts, records)

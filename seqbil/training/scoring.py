@@ -1,16 +1,7 @@
-"""Scores on held-out data: the labels a model predicts for an encoded corpus, the gold
-labels, and the metric of the model's corpus over them."""
-import numpy as np
-
+"""Scores on held-out data: the gold labels, and the metric of the model's corpus over
+them and the labels the model predicts."""
 from ..evaluation import score
 from ..formats.sentence import Corpus
-
-
-def predict_labels(model, data):
-    """The label strings of every sequence of an encoded corpus."""
-    ids = model.decode(data)
-    labels = np.array(model.labels, dtype=object)
-    return [list(labels[ids[data.seq_ptr[j]:data.seq_ptr[j + 1]]]) for j in range(data.n_sequences)]
 
 
 def segment_chars(run):
@@ -24,12 +15,13 @@ def gold_labels(sentences):
 
 
 def first_column(sentences):
+    """The first column of each sentence of a list of Sentence or of a Corpus."""
     return list(sentences.column_sequences(0)) if isinstance(sentences, Corpus) else \
         [s.columns[0] for s in sentences]
 
 
 def dev_score(model, data, sentences):
-    pred_l = predict_labels(model, data)
+    """The scores of the model on an encoded held-out corpus (its sentences give the gold labels)."""
     chars = first_column(sentences) if model.corpus["metric"] == "segment" else None
-    return score(model.corpus["metric"], gold_labels(sentences), pred_l,
+    return score(model.corpus["metric"], gold_labels(sentences), model.predict_data(data),
                  scheme=model.corpus.get("scheme", "auto"), chars=chars)
