@@ -145,6 +145,19 @@ def _norm(v):
     return _F(math.sqrt(_dot(v, v)))
 
 
+def delta_test(past, i, f, delta):
+    """liblbfgs's test of progress at iteration i, of objective f: (rate, stop),
+    rate = (f' - f) / f with f' the objective len(past) iterations before (None
+    while there is no such iteration), stop whether rate < delta.  past holds
+    the last len(past) objectives, iteration j's at j % len(past); the caller
+    puts f in its place (liblbfgs only if the run goes on)."""
+    period = len(past)
+    if i < period:
+        return None, False
+    rate = (past[i % period] - f) / f
+    return rate, rate < delta
+
+
 class LBFGS:
     """Minimise f(x) (+ c1 * ||x||_1 with OWL-QN when c1 > 0), liblbfgs's way,
     one iteration per step().
@@ -380,12 +393,11 @@ class LBFGS:
 
         # Stopping criterion: (f(past_x) - f(x)) / f(x) < delta.
         if self.period > 0:
-            if self.period <= k:
-                with np.errstate(all="ignore"):
-                    rate = (_F(self._pf[k % self.period]) - fx) / fx
-                if rate < self.delta:
-                    self._k = k + 1
-                    return self._finish(info, LBFGS_STOP, "no improvement")
+            with np.errstate(all="ignore"):
+                _, stop = delta_test(self._pf, k, fx, self.delta)
+            if stop:
+                self._k = k + 1
+                return self._finish(info, LBFGS_STOP, "no improvement")
             self._pf[k % self.period] = fx
 
         # s_{k+1} = x_{k+1} - x_{k}; y_{k+1} = g_{k+1} - g_{k}, in place of xp and gp.
