@@ -339,7 +339,7 @@ class LBFGS:
         made and why the optimizer stopped (None if it goes on)."""
         if self.stop is not None:
             raise RuntimeError(f"the optimizer has stopped ({self.stop}); it does not step any more")
-        x, g, d, pg = self.x, self._g, self._d, self._pg
+        x, g, pg = self.x, self._g, self._pg
         evaluations_before = self._evaluations
         if not self._started:
             if not self._start():
@@ -347,7 +347,7 @@ class LBFGS:
                 info = self._info(0, self._evaluations - evaluations_before, 0.0)
                 return self._finish(info, LBFGS_ALREADY_MINIMIZED, "converged")
 
-        k, end, m = self._k, self._end, self.m
+        k, end = self._k, self._end
         # The current point and gradient, kept in the history slot that this
         # iteration writes (liblbfgs's xp and gp).
         xp, gp = self._s[end], self._y[end]
@@ -356,18 +356,7 @@ class LBFGS:
         fx_prev = self._fx
 
         # Search for an optimal step.
-        try:
-            if pg is not None:
-                ls, fx, step = self._line_search_backtracking_owlqn(self._fx, self._step, xp, pg)
-            elif self._ls == MORETHUENTE:
-                ls, fx, step = more_thuente(self, self._fx, self._step, xp)
-            else:
-                ls, fx, step = backtracking(self, self._fx, self._step, xp, self._ls)
-        except BaseException:
-            # An interrupted evaluation: back to the last accepted point.
-            np.copyto(x, xp)
-            np.copyto(g, gp)
-            raise
+        ls, fx, step = self._search(xp, gp)
         evaluations = self._evaluations - evaluations_before
 
         if ls < 0:
@@ -384,24 +373,55 @@ class LBFGS:
         if pg is not None:
             owlqn_pseudo_gradient(pg, x, g, self.c1)
         info = self._info(k, evaluations, step)
+        stopped = self._stopping_test(info, k, fx)
+        if stopped:
+            self._k = k + 1
+            return self._finish(info, *stopped)
 
+        self._k, self._end = self._next_direction(k, end)
+        # Now the search direction d is ready: try step 1 first.
+        self._step = _F(1.0)
+        return info
+
+    def _search(self, xp, gp):
+        """The line search from xp along d: (evaluations or an error code, f,
+        step).  An interrupted evaluation puts x and g back at xp and gp, the
+        last accepted point, so that the iteration can be run again."""
+        try:
+            if self._pg is not None:
+                return self._line_search_backtracking_owlqn(self._fx, self._step, xp, self._pg)
+            if self._ls == MORETHUENTE:
+                return more_thuente(self, self._fx, self._step, xp)
+            return backtracking(self, self._fx, self._step, xp, self._ls)
+        except BaseException:
+            np.copyto(self.x, xp)
+            np.copyto(self._g, gp)
+            raise
+
+    def _stopping_test(self, info, k, fx):
+        """(status, reason) if iteration k, of objective fx, ends the run, else
+        None; the objective joins the last period ones if the run goes on."""
         # Convergence test: |g(x)| / max(1, |x|) <= epsilon.
         xnorm = max(info["xnorm"], 1.0)
         if info["gnorm"] / xnorm <= self.epsilon:
-            self._k = k + 1
-            return self._finish(info, LBFGS_SUCCESS, "converged")
+            return LBFGS_SUCCESS, "converged"
 
         # Stopping criterion: (f(past_x) - f(x)) / f(x) < delta.
         if self.period > 0:
             with np.errstate(all="ignore"):
                 _, stop = delta_test(self._pf, k, fx, self.delta)
             if stop:
-                self._k = k + 1
-                return self._finish(info, LBFGS_STOP, "no improvement")
+                return LBFGS_STOP, "no improvement"
             self._pf[k % self.period] = fx
+        return None
 
+    def _next_direction(self, k, end):
+        """After iteration k: its pair (s, y) into history slot end, which held
+        its starting point and gradient, then the next direction d.  Returns the
+        number of the next iteration and the slot it writes."""
+        x, g, d, pg, m = self.x, self._g, self._d, self._pg, self.m
         # s_{k+1} = x_{k+1} - x_{k}; y_{k+1} = g_{k+1} - g_{k}, in place of xp and gp.
-        s_new, y_new = xp, gp
+        s_new, y_new = self._s[end], self._y[end]
         np.subtract(x, s_new, out=s_new)
         np.subtract(g, y_new, out=y_new)
         ys = _dot(y_new, s_new)
@@ -435,11 +455,7 @@ class LBFGS:
                 part = buf[:sl.stop - sl.start]
                 np.multiply(d[sl], pg[sl], out=part)
                 np.copyto(d[sl], 0., where=part >= 0.)
-
-        # Now the search direction d is ready: try step 1 first.
-        self._step = _F(1.0)
-        self._k, self._end = k, end
-        return info
+        return k, end
 
     # -------------------------------------------------------------- checkpoints
 
