@@ -107,6 +107,45 @@ def _where(on):
     return {"dev": "on the dev set", "held-out": "on the last tenth of the training data"}.get(on, f"by {on}")
 
 
+def _structure_lines(st):
+    """describe()'s lines on the structure from unlabeled text that a model reads."""
+    lines = []
+    files = st.get("files") or ([{"path": st["path"], "sha256": st["sha256"]}] if st.get("path") else [])
+    where = ", ".join(f"{f['path']} (sha256 {f['sha256'][:16]}...)" for f in files) or st.get("source")
+    lines.append(f"structure: {where}, {st.get('dim', '?')} features per token at offsets "
+                 f"{st.get('window', '?')}, scale {st.get('scale', '?')}")
+    prov = st.get("provenance") or {}
+    for part in prov.get("parts", [prov] if prov else []):
+        text = part.get("unlabeled", [])
+        if len(files) > 1:
+            lines.append(f"  {part.get('path')}:")
+        lines.append(f"  learned from {sum(f['units'] for f in text):,} units of unlabeled text: "
+                     + ", ".join(f"{f['path']} ({f['units']:,}, sha256 {f['sha256'][:16]}...)" for f in text))
+        lines.append(f"  {part.get('targets')} targets ({100 * part.get('target_coverage', 0):.1f}% of the "
+                     f"text), h = {part.get('dim')}, {part.get('loss')} loss, lambda {part.get('lambda')}, "
+                     f"{part.get('epochs')} epochs, {part.get('rounds')} round(s), {part.get('seconds')} s")
+        for sp in part.get("splits", []):
+            lines.append(f"  split {sp['name']}: {sp['attributes']:,} features, {sp['problems']} problems "
+                         f"({sp['method']})")
+    return lines
+
+
+def _embedding_lines(emb):
+    """describe()'s lines on the embeddings of a model's %emb templates."""
+    lines = []
+    lines.append(f"embeddings (%emb): {emb.get('source')}" + (f" (sha256 {emb['sha256'][:16]}...)"
+                                                              if emb.get("sha256") else "")
+                 + f", k = {emb.get('dim')}, {emb.get('rows_kept', 0):,} rows kept ({emb.get('training_words', 0):,}"
+                 + " training words" + (f", {emb['training_words_in_file']:,} of them in the file"
+                                        if "training_words_in_file" in emb else "") + ")")
+    mv = emb.get("moved")
+    if mv:
+        lines.append(f"  re-embedded: mean |Phi - Phi0| per word {mv['mean_moved']:.3f}; words seen 10 times or "
+                     f"more {mv['frequent_mean_moved']:.3f} ({mv['frequent_words']:,}), seen once "
+                     f"{mv['rare_mean_moved']:.3f} ({mv['rare_words']:,})")
+    return lines
+
+
 def describe(info):
     """The text form of model_info, for people."""
     t = info["training"]
@@ -178,35 +217,10 @@ def describe(info):
                                                     if t.get("template_file") else ""))
     st = t.get("structure")
     if st:
-        files = st.get("files") or ([{"path": st["path"], "sha256": st["sha256"]}] if st.get("path") else [])
-        where = ", ".join(f"{f['path']} (sha256 {f['sha256'][:16]}...)" for f in files) or st.get("source")
-        lines.append(f"structure: {where}, {st.get('dim', '?')} features per token at offsets "
-                     f"{st.get('window', '?')}, scale {st.get('scale', '?')}")
-        prov = st.get("provenance") or {}
-        for part in prov.get("parts", [prov] if prov else []):
-            text = part.get("unlabeled", [])
-            if len(files) > 1:
-                lines.append(f"  {part.get('path')}:")
-            lines.append(f"  learned from {sum(f['units'] for f in text):,} units of unlabeled text: "
-                         + ", ".join(f"{f['path']} ({f['units']:,}, sha256 {f['sha256'][:16]}...)" for f in text))
-            lines.append(f"  {part.get('targets')} targets ({100 * part.get('target_coverage', 0):.1f}% of the "
-                         f"text), h = {part.get('dim')}, {part.get('loss')} loss, lambda {part.get('lambda')}, "
-                         f"{part.get('epochs')} epochs, {part.get('rounds')} round(s), {part.get('seconds')} s")
-            for sp in part.get("splits", []):
-                lines.append(f"  split {sp['name']}: {sp['attributes']:,} features, {sp['problems']} problems "
-                             f"({sp['method']})")
+        lines += _structure_lines(st)
     emb = (t.get("vectors") or {}).get("%emb")
     if emb:
-        lines.append(f"embeddings (%emb): {emb.get('source')}" + (f" (sha256 {emb['sha256'][:16]}...)"
-                                                                  if emb.get("sha256") else "")
-                     + f", k = {emb.get('dim')}, {emb.get('rows_kept', 0):,} rows kept ({emb.get('training_words', 0):,}"
-                     + " training words" + (f", {emb['training_words_in_file']:,} of them in the file"
-                                            if "training_words_in_file" in emb else "") + ")")
-        mv = emb.get("moved")
-        if mv:
-            lines.append(f"  re-embedded: mean |Phi - Phi0| per word {mv['mean_moved']:.3f}; words seen 10 times or "
-                         f"more {mv['frequent_mean_moved']:.3f} ({mv['frequent_words']:,}), seen once "
-                         f"{mv['rare_mean_moved']:.3f} ({mv['rare_words']:,})")
+        lines += _embedding_lines(emb)
     if info["params"]:
         lines.append("params: " + ", ".join(f"{k}={v}" for k, v in info["params"].items()))
     lines.append("features (template: attributes, non-zero weights):")

@@ -11,7 +11,7 @@ codes, so that a run follows the iterates of CRFsuite's trainer:
   first step of 1/||g|| and 1 afterwards;
 - the line search of More & Thuente (1994) with liblbfgs's
   ``update_trial_interval``, and liblbfgs's backtracking searches with the
-  Armijo, the regular Wolfe or the strong Wolfe conditions;
+  Armijo, the regular Wolfe or the strong Wolfe conditions (linesearch.py);
 - OWL-QN (Andrew & Gao 2007) for f(x) + c1 * ||x||_1: the pseudo-gradient,
   the search direction constrained to the pseudo-gradient's orthant and the
   backtracking search whose trial points are projected onto the orthant of
@@ -52,6 +52,9 @@ import math
 import numpy as np
 
 from ._kernels.linalg import dot
+from .linesearch import (BACKTRACKING_STRONG_WOLFE, BACKTRACKING_WOLFE, LBFGSERR_INVALIDPARAMETERS,
+                         LINE_SEARCH_ERRORS, LINESEARCHES, MORETHUENTE, _F, backtracking, backtracking_failure,
+                         more_thuente)
 
 __all__ = ["LBFGS", "LINESEARCHES", "DEVIATIONS"]
 
@@ -79,53 +82,15 @@ DEVIATIONS = """\
   orthantwise_end are 0 and n).
 """
 
-# Return codes of liblbfgs (lbfgs.h).
+# Return codes of liblbfgs (lbfgs.h) for a run that ends well; a failed line
+# search ends it with its own (linesearch.py).
 LBFGS_SUCCESS = 0
 LBFGS_STOP = 1
 LBFGS_ALREADY_MINIMIZED = 2
-LBFGSERR_LOGICERROR = -1023
-LBFGSERR_OUTOFINTERVAL = -1003
-LBFGSERR_INCORRECT_TMINMAX = -1002
-LBFGSERR_ROUNDING_ERROR = -1001
-LBFGSERR_MINIMUMSTEP = -1000
-LBFGSERR_MAXIMUMSTEP = -999
-LBFGSERR_MAXIMUMLINESEARCH = -998
-LBFGSERR_WIDTHTOOSMALL = -996
-LBFGSERR_INVALIDPARAMETERS = -995
-LBFGSERR_INCREASEGRADIENT = -994
 
-_LINE_SEARCH_ERRORS = {
-    LBFGSERR_LOGICERROR: "logic error",
-    LBFGSERR_ROUNDING_ERROR: "rounding errors prevent further progress "
-                             "(no step satisfies the sufficient decrease and curvature conditions)",
-    LBFGSERR_MINIMUMSTEP: "the step became smaller than min_step",
-    LBFGSERR_MAXIMUMSTEP: "the step became larger than max_step",
-    LBFGSERR_MAXIMUMLINESEARCH: "the maximum number of evaluations (max_linesearch) was reached",
-    LBFGSERR_WIDTHTOOSMALL: "the interval of uncertainty became narrower than xtol",
-    LBFGSERR_INVALIDPARAMETERS: "a negative step",
-    LBFGSERR_INCREASEGRADIENT: "the search direction increases the objective",
-}
-
-# liblbfgs's line search algorithms (lbfgs.h).
-MORETHUENTE = 0
-BACKTRACKING_ARMIJO = 1
-BACKTRACKING_WOLFE = 2  # = LBFGS_LINESEARCH_BACKTRACKING
-BACKTRACKING_STRONG_WOLFE = 3
-
-# The names of CRFsuite's train_lbfgs.c ("Backtracking" is
-# LBFGS_LINESEARCH_BACKTRACKING, the regular Wolfe conditions), and "Armijo",
-# liblbfgs's backtracking with the sufficient decrease condition alone, which
-# CRFsuite has no name for.
-LINESEARCHES = {
-    "MoreThuente": MORETHUENTE,
-    "Backtracking": BACKTRACKING_WOLFE,
-    "StrongBacktracking": BACKTRACKING_STRONG_WOLFE,
-    "Armijo": BACKTRACKING_ARMIJO,
-}
 _NAMES = {code: name for name, code in LINESEARCHES.items()}
 
 _BLOCK = 1 << 14  # the OWL-QN loops work on blocks of this many entries
-_F = np.float64   # the line searches' scalars: IEEE arithmetic, as in C
 
 
 def _dot(a, b):
@@ -137,158 +102,6 @@ def _dot(a, b):
 # summation is not liblbfgs's plain loop.  The tests swap in sequential ones
 # to compare with liblbfgs bit for bit.
 _sum = np.sum
-
-
-def _min2(a, b):
-    return a if a <= b else b
-
-
-def _max2(a, b):
-    return a if a >= b else b
-
-
-# The minimizers of liblbfgs's macros CUBIC_MINIMIZER, CUBIC_MINIMIZER2,
-# QUARD_MINIMIZER and QUARD_MINIMIZER2, operation for operation.
-
-def _cubic_minimizer(u, fu, du, v, fv, dv):
-    d = v - u
-    theta = (fu - fv) * 3 / d + du + dv
-    p = abs(theta)
-    q = abs(du)
-    r = abs(dv)
-    s = _max2(_max2(p, q), r)
-    a = theta / s
-    gamma = s * np.sqrt(a * a - (du / s) * (dv / s))
-    if v < u:
-        gamma = -gamma
-    p = gamma - du + theta
-    q = gamma - du + gamma + dv
-    r = p / q
-    return u + r * d
-
-
-def _cubic_minimizer2(u, fu, du, v, fv, dv, xmin, xmax):
-    d = v - u
-    theta = (fu - fv) * 3 / d + du + dv
-    p = abs(theta)
-    q = abs(du)
-    r = abs(dv)
-    s = _max2(_max2(p, q), r)
-    a = theta / s
-    gamma = s * np.sqrt(_max2(_F(0.0), a * a - (du / s) * (dv / s)))
-    if u < v:
-        gamma = -gamma
-    p = gamma - dv + theta
-    q = gamma - dv + gamma + du
-    r = p / q
-    if r < 0. and gamma != 0.:
-        return v - r * d
-    if a < 0:
-        return xmax
-    return xmin
-
-
-def _quard_minimizer(u, fu, du, v, fv):
-    a = v - u
-    return u + du / ((fu - fv) / a + du) / 2 * a
-
-
-def _quard_minimizer2(u, du, v, dv):
-    a = u - v
-    return v + dv / (dv - du) * a
-
-
-def update_trial_interval(x, fx, dx, y, fy, dy, t, ft, dt, tmin, tmax, brackt):
-    """liblbfgs's update_trial_interval (More & Thuente's dcstep): the new
-    trial step and interval of uncertainty.  Returns (info, x, fx, dx, y, fy,
-    dy, t, brackt), info 0 or an error code; on an error nothing has changed.
-    The arithmetic is np.float64's, divisions by zero included, as in C."""
-    x, fx, dx, y, fy, dy, t, ft, dt, tmin, tmax = (
-        _F(v) for v in (x, fx, dx, y, fy, dy, t, ft, dt, tmin, tmax))
-    with np.errstate(all="ignore"):
-        # fsigndiff(dt, dx) for doubles: *dt * (*dx / fabs(*dx)) < 0.
-        dsign = bool(dt * (dx / abs(dx)) < 0.)
-
-        if brackt:
-            if t <= _min2(x, y) or _max2(x, y) <= t:
-                return LBFGSERR_OUTOFINTERVAL, x, fx, dx, y, fy, dy, t, brackt
-            if 0. <= dx * (t - x):
-                return LBFGSERR_INCREASEGRADIENT, x, fx, dx, y, fy, dy, t, brackt
-            if tmax < tmin:
-                return LBFGSERR_INCORRECT_TMINMAX, x, fx, dx, y, fy, dy, t, brackt
-
-        if fx < ft:
-            # Case 1: a higher function value; the minimum is bracketed.
-            brackt = True
-            bound = True
-            mc = _cubic_minimizer(x, fx, dx, t, ft, dt)
-            mq = _quard_minimizer(x, fx, dx, t, ft)
-            if abs(mc - x) < abs(mq - x):
-                newt = mc
-            else:
-                newt = mc + 0.5 * (mq - mc)
-        elif dsign:
-            # Case 2: a lower function value and derivatives of opposite sign.
-            brackt = True
-            bound = False
-            mc = _cubic_minimizer(x, fx, dx, t, ft, dt)
-            mq = _quard_minimizer2(x, dx, t, dt)
-            if abs(mc - t) > abs(mq - t):
-                newt = mc
-            else:
-                newt = mq
-        elif abs(dt) < abs(dx):
-            # Case 3: a lower function value, derivatives of the same sign,
-            # and the magnitude of the derivative decreases.
-            bound = True
-            mc = _cubic_minimizer2(x, fx, dx, t, ft, dt, tmin, tmax)
-            mq = _quard_minimizer2(x, dx, t, dt)
-            if brackt:
-                if abs(t - mc) < abs(t - mq):
-                    newt = mc
-                else:
-                    newt = mq
-            else:
-                if abs(t - mc) > abs(t - mq):
-                    newt = mc
-                else:
-                    newt = mq
-        else:
-            # Case 4: a lower function value, derivatives of the same sign,
-            # and the magnitude of the derivative does not decrease.
-            bound = False
-            if brackt:
-                newt = _cubic_minimizer(t, ft, dt, y, fy, dy)
-            elif x < t:
-                newt = tmax
-            else:
-                newt = tmin
-
-        # Update the interval of uncertainty.
-        if fx < ft:
-            y, fy, dy = t, ft, dt
-        else:
-            if dsign:
-                y, fy, dy = x, fx, dx
-            x, fx, dx = t, ft, dt
-
-        # Clip the new trial value in [tmin, tmax].
-        if tmax < newt:
-            newt = tmax
-        if newt < tmin:
-            newt = tmin
-
-        # Redefine the new trial value if it is close to the upper bound.
-        if brackt and bound:
-            mq = x + 0.66 * (y - x)
-            if x < y:
-                if mq < newt:
-                    newt = mq
-            else:
-                if newt < mq:
-                    newt = mq
-
-        return 0, x, fx, dx, y, fy, dy, _F(newt), brackt
 
 
 def _blocks(n):
@@ -330,6 +143,19 @@ def _project(v, sign, buf):
 def _norm(v):
     """liblbfgs's vec2norm."""
     return _F(math.sqrt(_dot(v, v)))
+
+
+def delta_test(past, i, f, delta):
+    """liblbfgs's test of progress at iteration i, of objective f: (rate, stop),
+    rate = (f' - f) / f with f' the objective len(past) iterations before (None
+    while there is no such iteration), stop whether rate < delta.  past holds
+    the last len(past) objectives, iteration j's at j % len(past); the caller
+    puts f in its place (liblbfgs only if the run goes on)."""
+    period = len(past)
+    if i < period:
+        return None, False
+    rate = (past[i % period] - f) / f
+    return rate, rate < delta
 
 
 class LBFGS:
@@ -434,48 +260,11 @@ class LBFGS:
     def _gnorm(self):
         return _norm(self._g if self._pg is None else self._pg)
 
-    # ------------------------------------------------------------ line searches
+    def _slope(self):
+        """g . d: the derivative of the objective along the direction, at x."""
+        return _dot(self._g, self._d)
 
-    def _line_search_backtracking(self, f, stp, xp, gp):
-        g, d = self._g, self._d
-        count = 0
-        dec, inc = 0.5, 2.1
-        if stp <= 0.:
-            return LBFGSERR_INVALIDPARAMETERS, f, stp
-        dginit = _dot(g, d)
-        if 0 < dginit:
-            return LBFGSERR_INCREASEGRADIENT, f, stp
-        finit = f
-        dgtest = self.ftol * dginit
-        while True:
-            self._trial(stp, xp)
-            f = self._eval()
-            count += 1
-            if f > finit + stp * dgtest:
-                width = dec
-            else:
-                # The sufficient decrease condition (Armijo condition).
-                if self._ls == BACKTRACKING_ARMIJO:
-                    return count, f, stp
-                # The Wolfe condition.
-                dg = _dot(g, d)
-                if dg < self.wolfe * dginit:
-                    width = inc
-                else:
-                    if self._ls == BACKTRACKING_WOLFE:
-                        return count, f, stp
-                    # The strong Wolfe condition.
-                    if dg > -self.wolfe * dginit:
-                        width = dec
-                    else:
-                        return count, f, stp
-            if stp < self.min_step:
-                return LBFGSERR_MINIMUMSTEP, f, stp
-            if stp > self.max_step:
-                return LBFGSERR_MAXIMUMSTEP, f, stp
-            if self.max_linesearch <= count:
-                return LBFGSERR_MAXIMUMLINESEARCH, f, stp
-            stp = stp * width
+    # ----------------------------------------------------- OWL-QN's line search
 
     def _line_search_backtracking_owlqn(self, f, stp, xp, gp):
         # gp is the pseudo-gradient at xp, as liblbfgs passes it.
@@ -503,113 +292,10 @@ class LBFGS:
             if f <= finit + self.ftol * dgtest:
                 # The sufficient decrease condition.
                 return count, f, stp
-            if stp < self.min_step:
-                return LBFGSERR_MINIMUMSTEP, f, stp
-            if stp > self.max_step:
-                return LBFGSERR_MAXIMUMSTEP, f, stp
-            if self.max_linesearch <= count:
-                return LBFGSERR_MAXIMUMLINESEARCH, f, stp
+            error = backtracking_failure(self, count, stp)
+            if error:
+                return error, f, stp
             stp = stp * width
-
-    def _line_search_morethuente(self, f, stp, xp, gp):
-        g, d = self._g, self._d
-        ftol, gtol, xtol = self.ftol, self.gtol, self.xtol
-        min_step, max_step = self.min_step, self.max_step
-        count = 0
-        uinfo = 0
-        if stp <= 0.:
-            return LBFGSERR_INVALIDPARAMETERS, f, stp
-        # The initial gradient in the search direction.
-        dginit = _dot(g, d)
-        if 0 < dginit:
-            return LBFGSERR_INCREASEGRADIENT, f, stp
-
-        brackt = False
-        stage1 = True
-        finit = f
-        dgtest = ftol * dginit
-        width = max_step - min_step
-        prev_width = 2.0 * width
-
-        # (stx, fx, dgx): the best step so far; (sty, fy, dgy): the other end
-        # of the interval of uncertainty; (stp, f, dg): the current step.
-        stx = sty = _F(0.)
-        fx = fy = finit
-        dgx = dgy = dginit
-
-        while True:
-            # The minimum and maximum steps of the present interval.
-            if brackt:
-                stmin = _min2(stx, sty)
-                stmax = _max2(stx, sty)
-            else:
-                stmin = stx
-                stmax = stp + 4.0 * (stp - stx)
-
-            # Clip the step in [min_step, max_step].
-            if stp < min_step:
-                stp = _F(min_step)
-            if max_step < stp:
-                stp = _F(max_step)
-
-            # If an unusual termination is to occur, let stp be the lowest
-            # point obtained so far.
-            if ((brackt and (stp <= stmin or stmax <= stp or self.max_linesearch <= count + 1 or uinfo != 0))
-                    or (brackt and stmax - stmin <= xtol * stmax)):
-                stp = stx
-
-            self._trial(stp, xp)
-            f = self._eval()
-            dg = _dot(g, d)
-
-            ftest1 = finit + stp * dgtest
-            count += 1
-
-            # Tests for errors and convergence.
-            if brackt and (stp <= stmin or stmax <= stp or uinfo != 0):
-                return LBFGSERR_ROUNDING_ERROR, f, stp
-            if stp == max_step and f <= ftest1 and dg <= dgtest:
-                return LBFGSERR_MAXIMUMSTEP, f, stp
-            if stp == min_step and (ftest1 < f or dgtest <= dg):
-                return LBFGSERR_MINIMUMSTEP, f, stp
-            if brackt and (stmax - stmin) <= xtol * stmax:
-                return LBFGSERR_WIDTHTOOSMALL, f, stp
-            if self.max_linesearch <= count:
-                return LBFGSERR_MAXIMUMLINESEARCH, f, stp
-            if f <= ftest1 and abs(dg) <= gtol * (-dginit):
-                # The sufficient decrease and the directional derivative conditions hold.
-                return count, f, stp
-
-            # In the first stage, seek a step for which the modified function
-            # has a nonpositive value and a nonnegative derivative.
-            if stage1 and f <= ftest1 and _min2(ftol, gtol) * dginit <= dg:
-                stage1 = False
-
-            if stage1 and ftest1 < f and f <= fx:
-                # The modified function and its derivative.
-                fm = f - stp * dgtest
-                fxm = fx - stx * dgtest
-                fym = fy - sty * dgtest
-                dgm = dg - dgtest
-                dgxm = dgx - dgtest
-                dgym = dgy - dgtest
-                uinfo, stx, fxm, dgxm, sty, fym, dgym, stp, brackt = update_trial_interval(
-                    stx, fxm, dgxm, sty, fym, dgym, stp, fm, dgm, stmin, stmax, brackt)
-                # Reset the function and gradient values for f.
-                fx = fxm + stx * dgtest
-                fy = fym + sty * dgtest
-                dgx = dgxm + dgtest
-                dgy = dgym + dgtest
-            else:
-                uinfo, stx, fx, dgx, sty, fy, dgy, stp, brackt = update_trial_interval(
-                    stx, fx, dgx, sty, fy, dgy, stp, f, dg, stmin, stmax, brackt)
-
-            # Force a sufficient decrease in the interval of uncertainty.
-            if brackt:
-                if 0.66 * prev_width <= abs(sty - stx):
-                    stp = stx + 0.5 * (sty - stx)
-                prev_width = width
-                width = abs(sty - stx)
 
     # -------------------------------------------------------------- iterations
 
@@ -653,7 +339,7 @@ class LBFGS:
         made and why the optimizer stopped (None if it goes on)."""
         if self.stop is not None:
             raise RuntimeError(f"the optimizer has stopped ({self.stop}); it does not step any more")
-        x, g, d, pg = self.x, self._g, self._d, self._pg
+        x, g, pg = self.x, self._g, self._pg
         evaluations_before = self._evaluations
         if not self._started:
             if not self._start():
@@ -661,7 +347,7 @@ class LBFGS:
                 info = self._info(0, self._evaluations - evaluations_before, 0.0)
                 return self._finish(info, LBFGS_ALREADY_MINIMIZED, "converged")
 
-        k, end, m = self._k, self._end, self.m
+        k, end = self._k, self._end
         # The current point and gradient, kept in the history slot that this
         # iteration writes (liblbfgs's xp and gp).
         xp, gp = self._s[end], self._y[end]
@@ -670,20 +356,7 @@ class LBFGS:
         fx_prev = self._fx
 
         # Search for an optimal step.
-        if pg is None:
-            search = (self._line_search_morethuente if self._ls == MORETHUENTE
-                      else self._line_search_backtracking)
-            line_search_gp = gp
-        else:
-            search = self._line_search_backtracking_owlqn
-            line_search_gp = pg
-        try:
-            ls, fx, step = search(self._fx, self._step, xp, line_search_gp)
-        except BaseException:
-            # An interrupted evaluation: back to the last accepted point.
-            np.copyto(x, xp)
-            np.copyto(g, gp)
-            raise
+        ls, fx, step = self._search(xp, gp)
         evaluations = self._evaluations - evaluations_before
 
         if ls < 0:
@@ -694,31 +367,61 @@ class LBFGS:
                 owlqn_pseudo_gradient(pg, x, g, self.c1)
             self._fx = fx_prev
             info = self._info(k, evaluations, step)
-            return self._finish(info, ls, "line search failed: " + _LINE_SEARCH_ERRORS[ls])
+            return self._finish(info, ls, "line search failed: " + LINE_SEARCH_ERRORS[ls])
 
         self._fx = fx
         if pg is not None:
             owlqn_pseudo_gradient(pg, x, g, self.c1)
         info = self._info(k, evaluations, step)
+        stopped = self._stopping_test(info, k, fx)
+        if stopped:
+            self._k = k + 1
+            return self._finish(info, *stopped)
 
+        self._k, self._end = self._next_direction(k, end)
+        # Now the search direction d is ready: try step 1 first.
+        self._step = _F(1.0)
+        return info
+
+    def _search(self, xp, gp):
+        """The line search from xp along d: (evaluations or an error code, f,
+        step).  An interrupted evaluation puts x and g back at xp and gp, the
+        last accepted point, so that the iteration can be run again."""
+        try:
+            if self._pg is not None:
+                return self._line_search_backtracking_owlqn(self._fx, self._step, xp, self._pg)
+            if self._ls == MORETHUENTE:
+                return more_thuente(self, self._fx, self._step, xp)
+            return backtracking(self, self._fx, self._step, xp, self._ls)
+        except BaseException:
+            np.copyto(self.x, xp)
+            np.copyto(self._g, gp)
+            raise
+
+    def _stopping_test(self, info, k, fx):
+        """(status, reason) if iteration k, of objective fx, ends the run, else
+        None; the objective joins the last period ones if the run goes on."""
         # Convergence test: |g(x)| / max(1, |x|) <= epsilon.
         xnorm = max(info["xnorm"], 1.0)
         if info["gnorm"] / xnorm <= self.epsilon:
-            self._k = k + 1
-            return self._finish(info, LBFGS_SUCCESS, "converged")
+            return LBFGS_SUCCESS, "converged"
 
         # Stopping criterion: (f(past_x) - f(x)) / f(x) < delta.
         if self.period > 0:
-            if self.period <= k:
-                with np.errstate(all="ignore"):
-                    rate = (_F(self._pf[k % self.period]) - fx) / fx
-                if rate < self.delta:
-                    self._k = k + 1
-                    return self._finish(info, LBFGS_STOP, "no improvement")
+            with np.errstate(all="ignore"):
+                _, stop = delta_test(self._pf, k, fx, self.delta)
+            if stop:
+                return LBFGS_STOP, "no improvement"
             self._pf[k % self.period] = fx
+        return None
 
+    def _next_direction(self, k, end):
+        """After iteration k: its pair (s, y) into history slot end, which held
+        its starting point and gradient, then the next direction d.  Returns the
+        number of the next iteration and the slot it writes."""
+        x, g, d, pg, m = self.x, self._g, self._d, self._pg, self.m
         # s_{k+1} = x_{k+1} - x_{k}; y_{k+1} = g_{k+1} - g_{k}, in place of xp and gp.
-        s_new, y_new = xp, gp
+        s_new, y_new = self._s[end], self._y[end]
         np.subtract(x, s_new, out=s_new)
         np.subtract(g, y_new, out=y_new)
         ys = _dot(y_new, s_new)
@@ -752,11 +455,7 @@ class LBFGS:
                 part = buf[:sl.stop - sl.start]
                 np.multiply(d[sl], pg[sl], out=part)
                 np.copyto(d[sl], 0., where=part >= 0.)
-
-        # Now the search direction d is ready: try step 1 first.
-        self._step = _F(1.0)
-        self._k, self._end = k, end
-        return info
+        return k, end
 
     # -------------------------------------------------------------- checkpoints
 

@@ -231,24 +231,10 @@ def _cells(key, pieces):
     return _splits(middle, pieces[1:-1])
 
 
-def to_model(crf, path, encoding="utf-8", precision=None):
-    """A seqbil Model (linear, float64 or float32 weights) that scores every labelling
-    as crf_test scores it at cost factor 1 (the default of its -c). precision: of the
-    stored weights; default the file's (float32 for a binary model, float64 for a
-    text one)."""
-    from ..model import Model
-
-    def text(b, what):
-        try:
-            return b.decode(encoding)
-        except UnicodeDecodeError:
-            raise ModelFileError(f"{path}: {what} {b[:40]!r} is not {encoding}: give the model's encoding "
-                                 f"(--encoding)") from None
-
-    labels = [text(y, "the label") for y in crf.labels]
-    if not labels or len(set(labels)) != len(labels):
-        raise ModelFileError(f"{path}: a CRF++ model with {'duplicate' if labels else 'no'} labels")
-    S = len(labels)
+def _read_templates(crf, path, text):
+    """(templates, parts, texts) of a CRF++ model's template lines: each distinct
+    line as a seqbil Template, its (literal pieces, macros, how often it is
+    given), and its text."""
     counts = {}  # template line -> how often it is given (CRF++ counts a repeated line twice)
     for raw in crf.templates:
         line = text(raw, "the template")
@@ -271,14 +257,19 @@ def to_model(crf, path, encoding="utf-8", precision=None):
     texts = [t.text for t in templates]
     if len(set(texts)) != len(texts):
         raise ModelFileError(f"{path}: two templates differ only in blanks at their ends")
-    tset = TemplateSet(templates)
-    K = tset.reach
+    return templates, parts, texts
+
+
+def _feature_cells(crf, parts, text):
+    """(keys, offsets, found): the feature strings sorted, the offsets of their
+    weights, and found[t], the (offset, (cell, ...)) of every tuple of cells that
+    template t expands to one of them."""
     # the feature strings as text (cells are cut at characters, not bytes), sorted
     decoded = [text(k, "the feature") for k in crf.keys]
     order = sorted(range(len(decoded)), key=decoded.__getitem__)
     keys, offsets = [decoded[i] for i in order], np.asarray(crf.offsets)[order]
     # the cells each feature string stands for, template by template
-    found = {t: [] for t in range(len(templates))}  # t -> [(offset, (cell, ...))]
+    found = {t: [] for t in range(len(parts))}  # t -> [(offset, (cell, ...))]
     for t, (pieces, macros, mult) in enumerate(parts):
         lo = bisect_left(keys, pieces[0])
         for i in range(lo, len(keys)):
@@ -287,9 +278,13 @@ def to_model(crf, path, encoding="utf-8", precision=None):
                 break
             for cells in _cells(key, pieces):
                 found[t].append((int(offsets[i]), cells))
+    return keys, offsets, found
+
+
+def _vocabularies(tset, parts, found):
+    """({Field: Vocabulary}, {column: {cell: id}}) of the columns the templates
+    read, their values in order of first appearance."""
     # the vocabulary of each column: every cell that is not only a boundary symbol
-    boundary = {f"_B-{k}": k - 1 for k in range(1, K + 1)}
-    boundary.update({f"_B+{k}": K + k - 1 for k in range(1, K + 1)})
     columns = {f.column: f for f in tset.fields}
     values = {c: {} for c in columns}
     for t, (pieces, macros, _) in enumerate(parts):
@@ -298,17 +293,22 @@ def to_model(crf, path, encoding="utf-8", precision=None):
                 values[c].setdefault(cell, None)
     vocab = {columns[c]: Vocabulary(values[c]) for c in columns}
     ids = {c: {v: i for i, v in enumerate(values[c])} for c in columns}
-    index = FeatureIndex(tset, vocab, [None, None], "none", LAYOUT)
+    return vocab, ids
+
+
+def _weight_tables(path, index, texts, parts, found, ids, alpha, S):
+    """(tables, blocks): per order, the index's key table (sorted keys, int64
+    pointers per template) and the weights of its attributes, a row each, from
+    the weights of the feature strings that stand for them."""
+    K = index.K
+    boundary = {f"_B-{k}": k - 1 for k in range(1, K + 1)}
+    boundary.update({f"_B+{k}": K + k - 1 for k in range(1, K + 1)})
     value0 = 2 * K + 1
-    alpha = np.asarray(crf.alpha, dtype=np.float64)
-    if len(offsets) and (offsets.min() < 0 or offsets.max() >= len(alpha)):
-        raise ModelFileError(f"{path}: a feature's weights lie outside the model's {len(alpha)}")
     tables, blocks = [], {}
-    trans = np.zeros((S, S + 1))
     for order in (0, 1):
         table, ptr, rows = [], [0], []
         width = S if order == 0 else S * S
-        for ti, tmpl in enumerate(tset.by_order[order]):
+        for ti, tmpl in enumerate(index.templates.by_order[order]):
             t = texts.index(tmpl.text)
             pieces, macros, mult = parts[t]
             offs, tuples = [], []
@@ -333,6 +333,37 @@ def to_model(crf, path, encoding="utf-8", precision=None):
             rows.append(block)
         tables.append((np.concatenate(table) if table else np.zeros(0, np.int64), np.array(ptr, np.int64)))
         blocks[order] = np.concatenate(rows) if rows else np.zeros((0, width))
+    return tables, blocks
+
+
+def to_model(crf, path, encoding="utf-8", precision=None):
+    """A seqbil Model (linear, float64 or float32 weights) that scores every labelling
+    as crf_test scores it at cost factor 1 (the default of its -c). precision: of the
+    stored weights; default the file's (float32 for a binary model, float64 for a
+    text one)."""
+    from ..model import Model
+
+    def text(b, what):
+        try:
+            return b.decode(encoding)
+        except UnicodeDecodeError:
+            raise ModelFileError(f"{path}: {what} {b[:40]!r} is not {encoding}: give the model's encoding "
+                                 f"(--encoding)") from None
+
+    labels = [text(y, "the label") for y in crf.labels]
+    if not labels or len(set(labels)) != len(labels):
+        raise ModelFileError(f"{path}: a CRF++ model with {'duplicate' if labels else 'no'} labels")
+    S = len(labels)
+    templates, parts, texts = _read_templates(crf, path, text)
+    tset = TemplateSet(templates)
+    keys, offsets, found = _feature_cells(crf, parts, text)
+    vocab, ids = _vocabularies(tset, parts, found)
+    index = FeatureIndex(tset, vocab, [None, None], "none", LAYOUT)
+    alpha = np.asarray(crf.alpha, dtype=np.float64)
+    if len(offsets) and (offsets.min() < 0 or offsets.max() >= len(alpha)):
+        raise ModelFileError(f"{path}: a feature's weights lie outside the model's {len(alpha)}")
+    tables, blocks = _weight_tables(path, index, texts, parts, found, ids, alpha, S)
+    trans = np.zeros((S, S + 1))
     for t, tmpl in enumerate(templates):  # B lines without macros: the label transitions
         if tmpl.order == 1 and not tmpl.refs:
             pieces, _, mult = parts[t]

@@ -19,15 +19,17 @@ import numpy as np
 
 from .._kernels.crf import CRFKernel
 from .._kernels.linalg import dot
+from ..linesearch import LINESEARCHES
 from ..params import Param
 from .base import Learner, register
 
-LINESEARCHES = ("MoreThuente", "Backtracking", "StrongBacktracking")
 # the coefficients tried when none is given, strongest regularisation first (the path
 # stops two steps past the best): CRFsuite's default c2 = 1 and CRF++'s -c 0.5 .. 500
 # (c2 = 1 / (2 c)) lie inside
 C2_GRID = (3.0, 1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001)
 C1_GRID = (3.0, 1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001)
+# the optimizer's line searches that CRFsuite names (it has no name for Armijo's)
+CRFSUITE_LINESEARCHES = tuple(name for name in LINESEARCHES if name != "Armijo")
 
 
 def seen_pairs(ids, cells, width, n_rows):
@@ -132,7 +134,7 @@ class CRF(CRFWeights, Learner):
         Param("crf_epsilon", float, 1e-5, "CRF: stop when |gradient| / max(1, |w|) < epsilon (CRFsuite's epsilon)",
               minimum=0),
         Param("crf_linesearch", str, "MoreThuente", "CRF: line search of L-BFGS (CRFsuite's linesearch; OWL-QN, "
-              "c1 > 0, always backtracks)", choices=LINESEARCHES),
+              "c1 > 0, always backtracks)", choices=CRFSUITE_LINESEARCHES),
         Param("crf_max_linesearch", int, 20, "CRF: most trials of one line search (CRFsuite's max_linesearch)",
               positive=True, maximum=10 ** 4),
     )

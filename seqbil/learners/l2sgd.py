@@ -47,6 +47,7 @@ import math
 import numpy as np
 
 from .._kernels.linalg import dot
+from ..optimize import delta_test
 from ..params import Param
 from .base import Learner, register
 from .crf import CRFWeights
@@ -176,15 +177,13 @@ class L2SGD(CRFWeights, Learner):
         if objective < self.best[0]:
             self.best[0] = objective
             self.best_x[...] = self.x
-        epoch, improvement, stop = k + 1, None, None
+        improvement, stop = None, None
         if self.period > 0:
-            slot = (epoch - 1) % self.period
-            if self.period < epoch:
-                improvement = (self.pf[slot] - objective) / objective
-                if improvement < self.delta:
-                    stop = f"the objective fell by less than delta = {self.delta:g} over the last " \
-                           f"{self.period} epoch{'s' if self.period != 1 else ''}"
-            self.pf[slot] = objective
+            improvement, below = delta_test(self.pf, k, objective, self.delta)
+            if below:
+                stop = f"the objective fell by less than delta = {self.delta:g} over the last " \
+                       f"{self.period} epoch{'s' if self.period != 1 else ''}"
+            self.pf[k % self.period] = objective
         return {**record, "objective": objective, "improvement": improvement, "norm": math.sqrt(norm2),
                 "eta": self.eta, "updates": self.t, "stop": stop}
 
