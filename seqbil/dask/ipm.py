@@ -41,10 +41,10 @@ import numpy as np
 
 from ..errors import InputError, SeqbilError
 from ..formats.textio import is_gzip
+from ..training import CHUNK
 from .cluster import worker_addresses
 from .tagging import _boundary
 
-CHUNK = 256  # sequences per call into compiled code, as training.py
 BUCKETS = 256  # the rows of each order counted in this many buckets, of which a range of the mix is made
 
 
