@@ -8,7 +8,14 @@ import time
 
 import numpy as np
 
+from ..checkpoint import fingerprint
 from ..errors import InputError, SeqbilError
+from ..evaluation.chunks import _iob1_start
+from ..features.dataset import encode
+from ..features.dictionaries import training_words
+from ..features.index import field_vocabularies, normalizer
+from ..formats import make_format
+from ..formats.sentence import Corpus
 from ..training import CHUNK
 from .ipm_mix import BUCKETS, apply, bucket_rows, by_row, distinct
 from .tagging import _boundary
@@ -45,9 +52,6 @@ def _ids_at(ptr, ids, positions):
 
 def _read_shard(spec, k, K, size):
     """The Corpus of shard k. A bad line is named by its place in the file."""
-    from ..formats import make_format
-    from ..formats.sentence import Corpus
-
     fmt = make_format(spec["format"], spec["n_fields"], spec["label_column"])
     if spec["gz"]:  # no entering the middle: every shard reads the file and keeps its range of sentences
         sentences = list(fmt.read(spec["path"], labeled=True, encoding=spec["encoding"]))
@@ -88,9 +92,6 @@ def _survey(run, k, K, spec, size, request):
     attribute names (%attr), the distinct values of some columns (for vectors) and its
     words (for a dictionary from the training data). A bad line: {"error": (path,
     line, message)}."""
-    from ..features.dictionaries import training_words
-    from ..features.index import field_vocabularies, normalizer
-
     try:
         corpus = _corpus(run, k, K, spec, size)
     except InputError as exc:
@@ -110,8 +111,6 @@ def _survey(run, k, K, spec, size, request):
 def _count(run, k, K, spec, size, index, witness):
     """The key_counts of shard k under the merged vocabularies (index), and with
     witness the labels of a sentence in which an I- tag starts a chunk (or None)."""
-    from ..evaluation.chunks import _iob1_start
-
     corpus = _corpus(run, k, K, spec, size)
     counts, names = index.key_counts(corpus)
     found = next((list(s) for s in corpus.label_sequences() if s is not None and _iob1_start(s)), None) \
@@ -122,8 +121,6 @@ def _count(run, k, K, spec, size, index, witness):
 def _dataset(run, k, K, spec, size, shared):
     """Shard k encoded: as this worker encoded it before (_encode), or encoded now from
     the corpus it keeps or reads."""
-    from ..features.dataset import encode
-
     with _lock:
         data = _datasets.pop((run, k), None)
     if data is None:
@@ -138,8 +135,6 @@ def _dataset(run, k, K, spec, size, shared):
 def _encode(run, k, K, spec, size, shared):
     """Encode shard k by the run's index and keep it; (sequences, CRC-32 of the
     encoding)."""
-    from ..checkpoint import fingerprint
-
     data = _dataset(run, k, K, spec, size, shared)
     with _lock:
         _datasets[(run, k)] = data
