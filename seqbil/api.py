@@ -632,7 +632,8 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
     """
     import time
 
-    from .aso import StructureLearner, read_columns, read_text, split_specs, word_vectors, write_vectors
+    from .aso import StructureLearner, split_specs, word_vectors, write_vectors
+    from .aso_text import read_columns, read_text
 
     echo = echo or (_stderr if verbose else _quiet)
     if isinstance(unlabeled, (str, bytes)) or hasattr(unlabeled, "__fspath__"):

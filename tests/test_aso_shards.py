@@ -8,7 +8,8 @@ from click.testing import CliRunner
 distributed = pytest.importorskip("distributed")
 
 from seqbil.api import learn_structure  # noqa: E402
-from seqbil.aso import StructureLearner, merge_values, read_text, split_specs, top_singular  # noqa: E402
+from seqbil.aso import StructureLearner, split_specs, top_singular  # noqa: E402
+from seqbil.aso_text import merge_values, read_text  # noqa: E402
 from seqbil.cli import main  # noqa: E402
 from seqbil.features.structure import Structure  # noqa: E402
 from seqbil.features.templates import TemplateSet, parse_template  # noqa: E402
