@@ -11,7 +11,8 @@ from scipy.optimize import minimize_scalar
 
 import seqbil
 from seqbil._kernels.aso import sgd_block
-from seqbil.aso import canonical_basis, closed_form, fold_target, shifted, target_ids, target_table, top_singular
+from seqbil.aso import closed_form, fold_target, shifted, target_ids, target_table
+from seqbil.aso_svd import canonical_basis, top_singular
 from seqbil.aso_text import read_text
 from seqbil.cli import main
 from seqbil.errors import ModelFileError
@@ -465,7 +466,7 @@ def dense_top(U, h):
 
 
 def canonical_reference(L, S, tie=1e-4):
-    """The canonical basis of aso.canonical_basis from the projectors alone: per cluster
+    """The canonical basis of aso_svd.canonical_basis from the projectors alone: per cluster
     of tied values, the d x d projector P on its span, whose columns P e_i are taken in
     index order (the first at least half the longest remaining) and made orthonormal by
     Gram-Schmidt; the directions of values ~0 are 0. Only the spans of L are read."""
