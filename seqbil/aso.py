@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .aso_svd import top_singular
-from .aso_text import CHUNK, SplitText
+from .aso_text import CHUNK, SplitText, read_columns, read_text
 from .errors import ConfigError, SeqbilError
 from .features.structure import DEFAULT_SPLITS, Split, Structure, parse_split
 from .features.templates import TemplateSet, parse_template
@@ -378,3 +378,52 @@ def write_vectors(path, words, vectors):
         for w, v in zip(words, vectors):
             f.write(w + " " + " ".join(f"{x:.6g}" for x in v) + "\n")
     os.replace(tmp, path)
+
+
+def learn_from_files(unlabeled, settings, sources, config, echo, *, out=None, vectors=None, jobs=1, progress=False,
+                     shards=0, client=None, scheduler=None, workers=None, sharded=None):
+    """What api.learn_structure does once it has the text's paths (unlabeled) and the
+    settings (sources: where each came from; config: the config file, or None): read
+    the text, learn the structure in this process, or with shards on a Dask cluster
+    by sharded(...) (api.py: _sharded_structure; client, scheduler, workers: the
+    cluster), record what it was learned from, and write it and the word vectors
+    when asked."""
+    fmt = settings["format"]
+    unit = "char" if fmt == "sighan" else "token"
+    specs = split_specs(settings, fmt, sources.get("splits", "<settings>"))
+    from tqdm import tqdm
+    if shards is None or isinstance(shards, bool) or not isinstance(shards, int) or shards < 0:
+        raise SeqbilError(f"shards must be a whole number of at least 0, got {shards!r}")
+    if not shards and (client is not None or scheduler is not None or workers is not None):
+        raise SeqbilError("a Dask client, scheduler or workers go with shards")
+    t0 = time.perf_counter()
+    columns = settings["unlabeled_format"] == "columns"
+    with tqdm(desc="reading", unit=" " + unit + "s", unit_scale=True, leave=False, disable=not progress,
+              dynamic_ncols=True) as bar:
+        # with shards, the driver only counts the sentences (and checks the files): the
+        # workers read their parts
+        keep = (0, 0) if shards else None
+        if columns:
+            corpus, records = read_columns(unlabeled, settings["encoding"], bar.update, keep=keep)
+        else:
+            corpus, records = read_text(unlabeled, unit, settings["encoding"], bar.update, keep=keep)
+    n_sentences = sum(r["sentences"] for r in records)
+    if shards:
+        structure, corpus, counts = sharded(settings, unlabeled, unit, columns, n_sentences, specs, jobs, echo,
+                                            progress, shards, client, scheduler, workers, len(records))
+    else:
+        echo(f"read {len(corpus)} sentences, {corpus.n_tokens} {unit}s ({len(corpus.values[0])} distinct) from "
+             f"{len(records)} file{'s' * (len(records) > 1)} in {time.perf_counter() - t0:.1f} s")
+        structure, counts = StructureLearner(settings, corpus, unit, specs, jobs, echo, progress).learn(), None
+    structure.provenance["unlabeled"] = records
+    structure.provenance["config"] = str(config) if config is not None else None
+    structure.provenance["format"] = fmt
+    if out is not None:
+        structure.save(out)
+        echo(f"wrote {out}: {len(structure.splits)} splits, {structure.dim} features per token "
+             f"({structure.provenance['seconds']:.1f} s)")
+    if vectors is not None:
+        words, matrix = word_vectors(structure, corpus, settings["aux_min_count"], counts)
+        write_vectors(vectors, words, matrix)
+        echo(f"wrote {vectors}: {len(words)} word vectors of dimension {matrix.shape[1]}")
+    return structure
