@@ -34,7 +34,9 @@ from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 import scipy.sparse as sp
+from tqdm import tqdm
 
+from ._kernels.aso import fold_scale, sgd_steps, sum_squares
 from .aso_svd import top_singular
 from .aso_text import CHUNK, SplitText, read_columns, read_text
 from .errors import ConfigError, SeqbilError
@@ -260,9 +262,6 @@ class StructureLearner:
         time: yields, after each epoch, the blocks [offset, first target, W, V, steps
         taken, scale of W = 1] (their W and V may be set in between: the shards of
         seqbil/dask/aso.py mix them); returns the weights."""
-        from tqdm import tqdm
-
-        from ._kernels.aso import fold_scale, sgd_steps
         s = self.settings
         _, table, _ = self.targets[column]
         d, m, P = text.index.n_keyed(0), len(self.targets[column][0]), text.P
@@ -321,7 +320,6 @@ class StructureLearner:
 
     def sum_squares(self, text, theta):
         """The sum of the squared entries of Theta phi(x) over the text's tokens."""
-        from ._kernels.aso import sum_squares
         total = 0.0
         for at, buf in text.chunks():
             total += sum_squares(*text.csr(at, buf), theta)
@@ -391,7 +389,6 @@ def learn_from_files(unlabeled, settings, sources, config, echo, *, out=None, ve
     fmt = settings["format"]
     unit = "char" if fmt == "sighan" else "token"
     specs = split_specs(settings, fmt, sources.get("splits", "<settings>"))
-    from tqdm import tqdm
     if shards is None or isinstance(shards, bool) or not isinstance(shards, int) or shards < 0:
         raise SeqbilError(f"shards must be a whole number of at least 0, got {shards!r}")
     if not shards and (client is not None or scheduler is not None or workers is not None):

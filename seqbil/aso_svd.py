@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from scipy.sparse.linalg import LinearOperator, eigsh
 
+from ._kernels.aso import ColumnBlocks
 from .errors import SeqbilError
 
 
@@ -19,7 +20,6 @@ class BlockColumns(LinearOperator):
     at the end), block by block in numpy."""
 
     def __init__(self, blocks, pool=None):
-        from ._kernels.aso import ColumnBlocks
         self.blocks = [np.ascontiguousarray(b, dtype=np.float32) for b in blocks]
         self.kernel = ColumnBlocks(self.blocks)
         self.cuts = np.concatenate([[0], np.cumsum([b.shape[1] for b in self.blocks])])

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ._kernels.features import TextPositions
 from .errors import InputError
 from .features.functions import apply_chain
 from .features.index import LAYOUT, FeatureIndex, Vocabulary, merge_counts
@@ -125,7 +126,6 @@ class SplitText:
     def __init__(self, corpus, templates, chunk=CHUNK, fields=None):
         """fields: {Field: (Vocabulary, id of each of the column's values)} shared by the
         splits of a text (those that read the same field share its vocabulary)."""
-        from ._kernels.features import TextPositions
         self.corpus, self.templates, self.chunk = corpus, templates, max(1, int(chunk))
         self.bounds = corpus.offsets()
         self.P = int(self.bounds[-1])
