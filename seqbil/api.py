@@ -572,9 +572,7 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
     Ando, R. K. & Zhang, T. (2005). A framework for learning predictive structures
     from multiple tasks and unlabeled data. JMLR 6.
     """
-    import time
-
-    from .aso import StructureLearner, read_columns, read_text, split_specs, word_vectors, write_vectors
+    from .aso import learn_from_files
 
     echo = echo or (_stderr if verbose else _quiet)
     if isinstance(unlabeled, (str, bytes)) or hasattr(unlabeled, "__fspath__"):
@@ -586,43 +584,6 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
         raise SeqbilError("give the unlabeled text to learn from (--unlabeled FILE)")
     config = params.find_config(config) if config is not None else None
     settings, sources = params.resolve(config, options)
-    fmt = settings["format"]
-    unit = "char" if fmt == "sighan" else "token"
-    specs = split_specs(settings, fmt, sources.get("splits", "<settings>"))
-    from tqdm import tqdm
-    if shards is None or isinstance(shards, bool) or not isinstance(shards, int) or shards < 0:
-        raise SeqbilError(f"shards must be a whole number of at least 0, got {shards!r}")
-    if not shards and (client is not None or scheduler is not None or workers is not None):
-        raise SeqbilError("a Dask client, scheduler or workers go with shards")
-    t0 = time.perf_counter()
-    columns = settings["unlabeled_format"] == "columns"
-    with tqdm(desc="reading", unit=" " + unit + "s", unit_scale=True, leave=False, disable=not progress,
-              dynamic_ncols=True) as bar:
-        # with shards, the driver only counts the sentences (and checks the files): the
-        # workers read their parts
-        keep = (0, 0) if shards else None
-        if columns:
-            corpus, records = read_columns(unlabeled, settings["encoding"], bar.update, keep=keep)
-        else:
-            corpus, records = read_text(unlabeled, unit, settings["encoding"], bar.update, keep=keep)
-    n_sentences = sum(r["sentences"] for r in records)
-    if shards:
-        structure, corpus, counts = _sharded_structure(settings, unlabeled, unit, columns, n_sentences, specs, jobs,
-                                                       echo, progress, shards, client, scheduler, workers,
-                                                       len(records))
-    else:
-        echo(f"read {len(corpus)} sentences, {corpus.n_tokens} {unit}s ({len(corpus.values[0])} distinct) from "
-             f"{len(records)} file{'s' * (len(records) > 1)} in {time.perf_counter() - t0:.1f} s")
-        structure, counts = StructureLearner(settings, corpus, unit, specs, jobs, echo, progress).learn(), None
-    structure.provenance["unlabeled"] = records
-    structure.provenance["config"] = str(config) if config is not None else None
-    structure.provenance["format"] = fmt
-    if out is not None:
-        structure.save(out)
-        echo(f"wrote {out}: {len(structure.splits)} splits, {structure.dim} features per token "
-             f"({structure.provenance['seconds']:.1f} s)")
-    if vectors is not None:
-        words, matrix = word_vectors(structure, corpus, settings["aux_min_count"], counts)
-        write_vectors(vectors, words, matrix)
-        echo(f"wrote {vectors}: {len(words)} word vectors of dimension {matrix.shape[1]}")
-    return structure
+    return learn_from_files(unlabeled, settings, sources, config, echo, out=out, vectors=vectors, jobs=jobs,
+                            progress=progress, shards=shards, client=client, scheduler=scheduler, workers=workers,
+                            sharded=_sharded_structure)

@@ -24,122 +24,32 @@ features are never encoded for the whole text but for CHUNK positions at a time
 epoch's random order, shared by all blocks of problems), the closed form's counts and
 the RMS. What stays is one epoch's order (4 bytes a token) and the split's weights,
 d x (problems) float32, one split at a time; the SVD reads them block by block.
+
+The text as read and a split's features over it are in aso_text.py, the SVD in
+aso_svd.py.
 """
 import os
 import time
-from array import array
-from types import SimpleNamespace
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, eigsh
+from tqdm import tqdm
 
-from .errors import ConfigError, InputError, SeqbilError
-from .features.functions import apply_chain
-from .features.index import LAYOUT, FeatureIndex, Vocabulary, merge_counts
+from ._kernels.aso import fold_scale, sgd_steps, sum_squares
+from .aso_svd import top_singular
+from .aso_text import CHUNK, SplitText, read_columns, read_text
+from .errors import ConfigError, SeqbilError
 from .features.structure import DEFAULT_SPLITS, Split, Structure, parse_split
 from .features.templates import TemplateSet, parse_template
-from .formats.conll import split_fields
 from .formats.sentence import Corpus, _Ids
-from .formats.textio import read_lines, sha256_file
 
 BLOCK = 64  # problems per kernel call: a feature's weights for them are one 256-byte row
-CHUNK = 1 << 16  # positions whose features are encoded at a time (a few MB)
 
 
 def fold_target(word):
     """What a target is: the word in lower case, every digit as 0."""
     return "".join("0" if c.isdigit() else c for c in word.lower())
-
-
-def read_text(paths, unit, encoding="utf-8", progress=None, keep=None):
-    """(Corpus of one column, records): raw text, a sentence per line; unit "token":
-    tokens separated by white space; "char": the characters, white space dropped.
-    Empty lines are skipped. records: per file its path, sha256, bytes, lines and
-    units read. keep=(lo, hi): only sentences lo..hi-1 of the files one after another
-    go into the corpus (a shard's; the records are of the whole text)."""
-    # as array('i') / ('q'): 4 bytes a token while reading, not a list's 8
-    lengths, ids, vocab, records = array("q"), array("i"), _Ids(), []
-    get = vocab.__getitem__
-    lo, hi = keep if keep is not None else (0, float("inf"))
-    j = 0
-    for path in paths:
-        n_lines = n_units = 0
-        for _, line in read_lines(path, encoding):
-            units = line.split() if unit == "token" else [c for c in line if not c.isspace()]
-            if not units:
-                continue
-            if lo <= j < hi:
-                lengths.append(len(units))
-                ids.extend(map(get, units))
-            j += 1
-            n_lines += 1
-            n_units += len(units)
-            if progress is not None:
-                progress(len(units))
-        records.append(_file_record(path, n_lines, n_units))
-    return _unlabeled_corpus(lengths, [list(vocab)], [ids]), records
-
-
-def _unlabeled_corpus(lengths, values, columns):
-    """A Corpus of arrays read (array('q') lengths, array('i') per column) without a
-    copy; its labels all -1 without memory of their own."""
-    ids = [np.frombuffer(c, dtype=np.int32) if len(c) else np.zeros(0, np.int32) for c in columns]
-    lengths = np.frombuffer(lengths, dtype=np.int64) if len(lengths) else np.zeros(0, np.int64)
-    P = int(lengths.sum())
-    return Corpus(lengths, values, ids, [], np.broadcast_to(np.int32(-1), (P,)))
-
-
-def read_columns(paths, encoding="utf-8", progress=None, keep=None):
-    """(Corpus, records) of column files (a token per line, fields separated by spaces
-    or tabs as in CoNLL files, formats/conll.py: split_fields; a blank line between
-    sentences), every field a column: e.g. raw text tagged by seqbil models (`seqbil
-    tag` writes the input's fields and the label). keep: as read_text's."""
-    lengths, records, width = array("q"), [], None
-    columns, vocab = [], []
-    lo, hi = keep if keep is not None else (0, float("inf"))
-    j = 0
-    for path in paths:
-        n_sent = n_units = n = 0
-        for number, line in read_lines(path, encoding):
-            fields = split_fields(line)
-            if not fields:
-                if n:
-                    if lo <= j < hi:
-                        lengths.append(n)
-                    j += 1
-                    n_sent += 1
-                    n = 0
-                continue
-            if width is None:
-                width = len(fields)
-                columns, vocab = [array("i") for _ in fields], [_Ids() for _ in fields]
-            if len(fields) != width:
-                raise InputError(path, number, f"expected {width} fields, found {len(fields)}")
-            if lo <= j < hi:
-                for col, ids, value in zip(columns, vocab, fields):
-                    col.append(ids[value])
-            n += 1
-            n_units += 1
-            if progress is not None:
-                progress(1)
-        if n:
-            if lo <= j < hi:
-                lengths.append(n)
-            j += 1
-            n_sent += 1
-        records.append(_file_record(path, n_sent, n_units, columns=width))
-    return _unlabeled_corpus(lengths, [list(v) for v in vocab], columns), records
-
-
-def _file_record(path, sentences, units, **extra):
-    """What the structure's provenance keeps of a file read; a file without text is an
-    error."""
-    if not sentences:
-        raise InputError(path, 0, "no text in the file")
-    return {"path": os.path.abspath(path), "sha256": sha256_file(path), "bytes": os.path.getsize(path),
-            "sentences": sentences, "units": units, **extra}
 
 
 def target_table(corpus, m, column=0):
@@ -214,315 +124,6 @@ def closed_form_counts(pos, total, n, lam, loss, rows=4096):
         else:
             U[a:a + rows] = (2 * c - t) / (lam * n + t)
     return U
-
-
-class BlockColumns(LinearOperator):
-    """[U_1 U_2 ...]: column blocks (d x B_k float32 each) side by side as a linear
-    operator, for the SVD without the matrix itself. The products with vectors, which
-    the Lanczos iterations repeat, run in cython_ext/aso.pyx (ColumnBlocks: summed in
-    double, rows or blocks shared among the threads of `pool`); with matrices (once,
-    at the end), block by block in numpy."""
-
-    def __init__(self, blocks, pool=None):
-        from ._kernels.aso import ColumnBlocks
-        self.blocks = [np.ascontiguousarray(b, dtype=np.float32) for b in blocks]
-        self.kernel = ColumnBlocks(self.blocks)
-        self.cuts = np.concatenate([[0], np.cumsum([b.shape[1] for b in self.blocks])])
-        self.pool = pool
-        super().__init__(np.dtype(np.float32), (self.kernel.d, self.kernel.m))
-
-    def _shared(self, fn, n):
-        """fn(lo, hi) over 0..n, cut into a range per thread of the pool."""
-        jobs = self.pool._max_workers if self.pool is not None else 1
-        cuts = np.linspace(0, n, min(jobs, max(n, 1)) + 1).astype(int)
-        if len(cuts) <= 2:
-            return fn(0, n)
-        for f in [self.pool.submit(fn, lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])]:
-            f.result()
-
-    def _matvec(self, x):
-        x = np.ascontiguousarray(x.reshape(-1), dtype=np.float32)
-        out = np.empty(self.shape[0], np.float64)
-        self._shared(lambda lo, hi: self.kernel.matvec(x, out, lo, hi), self.shape[0])
-        return out.astype(np.float32)
-
-    def _rmatvec(self, y):
-        y = np.ascontiguousarray(y.reshape(-1), dtype=np.float32)
-        out = np.empty(self.shape[1], np.float64)
-        self._shared(lambda lo, hi: self.kernel.rmatvec(y, out, lo, hi), len(self.blocks))
-        return out.astype(np.float32)
-
-    def _matmat(self, X, rows=8192):
-        X = X.astype(np.float32)
-        out = np.zeros((self.shape[0], X.shape[1]), dtype=np.float32)
-        for r in range(0, self.shape[0], rows):  # a few rows at a time: no d x k temporaries
-            part = out[r:r + rows]
-            for b, lo, hi in zip(self.blocks, self.cuts[:-1], self.cuts[1:]):
-                part += b[r:r + rows] @ X[lo:hi]
-        return out
-
-    def _rmatmat(self, Y):
-        return np.vstack([b.T @ Y.astype(np.float32) for b in self.blocks])
-
-    def _adjoint(self):
-        return LinearOperator((self.shape[1], self.shape[0]), matvec=self._rmatvec, rmatvec=self._matvec,
-                              matmat=self._rmatmat, rmatmat=self._matmat, dtype=self.dtype)
-
-
-def top_singular(M, h, seed=0, jobs=1, rows=8192):
-    """The top-h left singular vectors of M (d x m, or the list of its column blocks,
-    d x m_k each, never put side by side) as the columns of a d x h matrix, largest
-    singular value first, in the canonical form of `canonical_basis`; and the
-    singular values.
-
-    As scipy's svds (ARPACK) computes them: the top-h eigenvectors of M^T M (m x m;
-    or of M M^T when d < m) by Lanczos in float32 (eigsh, M's products by
-    BlockColumns with `jobs` threads), then the SVD of the d x h (or m x h) product
-    with M. That last SVD comes here from its h x h Gram matrix in float64 and is
-    applied in place a few rows at a time, so the one d x h array beside M is the
-    result."""
-    with ThreadPoolExecutor(max(1, jobs)) as pool:
-        return _top_singular(BlockColumns(M if isinstance(M, (list, tuple)) else [M], pool), h, seed, rows)
-
-
-def _top_singular(A, h, seed, rows):
-    d, m = A.shape
-    k = min(h, min(A.shape) - 1)
-    if k < 1:
-        raise SeqbilError(f"a split has {d} features and {m} problems: too few for a structure")
-    # float32 throughout: a copy of M in float64 would double the peak memory
-    v0 = np.random.default_rng(seed).standard_normal(min(A.shape)).astype(A.dtype)
-    if d >= m:
-        gram = LinearOperator((m, m), matvec=lambda x: A.rmatvec(A.matvec(x)), dtype=A.dtype)
-    else:
-        gram = LinearOperator((d, d), matvec=lambda x: A.matvec(A.rmatvec(x)), dtype=A.dtype)
-    _, E = eigsh(gram, k=k, tol=0, v0=v0)
-    E, _ = np.linalg.qr(E)  # ARPACK's vectors are orthonormal only up to its tolerance
-    # d >= m: M E = U S R^T, U = (M E) R / S; else M^T E = V S R^T, U = E R
-    B = A.matmat(E) if d >= m else A.rmatmat(E)
-    G = np.zeros((k, k))
-    for r in range(0, B.shape[0], rows):
-        part = B[r:r + rows].astype(np.float64)
-        G += part.T @ part
-    lam, R = np.linalg.eigh(G)
-    order = np.argsort(-lam)
-    s = np.sqrt(np.maximum(lam[order], 0))
-    R = R[:, order]
-    if d >= m:
-        U, R = B, R / np.where(s > 0, s, 1)
-    else:
-        U = np.ascontiguousarray(E, dtype=np.float32)
-    for r in range(0, d, rows):
-        U[r:r + rows] = U[r:r + rows].astype(np.float64) @ R
-    U = np.ascontiguousarray(U, dtype=np.float32)
-    canonical_basis(U, s)
-    return U, s
-
-
-TIE = 1e-4  # singular values closer than this times the largest are one (float32 Lanczos)
-
-
-def canonical_basis(U, s, tie=TIE):
-    """Put the orthonormal columns of U (d x k, float32, changed in place), the
-    singular vectors for the values s (descending), in a form that depends on the
-    subspaces they span and not on the order a solver's sums took.
-
-    A singular vector is defined up to its sign, and the vectors of equal singular
-    values only up to a rotation of their span: on another machine (another BLAS
-    kernel) or another number of shards, a solver may return them flipped, swapped or
-    mixed. So the columns are taken in clusters of tied values (consecutive values
-    within `tie` times the largest), and each cluster's span P gets the basis
-    Gram-Schmidt gives from the projections P e_i of the coordinate axes, taken in
-    index order: at each step the first axis whose remaining projection is at least
-    half the largest one (a rule that a rounding error cannot flip, unlike "the
-    largest"). So each column has a positive entry where its axis was chosen, and a
-    cluster of one is its vector with that sign. Directions of singular value ~0
-    (below `tie` times the largest) say nothing about M and are any basis of its
-    null space: they are set to 0."""
-    k = U.shape[1]
-    top = float(s[0]) if k else 0.0
-    start = 0
-    for j in range(1, k + 1):
-        if j < k and s[start] - s[j] <= tie * top:
-            continue
-        if s[start] <= tie * top:
-            U[:, start:] = 0
-            return
-        C = U[:, start:j].astype(np.float64)  # row i: the coordinates of P e_i in the cluster's basis
-        Q = np.zeros((j - start, j - start))
-        for c in range(j - start):
-            norms = np.sqrt(np.einsum("ij,ij->i", C, C))
-            i = int(np.argmax(norms >= 0.5 * norms.max()))
-            q = C[i] / norms[i]
-            Q[:, c] = q
-            C -= np.outer(C @ q, q)
-        # Q: orthonormal (each q is orthogonal to those before); U Q spans what U spans
-        U[:, start:j] = (U[:, start:j].astype(np.float64) @ Q).astype(np.float32)
-        start = j
-
-
-class SplitText:
-    """A split's templates over the text as read (a Corpus of value ids): its feature
-    index, counted over the text CHUNK positions at a time, and its features (CSR)
-    or other columns' values at any positions, without the text's field matrix or
-    its encoding (features.pyx: TextPositions).
-
-    The index is the one FeatureIndex.build(corpus, templates, min_count) gives:
-    the same vocabularies (each field's values in order of first appearance), keys
-    and sorted key tables, so the same attribute ids."""
-
-    def __init__(self, corpus, templates, chunk=CHUNK, fields=None):
-        """fields: {Field: (Vocabulary, id of each of the column's values)} shared by the
-        splits of a text (those that read the same field share its vocabulary)."""
-        from ._kernels.features import TextPositions
-        self.corpus, self.templates, self.chunk = corpus, templates, max(1, int(chunk))
-        self.bounds = corpus.offsets()
-        self.P = int(self.bounds[-1])
-        K = templates.reach
-        fields = {} if fields is None else fields
-        vocabularies, luts = {}, []
-        for f in templates.fields:
-            if f not in fields:
-                values = corpus.values[f.column]
-                if f.chain:
-                    values = [apply_chain(f.chain, v) for v in values]
-                fields[f] = Vocabulary.build(values)
-            vocabularies[f], local = fields[f]
-            luts.append(local + np.int32(2 * K + 1))  # layout boundaries-first: see field_matrix
-        self.index = FeatureIndex(templates, vocabularies, [None, (np.zeros(0, np.int64), np.zeros(1, np.int64))],
-                                  "none", LAYOUT)
-        t_ptr, r_row, r_col, r_mult = self.index.specs[0]
-        fields = self.index.field_list
-        f_ptr = np.zeros(len(fields) + 1, np.int64)
-        np.cumsum([len(x) for x in luts], out=f_ptr[1:])
-        self.positions = TextPositions(self.bounds, corpus.ids,
-                                       np.concatenate(luts) if luts else np.zeros(0, np.int32), f_ptr,
-                                       np.array([f.column for f in fields], np.int32), K, t_ptr, r_row, r_col, r_mult)
-        self.T = len(t_ptr) - 1
-        # a template of one macro (not hashed) has the field id it reads as its key
-        self.radix = [0] * self.T
-        for t in range(self.T):
-            if t_ptr[t + 1] - t_ptr[t] == 1 and r_mult[t_ptr[t]] != 0:
-                self.radix[t] = len(vocabularies[fields[r_col[t_ptr[t]]]]) + 2 * K + 1
-
-    def buffers(self, n_values=0):
-        """What one chunk needs, reused from chunk to chunk (allocations per chunk would
-        fragment the heap): its positions (int64), its CSR and n_values value arrays."""
-        C = max(1, min(self.chunk, self.P))
-        return SimpleNamespace(at=np.empty(C, np.int64), ptr=np.empty(C + 1, np.int64),
-                               ids=np.empty(C * self.T, np.int32),
-                               values=[np.empty(C, np.int32) for _ in range(n_values)])
-
-    def chunks(self, order=None, bufs=1):
-        """(positions, buffers), CHUNK positions at a time: of the text in order, or of
-        `order`. The positions are written to the buffers (buffers()), which take turns
-        when there are several (bufs: a list, or how many)."""
-        bufs = [self.buffers() for _ in range(bufs)] if isinstance(bufs, int) else bufs
-        n = self.P if order is None else len(order)
-        for k, a in enumerate(range(0, n, self.chunk)):
-            buf = bufs[k % len(bufs)]
-            at = buf.at[:min(self.chunk, n - a)]
-            if order is None:
-                np.add(np.arange(len(at), dtype=np.int64), a, out=at)
-            else:
-                np.copyto(at, order[a:a + len(at)])
-            yield at, buf
-
-    def count(self, min_count):
-        """Count every template's keys over the text and keep those seen min_count
-        times as the index's tables (FeatureIndex.build's, sorted per template)."""
-        return self.set_counts(self.key_counts(), min_count)
-
-    def key_counts(self):
-        """Per template, (its distinct keys, sorted, and how often each is seen) over the
-        text. The keys are of the field vocabularies: texts whose vocabularies are the
-        same (merge_values) give counts that add up (merge_key_counts)."""
-        single = [np.zeros(r, np.int64) if r else None for r in self.radix]
-        seen = [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in range(self.T)]
-        buf = np.empty((min(self.chunk, self.P), self.T), np.int64)
-        for pos, _ in self.chunks():
-            keys = buf[:len(pos)]
-            self.positions.keys(pos, keys)
-            for t in range(self.T):
-                if single[t] is not None:
-                    single[t] += np.bincount(keys[:, t], minlength=self.radix[t])
-                    continue
-                u, c = np.unique(keys[:, t], return_counts=True)
-                seen[t] = merge_counts([seen[t], (u, c)])
-        out = []
-        for t in range(self.T):
-            if single[t] is not None:
-                keys = np.flatnonzero(single[t]).astype(np.int64)
-                out.append((keys, single[t][keys]))
-            else:
-                out.append(seen[t])
-        return out
-
-    def set_counts(self, counts, min_count):
-        """The index's tables from key_counts (of this text, or merged over texts with
-        the same vocabularies): the keys seen min_count times."""
-        min_count = max(1, min_count)
-        tables, ptr = [], [0]
-        self.direct, direct_ptr = [], [0]
-        for t, (keys, n) in enumerate(counts):
-            keys = keys[n >= min_count]
-            if self.radix[t]:
-                lut = np.full(self.radix[t], -1, np.int32)
-                lut[keys] = ptr[-1] + np.arange(len(keys), dtype=np.int32)
-                self.direct.append(lut)
-            tables.append(keys)
-            ptr.append(ptr[-1] + len(keys))
-            direct_ptr.append(direct_ptr[-1] + self.radix[t])
-        self.index.tables[0] = (np.concatenate(tables) if tables else np.zeros(0, np.int64), np.array(ptr, np.int64))
-        self.direct = np.concatenate(self.direct) if self.direct else np.zeros(0, np.int32)
-        self.direct_ptr = np.array(direct_ptr, np.int64)
-        return self.index
-
-    def csr(self, positions, buf=None):
-        """(ptr, ids): the split's attributes at the positions, as index.encode gives
-        them for those tokens (in buf's arrays when given)."""
-        table, ptr = self.index.tables[0]
-        if buf is None:
-            return self.positions.csr(positions, self.direct, self.direct_ptr, table, ptr)
-        return self.positions.csr(positions, self.direct, self.direct_ptr, table, ptr, buf.ptr, buf.ids)
-
-    def values(self, positions, column, table, offset, out=None):
-        """table[the value of `column` `offset` tokens after each position], -1
-        outside its sentence (in out[:len(positions)] when given)."""
-        out = np.empty(len(positions), np.int32) if out is None else out[:len(positions)]
-        self.positions.values(positions, column, table, offset, out)
-        return out
-
-
-def merge_key_counts(parts):
-    """SplitText.key_counts of several texts (with the same vocabularies) added up, as
-    key_counts of the texts one after another gives them."""
-    out = None
-    for part in parts:
-        out = list(part) if out is None else [merge_counts([a, b]) for a, b in zip(out, part)]
-    return out
-
-
-def merge_values(corpora):
-    """The corpora (of the same columns) over shared value tables: each column's values
-    in order of first appearance over the corpora one after another, as reading their
-    texts one after another gives them; every corpus's ids renumbered in place."""
-    if not corpora:
-        return corpora
-    for c in range(len(corpora[0].values)):
-        values, luts = merged_values([corpus.values[c] for corpus in corpora])
-        for corpus, lut in zip(corpora, luts):
-            corpus.values[c] = values
-            corpus.ids[c] = lut[corpus.ids[c]] if len(lut) else corpus.ids[c]
-    return corpora
-
-
-def merged_values(lists):
-    """(the values of several lists in order of first appearance over the lists one
-    after another, and per list the id of each of its values among them)."""
-    merged = _Ids()
-    luts = [np.fromiter(map(merged.__getitem__, values), dtype=np.int32, count=len(values)) for values in lists]
-    return list(merged), luts
 
 
 class StructureLearner:
@@ -661,9 +262,6 @@ class StructureLearner:
         time: yields, after each epoch, the blocks [offset, first target, W, V, steps
         taken, scale of W = 1] (their W and V may be set in between: the shards of
         seqbil/dask/aso.py mix them); returns the weights."""
-        from tqdm import tqdm
-
-        from ._kernels.aso import fold_scale, sgd_steps
         s = self.settings
         _, table, _ = self.targets[column]
         d, m, P = text.index.n_keyed(0), len(self.targets[column][0]), text.P
@@ -722,7 +320,6 @@ class StructureLearner:
 
     def sum_squares(self, text, theta):
         """The sum of the squared entries of Theta phi(x) over the text's tokens."""
-        from ._kernels.aso import sum_squares
         total = 0.0
         for at, buf in text.chunks():
             total += sum_squares(*text.csr(at, buf), theta)
@@ -779,3 +376,51 @@ def write_vectors(path, words, vectors):
         for w, v in zip(words, vectors):
             f.write(w + " " + " ".join(f"{x:.6g}" for x in v) + "\n")
     os.replace(tmp, path)
+
+
+def learn_from_files(unlabeled, settings, sources, config, echo, *, out=None, vectors=None, jobs=1, progress=False,
+                     shards=0, client=None, scheduler=None, workers=None, sharded=None):
+    """What api.learn_structure does once it has the text's paths (unlabeled) and the
+    settings (sources: where each came from; config: the config file, or None): read
+    the text, learn the structure in this process, or with shards on a Dask cluster
+    by sharded(...) (api.py: _sharded_structure; client, scheduler, workers: the
+    cluster), record what it was learned from, and write it and the word vectors
+    when asked."""
+    fmt = settings["format"]
+    unit = "char" if fmt == "sighan" else "token"
+    specs = split_specs(settings, fmt, sources.get("splits", "<settings>"))
+    if shards is None or isinstance(shards, bool) or not isinstance(shards, int) or shards < 0:
+        raise SeqbilError(f"shards must be a whole number of at least 0, got {shards!r}")
+    if not shards and (client is not None or scheduler is not None or workers is not None):
+        raise SeqbilError("a Dask client, scheduler or workers go with shards")
+    t0 = time.perf_counter()
+    columns = settings["unlabeled_format"] == "columns"
+    with tqdm(desc="reading", unit=" " + unit + "s", unit_scale=True, leave=False, disable=not progress,
+              dynamic_ncols=True) as bar:
+        # with shards, the driver only counts the sentences (and checks the files): the
+        # workers read their parts
+        keep = (0, 0) if shards else None
+        if columns:
+            corpus, records = read_columns(unlabeled, settings["encoding"], bar.update, keep=keep)
+        else:
+            corpus, records = read_text(unlabeled, unit, settings["encoding"], bar.update, keep=keep)
+    n_sentences = sum(r["sentences"] for r in records)
+    if shards:
+        structure, corpus, counts = sharded(settings, unlabeled, unit, columns, n_sentences, specs, jobs, echo,
+                                            progress, shards, client, scheduler, workers, len(records))
+    else:
+        echo(f"read {len(corpus)} sentences, {corpus.n_tokens} {unit}s ({len(corpus.values[0])} distinct) from "
+             f"{len(records)} file{'s' * (len(records) > 1)} in {time.perf_counter() - t0:.1f} s")
+        structure, counts = StructureLearner(settings, corpus, unit, specs, jobs, echo, progress).learn(), None
+    structure.provenance["unlabeled"] = records
+    structure.provenance["config"] = str(config) if config is not None else None
+    structure.provenance["format"] = fmt
+    if out is not None:
+        structure.save(out)
+        echo(f"wrote {out}: {len(structure.splits)} splits, {structure.dim} features per token "
+             f"({structure.provenance['seconds']:.1f} s)")
+    if vectors is not None:
+        words, matrix = word_vectors(structure, corpus, settings["aux_min_count"], counts)
+        write_vectors(vectors, words, matrix)
+        echo(f"wrote {vectors}: {len(words)} word vectors of dimension {matrix.shape[1]}")
+    return structure

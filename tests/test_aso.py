@@ -11,8 +11,9 @@ from scipy.optimize import minimize_scalar
 
 import seqbil
 from seqbil._kernels.aso import sgd_block
-from seqbil.aso import (canonical_basis, closed_form, fold_target, read_text, shifted, target_ids, target_table,
-                        top_singular)
+from seqbil.aso import closed_form, fold_target, shifted, target_ids, target_table
+from seqbil.aso_svd import canonical_basis, top_singular
+from seqbil.aso_text import read_text
 from seqbil.cli import main
 from seqbil.errors import ModelFileError
 from seqbil.features.structure import Structure, StructureFeatures, parse_split
@@ -465,7 +466,7 @@ def dense_top(U, h):
 
 
 def canonical_reference(L, S, tie=1e-4):
-    """The canonical basis of aso.canonical_basis from the projectors alone: per cluster
+    """The canonical basis of aso_svd.canonical_basis from the projectors alone: per cluster
     of tied values, the d x d projector P on its span, whose columns P e_i are taken in
     index order (the first at least half the longest remaining) and made orthonormal by
     Gram-Schmidt; the directions of values ~0 are 0. Only the spans of L are read."""
@@ -560,7 +561,7 @@ def test_counts_of_parts_merged_are_the_whole_texts(markov, split):
     """The files read each on its own, over merged value tables (merge_values): their
     key counts added up (merge_key_counts) give every part the index of the files read
     together, and each part's features are those of its positions in the whole text."""
-    from seqbil.aso import SplitText, merge_key_counts, merge_values
+    from seqbil.aso_text import SplitText, merge_key_counts, merge_values
     from seqbil.features.templates import TemplateSet, parse_template
     _, paths = markov
     whole, _ = read_text(paths, "token")
@@ -592,7 +593,7 @@ def test_split_text_counts_and_encodes_as_the_whole_text(markov, split, chunk):
     """SplitText's index (counted chunk by chunk) is FeatureIndex.build's on the whole
     text, and its features, keys and targets at any positions are those of the whole
     text's encoding."""
-    from seqbil.aso import SplitText
+    from seqbil.aso_text import SplitText
     from seqbil.features.index import FeatureIndex, field_matrix
     from seqbil.features.templates import TemplateSet, parse_template
     _, paths = markov
@@ -633,7 +634,7 @@ def test_split_text_counts_and_encodes_as_the_whole_text(markov, split, chunk):
 def test_hashed_template_keys_at_positions(markov):
     """A template whose mixed radix would overflow is hashed: the same keys as from the
     field matrix, and the same attributes."""
-    from seqbil.aso import SplitText
+    from seqbil.aso_text import SplitText
     from seqbil.features.index import FeatureIndex
     from seqbil.features.templates import TemplateSet, parse_template
     _, paths = markov
@@ -656,7 +657,8 @@ def test_streamed_problems_equal_the_whole_text_ones(markov, loss_name):
     on one chunk at a time, the scale carried over) are bit for bit those trained over
     the whole text's order; the closed form from counts gathered chunk by chunk too;
     and so is a later round, given the same Theta."""
-    from seqbil.aso import SplitText, StructureLearner
+    from seqbil.aso import StructureLearner
+    from seqbil.aso_text import SplitText
     from seqbil.features.templates import TemplateSet, parse_template
     _, paths = markov
     corpus, _ = read_text(paths, "token")
@@ -682,7 +684,8 @@ def test_streamed_problems_equal_the_whole_text_ones(markov, loss_name):
 
 def test_closed_form_hinge_from_counts(markov):
     """The hinge's closed form from streamed counts equals the dense formula."""
-    from seqbil.aso import SplitText, StructureLearner
+    from seqbil.aso import StructureLearner
+    from seqbil.aso_text import SplitText
     from seqbil.features.templates import TemplateSet, parse_template
     _, paths = markov
     corpus, _ = read_text(paths, "token")

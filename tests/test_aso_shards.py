@@ -8,7 +8,9 @@ from click.testing import CliRunner
 distributed = pytest.importorskip("distributed")
 
 from seqbil.api import learn_structure  # noqa: E402
-from seqbil.aso import StructureLearner, merge_values, read_text, split_specs, top_singular  # noqa: E402
+from seqbil.aso import StructureLearner, split_specs  # noqa: E402
+from seqbil.aso_svd import top_singular  # noqa: E402
+from seqbil.aso_text import merge_values, read_text  # noqa: E402
 from seqbil.cli import main  # noqa: E402
 from seqbil.features.structure import Structure  # noqa: E402
 from seqbil.features.templates import TemplateSet, parse_template  # noqa: E402
@@ -30,7 +32,7 @@ def text(tmp_path_factory):
 
 def assert_same_structure(a, b):
     """The same index, and the same Theta up to float32 rounding: the same subspace
-    (principal angles ~0) in the same canonical basis (aso.canonical_basis), whatever
+    (principal angles ~0) in the same canonical basis (aso_svd.canonical_basis), whatever
     order the sums of the shards and of the solver took on this machine."""
     assert [s.name for s in a.splits] == [s.name for s in b.splits]
     for x, y in zip(a.splits, b.splits):

@@ -192,7 +192,7 @@ def test_the_command_line_tags_crfpp_columns(crfpp_model, tmp_path):
 
 
 def test_unlabeled_columns_for_aso_are_split_as_crfpp(tmp_path):
-    from seqbil.aso import read_columns
+    from seqbil.aso_text import read_columns
 
     rng = np.random.default_rng(8)
     sentences = crfpp_corpus(rng, 30)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import seqbil
-from seqbil.dask import ipm
+from seqbil.dask import ipm, ipm_mix
 from seqbil.errors import ConfigError
 from seqbil.learners.base import Learner
 from seqbil.samples import sample_path
@@ -55,8 +55,8 @@ def test_the_mix_is_the_weighted_sum_of_the_dense_shard_parameters(seed):
         message["counter"] = start.counter + int(rng.integers(0, 50))
         dense.append(full)
         messages.append(message)
-    mixed = ipm.mix(start, messages, list(mu))
-    ipm.apply(start, mixed)
+    mixed = ipm_mix.mix(start, messages, list(mu))
+    ipm_mix.apply(start, mixed)
     for name, (a, _) in start.arrays.items():
         assert np.allclose(a, sum(m * d[name] for m, d in zip(mu, dense)), rtol=1e-12, atol=1e-12), name
     assert start.counter == round(sum(m * msg["counter"] for m, msg in zip(mu, messages)))
@@ -69,7 +69,7 @@ def test_one_shard_comes_back_exactly():
     start = Toy(rng)
     message = {"W0": (np.array([1, 4, 13]), rng.normal(size=3)), "U0": (np.array([2]), rng.normal(size=1)),
                "W1": (np.array([0, 59]), rng.normal(size=2)), "trans": rng.normal(size=(3, 4)), "counter": 12345}
-    mixed = ipm.mix(start, [message], [1.0])
+    mixed = ipm_mix.mix(start, [message], [1.0])
     for name in ("W0", "U0", "W1"):
         assert np.array_equal(mixed[name][0], message[name][0]) and np.array_equal(mixed[name][1], message[name][1])
     assert np.array_equal(mixed["trans"], message["trans"]) and mixed["counter"] == 12345
@@ -309,9 +309,9 @@ def test_a_bad_line_in_a_later_shard_is_named_by_its_place_in_the_file(client, t
 
 def kept_by_worker():
     """How many things a worker keeps for runs on shards."""
-    from seqbil.dask import ipm
-    with ipm._lock:
-        return len(ipm._shards) + len(ipm._corpora) + len(ipm._datasets)
+    from seqbil.dask import ipm_shards
+    with ipm_shards._lock:
+        return len(ipm_shards._shards) + len(ipm_shards._corpora) + len(ipm_shards._datasets)
 
 
 @pytest.mark.parametrize("learner", ["sp", "bol"])
@@ -344,16 +344,16 @@ def test_the_mix_in_many_ranges_is_the_mix_in_one(client, monkeypatch, tmp_path,
 def test_ranges_cover_the_buckets_in_order():
     rng = np.random.default_rng(0)
     for _ in range(50):
-        counts = rng.integers(0, 100, size=ipm.BUCKETS) * (rng.random(ipm.BUCKETS) < 0.5)
+        counts = rng.integers(0, 100, size=ipm_mix.BUCKETS) * (rng.random(ipm_mix.BUCKETS) < 0.5)
         target = int(rng.integers(1, 2000))
-        out = ipm.ranges(counts, target)
-        assert out[0][0] == 0 and out[-1][1] == ipm.BUCKETS
+        out = ipm_mix.ranges(counts, target)
+        assert out[0][0] == 0 and out[-1][1] == ipm_mix.BUCKETS
         assert all(a[1] == b[0] for a, b in zip(out, out[1:])) and all(lo < hi for lo, hi in out)
         # a range goes past the target only by its first bucket
         assert all(counts[lo:hi].sum() <= target or hi - lo == 1 or counts[lo:hi - 1].sum() <= target
                    for lo, hi in out)
         for n in (1, 7, 1000, 12345):
-            rows = [ipm.bucket_rows(lo, hi, n) for lo, hi in out]
+            rows = [ipm_mix.bucket_rows(lo, hi, n) for lo, hi in out]
             assert rows[0][0] == 0 and rows[-1][1] == n and all(a[1] == b[0] for a, b in zip(rows, rows[1:]))
             for (lo, hi), (a, b) in zip(out, rows):
-                assert all(lo <= r * ipm.BUCKETS // n < hi for r in range(a, b))
+                assert all(lo <= r * ipm_mix.BUCKETS // n < hi for r in range(a, b))

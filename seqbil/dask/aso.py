@@ -6,11 +6,12 @@ The text (the files one after another) is cut into K ranges of sentences; each w
 reads its range and keeps it (4 bytes a token). Nothing else of the text travels, only
 what adds up over its parts:
 - the values of each column, which the driver merges in order of first appearance over
-  the shards (aso.merge_values), so that value ids, feature keys and attribute ids are
-  those of one process reading the whole text; and how often each is seen, of which
-  the driver chooses the targets;
+  the shards (aso_text.merge_values), so that value ids, feature keys and attribute
+  ids are those of one process reading the whole text; and how often each is seen,
+  of which the driver chooses the targets;
 - per split, the count of every feature key (SplitText.key_counts), merged by the
-  driver (aso.merge_key_counts) into the split's index, which every shard then takes;
+  driver (aso_text.merge_key_counts) into the split's index, which every shard then
+  takes;
 - the first round of a one-template split in closed form: its co-occurrence counts,
   summed by the driver a block of rows at a time, so the structure is the one process's;
 - SGD rounds: every epoch, each shard makes its pass over its part from the mixed
@@ -26,8 +27,8 @@ import uuid
 
 import numpy as np
 
-from ..aso import (BLOCK, CHUNK, SplitText, StructureLearner, _column_blocks, closed_form_counts, merge_key_counts,
-                   merged_values, read_columns, read_text, targets_of_counts)
+from ..aso import BLOCK, StructureLearner, _column_blocks, closed_form_counts, targets_of_counts
+from ..aso_text import CHUNK, SplitText, merge_key_counts, merged_values, read_columns, read_text
 from ..errors import SeqbilError
 from ..formats.sentence import Corpus
 from .cluster import worker_addresses
