@@ -42,6 +42,7 @@ from .aso_text import CHUNK, SplitText, read_columns, read_text
 from .errors import ConfigError, SeqbilError
 from .features.structure import DEFAULT_SPLITS, Split, Structure, parse_split
 from .features.templates import TemplateSet, parse_template
+from .formats import FORMATS
 from .formats.sentence import Corpus, _Ids
 
 BLOCK = 64  # problems per kernel call: a feature's weights for them are one 256-byte row
@@ -387,7 +388,7 @@ def learn_from_files(unlabeled, settings, sources, config, echo, *, out=None, ve
     cluster), record what it was learned from, and write it and the word vectors
     when asked."""
     fmt = settings["format"]
-    unit = "char" if fmt == "sighan" else "token"
+    unit = FORMATS[fmt].unit
     specs = split_specs(settings, fmt, sources.get("splits", "<settings>"))
     if shards is None or isinstance(shards, bool) or not isinstance(shards, int) or shards < 0:
         raise SeqbilError(f"shards must be a whole number of at least 0, got {shards!r}")

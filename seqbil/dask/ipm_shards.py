@@ -57,7 +57,7 @@ def _read_shard(spec, k, K, size):
         sentences = list(fmt.read(spec["path"], labeled=True, encoding=spec["encoding"]))
         n = len(sentences)
         return Corpus.of(sentences[n * k // K:n * (k + 1) // K])
-    one_per_line = spec["format"] == "sighan"
+    one_per_line = fmt.sentence_per_line
     with open(spec["path"], "rb") as f:
         lo = _boundary(f, size * k // K, size, one_per_line)
         hi = _boundary(f, size * (k + 1) // K, size, one_per_line)
