@@ -217,3 +217,32 @@ def dense_weights(kind, store, S):
         ab = store["AB"].to_dense()
         out["alpha"], out["beta"] = np.ascontiguousarray(ab[:, :S]), np.ascontiguousarray(ab[:, S:])
     return out
+
+
+def compact_weights(kind, S, dense, store, tables, precision, prune=0.0):
+    """(sparse rows, key tables, report) of a model's weights (dense blocks, or else
+    its sparse rows) with only |w| > prune kept, at `precision`, and the attributes
+    left without any weight taken out of the key tables (per order (table, ptr)).
+    The report gives per order the attributes and non-zero weights before and after."""
+    if dense is None and kind == "linear":  # sparse already: no dense copy is made
+        nonzero = {block: store[block].nnz for block in ("W0", "W1")}
+        store = {name: v.pruned(precision, prune) if isinstance(v, Rows) else v for name, v in store.items()}
+    else:
+        dense = dense if dense is not None else dense_weights(kind, store, S)
+        nonzero = {"W0": np.count_nonzero(dense["W0"])}
+        nonzero["W1" if kind == "linear" else "AB"] = \
+            sum(np.count_nonzero(dense[k]) for k in (("W1",) if kind == "linear" else ("alpha", "beta")))
+        store = sparse_weights(kind, dense, S, precision, prune, layout=False)
+        dense = None  # (the dense blocks go before the rows are taken: the peak of a run's end)
+    first, _ = first_order_block(kind, S)
+    report, kept_tables = {}, []
+    for order, block in ((0, "W0"), (1, first)):
+        table, ptr = tables[order]
+        keep = store[block].nonempty()
+        keep[len(table):] = True  # the %vec components: their ids follow the keyed attributes
+        kept = np.concatenate([[0], np.cumsum(keep[:len(table)], dtype=np.int64)])
+        kept_tables.append((np.ascontiguousarray(table[keep[:len(table)]]), kept[ptr]))
+        store[block] = store[block].take(keep).compact_layout()
+        report[order] = {"attributes": [len(table), len(kept_tables[-1][0])], "weights": [int(nonzero[block]),
+                                                                                         store[block].nnz]}
+    return store, kept_tables, report

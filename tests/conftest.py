@@ -1,8 +1,14 @@
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from seqbil.formats import Sentence
 from seqbil.samples import sample_path
+
+# no time limit per example: the properties are about results, and a loaded machine
+# (CI's two cores shared with other work) makes an example take any time
+settings.register_profile("seqbil", deadline=None)
+settings.load_profile("seqbil")
 
 
 @pytest.fixture

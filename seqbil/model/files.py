@@ -1,0 +1,227 @@
+"""A model's file: what Model.save writes and Model.load reads and checks, in the
+container of modelfile.py (versioned, checksummed, no pickle, atomic writes)."""
+import codecs
+
+import numpy as np
+
+from .._version import __version__
+from ..errors import ConfigError, ModelFileError, SeqbilError
+from ..features.dictionaries import Lexicon
+from ..features.index import (LAYOUTS, NORMALIZERS, FeatureIndex, attribute_arrays, read_attributes,
+                              read_vocabularies, vocabulary_arrays)
+from ..features.structure import Structure, StructureFeatures
+from ..features.templates import TemplateSet, parse_template
+from ..features.vectors import VectorFeatures, VectorTable
+from ..formats import FORMATS
+from ..modelfile import read_model, write_model
+from ..storage import PRECISIONS, Rows, first_order_block
+
+KINDS = {"linear": ("W0", "W1", "trans", "end"), "bilinear": ("W0", "alpha", "beta", "trans", "end")}
+
+
+def write(model, path):
+    """Write the model file atomically (Model.save)."""
+    if model.task is not None:
+        raise SeqbilError("save the multi-task model itself, not the model of one of its tasks")
+    if model.holds_dense:
+        model.compact()
+    meta = {"format": "seqbil-model", "seqbil_version": __version__, "kind": model.kind,
+            "labels": model.labels, "templates": [t.text for t in model.templates.templates],
+            "corpus": model.corpus, "training": model.training, "temperature": model.temperature}
+    if model.tasks:
+        meta["tasks"] = model.tasks
+        if model.task_labels:
+            meta["task_labels"] = model.task_labels
+    if model.index.layout != "values-first":
+        meta["index_layout"] = model.index.layout
+    if model.sums32:
+        meta["scores"] = "float32 sums"
+    first, _ = first_order_block(model.kind, len(model.labels))
+    meta["weights"] = {"layout": "sparse rows", "precision": model.precision}
+    arrays = {"trans": model.store["trans"], "end": model.store["end"], **model.store["W0"].arrays("W0"),
+              **model.store[first].arrays(first)}
+    arrays.update(vocabulary_arrays(model.index))
+    arrays.update(attribute_arrays(model.index))
+    for order, (table, ptr) in enumerate(model.index.tables):
+        arrays[f"table{order}"], arrays[f"table{order}_ptr"] = table, ptr
+    if model.index.lexicons:  # the dictionaries travel with the model
+        unit = model.lexicon_unit
+        meta["lexicons"] = {"unit": unit, "length_cap": model.index.length_cap,
+                            "names": {name: {"entries": len(lex), "sha256": lex.sha256()}
+                                      for name, lex in sorted(model.index.lexicons.items())}}
+        for name, lex in model.index.lexicons.items():
+            arrays[f"lexicon:{name}"] = np.frombuffer(lex.text().encode("utf-8"), dtype=np.uint8)
+    vectors = model.index.vectors
+    if vectors is not None:  # the rows of the vector tables the model keeps
+        meta["vectors"] = {"unknown": vectors.unknown, "scale": vectors.scale,
+                           "names": {n: {"dim": t.dim, "rows": len(t)} for n, t in sorted(vectors.tables.items())}}
+        for name, table in vectors.tables.items():
+            arrays[f"vectors:{name}"] = table.matrix
+            arrays[f"vectors:{name}:words"] = np.frombuffer("\n".join(table.words).encode("utf-8"), dtype=np.uint8)
+    structure = model.index.structure
+    if structure is not None:  # Theta and the split indexes travel with the model
+        meta["structure"] = {"window": structure.window, "scale": structure.scale, **structure.structure.meta()}
+        arrays.update(structure.structure.arrays())
+    write_model(path, meta, arrays)
+
+
+def read(cls, path, verify=True):
+    """The Model (of class cls) of a model file (Model.load). What the file holds is
+    checked before it is used: a file whose contents do not make a model gives a
+    ModelFileError naming what is wrong."""
+    meta, arrays = read_model(path, verify)
+    if meta.get("format") == "seqbil-structure":  # same container, another kind of file
+        raise ModelFileError(f"{path}: a structure (seqbil aso), not a model: give it to "
+                             "seqbil train --structure")
+    try:
+        check_meta(meta)
+        templates = TemplateSet(parse_template(t) for t in meta["templates"])
+        index = _index(meta, arrays, templates)
+        if "W0" in arrays:  # a file of seqbil 0.2 or older: dense float64 blocks
+            weights = {name: arrays[name] for name in KINDS[meta["kind"]]}
+            model = cls(meta["kind"], meta["labels"], index, meta["corpus"], weights, meta.get("training"),
+                        precision="float64")
+            check_shapes(model)
+            model.compact()
+            return model
+        store, precision = _store(meta, arrays)
+        model = cls(meta["kind"], meta["labels"], index, meta["corpus"], None, meta.get("training"), store,
+                    precision, *_tasks(meta, templates), _temperature(meta), sums32=_sums32(meta))
+        check_shapes(model)
+    except (KeyError, ValueError, TypeError, UnicodeDecodeError, SeqbilError) as exc:
+        # (the header is JSON of any shape: a missing key, a value of the wrong type)
+        raise ModelFileError(f"{path}: inconsistent model contents ({exc})") from None
+    return model
+
+
+def _index(meta, arrays, templates):
+    """The FeatureIndex of the file, with its dictionaries, vectors and structure."""
+    fields = read_vocabularies(templates, arrays)
+    tables = [(arrays[f"table{o}"], arrays[f"table{o}_ptr"]) for o in (0, 1)]
+    layout = meta.get("index_layout", "values-first")
+    if layout not in LAYOUTS:
+        raise ValueError("index layout")
+    lexicons, cap = {}, 6
+    if templates.dictionaries:
+        info = meta["lexicons"]
+        cap = info["length_cap"]
+        for name in templates.dictionaries:
+            text = arrays[f"lexicon:{name}"].tobytes().decode("utf-8")
+            lexicons[name] = Lexicon.from_text(text)
+            if lexicons[name].sha256() != info["names"][name]["sha256"]:
+                raise ValueError(f"dictionary {name} does not match its checksum")
+    index = FeatureIndex(templates, fields, tables, meta["corpus"]["normalize"], layout, lexicons, cap,
+                         read_attributes(arrays) if templates.items else None)
+    if templates.vector_templates:
+        info = meta["vectors"]
+        vector_tables = {}
+        for name in templates.vectors:
+            text = arrays[f"vectors:{name}:words"].tobytes().decode("utf-8")
+            vector_tables[name] = VectorTable(text.split("\n") if text else [], arrays[f"vectors:{name}"])
+        index.vectors = VectorFeatures(templates.vector_templates, vector_tables, info["unknown"], info["scale"])
+    if "structure" in meta:
+        info = meta["structure"]
+        index.structure = StructureFeatures(Structure.from_arrays(info, arrays),
+                                            [int(w) for w in info["window"]], float(info["scale"]))
+    return index
+
+
+def _store(meta, arrays):
+    """(the sparse rows of the weights, their precision)."""
+    info = meta["weights"]
+    if info.get("layout") != "sparse rows" or info.get("precision") not in PRECISIONS:
+        raise ValueError("weights layout")
+    S = len(meta["labels"])
+    first, width = first_order_block(meta["kind"], S)
+    return {"W0": Rows.from_arrays(arrays, "W0", S), first: Rows.from_arrays(arrays, first, width),
+            "trans": arrays["trans"], "end": arrays["end"]}, info["precision"]
+
+
+def _tasks(meta, templates):
+    """(task names or None, {task: its labels}) of a multi-task model."""
+    tasks = meta.get("tasks")
+    if tasks is not None and not (isinstance(tasks, list) and len(tasks) > 1 and
+                                  all(isinstance(n, str) and n for n in tasks) and
+                                  len(set(tasks)) == len(tasks) and templates.tasks):
+        raise ValueError("tasks")
+    if tasks is None and templates.tasks:
+        raise ValueError("templates read %task in a model without tasks")
+    task_labels = meta.get("task_labels", {})
+    if not (isinstance(task_labels, dict) and set(task_labels) <= set(tasks or []) and
+            all(isinstance(v, list) and v and set(v) <= set(meta["labels"]) for v in task_labels.values())):
+        raise ValueError("task labels")
+    return tasks, task_labels
+
+
+def _temperature(meta):
+    temperature = meta.get("temperature", 1.0)
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or \
+            not 0 < temperature < float("inf"):
+        raise ValueError("temperature")
+    return temperature
+
+
+def _sums32(meta):
+    if meta.get("scores", "float64 sums") not in ("float64 sums", "float32 sums"):
+        raise ValueError("scores")
+    return meta.get("scores") == "float32 sums"
+
+
+def check_meta(meta):
+    """The header fields a model needs, with their types, before anything uses them."""
+    def need(ok, what):
+        if not ok:
+            raise ValueError(what)
+    need(meta.get("format") == "seqbil-model" and meta.get("kind") in KINDS, "not a seqbil model")
+    labels, corpus = meta.get("labels"), meta.get("corpus")
+    need(isinstance(corpus, dict) and corpus.get("format") in FORMATS, "corpus format")
+    spaced = FORMATS[corpus["format"]].spaced_labels
+    need(isinstance(labels, list) and labels and all(isinstance(y, str) and y and (spaced or not any(
+        ch.isspace() for ch in y)) for y in labels) and len(set(labels)) == len(labels), "labels")
+    need(isinstance(meta.get("templates"), list) and all(isinstance(t, str) for t in meta["templates"]), "templates")
+    FORMATS[corpus["format"]].check_corpus_record(corpus)
+    need(corpus.get("normalize", "none") in NORMALIZERS, "corpus normalize")
+    corpus.setdefault("normalize", "none")
+    need(isinstance(corpus.get("encoding", "utf-8"), str), "corpus encoding")
+    try:
+        codecs.lookup(corpus.get("encoding", "utf-8"))
+    except LookupError:
+        need(False, "corpus encoding")
+    if "metric" not in corpus and "evaluation" in corpus:  # files of seqbil 0.1.0
+        corpus["metric"], corpus["scheme"] = corpus.pop("evaluation"), "auto"
+    need(corpus.get("metric") in ("chunk", "segment", "accuracy"), "corpus metric")
+    need(corpus.get("scheme", "auto") in ("auto", "iob1", "iob2", "iobes", "bilou"), "corpus scheme")
+    need(isinstance(meta.get("training", {}), dict), "training")
+
+
+def check_shapes(model):
+    """Raise ValueError when the weights, tables and templates do not fit together."""
+    S = len(model.labels)
+    try:
+        model.templates.check_columns(*model.format.layout(), model.format.name, "the model")
+    except ConfigError:
+        raise ValueError("the templates read columns the corpus format does not have") from None
+    A0, A1 = model.index.n_attributes(0), model.index.n_attributes(1)
+    for o, (table, ptr) in enumerate(model.index.tables):
+        if table.dtype != np.int64 or ptr.dtype != np.int64 or len(ptr) != len(model.index.specs[o][0]) \
+                or ptr[0] != 0 or ptr[-1] != len(table) or np.any(np.diff(ptr) < 0):
+            raise ValueError(f"attribute table {o} is inconsistent")
+    copies = 1 if model.task is not None else len(model.tasks) + 1 if model.tasks else 1
+    if model._weights is not None:
+        w = model._weights
+        expected = {"W0": (A0, S), "end": (copies * S,), "W1": (A1, S, S + 1), "alpha": (A1, S),
+                    "beta": (A1, S + 1), "trans": (copies * S, S + 1)}
+        shapes = {name: (tuple(w[name].shape), expected[name]) for name in KINDS[model.kind]}
+    else:
+        w = model._store
+        first, width = first_order_block(model.kind, S)
+        shapes = {"trans": (w["trans"].shape, (copies * S, S + 1)), "end": (w["end"].shape, (copies * S,)),
+                  "W0": ((w["W0"].n_rows, w["W0"].width), (A0, S)), first: ((w[first].n_rows, w[first].width),
+                                                                          (A1, width))}
+        if w["trans"].dtype != np.float64 or w["end"].dtype != np.float64:
+            raise ValueError("trans and end must be float64")
+    for name, (got, want) in shapes.items():
+        if tuple(got) != want:
+            raise ValueError(f"array {name} has shape {tuple(got)}, expected {want}")
+    if S == 0:
+        raise ValueError("empty label set")
