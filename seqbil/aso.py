@@ -43,7 +43,7 @@ from .errors import ConfigError, SeqbilError
 from .features.structure import DEFAULT_SPLITS, Split, Structure, parse_split
 from .features.templates import TemplateSet, parse_template
 from .formats import FORMATS
-from .formats.sentence import Corpus, _Ids
+from .formats.sentence import Corpus, Ids
 
 BLOCK = 64  # problems per kernel call: a feature's weights for them are one 256-byte row
 
@@ -64,7 +64,7 @@ def target_table(corpus, m, column=0):
 
 def targets_of_counts(values, counts, m, column=0):
     """target_table of a column's values and how often each is seen."""
-    folded = _Ids()
+    folded = Ids()
     fold = fold_target if column == 0 else str
     lut = np.fromiter(map(folded.__getitem__, map(fold, values)), dtype=np.int64, count=len(values))
     total = np.zeros(len(folded), np.int64)
@@ -238,7 +238,7 @@ class StructureLearner:
         the parts of a text."""
         _, table, _ = self.targets[column]
         d, m = text.index.n_keyed(0), len(self.targets[column][0])
-        pos = list(_column_blocks(d, [m] * len(offsets), np.int32))
+        pos = list(column_blocks(d, [m] * len(offsets), np.int32))
         total = np.zeros(d, np.int64)
         for at, buf in text.chunks():
             ptr, ids = text.csr(at, buf)
@@ -271,7 +271,7 @@ class StructureLearner:
         rng = np.random.default_rng(s["seed"] + 7919 * rnd)
         hinge = s["aux_loss"] == "hinge"
         # per block of problems: [offset, first target, W, V, steps taken, scale of W]
-        W = _column_blocks(d, [min(b0 + BLOCK, m) - b0 for _ in offsets for b0 in range(0, m, BLOCK)])
+        W = column_blocks(d, [min(b0 + BLOCK, m) - b0 for _ in offsets for b0 in range(0, m, BLOCK)])
         blocks = [[k, b0, next(W), np.zeros((h, min(b0 + BLOCK, m) - b0), np.float32), 0, 1.0]
                   for k in range(len(offsets)) for b0 in range(0, m, BLOCK)]
         bar = tqdm(total=P * s["aux_epochs"], desc=f"split {name}" + (f", round {rnd + 1}" if rnd else ""),
@@ -327,7 +327,7 @@ class StructureLearner:
         return total
 
 
-def _column_blocks(d, widths, dtype=np.float32):
+def column_blocks(d, widths, dtype=np.float32):
     """Zero d x widths[k] arrays, each C-contiguous, cut from one allocation: freed all
     at once, it goes back to the system (blocks of a few MB each would come from the
     heap, where they may stay)."""

@@ -19,17 +19,16 @@ class BlockColumns(LinearOperator):
     double, rows or blocks shared among the threads of `pool`); with matrices (once,
     at the end), block by block in numpy."""
 
-    def __init__(self, blocks, pool=None):
+    def __init__(self, blocks, pool=None, jobs=1):
         self.blocks = [np.ascontiguousarray(b, dtype=np.float32) for b in blocks]
         self.kernel = ColumnBlocks(self.blocks)
         self.cuts = np.concatenate([[0], np.cumsum([b.shape[1] for b in self.blocks])])
-        self.pool = pool
+        self.pool, self.jobs = pool, jobs if pool is not None else 1
         super().__init__(np.dtype(np.float32), (self.kernel.d, self.kernel.m))
 
     def _shared(self, fn, n):
         """fn(lo, hi) over 0..n, cut into a range per thread of the pool."""
-        jobs = self.pool._max_workers if self.pool is not None else 1
-        cuts = np.linspace(0, n, min(jobs, max(n, 1)) + 1).astype(int)
+        cuts = np.linspace(0, n, min(self.jobs, max(n, 1)) + 1).astype(int)
         if len(cuts) <= 2:
             return fn(0, n)
         for f in [self.pool.submit(fn, lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])]:
@@ -77,7 +76,8 @@ def top_singular(M, h, seed=0, jobs=1, rows=8192):
     applied in place a few rows at a time, so the one d x h array beside M is the
     result."""
     with ThreadPoolExecutor(max(1, jobs)) as pool:
-        return _top_singular(BlockColumns(M if isinstance(M, (list, tuple)) else [M], pool), h, seed, rows)
+        return _top_singular(BlockColumns(M if isinstance(M, (list, tuple)) else [M], pool, max(1, jobs)), h, seed,
+                             rows)
 
 
 def _top_singular(A, h, seed, rows):

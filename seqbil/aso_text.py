@@ -18,7 +18,7 @@ from .errors import InputError
 from .features.functions import apply_chain
 from .features.index import LAYOUT, FeatureIndex, Vocabulary, merge_counts
 from .formats.conll import split_fields
-from .formats.sentence import Corpus, _Ids
+from .formats.sentence import Corpus, Ids
 from .formats.textio import read_lines, sha256_file
 
 CHUNK = 1 << 16  # positions whose features are encoded at a time (a few MB)
@@ -31,7 +31,7 @@ def read_text(paths, unit, encoding="utf-8", progress=None, keep=None):
     units read. keep=(lo, hi): only sentences lo..hi-1 of the files one after another
     go into the corpus (a shard's; the records are of the whole text)."""
     # as array('i') / ('q'): 4 bytes a token while reading, not a list's 8
-    lengths, ids, vocab, records = array("q"), array("i"), _Ids(), []
+    lengths, ids, vocab, records = array("q"), array("i"), Ids(), []
     get = vocab.__getitem__
     lo, hi = keep if keep is not None else (0, float("inf"))
     j = 0
@@ -85,7 +85,7 @@ def read_columns(paths, encoding="utf-8", progress=None, keep=None):
                 continue
             if width is None:
                 width = len(fields)
-                columns, vocab = [array("i") for _ in fields], [_Ids() for _ in fields]
+                columns, vocab = [array("i") for _ in fields], [Ids() for _ in fields]
             if len(fields) != width:
                 raise InputError(path, number, f"expected {width} fields, found {len(fields)}")
             if lo <= j < hi:
@@ -271,6 +271,6 @@ def merge_values(corpora):
 def merged_values(lists):
     """(the values of several lists in order of first appearance over the lists one
     after another, and per list the id of each of its values among them)."""
-    merged = _Ids()
+    merged = Ids()
     luts = [np.fromiter(map(merged.__getitem__, values), dtype=np.int32, count=len(values)) for values in lists]
     return list(merged), luts

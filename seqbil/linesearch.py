@@ -5,8 +5,8 @@ regular Wolfe or the strong Wolfe conditions.  OWL-QN's backtracking search,
 which projects its trial points onto an orthant, is the optimizer's own.
 
 A search moves the optimizer (optimize.LBFGS) from the point xp along its
-direction: opt._trial(stp, xp) puts x at xp + stp * d, opt._eval() evaluates
-the objective there and opt._slope() is its derivative along d.  The dot
+direction: opt.trial(stp, xp) puts x at xp + stp * d, opt.evaluate() evaluates
+the objective there and opt.slope() is its derivative along d.  The dot
 products are thus the optimizer's, summed in the order it sums all of its own.
 A search returns (count, f, stp): the number of evaluations, or one of
 liblbfgs's error codes (negative), with the objective and step it ended at.
@@ -54,7 +54,7 @@ LINESEARCHES = {
     "Armijo": BACKTRACKING_ARMIJO,
 }
 
-_F = np.float64  # the line searches' scalars: IEEE arithmetic, as in C
+F64 = np.float64  # the line searches' scalars: IEEE arithmetic, as in C
 
 
 def _min2(a, b):
@@ -95,7 +95,7 @@ def _cubic_minimizer(u, fu, du, v, fv, dv):
 
 def _cubic_minimizer2(u, fu, du, v, fv, dv, xmin, xmax):
     d, theta, s, a, square = _cubic(u, fu, du, v, fv, dv)
-    gamma = s * np.sqrt(_max2(_F(0.0), square))
+    gamma = s * np.sqrt(_max2(F64(0.0), square))
     if u < v:
         gamma = -gamma
     p = gamma - dv + theta
@@ -124,7 +124,7 @@ def update_trial_interval(x, fx, dx, y, fy, dy, t, ft, dt, tmin, tmax, brackt):
     dy, t, brackt), info 0 or an error code; on an error nothing has changed.
     The arithmetic is np.float64's, divisions by zero included, as in C."""
     x, fx, dx, y, fy, dy, t, ft, dt, tmin, tmax = (
-        _F(v) for v in (x, fx, dx, y, fy, dy, t, ft, dt, tmin, tmax))
+        F64(v) for v in (x, fx, dx, y, fy, dy, t, ft, dt, tmin, tmax))
     with np.errstate(all="ignore"):
         # fsigndiff(dt, dx) for doubles: *dt * (*dx / fabs(*dx)) < 0.
         dsign = bool(dt * (dx / abs(dx)) < 0.)
@@ -208,7 +208,7 @@ def update_trial_interval(x, fx, dx, y, fy, dy, t, ft, dt, tmin, tmax, brackt):
                 if newt < mq:
                     newt = mq
 
-        return 0, x, fx, dx, y, fy, dy, _F(newt), brackt
+        return 0, x, fx, dx, y, fy, dy, F64(newt), brackt
 
 
 def _initial_slope(opt, stp):
@@ -217,7 +217,7 @@ def _initial_slope(opt, stp):
     objective increases (0 if neither)."""
     if stp <= 0.:
         return LBFGSERR_INVALIDPARAMETERS, None
-    dginit = opt._slope()
+    dginit = opt.slope()
     if 0 < dginit:
         return LBFGSERR_INCREASEGRADIENT, dginit
     return 0, dginit
@@ -235,8 +235,8 @@ def backtracking(opt, f, stp, xp, condition):
     finit = f
     dgtest = opt.ftol * dginit
     while True:
-        opt._trial(stp, xp)
-        f = opt._eval()
+        opt.trial(stp, xp)
+        f = opt.evaluate()
         count += 1
         if f > finit + stp * dgtest:
             width = dec
@@ -245,7 +245,7 @@ def backtracking(opt, f, stp, xp, condition):
             if condition == BACKTRACKING_ARMIJO:
                 return count, f, stp
             # The Wolfe condition.
-            dg = opt._slope()
+            dg = opt.slope()
             if dg < opt.wolfe * dginit:
                 width = inc
             else:
@@ -293,7 +293,7 @@ def more_thuente(opt, f, stp, xp):
 
     # (stx, fx, dgx): the best step so far; (sty, fy, dgy): the other end
     # of the interval of uncertainty; (stp, f, dg): the current step.
-    stx = sty = _F(0.)
+    stx = sty = F64(0.)
     fx = fy = finit
     dgx = dgy = dginit
 
@@ -308,9 +308,9 @@ def more_thuente(opt, f, stp, xp):
 
         # Clip the step in [min_step, max_step].
         if stp < min_step:
-            stp = _F(min_step)
+            stp = F64(min_step)
         if max_step < stp:
-            stp = _F(max_step)
+            stp = F64(max_step)
 
         # If an unusual termination is to occur, let stp be the lowest
         # point obtained so far.
@@ -318,9 +318,9 @@ def more_thuente(opt, f, stp, xp):
                 or (brackt and stmax - stmin <= xtol * stmax)):
             stp = stx
 
-        opt._trial(stp, xp)
-        f = opt._eval()
-        dg = opt._slope()
+        opt.trial(stp, xp)
+        f = opt.evaluate()
+        dg = opt.slope()
 
         ftest1 = finit + stp * dgtest
         count += 1

@@ -53,7 +53,7 @@ import numpy as np
 
 from ._kernels.linalg import dot
 from .linesearch import (BACKTRACKING_STRONG_WOLFE, BACKTRACKING_WOLFE, LBFGSERR_INVALIDPARAMETERS,
-                         LINE_SEARCH_ERRORS, LINESEARCHES, MORETHUENTE, _F, backtracking, backtracking_failure,
+                         LINE_SEARCH_ERRORS, LINESEARCHES, MORETHUENTE, F64, backtracking, backtracking_failure,
                          more_thuente)
 
 __all__ = ["LBFGS", "LINESEARCHES", "DEVIATIONS"]
@@ -96,7 +96,7 @@ _BLOCK = 1 << 14  # the OWL-QN loops work on blocks of this many entries
 def _dot(a, b):
     """a . b summed in order, with no BLAS threads (cython_ext/linalg.pyx), as an
     IEEE scalar."""
-    return _F(dot(a, b))
+    return F64(dot(a, b))
 
 # The reductions (liblbfgs's vecdot and its sums): numpy's, whose order of
 # summation is not liblbfgs's plain loop.  The tests swap in sequential ones
@@ -124,7 +124,7 @@ def owlqn_pseudo_gradient(pg, x, g, c):
 
 def _l1norm(x, buf):
     """liblbfgs's owlqn_x1norm."""
-    norm = _F(0.)
+    norm = F64(0.)
     for sl in _blocks(len(x)):
         part = buf[:sl.stop - sl.start]
         np.abs(x[sl], out=part)
@@ -142,7 +142,7 @@ def _project(v, sign, buf):
 
 def _norm(v):
     """liblbfgs's vec2norm."""
-    return _F(math.sqrt(_dot(v, v)))
+    return F64(math.sqrt(_dot(v, v)))
 
 
 def delta_test(past, i, f, delta):
@@ -230,8 +230,8 @@ class LBFGS:
         self._pf = np.zeros(self.period)
 
         self._started = False
-        self._fx = _F(0.)
-        self._step = _F(0.)     # the first trial step of the next iteration
+        self._fx = F64(0.)
+        self._step = F64(0.)     # the first trial step of the next iteration
         self._k = 1             # liblbfgs's k: the number of the next iteration
         self._end = 0           # the history slot the next iteration writes
         self._evaluations = 0   # evaluate() calls in all
@@ -245,14 +245,14 @@ class LBFGS:
         """The number of iterations done."""
         return self._k - 1 if self._started else 0
 
-    def _eval(self):
+    def evaluate(self):
         self._evaluations += 1
-        f = _F(self.evaluate(self.x, self._g))
+        f = F64(self.evaluate(self.x, self._g))
         if self.c1 > 0:
             f += _l1norm(self.x, self._buf) * self.c1
         return f
 
-    def _trial(self, stp, xp):
+    def trial(self, stp, xp):
         """x <- xp + stp * d (liblbfgs's veccpy and vecadd)."""
         np.multiply(self._d, stp, out=self.x)
         np.add(self.x, xp, out=self.x)
@@ -260,7 +260,7 @@ class LBFGS:
     def _gnorm(self):
         return _norm(self._g if self._pg is None else self._pg)
 
-    def _slope(self):
+    def slope(self):
         """g . d: the derivative of the objective along the direction, at x."""
         return _dot(self._g, self._d)
 
@@ -279,12 +279,12 @@ class LBFGS:
             np.negative(gp[sl], out=wp[sl])
             np.copyto(wp[sl], xp[sl], where=xp[sl] != 0.)
         while True:
-            self._trial(stp, xp)
+            self.trial(stp, xp)
             # The current point is projected onto the orthant.
             _project(x, wp, buf)
-            f = self._eval()
+            f = self.evaluate()
             count += 1
-            dgtest = _F(0.)
+            dgtest = F64(0.)
             for sl in _blocks(self.n):
                 part = buf[:sl.stop - sl.start]
                 np.subtract(x[sl], xp[sl], out=part)
@@ -314,7 +314,7 @@ class LBFGS:
         """What lbfgs() does before its loop: evaluate x, the first direction
         (the steepest descent one) and the first step 1 / ||d||."""
         x, g, d = self.x, self._g, self._d
-        self._fx = self._eval()
+        self._fx = self.evaluate()
         if self._pg is not None:
             owlqn_pseudo_gradient(self._pg, x, g, self.c1)
         if self.period > 0:
@@ -328,7 +328,7 @@ class LBFGS:
             xnorm = 1.0
         if gnorm / xnorm <= self.epsilon:
             return False
-        self._step = _F(1.0) / _norm(d)
+        self._step = F64(1.0) / _norm(d)
         return True
 
     def step(self):
@@ -380,7 +380,7 @@ class LBFGS:
 
         self._k, self._end = self._next_direction(k, end)
         # Now the search direction d is ready: try step 1 first.
-        self._step = _F(1.0)
+        self._step = F64(1.0)
         return info
 
     def _search(self, xp, gp):
@@ -507,8 +507,8 @@ class LBFGS:
         if self._pg is not None:
             owlqn_pseudo_gradient(self._pg, self.x, self._g, self.c1)
         self._started = bool(scalars["started"])
-        self._fx = _F(scalars["fx"])
-        self._step = _F(scalars["step"])
+        self._fx = F64(scalars["fx"])
+        self._step = F64(scalars["step"])
         self._k, self._end = k, end
         self._evaluations = int(scalars["evaluations"])
         self.stop = scalars.get("stop")

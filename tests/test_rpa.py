@@ -69,7 +69,7 @@ def test_phi_step_solves_problem_7(case):
     C, lam = float(10 ** rng.uniform(-2, 2)), float(10 ** rng.uniform(-2, 2))
     w, Phi_new = kernel(docs, y, w0, Phi, C, lam, 1, True, True)
     np.testing.assert_allclose(w, pa2_kkt(w0, y * Phi @ x, C, 1.0), rtol=0, atol=1e-9)
-    # <Phi, y w x^T>_F = y <w, Phi x>: problem (7) over vec(Phi)
+    # <Phi, y w x^T>F64 = y <w, Phi x>: problem (7) over vec(Phi)
     expect = pa2_kkt(Phi.ravel(), y * np.outer(w, x).ravel(), C, lam).reshape(k, p)
     np.testing.assert_allclose(Phi_new, expect, rtol=0, atol=1e-9)
 

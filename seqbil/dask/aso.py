@@ -27,7 +27,7 @@ import uuid
 
 import numpy as np
 
-from ..aso import BLOCK, StructureLearner, _column_blocks, closed_form_counts, targets_of_counts
+from ..aso import BLOCK, StructureLearner, column_blocks, closed_form_counts, targets_of_counts
 from ..aso_text import CHUNK, SplitText, merge_key_counts, merged_values, read_columns, read_text
 from ..errors import SeqbilError
 from ..formats.sentence import Corpus
@@ -119,7 +119,7 @@ class ShardedStructureLearner(StructureLearner):
         if rnd == 0 and len(text.templates.templates) == 1:  # the counts add up: one process's U
             totals = self._all(_closed_counts, lambda k: (name, offsets, column))
             total = np.sum(totals, axis=0)
-            pos = list(_column_blocks(d, [m] * len(offsets), np.int32))
+            pos = list(column_blocks(d, [m] * len(offsets), np.int32))
             for o, counts in enumerate(pos):
                 for a in range(0, d, 4096):
                     for part in self._all(_rows, lambda k: (name, o, a, a + 4096)):
@@ -129,7 +129,7 @@ class ShardedStructureLearner(StructureLearner):
         # iterative parameter mixing: every epoch each shard makes its pass from the mixed
         # weights, which are then its weights averaged by tokens, a block at a time
         widths = self._all(_sgd_start, lambda k: (name, rnd, offsets, column, theta))[0]
-        blocks = list(_column_blocks(d, widths))
+        blocks = list(column_blocks(d, widths))
         V = [np.zeros((0 if theta is None else theta.shape[1], w), np.float32) for w in widths]
         mu = [np.float32(P / self.P) for P in self.sizes]
         for epoch in range(s["aux_epochs"]):

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..checkpoint import fingerprint
 from ..errors import InputError, SeqbilError
-from ..evaluation.chunks import _iob1_start
+from ..evaluation.chunks import iob1_start
 from ..features.dataset import encode
 from ..features.dictionaries import training_words
 from ..features.index import field_vocabularies, normalizer
@@ -113,7 +113,7 @@ def _count(run, k, K, spec, size, index, witness):
     witness the labels of a sentence in which an I- tag starts a chunk (or None)."""
     corpus = _corpus(run, k, K, spec, size)
     counts, names = index.key_counts(corpus)
-    found = next((list(s) for s in corpus.label_sequences() if s is not None and _iob1_start(s)), None) \
+    found = next((list(s) for s in corpus.label_sequences() if s is not None and iob1_start(s)), None) \
         if witness else None
     return {"counts": counts, "names": names, "witness": found}
 

@@ -177,7 +177,7 @@ def _check(corpora: Sequence[tuple[str, list]], scheme: str, why: str = "") -> N
                          f"are O and {', '.join(p + '-TYPE' for p in allowed)}")
 
 
-def _iob1_start(sentence: Sequence[str]) -> bool:
+def iob1_start(sentence: Sequence[str]) -> bool:
     """Does some I- tag start a chunk (after O, at the sentence start or after another type)?"""
     prev, prev_type = "O", ""
     for tag in sentence:
@@ -203,7 +203,7 @@ def detect_scheme(labels: Iterable[str], gold: Optional[Iterable[Sequence[str]]]
         return "iobes"
     if "E" in prefixes:
         return "ioe1" if gold is not None and any(map(_ioe1_end, gold)) else "ioe2"
-    if gold is not None and any(map(_iob1_start, gold)):
+    if gold is not None and any(map(iob1_start, gold)):
         return "iob1"
     return "iob2"
 

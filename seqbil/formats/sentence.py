@@ -47,7 +47,7 @@ class Items:
         return cls(names, ptr, ids, vals), lengths
 
 
-class _Ids(dict):
+class Ids(dict):
     """Value -> id in order of first appearance: a value not seen yet takes the next id."""
     __slots__ = ()
 
@@ -97,7 +97,7 @@ class Corpus:
                 values.append(None)
                 ids.append(None)
                 continue
-            merged, parts = _Ids(), []
+            merged, parts = Ids(), []
             for c in corpora:
                 if col >= c.n_fields or c.values[col] is None:
                     parts.append(np.full(c.n_tokens, -1, dtype=np.int32))
@@ -106,7 +106,7 @@ class Corpus:
                 parts.append(np.where(c.ids[col] >= 0, lut[c.ids[col]], -1).astype(np.int32))
             values.append(list(merged))
             ids.append(np.concatenate(parts))
-        labels, label_parts = _Ids(), []
+        labels, label_parts = Ids(), []
         for c in corpora:
             lut = np.append(np.fromiter(map(labels.__getitem__, c.label_values), dtype=np.int32,
                                         count=len(c.label_values)), np.int32(-1))
@@ -135,7 +135,7 @@ class Corpus:
         if isinstance(sentences, Corpus):
             return sentences
         lengths, columns, labels = array("q"), [], array("i")
-        vocab, label_vocab, present, items, n_items = [], _Ids(), set(), Flattener(), 0
+        vocab, label_vocab, present, items, n_items = [], Ids(), set(), Flattener(), 0
         for s in sentences:
             n = len(s)
             lengths.append(n)
@@ -144,7 +144,7 @@ class Corpus:
                 n_items += 1
             for c in range(len(columns), len(s.columns)):  # a column first seen here: earlier tokens miss it
                 columns.append(array("i", repeat(-1, len(labels))))
-                vocab.append(_Ids())
+                vocab.append(Ids())
             for c, (out, ids) in enumerate(zip(columns, vocab)):
                 col = s.columns[c] if c < len(s.columns) else None
                 if col is None:
@@ -171,7 +171,7 @@ class Corpus:
         """The corpus of sequences of items (see Items.of), with their label
         sequences when given (None: unlabeled)."""
         items, lengths = Items.of(sequences)
-        label_vocab, label_ids = _Ids(), array("i")
+        label_vocab, label_ids = Ids(), array("i")
         if labels is not None:
             labels = list(labels)
             if len(labels) != len(lengths):
@@ -198,7 +198,7 @@ class Corpus:
             raise ValueError(f"column {c} is missing in some sentences")
         if fold is None:
             return values, ids
-        folded = _Ids()
+        folded = Ids()
         to_folded = np.fromiter(map(folded.__getitem__, map(fold, values)), dtype=np.int32, count=len(values))
         return list(folded), to_folded[ids]
 
