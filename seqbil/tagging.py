@@ -39,7 +39,7 @@ BLOCK_BYTES = 1 << 18  # input bytes per block: a few thousand tokens, well abov
 READ_BYTES = 1 << 16   # what one read asks for; a pipe gives what it has
 # a blank line after a line end: where a CoNLL sentence may end. Blank as the reader
 # (formats/conll.py: split_fields) sees it: spaces and tabs, then the CRs of the line end
-_BLANK_LINE = re.compile(rb"\n[ \t]*\r*\n")
+BLANK_LINE = re.compile(rb"\n[ \t]*\r*\n")
 
 
 def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=None, confidence=False, marginals=False,
@@ -123,8 +123,8 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
     raw, name, close = open_binary(input)
     try:
         stream, read_encoding = utf8_input(raw, name, encoding)  # UTF-16 and UTF-32 read as UTF-8
-        tagger = _Tagger(model, name, encoding, nbest, confidence, marginals, read_encoding)
-        reader = _Reader(stream, name, model.format.sentence_per_line, block_bytes(nbest))
+        tagger = BlockTagger(model, name, encoding, nbest, confidence, marginals, read_encoding)
+        reader = BlockReader(stream, name, model.format.sentence_per_line, block_bytes(nbest))
         with _destination(output, encoding) as write:
             if jobs == 1:
                 return _tag_here(tagger, reader, write)
@@ -186,7 +186,7 @@ def _fast_applies(model, utf8, nbest, confidence, marginals):
 
 # --- reading: blocks of whole sentences -------------------------------------------
 
-class _Reader:
+class BlockReader:
     """The input as blocks of whole sentences, each (bytes, number of its first line,
     byte offset of its start); None when a pipe pauses within a sentence."""
 
@@ -260,7 +260,7 @@ class _Reader:
         """Position after the first sentence end at or after start; 0 if none."""
         if self.one_per_line:
             return buf.find(b"\n", start) + 1
-        found = _BLANK_LINE.search(buf, start)
+        found = BLANK_LINE.search(buf, start)
         return found.end() if found else 0
 
     def _last_end(self, buf, start):
@@ -268,7 +268,7 @@ class _Reader:
         if self.one_per_line:
             return buf.rfind(b"\n", start) + 1
         end = 0
-        for found in _BLANK_LINE.finditer(buf, start):
+        for found in BLANK_LINE.finditer(buf, start):
             end = found.end()
         return end
 
@@ -297,7 +297,7 @@ def _pause_fd(stream):
 
 # --- tagging one block ---------------------------------------------------------------
 
-class _Tagger:
+class BlockTagger:
     """Tags a block: its bytes in, (output bytes, sentences) out. The same in this
     process and in the workers."""
 
@@ -333,7 +333,7 @@ class _Tagger:
             raise InputError(self.name, exc.line and exc.line + line - 2, exc.message) from None
         if sentences and sentences[0].line == 1:  # segmentation: the empty line in front
             del sentences[0]
-        return _encode(self._text(sentences), self.encoding), len(sentences)
+        return encode_text(self._text(sentences), self.encoding), len(sentences)
 
     def __getstate__(self):
         return {**self.__dict__, "_block": None}
@@ -466,9 +466,9 @@ class _Tagger:
                        for s, (paths, P) in zip(sentences, found))
 
 
-def _encode(text, encoding):
+def encode_text(text, encoding):
     """text in encoding, without the byte order mark that encodings such as utf-8-sig
-    or utf-16 begin with: the output gets it once, at its start (_mark)."""
+    or utf-16 begin with: the output gets it once, at its start (byte_order_mark)."""
     encoder = codecs.getincrementalencoder(encoding)()
     encoder.encode("")
     try:
@@ -478,7 +478,7 @@ def _encode(text, encoding):
                           "give another --encoding") from None
 
 
-def _mark(encoding):
+def byte_order_mark(encoding):
     return codecs.getincrementalencoder(encoding)().encode("")
 
 
@@ -487,7 +487,7 @@ def _mark(encoding):
 @contextlib.contextmanager
 def _destination(output, encoding):
     """A function writing a block's bytes to output (see tag_file)."""
-    mark, started = _mark(encoding), False
+    mark, started = byte_order_mark(encoding), False
 
     def writer(put, name, flush=None):
         def write(data):
@@ -567,7 +567,7 @@ def _tag_in_workers(tagger, reader, write, jobs):
     """Blocks to idle workers, at most 2 * jobs ahead of the output; results written in
     input order as they complete. From a pipe, input is read only when it is waiting or
     when nothing is being tagged, so output never waits for more input."""
-    _warm(tagger.model)
+    warm_model(tagger.model)
     tagger.warm()
     workers = _Workers(tagger, jobs)
     finished = False
@@ -583,7 +583,7 @@ def _tag_in_workers(tagger, reader, write, jobs):
                 result = done.pop(written)
                 written += 1
                 if result[0] != "ok":
-                    _raise(result)
+                    raise_failure(result)
                 write(result[1])
                 count += result[2]
             if ended and written == sent:
@@ -595,7 +595,7 @@ def _tag_in_workers(tagger, reader, write, jobs):
                 except StopIteration:
                     ended = True
                 except SeqbilError as exc:  # a read error comes after the blocks before it, as with one job
-                    done[sent], sent, ended = _failure(exc), sent + 1, True
+                    done[sent], sent, ended = failure_of(exc), sent + 1, True
                 else:
                     if block is not None:
                         conn = idle.pop()
@@ -614,14 +614,14 @@ def _tag_in_workers(tagger, reader, write, jobs):
         workers.close(abort=not finished)
 
 
-def _warm(model):
+def warm_model(model):
     """Tag one token, so that what a model builds on first use is built once, here,
     and shared by the workers (fork) instead of built in each."""
     fmt = model.format
     model.tag(fmt.example())
 
 
-def _failure(exc):
+def failure_of(exc):
     if isinstance(exc, InputError):
         return ("input", exc.path, exc.line, exc.message)
     if isinstance(exc, SeqbilError):
@@ -629,7 +629,7 @@ def _failure(exc):
     return ("failed", f"{type(exc).__name__}: {exc}")
 
 
-def _raise(result):
+def raise_failure(result):
     if result[0] == "input":
         raise InputError(*result[1:])
     if result[0] == "seqbil":
@@ -710,7 +710,7 @@ def _work(tagger, conn, inherited):
             data, n = tagger(block)
             result = ("ok", data, n)
         except Exception as exc:  # reported by the main process, in its place in the output
-            result = _failure(exc)
+            result = failure_of(exc)
         try:
             conn.send(result)
         except OSError:

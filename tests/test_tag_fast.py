@@ -41,7 +41,7 @@ def both(model, raw):
     """(fast, reference) results of one block: (output bytes, sentences) or the error."""
     out = []
     for fast in (True, False):
-        tagger = tagging._Tagger(model, "<in>", "utf-8", None, False, False)
+        tagger = tagging.BlockTagger(model, "<in>", "utf-8", None, False, False)
         assert tagger.fast
         tagger.fast = tagger.fast if fast else None
         try:
@@ -80,7 +80,7 @@ def test_fast_path_output_is_the_reference_output(model, seed):
 
 def test_input_the_reference_refuses_is_left_to_it(model):
     for raw in (b"the N O\nthe\n", b"the N\nthe N O\n", b"the N O extra more\n", b"the N O\n\nthe N O x\n"):
-        tagger = tagging._Tagger(model, "<in>", "utf-8", None, False, False)
+        tagger = tagging.BlockTagger(model, "<in>", "utf-8", None, False, False)
         assert tagger._tag_block(raw) is None
         fast, reference = both(model, raw)
         assert fast == reference and "expected" in fast
@@ -117,7 +117,7 @@ def test_hashed_key_lookup_is_the_binary_search(model):
     binary search over the sorted tables, for seen and unseen cells."""
     rng = np.random.default_rng(11)
     raw = layout(rng, random_corpus(rng, 40, labeled=False, unseen=True))
-    tagger = tagging._Tagger(model, "<in>", "utf-8", None, False, False)
+    tagger = tagging.BlockTagger(model, "<in>", "utf-8", None, False, False)
     tagger._tag_block(b"")
     vocabs, columns, _, n_fields, label_at = tagger._block
     matrix, positions = tagging.split_block(raw, n_fields, label_at, model.index.K, vocabs, columns)[:2]

@@ -9,26 +9,27 @@ step counter) is mixed the same way, so that the averaged model of a mixed run i
 average over a virtual run whose steps are the mixed ones.
 
 A shard is the sentences of a byte range of the file, cut at sentence boundaries as
-tagging cuts files (dask/tagging.py: _boundary), or, for a gzip file, a contiguous
-range of sentences. No process reads the whole file: each shard is read by the worker
-that holds it, which sends the vocabularies of its fields (survey), then, under the
-vocabularies merged in shard order, the distinct keys of every template with their
-counts (count); the driver merges keys, not corpora, into the index that training in
-one process would build (FeatureIndex.from_counts), and the shards encode themselves
-by it (encode). The worker keeps the encoded shard, its learner and a copy of the
-parameters as the epoch began from epoch to epoch. The kernels flag
-the positions their updates reach (Dataset.pos_diff), so after a pass the worker
-compares only the rows of the attributes there, and keeps the entries that changed
-(key = attribute * row size + column, and the value); it sends the dense parameters
+tagging cuts files (dask/tagging.py: sentence_boundary), or, for a gzip file, a
+contiguous range of sentences. No process reads the whole file: each shard is read by
+the worker that holds it, which sends the vocabularies of its fields (survey), then,
+under the vocabularies merged in shard order, the distinct keys of every template
+with their counts (count); the driver merges keys, not corpora, into the index that
+training in one process would build (FeatureIndex.from_counts), and the shards encode
+themselves by it (encode). The worker keeps the encoded shard, its learner and a copy
+of the parameters as the epoch began from epoch to epoch. The kernels flag the
+positions their updates reach (Dataset.pos_diff), so after a pass the worker compares
+only the rows of the attributes there, and keeps the entries that changed (key =
+attribute * row size + column, and the value); it sends the dense parameters
 (transitions, end scores), the scalars and how many entries changed in each bucket of
 rows. The driver then asks the shards for their entries a range of rows at a time,
 mixes the range entry by entry over the union of the entries sent (a shard that left
 an entry as it was contributes its value from the start of the epoch), lets the
 learner adjust the mix (bol: the factors of the mixed blocks), and sends the range's
-mix to every shard: it holds one range's messages at a time, never a whole epoch's. Shard k shuffles
-with seed + k, so shard 0 of 1 makes exactly the passes of training in one process,
-and a run's result depends on the shards and the seed, not on the workers that hold
-them. Keys are kept sorted, and made distinct by sorting (runs, distinct).
+mix to every shard: it holds one range's messages at a time, never a whole epoch's.
+Shard k shuffles with seed + k, so shard 0 of 1 makes exactly the passes of training
+in one process, and a run's result depends on the shards and the seed, not on the
+workers that hold them. Keys are kept sorted, and made distinct by sorting (runs,
+distinct).
 
 The driver is Mixer, here; the tasks it gives the shards' workers are in
 ipm_shards.py, and the arithmetic of the mix (shared by both) in ipm_mix.py.

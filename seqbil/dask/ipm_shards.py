@@ -18,7 +18,7 @@ from ..formats import make_format
 from ..formats.sentence import Corpus
 from ..training import CHUNK
 from .ipm_mix import BUCKETS, apply, bucket_rows, by_row, distinct
-from .tagging import _boundary
+from .tagging import sentence_boundary
 
 # what a worker keeps of a run's shards, by (run, shard): read, encoded, ready for the passes
 _corpora, _datasets, _shards, _lock = {}, {}, {}, threading.Lock()
@@ -59,8 +59,8 @@ def _read_shard(spec, k, K, size):
         return Corpus.of(sentences[n * k // K:n * (k + 1) // K])
     one_per_line = fmt.sentence_per_line
     with open(spec["path"], "rb") as f:
-        lo = _boundary(f, size * k // K, size, one_per_line)
-        hi = _boundary(f, size * (k + 1) // K, size, one_per_line)
+        lo = sentence_boundary(f, size * k // K, size, one_per_line)
+        hi = sentence_boundary(f, size * (k + 1) // K, size, one_per_line)
         f.seek(lo)
         raw = io.BytesIO(f.read(hi - lo))
     raw.name = spec.get("name", spec["path"])
