@@ -6,7 +6,7 @@
     model.save("chunker.sbm")
     model = seqbil.load("chunker.sbm")
     seqbil.evaluate(model, "test.txt")["f1"]
-    seqbil.tag_file(model, "test.txt", "tagged.txt", jobs=2)   # what `seqbil tag` does (tagging.py)
+    seqbil.tag_file(model, "test.txt", "tagged.txt", jobs=2)   # what `seqbil tag` does (tagging/)
 """
 import os
 import sys

@@ -68,7 +68,7 @@ def test_small_blocks_in_any_order_give_the_same_bytes(models, monkeypatch, kind
     options = {"plain": {}, "nbest": {"nbest": 3}, "confidence": {"confidence": True}}[mode]
     whole = io.BytesIO()
     assert seqbil.tag_file(model, io.BytesIO(text), whole, **options) == 200
-    monkeypatch.setattr(seqbil.tagging, "BLOCK_BYTES", 3000)
+    monkeypatch.setattr(seqbil.tagging.reader, "BLOCK_BYTES", 3000)
     for jobs in (1, 3):
         out = io.BytesIO()
         seqbil.tag_file(model, io.BytesIO(text), out, jobs=jobs, **options)
@@ -194,8 +194,8 @@ def test_a_failing_worker_is_an_error_and_leaves_no_process(models, monkeypatch)
     text = sample_path("conll2000_test.txt").read_bytes()
     rows = [line.split() for line in text.decode().split("\n\n")[100].splitlines()]  # sentence 101 fails
     monkeypatch.setattr(seqbil.tagging.BlockTagger, "_text", fail)
-    monkeypatch.setattr(seqbil.tagging, "_fast_applies", lambda *args: False)  # the path through _text
-    monkeypatch.setattr(seqbil.tagging, "BLOCK_BYTES", 2000)
+    monkeypatch.setattr(seqbil.tagging.tagger, "_fast_applies", lambda *args: False)  # the path through _text
+    monkeypatch.setattr(seqbil.tagging.reader, "BLOCK_BYTES", 2000)
     out = io.BytesIO()
     with pytest.raises(seqbil.SeqbilError, match="tagging failed in a worker process: RuntimeError: out of luck"):
         seqbil.tag_file(models / "chunker.sbm", io.BytesIO(text), out, jobs=2)
@@ -207,7 +207,7 @@ def test_a_worker_that_dies_is_an_error(models, monkeypatch):
     def die(self, sentences):
         os.kill(os.getpid(), signal.SIGKILL)
     monkeypatch.setattr(seqbil.tagging.BlockTagger, "_text", die)
-    monkeypatch.setattr(seqbil.tagging, "_fast_applies", lambda *args: False)  # the path through _text
+    monkeypatch.setattr(seqbil.tagging.tagger, "_fast_applies", lambda *args: False)  # the path through _text
     with pytest.raises(seqbil.SeqbilError, match="worker process stopped unexpectedly .killed by signal 9"):
         seqbil.tag_file(models / "chunker.sbm", sample_path("conll2000_test.txt"), io.BytesIO(), jobs=2)
     assert multiprocessing.active_children() == []

@@ -8,8 +8,8 @@ computes the two boundaries of its partition itself from a small read around the
 the input never goes through the driver, and neighbouring partitions meet exactly. A
 gzip file cannot be entered in the middle: it is one partition.
 
-A partition is tagged block by block as `seqbil tag` tags a stream (tagging.py: the
-same reader and tagger), into a hidden part file in the output directory, so a
+A partition is tagged block by block as `seqbil tag` tags a stream (seqbil/tagging/:
+the same reader and tagger), into a hidden part file in the output directory, so a
 worker's memory does not grow with the input. When every part of a file is there, the
 driver joins them, in order, into a temporary file that replaces the output only
 then; the parts go. The output is byte for byte what `seqbil tag` writes for the file
@@ -393,7 +393,7 @@ def _model(job):
 
 def _tag_part(job, path, name, gz, start, end, part):
     """Tag the partition [b(start), b(end)) of path (all of it if gz) into the file
-    `part`; ("ok", sentences, output bytes) or a failure as tagging.failure_of gives
+    `part`; ("ok", sentences, output bytes) or a failure as failure_of gives
     (errors name the file `name`)."""
     lo = 0
     try:
