@@ -18,7 +18,7 @@ from .formats import FORMATS, Format, make_format, read_corpus
 from . import foreign
 from .model import Model
 from .samples import SAMPLES, sample_path
-from .tagging import tag_file
+from .tagging import cpus, tag_file
 
 
 
@@ -484,7 +484,6 @@ def _sharded_structure(settings, paths, unit, columns, n_sentences, specs, jobs,
     of column 0's values) learned on the shards of a Dask cluster."""
     from .dask.aso import ShardedStructureLearner
     from .dask.cluster import connect
-    from .tagging import cpus
 
     if client is None and scheduler is None and workers is None:
         workers = min(shards, cpus())

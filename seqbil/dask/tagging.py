@@ -28,6 +28,8 @@ import shutil
 import tempfile
 import threading
 
+from tqdm import tqdm
+
 from ..errors import InputError, SeqbilError
 from ..formats.textio import is_gzip, open_binary, wide_encoding
 from ..tagging import (BLANK_LINE, BlockReader, BlockTagger, block_bytes, byte_order_mark, failure_of, prepare,
@@ -273,8 +275,7 @@ def _plan(files, output_dir, overwrite, partition_bytes):
 # --- the driver ------------------------------------------------------------------------
 
 def _run(client, job, plans, summary, progress):
-    from distributed import as_completed
-    from tqdm import tqdm
+    from distributed import as_completed  # imported here: without the dask extra this module still imports
 
     futures, owner = [], {}
     for plan in plans:
