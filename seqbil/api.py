@@ -368,7 +368,7 @@ def evaluate(model, data, *, words=None, metric=None, task=None, encoding=None, 
     model = model if isinstance(model, Model) else Model.load(model)
     if task is not None:
         model = model.for_task(task)
-    model._need_task()
+    model.require_task()
     sentences = read_corpus(model.format, data, encoding or model.corpus.get("encoding", "utf-8"))
     missing = next((s for s in sentences if s.labels is None), None)
     if missing is not None:

@@ -318,21 +318,22 @@ class Model:
             raise SeqbilError(f"{what}: the model of task {self.task!r} is a view of a multi-task model; "
                               f"use the multi-task model itself")
 
-    def _need_task(self):
+    def require_task(self):
+        """Refuse a multi-task model whose task is not chosen (for_task): what it tags depends on the task."""
         if self.tasks and self.task is None:
             raise SeqbilError(f"this is a multi-task model: say which task to tag, evaluate or continue "
                               f"(--task; its tasks: {', '.join(self.tasks)})")
 
     # --- decoding -------------------------------------------------------------
     def encode(self, sentences, source="<input>"):
-        self._need_task()
+        self.require_task()
         if self.tasks:
             sentences = Corpus.of(sentences).with_task(self.tasks, self.tasks.index(self.task))
         return encode(sentences, self.templates, self.index, self.labels)[0]
 
     def decode(self, data):
         """Best label id of every position of an encoded Dataset."""
-        self._need_task()
+        self.require_task()
         out = np.zeros(data.n_positions, dtype=np.int32)
         decode_corpus(data, self.store, out)
         return out
@@ -667,7 +668,7 @@ class Model:
     def decode_marginals(self, data):
         """For an encoded Dataset: the best label ids (as decode), their score per
         sequence, the marginals (positions x labels) and log Z per sequence."""
-        self._need_task()
+        self.require_task()
         out, best = np.zeros(data.n_positions, dtype=np.int32), np.zeros(data.n_sequences)
         marginals, logz = np.zeros((data.n_positions, len(self.labels))), np.zeros(data.n_sequences)
         marginals_corpus(data, self.store, self.temperature, out, best, marginals, logz)

@@ -127,7 +127,7 @@ def prepare(model, task, encoding, nbest, confidence, marginals=False):
         model = Model.load(model)
     if task is not None:
         model = model.for_task(task)
-    model._need_task()
+    model.require_task()
     if nbest is not None and (isinstance(nbest, bool) or not isinstance(nbest, int) or nbest < 1):
         raise SeqbilError(f"nbest must be a whole number of at least 1, got {nbest!r}")
     if nbest and confidence:
