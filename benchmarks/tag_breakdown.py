@@ -20,7 +20,7 @@ REPEAT times in this process (median, min, max, in microseconds per token):
 
 Scoring and Viterbi are told apart by decoding the same sequences with no attributes
 (Viterbi over zero scores: its cost does not depend on the scores); the rest of the
-decode is the scoring. Both paths' whole block (_Tagger) is timed too, and their
+decode is the scoring. Both paths' whole block (BlockTagger) is timed too, and their
 outputs must be the same bytes. Writes results/speed/tag_breakdown.json and .md.
 """
 import argparse
@@ -63,7 +63,7 @@ def main():
     import seqbil
     from seqbil import tagging
     from seqbil.features.dataset import Dataset
-    from seqbil.tagging import _encode, _Tagger
+    from seqbil.tagging import BlockTagger, encode_text
 
     if args.quick:
         from seqbil.samples import sample_path
@@ -85,8 +85,8 @@ def main():
             text = text.rstrip("\n") + "\n\n"
         raw = (text * args.copies).encode("utf-8")
 
-        fast = _Tagger(model, "<input>", "utf-8", None, False)
-        slow = _Tagger(model, "<input>", "utf-8", None, False)
+        fast = BlockTagger(model, "<input>", "utf-8", None, False)
+        slow = BlockTagger(model, "<input>", "utf-8", None, False)
         slow.fast = None
         assert fast.fast == "columns", "the compiled path does not take this model"
         fast.warm()
@@ -109,7 +109,7 @@ def main():
         labels = [model.labels[y] for y in best]
         cut = np.asarray(data.seq_ptr)
         tags = [labels[cut[j]:cut[j + 1]] for j in range(len(sentences))]
-        t, _ = timed(lambda: _encode("".join(fmt.write(s, y) for s, y in zip(sentences, tags)), "utf-8"),
+        t, _ = timed(lambda: encode_text("".join(fmt.write(s, y) for s, y in zip(sentences, tags)), "utf-8"),
                      args.repeat)
         stages["reference", "output lines formatted"] = t
 

@@ -2,7 +2,7 @@
 
 The Python API (see api.py): train, load, convert, evaluate, evaluate_files, resume,
 learn_structure,
-tag_file (tagging.py) and Model (tag, tag_many, segment, save). Errors a user can act on
+tag_file (tagging/) and Model (tag, tag_many, segment, save). Errors a user can act on
 are SeqbilError.
 """
 

@@ -6,7 +6,7 @@
     model.save("chunker.sbm")
     model = seqbil.load("chunker.sbm")
     seqbil.evaluate(model, "test.txt")["f1"]
-    seqbil.tag_file(model, "test.txt", "tagged.txt", jobs=2)   # what `seqbil tag` does (tagging.py)
+    seqbil.tag_file(model, "test.txt", "tagged.txt", jobs=2)   # what `seqbil tag` does (tagging/)
 """
 import os
 import sys
@@ -18,7 +18,7 @@ from .formats import FORMATS, Format, make_format, read_corpus
 from . import foreign
 from .model import Model
 from .samples import SAMPLES, sample_path
-from .tagging import tag_file
+from .tagging import cpus, tag_file
 
 
 
@@ -368,7 +368,7 @@ def evaluate(model, data, *, words=None, metric=None, task=None, encoding=None, 
     model = model if isinstance(model, Model) else Model.load(model)
     if task is not None:
         model = model.for_task(task)
-    model.need_task()
+    model.require_task()
     sentences = read_corpus(model.format, data, encoding or model.corpus.get("encoding", "utf-8"))
     missing = next((s for s in sentences if s.labels is None), None)
     if missing is not None:
@@ -484,7 +484,6 @@ def _sharded_structure(settings, paths, unit, columns, n_sentences, specs, jobs,
     of column 0's values) learned on the shards of a Dask cluster."""
     from .dask.aso import ShardedStructureLearner
     from .dask.cluster import connect
-    from .tagging import cpus
 
     if client is None and scheduler is None and workers is None:
         workers = min(shards, cpus())

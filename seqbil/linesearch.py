@@ -5,7 +5,7 @@ regular Wolfe or the strong Wolfe conditions.  OWL-QN's backtracking search,
 which projects its trial points onto an orthant, is the optimizer's own.
 
 A search moves the optimizer (optimize.LBFGS) from the point xp along its
-direction: opt.trial(stp, xp) puts x at xp + stp * d, opt.evaluate() evaluates
+direction: opt.trial(stp, xp) puts x at xp + stp * d, opt.value() evaluates
 the objective there and opt.slope() is its derivative along d.  The dot
 products are thus the optimizer's, summed in the order it sums all of its own.
 A search returns (count, f, stp): the number of evaluations, or one of
@@ -236,7 +236,7 @@ def backtracking(opt, f, stp, xp, condition):
     dgtest = opt.ftol * dginit
     while True:
         opt.trial(stp, xp)
-        f = opt.evaluate()
+        f = opt.value()
         count += 1
         if f > finit + stp * dgtest:
             width = dec
@@ -319,7 +319,7 @@ def more_thuente(opt, f, stp, xp):
             stp = stx
 
         opt.trial(stp, xp)
-        f = opt.evaluate()
+        f = opt.value()
         dg = opt.slope()
 
         ftest1 = finit + stp * dgtest

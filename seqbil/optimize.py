@@ -245,7 +245,7 @@ class LBFGS:
         """The number of iterations done."""
         return self._k - 1 if self._started else 0
 
-    def evaluate(self):
+    def value(self):
         self._evaluations += 1
         f = F64(self.evaluate(self.x, self._g))
         if self.c1 > 0:
@@ -282,7 +282,7 @@ class LBFGS:
             self.trial(stp, xp)
             # The current point is projected onto the orthant.
             _project(x, wp, buf)
-            f = self.evaluate()
+            f = self.value()
             count += 1
             dgtest = F64(0.)
             for sl in _blocks(self.n):
@@ -314,7 +314,7 @@ class LBFGS:
         """What lbfgs() does before its loop: evaluate x, the first direction
         (the steepest descent one) and the first step 1 / ||d||."""
         x, g, d = self.x, self._g, self._d
-        self._fx = self.evaluate()
+        self._fx = self.value()
         if self._pg is not None:
             owlqn_pseudo_gradient(self._pg, x, g, self.c1)
         if self.period > 0:

@@ -166,7 +166,7 @@ def test_jobs_and_blocks_give_the_same_bytes(crfpp_model, tmp_path, monkeypatch)
     write_corpus(tmp_path / "test.data", crfpp_corpus(rng, 300), rng, labeled=False)
     outputs = []
     for jobs, block in ((1, 1 << 18), (2, 97), (1, 31)):
-        monkeypatch.setattr(seqbil.tagging, "BLOCK_BYTES", block)
+        monkeypatch.setattr(seqbil.tagging.reader, "BLOCK_BYTES", block)
         for options in ({}, {"confidence": True}, {"nbest": 2}, {"marginals": "all"}):
             out = io.BytesIO()
             seqbil.tag_file(str(folder / "m.sbm"), str(tmp_path / "test.data"), out, jobs=jobs, **options)

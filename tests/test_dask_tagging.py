@@ -57,7 +57,7 @@ def test_boundaries_are_the_brute_force_ones_and_partitions_meet(tmp_path, monke
         path.write_bytes(data)
         monkeypatch.setattr(dt, "_WINDOW", rng.choice([1, 2, 5, 1 << 16]))  # windows that must grow
         with open(path, "rb") as f:
-            cuts = [dt._boundary(f, x, len(data), one_per_line) for x in range(len(data) + 2)]
+            cuts = [dt.sentence_boundary(f, x, len(data), one_per_line) for x in range(len(data) + 2)]
         assert cuts == [brute_boundary(data, x, one_per_line) for x in range(len(data) + 2)], (trial, data)
         assert cuts == sorted(cuts)  # partitions [b(x), b(y)) for x < y never overlap
 

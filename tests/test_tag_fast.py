@@ -7,7 +7,7 @@ import pytest
 
 import seqbil
 from seqbil import tagging
-from seqbil._kernels.conll_block import Vocab
+from seqbil._kernels.conll_block import Vocab, split_block
 from seqbil.errors import InputError
 
 WORDS = ["the", "cat", "a/b", "ü", "中文", "_B-1", "x\r", "#"]
@@ -41,7 +41,7 @@ def both(model, raw):
     """(fast, reference) results of one block: (output bytes, sentences) or the error."""
     out = []
     for fast in (True, False):
-        tagger = tagging._Tagger(model, "<in>", "utf-8", None, False, False)
+        tagger = tagging.BlockTagger(model, "<in>", "utf-8", None, False, False)
         assert tagger.fast
         tagger.fast = tagger.fast if fast else None
         try:
@@ -80,21 +80,21 @@ def test_fast_path_output_is_the_reference_output(model, seed):
 
 def test_input_the_reference_refuses_is_left_to_it(model):
     for raw in (b"the N O\nthe\n", b"the N\nthe N O\n", b"the N O extra more\n", b"the N O\n\nthe N O x\n"):
-        tagger = tagging._Tagger(model, "<in>", "utf-8", None, False, False)
+        tagger = tagging.BlockTagger(model, "<in>", "utf-8", None, False, False)
         assert tagger._tag_block(raw) is None
         fast, reference = both(model, raw)
         assert fast == reference and "expected" in fast
 
 
 def test_the_fast_path_is_used_only_where_it_applies(model, tmp_path):
-    assert tagging._fast_applies(model, True, None, False, False) == "columns"
-    assert not tagging._fast_applies(model, False, None, False, False)  # another encoding
-    assert not tagging._fast_applies(model, True, 3, False, False)
-    assert not tagging._fast_applies(model, True, None, True, False)
-    assert not tagging._fast_applies(model, True, None, False, "all")
+    assert tagging.tagger._fast_applies(model, True, None, False, False) == "columns"
+    assert not tagging.tagger._fast_applies(model, False, None, False, False)  # another encoding
+    assert not tagging.tagger._fast_applies(model, True, 3, False, False)
+    assert not tagging.tagger._fast_applies(model, True, None, True, False)
+    assert not tagging.tagger._fast_applies(model, True, None, False, "all")
     chained = seqbil.train(config="conll2000", template=str(_template(tmp_path, "U00:%x[0,0]|lower\nB\n")),
                            learner="sp", epochs=1)
-    assert not tagging._fast_applies(chained, True, None, False, False)
+    assert not tagging.tagger._fast_applies(chained, True, None, False, False)
 
 
 def _template(tmp_path, text):
@@ -117,10 +117,10 @@ def test_hashed_key_lookup_is_the_binary_search(model):
     binary search over the sorted tables, for seen and unseen cells."""
     rng = np.random.default_rng(11)
     raw = layout(rng, random_corpus(rng, 40, labeled=False, unseen=True))
-    tagger = tagging._Tagger(model, "<in>", "utf-8", None, False, False)
+    tagger = tagging.BlockTagger(model, "<in>", "utf-8", None, False, False)
     tagger._tag_block(b"")
     vocabs, columns, _, n_fields, label_at = tagger._block
-    matrix, positions = tagging.split_block(raw, n_fields, label_at, model.index.K, vocabs, columns)[:2]
+    matrix, positions = split_block(raw, n_fields, label_at, model.index.K, vocabs, columns)[:2]
     plain = model.index.encode_fields(matrix, positions)
     hashed = model.index.encode_fields(matrix, positions, hashed=True)
     assert len(plain[1]) > len(positions)  # attributes were found
@@ -150,4 +150,4 @@ def test_segmentation_fast_path_output_is_the_reference_output(segmenter, seed):
     text = "\n".join(lines) + str(rng.choice(["", "\n", "\r\n"]))
     fast, reference = both(segmenter, text.encode("utf-8"))
     assert fast == reference
-    assert tagging._fast_applies(segmenter, True, None, False, False) == "chars"
+    assert tagging.tagger._fast_applies(segmenter, True, None, False, False) == "chars"

@@ -68,7 +68,7 @@ def test_small_blocks_in_any_order_give_the_same_bytes(models, monkeypatch, kind
     options = {"plain": {}, "nbest": {"nbest": 3}, "confidence": {"confidence": True}}[mode]
     whole = io.BytesIO()
     assert seqbil.tag_file(model, io.BytesIO(text), whole, **options) == 200
-    monkeypatch.setattr(seqbil.tagging, "BLOCK_BYTES", 3000)
+    monkeypatch.setattr(seqbil.tagging.reader, "BLOCK_BYTES", 3000)
     for jobs in (1, 3):
         out = io.BytesIO()
         seqbil.tag_file(model, io.BytesIO(text), out, jobs=jobs, **options)
@@ -190,12 +190,12 @@ def test_a_failing_worker_is_an_error_and_leaves_no_process(models, monkeypatch)
         if any(s.rows == rows for s in sentences):
             raise RuntimeError("out of luck")
         return original(self, sentences)
-    original = seqbil.tagging._Tagger._text
+    original = seqbil.tagging.BlockTagger._text
     text = sample_path("conll2000_test.txt").read_bytes()
     rows = [line.split() for line in text.decode().split("\n\n")[100].splitlines()]  # sentence 101 fails
-    monkeypatch.setattr(seqbil.tagging._Tagger, "_text", fail)
-    monkeypatch.setattr(seqbil.tagging, "_fast_applies", lambda *args: False)  # the path through _text
-    monkeypatch.setattr(seqbil.tagging, "BLOCK_BYTES", 2000)
+    monkeypatch.setattr(seqbil.tagging.BlockTagger, "_text", fail)
+    monkeypatch.setattr(seqbil.tagging.tagger, "_fast_applies", lambda *args: False)  # the path through _text
+    monkeypatch.setattr(seqbil.tagging.reader, "BLOCK_BYTES", 2000)
     out = io.BytesIO()
     with pytest.raises(seqbil.SeqbilError, match="tagging failed in a worker process: RuntimeError: out of luck"):
         seqbil.tag_file(models / "chunker.sbm", io.BytesIO(text), out, jobs=2)
@@ -206,8 +206,8 @@ def test_a_failing_worker_is_an_error_and_leaves_no_process(models, monkeypatch)
 def test_a_worker_that_dies_is_an_error(models, monkeypatch):
     def die(self, sentences):
         os.kill(os.getpid(), signal.SIGKILL)
-    monkeypatch.setattr(seqbil.tagging._Tagger, "_text", die)
-    monkeypatch.setattr(seqbil.tagging, "_fast_applies", lambda *args: False)  # the path through _text
+    monkeypatch.setattr(seqbil.tagging.BlockTagger, "_text", die)
+    monkeypatch.setattr(seqbil.tagging.tagger, "_fast_applies", lambda *args: False)  # the path through _text
     with pytest.raises(seqbil.SeqbilError, match="worker process stopped unexpectedly .killed by signal 9"):
         seqbil.tag_file(models / "chunker.sbm", sample_path("conll2000_test.txt"), io.BytesIO(), jobs=2)
     assert multiprocessing.active_children() == []
@@ -281,7 +281,7 @@ def test_blocks_end_at_sentence_ends_however_the_input_comes(models, kind):
     if kind == "chunker":  # blank lines of other kinds, and line ends with \r
         text = text.replace(b"\n\n", b"\n \t\n", 20).replace(b"\n", b"\r\n", 300)
     model = seqbil.load(models / f"{kind}.sbm")
-    tagger = seqbil.tagging._Tagger(model, "x", "utf-8", None, False)
+    tagger = seqbil.tagging.BlockTagger(model, "x", "utf-8", None, False)
     whole = tagger((text, 1, 0))[0]
 
     class Trickle(io.RawIOBase):
@@ -294,7 +294,7 @@ def test_blocks_end_at_sentence_ends_however_the_input_comes(models, kind):
             return piece
 
     for size in (1, 500, 20000):
-        reader = seqbil.tagging._Reader(Trickle(), "x", kind == "segmenter", size)
+        reader = seqbil.tagging.BlockReader(Trickle(), "x", kind == "segmenter", size)
         reader.pause_fd = -1
         reader._input_waiting = lambda: rng.random() < 0.8
         blocks = [b for b in reader if b is not None]

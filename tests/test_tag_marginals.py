@@ -215,7 +215,7 @@ def test_jobs_blocks_and_the_command_line_give_the_same_bytes(chunker, segmenter
         for flags in (["--marginals"], ["--all-marginals"], ["--marginals", "--nbest", "2"]):
             outputs = []
             for jobs, block in ((1, 1 << 18), (2, 61)):
-                monkeypatch.setattr(seqbil.tagging, "BLOCK_BYTES", block)
+                monkeypatch.setattr(seqbil.tagging.reader, "BLOCK_BYTES", block)
                 name = tmp_path / f"out{jobs}.txt"
                 model_file = str(folder / ("m.sbm" if text is None else "seg.sbm"))
                 result = CliRunner().invoke(main, ["tag", "-m", model_file, str(path), "-o", str(name), "--jobs",

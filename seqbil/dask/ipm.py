@@ -9,26 +9,27 @@ step counter) is mixed the same way, so that the averaged model of a mixed run i
 average over a virtual run whose steps are the mixed ones.
 
 A shard is the sentences of a byte range of the file, cut at sentence boundaries as
-tagging cuts files (dask/tagging.py: _boundary), or, for a gzip file, a contiguous
-range of sentences. No process reads the whole file: each shard is read by the worker
-that holds it, which sends the vocabularies of its fields (survey), then, under the
-vocabularies merged in shard order, the distinct keys of every template with their
-counts (count); the driver merges keys, not corpora, into the index that training in
-one process would build (FeatureIndex.from_counts), and the shards encode themselves
-by it (encode). The worker keeps the encoded shard, its learner and a copy of the
-parameters as the epoch began from epoch to epoch. The kernels flag
-the positions their updates reach (Dataset.pos_diff), so after a pass the worker
-compares only the rows of the attributes there, and keeps the entries that changed
-(key = attribute * row size + column, and the value); it sends the dense parameters
+tagging cuts files (dask/tagging.py: sentence_boundary), or, for a gzip file, a
+contiguous range of sentences. No process reads the whole file: each shard is read by
+the worker that holds it, which sends the vocabularies of its fields (survey), then,
+under the vocabularies merged in shard order, the distinct keys of every template
+with their counts (count); the driver merges keys, not corpora, into the index that
+training in one process would build (FeatureIndex.from_counts), and the shards encode
+themselves by it (encode). The worker keeps the encoded shard, its learner and a copy
+of the parameters as the epoch began from epoch to epoch. The kernels flag the
+positions their updates reach (Dataset.pos_diff), so after a pass the worker compares
+only the rows of the attributes there, and keeps the entries that changed (key =
+attribute * row size + column, and the value); it sends the dense parameters
 (transitions, end scores), the scalars and how many entries changed in each bucket of
 rows. The driver then asks the shards for their entries a range of rows at a time,
 mixes the range entry by entry over the union of the entries sent (a shard that left
 an entry as it was contributes its value from the start of the epoch), lets the
 learner adjust the mix (bol: the factors of the mixed blocks), and sends the range's
-mix to every shard: it holds one range's messages at a time, never a whole epoch's. Shard k shuffles
-with seed + k, so shard 0 of 1 makes exactly the passes of training in one process,
-and a run's result depends on the shards and the seed, not on the workers that hold
-them. Keys are kept sorted, and made distinct by sorting (runs, distinct).
+mix to every shard: it holds one range's messages at a time, never a whole epoch's.
+Shard k shuffles with seed + k, so shard 0 of 1 makes exactly the passes of training
+in one process, and a run's result depends on the shards and the seed, not on the
+workers that hold them. Keys are kept sorted, and made distinct by sorting (runs,
+distinct).
 
 The driver is Mixer, here; the tasks it gives the shards' workers are in
 ipm_shards.py, and the arithmetic of the mix (shared by both) in ipm_mix.py.
@@ -44,7 +45,8 @@ from ..errors import InputError, SeqbilError
 from ..formats.textio import is_gzip
 from .cluster import worker_addresses
 from .ipm_mix import apply, full_state, mix_dense, mix_entries, ranges
-from .ipm_shards import _changed, _count, _drop, _encode, _epoch, _remade, _start, _survey
+from .ipm_shards import (shard_changed, shard_count, shard_drop, shard_encode, shard_epoch, shard_remade, shard_start,
+                         shard_survey)
 
 
 class Mixer:
@@ -92,9 +94,9 @@ class Mixer:
 
     def survey(self, request):
         """Every shard read by its worker (and kept there): what the index and the
-        run need of it (_survey), in shard order. The first bad line in the file's
+        run need of it (shard_survey), in shard order. The first bad line in the file's
         order is the error."""
-        out = self._on_shards(lambda k, w: self._submit(_survey, w, self.run, k, self.K, self.spec, self.size,
+        out = self._on_shards(lambda k, w: self._submit(shard_survey, w, self.run, k, self.K, self.spec, self.size,
                                                         request), None, "reading")
         bad = next((r["error"] for r in out if "error" in r), None)
         if bad is not None:
@@ -105,7 +107,7 @@ class Mixer:
         """The shards' key_counts under `index` (the merged vocabularies), and with
         witness a sentence of labels in which I- starts a chunk, if any (IOB1)."""
         [shared] = self.client.scatter([index], broadcast=True, hash=False)
-        out = self._on_shards(lambda k, w: self._submit(_count, w, self.run, k, self.K, self.spec, self.size,
+        out = self._on_shards(lambda k, w: self._submit(shard_count, w, self.run, k, self.K, self.spec, self.size,
                                                         shared, witness), None, "counting attributes")
         return out
 
@@ -115,7 +117,7 @@ class Mixer:
         self.shared_data = {"index": index, "templates": templates, "labels": labels, "settings": self.settings}
         # one object per worker (scatter takes a list's items one by one, a dict's values too)
         [self.shared] = self.client.scatter([self.shared_data], broadcast=True, hash=False)
-        out = self._on_shards(lambda k, w: self._submit(_encode, w, self.run, k, self.K, self.spec, self.size,
+        out = self._on_shards(lambda k, w: self._submit(shard_encode, w, self.run, k, self.K, self.spec, self.size,
                                                         self.shared), None, "encoding")
         self.sizes = [n for n, _ in out]
         return zlib.crc32(np.array([crc for _, crc in out], np.uint32).tobytes())
@@ -128,7 +130,7 @@ class Mixer:
         spec = (type(learner), learner.S, learner.A0, learner.A1, learner.transitions)
         self.shared_data["learner"] = spec
         states = self._scatter_each(self._full_state()) if epochs_run else {}
-        self._on_shards(lambda k, w: self._submit(_start, w, self.run, k, self.K, self.spec, self.size, self.shared,
+        self._on_shards(lambda k, w: self._submit(shard_start, w, self.run, k, self.K, self.spec, self.size, self.shared,
                                                   spec, states.get(w), epochs_run) if w in states or not epochs_run
                         else None, None, "setting up")
         learner.only_mixing()
@@ -153,7 +155,7 @@ class Mixer:
 
         def submit(s, w):  # (a worker the mix did not reach is taken for lost: its shards are made again)
             if parts is None or all(w in held for held in parts):
-                return self._submit(_epoch, w, self.run, s, k, [held[w] for held in parts] if parts else None)
+                return self._submit(shard_epoch, w, self.run, s, k, [held[w] for held in parts] if parts else None)
         results = self._on_shards(submit, bar, f"epoch {k + 1}", k)
         mixing = time.perf_counter()
         mistakes = [r["pass_mistakes"] for r in results]
@@ -200,7 +202,7 @@ class Mixer:
     def _mix_range(self, k, lo, hi, mu, head):
         """(the mix of the entries the shards changed in the rows of buckets lo..hi-1,
         as the learner adjusts it; the bytes they sent)."""
-        sent = self._on_shards(lambda s, w: self._submit(_changed, w, self.run, s, k, lo, hi), None,
+        sent = self._on_shards(lambda s, w: self._submit(shard_changed, w, self.run, s, k, lo, hi), None,
                                f"epoch {k + 1}", k, then=(lo, hi))
         nbytes = sum(_nbytes(m) for m in sent)
         part = mix_entries(self.learner, sent, mu)
@@ -223,7 +225,7 @@ class Mixer:
         from distributed import wait
         try:
             alive = self._alive()
-            futures = [self._submit(_drop, where, self.run) for where in sorted(alive)]
+            futures = [self._submit(shard_drop, where, self.run) for where in sorted(alive)]
             wait(futures, timeout=20)
         except Exception:  # the state goes with the workers anyway
             pass
@@ -333,7 +335,7 @@ class Mixer:
                                                 hash=False)
         except Exception:  # that worker went too: made again on the next round
             return None
-        return self._submit(_remade, self.where[k], self.run, k, self.K, self.spec, self.size, shared, state,
+        return self._submit(shard_remade, self.where[k], self.run, k, self.K, self.spec, self.size, shared, state,
                             self.epochs_run, epoch, then)
 
     def _full_state(self):

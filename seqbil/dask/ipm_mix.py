@@ -61,7 +61,7 @@ def mix_entries(learner, results, mu):
 
 
 def ranges(counts, target):
-    """[(lo, hi)] of row buckets (BUCKETS per order, counted by ipm_shards.py: _epoch),
+    """[(lo, hi)] of row buckets (BUCKETS per order, counted by ipm_shards.py: shard_epoch),
     consecutive, each with about `target` of the entries counted (at least one bucket
     each)."""
     out, lo, held = [], 0, 0

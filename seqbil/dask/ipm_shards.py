@@ -1,7 +1,7 @@
 """The shards' side of iterative parameter mixing (dask/ipm.py): the tasks the driver
 gives the worker that holds each shard. A worker keeps a shard from task to task (read,
 encoded, with its learner and a copy of the parameters as the epoch began) until the
-run lets go of it (_drop)."""
+run lets go of it (shard_drop)."""
 import io
 import threading
 import time
@@ -18,7 +18,7 @@ from ..formats import make_format
 from ..formats.sentence import Corpus
 from ..training import CHUNK
 from .ipm_mix import BUCKETS, apply, bucket_rows, by_row, distinct
-from .tagging import _boundary
+from .tagging import sentence_boundary
 
 # what a worker keeps of a run's shards, by (run, shard): read, encoded, ready for the passes
 _corpora, _datasets, _shards, _lock = {}, {}, {}, threading.Lock()
@@ -59,8 +59,8 @@ def _read_shard(spec, k, K, size):
         return Corpus.of(sentences[n * k // K:n * (k + 1) // K])
     one_per_line = fmt.sentence_per_line
     with open(spec["path"], "rb") as f:
-        lo = _boundary(f, size * k // K, size, one_per_line)
-        hi = _boundary(f, size * (k + 1) // K, size, one_per_line)
+        lo = sentence_boundary(f, size * k // K, size, one_per_line)
+        hi = sentence_boundary(f, size * (k + 1) // K, size, one_per_line)
         f.seek(lo)
         raw = io.BytesIO(f.read(hi - lo))
     raw.name = spec.get("name", spec["path"])
@@ -85,7 +85,7 @@ def _corpus(run, k, K, spec, size):
     return corpus
 
 
-def _survey(run, k, K, spec, size, request):
+def shard_survey(run, k, K, spec, size, request):
     """Read shard k, keep it, and return what the driver needs of it to make the index
     and the run: its sentences, tokens and labels, the vocabulary of every field the
     templates read (field_vocabularies; request: fields, normalize, length_cap), the
@@ -108,7 +108,7 @@ def _survey(run, k, K, spec, size, request):
             "words": training_words(corpus, fold, request["min_length"])[0] if request["words"] else None}
 
 
-def _count(run, k, K, spec, size, index, witness):
+def shard_count(run, k, K, spec, size, index, witness):
     """The key_counts of shard k under the merged vocabularies (index), and with
     witness the labels of a sentence in which an I- tag starts a chunk (or None)."""
     corpus = _corpus(run, k, K, spec, size)
@@ -119,7 +119,7 @@ def _count(run, k, K, spec, size, index, witness):
 
 
 def _dataset(run, k, K, spec, size, shared):
-    """Shard k encoded: as this worker encoded it before (_encode), or encoded now from
+    """Shard k encoded: as this worker encoded it before (shard_encode), or encoded now from
     the corpus it keeps or reads."""
     with _lock:
         data = _datasets.pop((run, k), None)
@@ -132,7 +132,7 @@ def _dataset(run, k, K, spec, size, shared):
     return data
 
 
-def _encode(run, k, K, spec, size, shared):
+def shard_encode(run, k, K, spec, size, shared):
     """Encode shard k by the run's index and keep it; (sequences, CRC-32 of the
     encoding)."""
     data = _dataset(run, k, K, spec, size, shared)
@@ -141,7 +141,7 @@ def _encode(run, k, K, spec, size, shared):
     return data.n_sequences, fingerprint(data)
 
 
-def _start(run, k, K, spec, size, shared, learner, state=None, epochs_run=0):
+def shard_start(run, k, K, spec, size, shared, learner, state=None, epochs_run=0):
     """Shard k ready for the passes on this worker: encoded, with a learner (learner:
     its class and sizes), set to the driver's parameters (state) when the run resumed,
     its random state moved on by the epochs run. Returns its number of sequences."""
@@ -159,16 +159,16 @@ def _start(run, k, K, spec, size, shared, learner, state=None, epochs_run=0):
     return data.n_sequences
 
 
-def _remade(run, k, K, spec, size, shared, state, epochs_run, epoch, then=None):
+def shard_remade(run, k, K, spec, size, shared, state, epochs_run, epoch, then=None):
     """Shard k made on this worker from the driver's parameters (its worker was lost):
     read and encoded, its learner set to them, its random state moved on by the
-    epochs run; then the pass of `epoch` (None: its number of sequences, as _start)
-    and, with then = (lo, hi), the entries it changed there (_changed)."""
-    n = _start(run, k, K, spec, size, shared, shared["learner"], state, epochs_run)
+    epochs run; then the pass of `epoch` (None: its number of sequences, as shard_start)
+    and, with then = (lo, hi), the entries it changed there (shard_changed)."""
+    n = shard_start(run, k, K, spec, size, shared, shared["learner"], state, epochs_run)
     if epoch is None:
         return n
-    out = _epoch(run, k, epoch, None)
-    return out if then is None else _changed(run, k, epoch, *then)
+    out = shard_epoch(run, k, epoch, None)
+    return out if then is None else shard_changed(run, k, epoch, *then)
 
 
 def _take(shard, mixed):
@@ -182,10 +182,10 @@ def _take(shard, mixed):
             shard.base[name][rows, cols] = values
 
 
-def _epoch(run, k, epoch, parts):
+def shard_epoch(run, k, epoch, parts):
     """Take the mix of the last epoch (its parts, in order), make one pass over the
     shard, and keep the entries it changed (found among the rows of the attributes at
-    the positions the kernels flagged) for _changed; return the dense arrays, the
+    the positions the kernels flagged) for shard_changed; return the dense arrays, the
     scalars, the mistakes, and the count of changed entries by bucket of rows."""
     start = time.perf_counter()
     shard = _shards.get((run, k))
@@ -228,7 +228,7 @@ def _epoch(run, k, epoch, parts):
     return out
 
 
-def _changed(run, k, epoch, lo, hi):
+def shard_changed(run, k, epoch, lo, hi):
     """The entries shard k changed in the pass of `epoch`, in the rows of buckets
     lo..hi-1: {NAME: (keys, values)}."""
     shard = _shards.get((run, k))
@@ -246,7 +246,7 @@ def _changed(run, k, epoch, lo, hi):
     return out
 
 
-def _drop(run):
+def shard_drop(run):
     """Let go of everything this worker keeps for a run."""
     with _lock:
         for kept in (_shards, _corpora, _datasets):

@@ -8,8 +8,8 @@ computes the two boundaries of its partition itself from a small read around the
 the input never goes through the driver, and neighbouring partitions meet exactly. A
 gzip file cannot be entered in the middle: it is one partition.
 
-A partition is tagged block by block as `seqbil tag` tags a stream (tagging.py: the
-same reader and tagger), into a hidden part file in the output directory, so a
+A partition is tagged block by block as `seqbil tag` tags a stream (seqbil/tagging/:
+the same reader and tagger), into a hidden part file in the output directory, so a
 worker's memory does not grow with the input. When every part of a file is there, the
 driver joins them, in order, into a temporary file that replaces the output only
 then; the parts go. The output is byte for byte what `seqbil tag` writes for the file
@@ -28,9 +28,12 @@ import shutil
 import tempfile
 import threading
 
+from tqdm import tqdm
+
 from ..errors import InputError, SeqbilError
 from ..formats.textio import is_gzip, open_binary, wide_encoding
-from ..tagging import _BLANK_LINE, _failure, _mark, _raise, _Reader, _Tagger, _warm, block_bytes, prepare
+from ..tagging import (BLANK_LINE, BlockReader, BlockTagger, block_bytes, byte_order_mark, failure_of, prepare,
+                       raise_failure, warm_model)
 from .cluster import connect
 
 PARTITION_BYTES = 8 << 20  # seconds of tagging per partition: enough tasks to balance, few enough to cost nothing
@@ -272,8 +275,7 @@ def _plan(files, output_dir, overwrite, partition_bytes):
 # --- the driver ------------------------------------------------------------------------
 
 def _run(client, job, plans, summary, progress):
-    from distributed import as_completed
-    from tqdm import tqdm
+    from distributed import as_completed  # imported here: without the dask extra this module still imports
 
     futures, owner = [], {}
     for plan in plans:
@@ -334,7 +336,7 @@ def _join(plan, encoding):
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)
         with os.fdopen(fd, "wb") as out:
-            mark = _mark(encoding)
+            mark = byte_order_mark(encoding)
             if mark and any(r[2] for r in plan.results):  # as seqbil tag: once, before the first byte
                 out.write(gzip.compress(mark, mtime=0) if plan.gz else mark)
             for j in range(len(plan.ranges)):
@@ -356,11 +358,11 @@ def _join(plan, encoding):
 
 def _report(failed, n):
     if len(failed) == 1:
-        _raise(next(iter(failed.values())))
+        raise_failure(next(iter(failed.values())))
     lines = []
     for result in failed.values():
         try:
-            _raise(result)
+            raise_failure(result)
         except SeqbilError as exc:
             lines.append(f"  {exc}")
     raise SeqbilError(f"{len(failed)} of {n} files were not tagged (the others are written):\n" + "\n".join(lines))
@@ -384,7 +386,7 @@ def _model(job):
             for spec in job.dicts:
                 name, eq, file = spec.rpartition("=")
                 model.add_word_file(file, name if eq else None)
-            _warm(model)
+            warm_model(model)
             _models.clear()  # one model per worker: a new run's replaces the last
             _models[key] = model
     return model
@@ -392,27 +394,28 @@ def _model(job):
 
 def _tag_part(job, path, name, gz, start, end, part):
     """Tag the partition [b(start), b(end)) of path (all of it if gz) into the file
-    `part`; ("ok", sentences, output bytes) or a failure as tagging._failure gives
+    `part`; ("ok", sentences, output bytes) or a failure as failure_of gives
     (errors name the file `name`)."""
     lo = 0
     try:
-        tagger = _Tagger(_model(job), name, job.encoding, job.nbest, job.confidence, job.marginals)
+        tagger = BlockTagger(_model(job), name, job.encoding, job.nbest, job.confidence, job.marginals)
         with open(path, "rb") as f:
             if gz:
                 stream = gzip.GzipFile(fileobj=f, mode="rb")
             else:
                 size = os.fstat(f.fileno()).st_size
-                lo, hi = _boundary(f, start, size, job.one_per_line), _boundary(f, end, size, job.one_per_line)
+                lo = sentence_boundary(f, start, size, job.one_per_line)
+                hi = sentence_boundary(f, end, size, job.one_per_line)
                 f.seek(lo)
                 stream = _Range(f, hi - lo)
-            reader = _Reader(stream, name, job.one_per_line, block_bytes(job.nbest), offset=lo)
+            reader = BlockReader(stream, name, job.one_per_line, block_bytes(job.nbest), offset=lo)
             return ("ok",) + _write_part(tagger, reader, part, gz)
     except InputError as exc:
         if exc.line and lo:  # the reader counted lines from the partition's start
             exc = InputError(exc.path, exc.line + _lines_before(path, lo), exc.message)
-        return _failure(exc)
+        return failure_of(exc)
     except Exception as exc:
-        return _failure(exc)
+        return failure_of(exc)
 
 
 def _write_part(tagger, reader, part, gz):
@@ -437,7 +440,7 @@ def _write_part(tagger, reader, part, gz):
     return sentences, written
 
 
-def _boundary(f, x, size, one_per_line):
+def sentence_boundary(f, x, size, one_per_line):
     """b(x): the first sentence boundary at or after x (see the module's docstring)."""
     if x <= 0:
         return 0
@@ -455,7 +458,7 @@ def _boundary(f, x, size, one_per_line):
             # a match found in the window is the first from x - 1 in the file too: one
             # that began earlier and ran past the window would hold no line end after
             # its first byte, yet a later match has two
-            found = _BLANK_LINE.search(buf)
+            found = BLANK_LINE.search(buf)
             if found:
                 return x - 1 + found.end()
         if x - 1 + len(buf) >= size:

@@ -275,7 +275,7 @@ class Model(Probabilities):
             raise SeqbilError(f"{what}: the model of task {self.task!r} is a view of a multi-task model; "
                               f"use the multi-task model itself")
 
-    def need_task(self):
+    def require_task(self):
         """Refuse a multi-task model not narrowed to one of its tasks (for_task)."""
         if self.tasks and self.task is None:
             raise SeqbilError(f"this is a multi-task model: say which task to tag, evaluate or continue "
@@ -283,14 +283,14 @@ class Model(Probabilities):
 
     # --- decoding -------------------------------------------------------------
     def encode(self, sentences, source="<input>"):
-        self.need_task()
+        self.require_task()
         if self.tasks:
             sentences = Corpus.of(sentences).with_task(self.tasks, self.tasks.index(self.task))
         return encode(sentences, self.templates, self.index, self.labels)[0]
 
     def decode(self, data):
         """Best label id of every position of an encoded Dataset."""
-        self.need_task()
+        self.require_task()
         out = np.zeros(data.n_positions, dtype=np.int32)
         decode_corpus(data, self.store, out)
         return out

@@ -207,13 +207,13 @@ def check_shapes(model):
                 or ptr[0] != 0 or ptr[-1] != len(table) or np.any(np.diff(ptr) < 0):
             raise ValueError(f"attribute table {o} is inconsistent")
     copies = 1 if model.task is not None else len(model.tasks) + 1 if model.tasks else 1
-    if model._weights is not None:
-        w = model._weights
+    if model.holds_dense:
+        w = model.weights
         expected = {"W0": (A0, S), "end": (copies * S,), "W1": (A1, S, S + 1), "alpha": (A1, S),
                     "beta": (A1, S + 1), "trans": (copies * S, S + 1)}
         shapes = {name: (tuple(w[name].shape), expected[name]) for name in KINDS[model.kind]}
     else:
-        w = model._store
+        w = model.store
         first, width = first_order_block(model.kind, S)
         shapes = {"trans": (w["trans"].shape, (copies * S, S + 1)), "end": (w["end"].shape, (copies * S,)),
                   "W0": ((w["W0"].n_rows, w["W0"].width), (A0, S)), first: ((w[first].n_rows, w[first].width),

@@ -130,7 +130,7 @@ class Probabilities:
     def decode_marginals(self, data):
         """For an encoded Dataset: the best label ids (as decode), their score per
         sequence, the marginals (positions x labels) and log Z per sequence."""
-        self.need_task()
+        self.require_task()
         out, best = np.zeros(data.n_positions, dtype=np.int32), np.zeros(data.n_sequences)
         marginals, logz = np.zeros((data.n_positions, len(self.labels))), np.zeros(data.n_sequences)
         marginals_corpus(data, self.store, self.temperature, out, best, marginals, logz)

@@ -6,6 +6,7 @@ from .. import params
 from ..errors import ConfigError
 from ..features.templates import TemplateSet, parse_template, read_template_file
 from ..learners import LEARNERS
+from ..tagging import cpus
 
 
 def load_templates(settings, template_file, config):
@@ -148,7 +149,6 @@ def cluster_arguments(settings, cluster):
     or a local cluster of a worker per shard, at most one per core."""
     where = {k: v for k, v in (cluster or {}).items() if v is not None}
     if not where:
-        from ..tagging import cpus
         where = {"workers": min(settings["shards"], cpus())}
     return where
 

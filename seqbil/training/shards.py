@@ -7,7 +7,7 @@ from ..features.index import FeatureIndex, merge_vocabularies
 
 def survey_shards(mixer, settings, sources, templates):
     """Every shard read on its worker: what the index and the run need of each
-    (dask/ipm.py: _survey), in shard order."""
+    (dask/ipm_shards.py: shard_survey), in shard order."""
     specs = dictionary_specs(settings["dictionaries"], sources.get("dictionaries", "<settings>"))
     train_words = any(specs.get(name) == "train" for name in templates.dictionaries)
     if train_words and settings["dict_folds"] >= 2:
