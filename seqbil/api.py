@@ -125,6 +125,18 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
     ['B-NP', 'B-VP']
     """
     echo = echo or (_stderr if verbose else _quiet)
+    config, settings, sources, train, dev = _run_inputs(config, init_model, options, train, dev, echo)
+    from .training import train as run
+    result, _ = run(settings, train, model, dev=dev, template_file=template, config=config, sources=sources,
+                    init_model=init_model, log_path=log, echo=echo, show_progress=progress, checkpoint_every=checkpoint_every,
+                    checkpoint_path=checkpoint, cluster={"client": client, "scheduler": scheduler, "workers": workers})
+    return result
+
+
+def _run_inputs(config, init_model, options, train, dev, echo):
+    """(config path, settings, sources, training and dev corpora) of a run: the
+    format's bundled config and sample when none is given; sentences given in Python
+    read as the format (a continued model's) reads them."""
     if config is None and init_model is None:
         config = FORMATS.get(options.get("format"), Format).default_config
         echo(f"no config given: using the bundled {config} config")
@@ -141,11 +153,7 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
     fmt = make_format(settings["format"], None, settings["label_column"])
     train, dev = (_in_memory(fmt, d, name) if isinstance(d, (list, tuple)) else d
                   for d, name in ((train, "train"), (dev, "dev")))
-    from .training import train as run
-    result, _ = run(settings, train, model, dev=dev, template_file=template, config=config, sources=sources,
-                    init_model=init_model, log_path=log, echo=echo, show_progress=progress, checkpoint_every=checkpoint_every,
-                    checkpoint_path=checkpoint, cluster={"client": client, "scheduler": scheduler, "workers": workers})
-    return result
+    return config, settings, sources, train, dev
 
 
 def resume(checkpoint, model=None, *, epochs=None, log=None, verbose=False, progress=False, echo=None,

@@ -106,15 +106,7 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
         tokens, train_name = None, str(train_data)
     else:
         tokens, train_name = corpus_of(fmt, train_data, enc)
-    templates = base.templates if base is not None else load_templates(settings, template_file, config)
-    origin = str(template_file or config or "<settings>")
-    if tasks:
-        templates = task_copies(templates.templates, origin)
-    elif templates.tasks and base is None:
-        bad = next(t.text for t in templates.templates if t.reads_task)
-        raise ConfigError(origin, line_in_file(origin, bad), f"template {bad!r} reads %task, the task of a "
-                          "sentence, which only multi-task training (--task NAME=TRAIN ...) gives; and it adds the "
-                          "%task copies itself")
+    templates, origin = _templates(settings, template_file, config, base, tasks)
     fmt.check_templates(templates, train_name, origin, tokens)
     check_settings(settings, sources, templates, echo)
     if mixer is not None:
@@ -122,14 +114,7 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
         label_values = set().union(*(r["labels"] for r in surveyed))
     else:
         label_values = tokens.label_values
-    labels = fmt.label_order(label_values)
-    if base is not None:  # the model's labels keep their place; new ones follow
-        labels = base.labels + [y for y in labels if y not in set(base.labels)]
-    try:
-        metric, why = choose_metric(labels, fmt.segments, settings["metric"])
-    except ValueError as exc:
-        raise ConfigError(sources.get("metric", "<settings>"), 0, f"[corpus] metric = "
-                          f"{settings['metric']!r}: {exc}") from None
+    labels, metric, why = _labels_and_metric(fmt, label_values, base, settings, sources)
     scheme = settings["scheme"]
     if metric == "chunk" and scheme == "auto" and mixer is None:  # (on shards: from what they count)
         scheme = detect_scheme(labels, tokens.label_sequences())
@@ -142,22 +127,7 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
         sources.get("dictionaries", "<settings>"), settings["dict_min_length"], words=words)
     vector_info, vectors = vector_features(settings, sources, templates,
                                             ColumnValues(surveyed) if mixer is not None else tokens, base, enc)
-    # a learner that adapts the %emb vectors reads them by row: they stay out of the
-    # encoded corpus, which gives the rows instead (also when they are frozen: the
-    # corpus then takes k times less memory than with the values written out)
-    frozen = settings.get("freeze_embeddings", False)
-    live = vectors is not None and EMB in vectors.tables and LEARNERS[settings["learner"]].embeds and \
-        not (frozen and base is not None)
-    learning = live and not frozen
-    if learning and base is not None:
-        raise ConfigError(sources.get("learner", "<settings>"), 0, "a model with %emb templates cannot be "
-                          "continued by rpa (its vectors are learned afresh); train it anew")
-    if vectors is not None:
-        vectors.live = live
-    if settings["shards"] and (jackknife or live):
-        raise ConfigError(sources.get("shards", "<settings>"), 0, "iterative parameter mixing (shards) cannot "
-                          "encode a shard with " + ("jackknifed dictionaries: set dict_folds = 0" if jackknife else
-                                                    "%emb vectors a learner adapts"))
+    live, learning = _live_embeddings(vectors, base, jackknife, settings, sources)
     structure_info, structure = structure_features(settings, sources, fmt, base, bool(tasks))
     if structure is not None and base is None:  # the splits read columns of this corpus too
         n_fields, label = fmt.layout()
@@ -179,12 +149,7 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
                              lexicons=lexicons,
                              length_cap=settings["dict_length_cap"], jackknife=jackknife)
         n_sequences, n_positions = data.n_sequences, data.n_positions
-    phi0 = emb_counts = None
-    if live:
-        data.emb_rows = vectors.emb_rows(tokens, normalizer(settings["normalize"]))
-        vectors.live = False  # every other corpus reads the vectors' values
-        phi0 = vectors.tables[EMB].matrix.astype(np.float64)
-        emb_counts = np.bincount(data.emb_rows[data.emb_rows >= 0], minlength=len(phi0)) / data.emb_rows.shape[1]
+    phi0, emb_counts = _embedding_rows(data, vectors, tokens, settings) if live else (None, None)
     task_spec, coupling_line = None, ""
     if tasks:  # how the tasks are coupled (a general interaction matrix adds task copies of attributes)
         if settings["interaction"] and "coupling" in sources:
@@ -215,12 +180,7 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
               learning=learning, phi0=phi0, emb_counts=emb_counts, lexicon_info=lexicon_info,
               vector_info=vector_info, structure_info=structure_info, structure=structure, mixer=mixer,
               fingerprint=fingerprint)
-    if tasks:  # per task: (sentences, file name, encoded) of its dev corpus
-        devs = {name: read_sentences(fmt, d, enc) for name, _, d in tasks if d is not None}
-        run.devs = {name: (s, n, model.for_task(name).encode(s, n)) for name, (s, n) in devs.items()}
-    elif dev is not None:
-        run.dev_sentences, run.dev_name = read_sentences(fmt, dev, enc)
-        run.dev_data = model.encode(run.dev_sentences, run.dev_name) if run.dev_sentences else None
+    _read_devs(run, dev)
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
     echo(f"read {n_sequences} sequences, {n_positions} tokens, {len(labels)} labels; "
          f"{A0} 0-order and {A1} 1st-order attributes "
@@ -230,6 +190,77 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
     echo(f"metric: {metric}" + (f" ({scheme})" if metric == "chunk" else "") +
          (f", chosen because {why}" if settings["metric"] == "auto" else ""))
     return run
+
+
+def _read_devs(run, dev):
+    """The dev corpus read and encoded by the run's model; with several tasks, per task
+    (sentences, file name, encoded) of its dev corpus."""
+    fmt, enc, model = run.fmt, run.settings["encoding"], run.model
+    if run.tasks:
+        devs = {name: read_sentences(fmt, d, enc) for name, _, d in run.tasks if d is not None}
+        run.devs = {name: (s, n, model.for_task(name).encode(s, n)) for name, (s, n) in devs.items()}
+    elif dev is not None:
+        run.dev_sentences, run.dev_name = read_sentences(fmt, dev, enc)
+        run.dev_data = model.encode(run.dev_sentences, run.dev_name) if run.dev_sentences else None
+
+
+def _embedding_rows(data, vectors, tokens, settings):
+    """(the %emb vectors at the start, how often each row is read per position): the
+    encoded corpus gives the rows of its words (emb_rows) instead of their values."""
+    data.emb_rows = vectors.emb_rows(tokens, normalizer(settings["normalize"]))
+    vectors.live = False  # every other corpus reads the vectors' values
+    phi0 = vectors.tables[EMB].matrix.astype(np.float64)
+    return phi0, np.bincount(data.emb_rows[data.emb_rows >= 0], minlength=len(phi0)) / data.emb_rows.shape[1]
+
+
+def _templates(settings, template_file, config, base, tasks):
+    """(templates, where they come from): a continued model's, the file's or the
+    config's; with several tasks, each template and its %task copy."""
+    templates = base.templates if base is not None else load_templates(settings, template_file, config)
+    origin = str(template_file or config or "<settings>")
+    if tasks:
+        templates = task_copies(templates.templates, origin)
+    elif templates.tasks and base is None:
+        bad = next(t.text for t in templates.templates if t.reads_task)
+        raise ConfigError(origin, line_in_file(origin, bad), f"template {bad!r} reads %task, the task of a "
+                          "sentence, which only multi-task training (--task NAME=TRAIN ...) gives; and it adds the "
+                          "%task copies itself")
+    return templates, origin
+
+
+def _labels_and_metric(fmt, label_values, base, settings, sources):
+    """(labels, metric, why it was chosen): the format's label order, a continued
+    model's labels keeping their place and new ones following."""
+    labels = fmt.label_order(label_values)
+    if base is not None:
+        labels = base.labels + [y for y in labels if y not in set(base.labels)]
+    try:
+        metric, why = choose_metric(labels, fmt.segments, settings["metric"])
+    except ValueError as exc:
+        raise ConfigError(sources.get("metric", "<settings>"), 0, f"[corpus] metric = "
+                          f"{settings['metric']!r}: {exc}") from None
+    return labels, metric, why
+
+
+def _live_embeddings(vectors, base, jackknife, settings, sources):
+    """(live, learning): whether the learner reads the %emb vectors by row, and adapts
+    them. Such a learner's vectors stay out of the encoded corpus, which gives the
+    rows instead (also when they are frozen: the corpus then takes k times less
+    memory than with the values written out)."""
+    frozen = settings.get("freeze_embeddings", False)
+    live = vectors is not None and EMB in vectors.tables and LEARNERS[settings["learner"]].embeds and \
+        not (frozen and base is not None)
+    learning = live and not frozen
+    if learning and base is not None:
+        raise ConfigError(sources.get("learner", "<settings>"), 0, "a model with %emb templates cannot be "
+                          "continued by rpa (its vectors are learned afresh); train it anew")
+    if vectors is not None:
+        vectors.live = live
+    if settings["shards"] and (jackknife or live):
+        raise ConfigError(sources.get("shards", "<settings>"), 0, "iterative parameter mixing (shards) cannot "
+                          "encode a shard with " + ("jackknifed dictionaries: set dict_folds = 0" if jackknife else
+                                                    "%emb vectors a learner adapts"))
+    return live, learning
 
 
 def make_learner(run, base=None, init_model=None, echo=print):

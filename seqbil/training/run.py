@@ -43,43 +43,20 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
     before any reading), prepare (read and encode), make_learner, run_passes,
     finish (the model and its record), compact."""
     sources = dict(sources or {})
-    saved = None
+    saved, history = None, []
     if resume is not None:
-        if resume_epochs is not None:  # a checkpoint's settings were checked when it was made; this one not
-            resume_epochs = params.check_value(params.by_name()["epochs"], resume_epochs, "arguments")
-        saved, scalars, arrays, rng_state, history = checkpoint.load(resume)
-        settings = {**params.defaults(), **saved["settings"]}
-        if resume_epochs and resume_epochs != settings["epochs"]:
-            # the temperature was fitted to a model of the planned passes: fit it again
-            # (a chosen c2 stays: the checkpoint's optimizer state is of its objective)
-            if saved.get("sources", {}).get("temperature") == "<chosen>":
-                settings["temperature"] = 0.0
-        settings["epochs"] = resume_epochs or settings["epochs"]
+        saved, state, history, settings, sources = _resumed(resume, resume_epochs)
         train_data, dev, template_file, config = saved["train"], saved["dev"], saved["template"], saved["config"]
         init_model = saved.get("init_model")
-        sources = saved.get("sources", {})
-        if resume_epochs and resume_epochs != saved["settings"]["epochs"]:
-            sources = {k: v for k, v in sources.items() if k != "temperature" or v != "<chosen>"}
         checkpoint_every = checkpoint_every or saved["checkpoint_every"]
         checkpoint_path = checkpoint_path or resume
         echo(f"resuming {resume}: {len(history)} passes done")
-    else:
-        history = []
     checkpoint_path = checkpoint_path or (f"{model_path}.ckpt" if model_path else None)
     if checkpoint_every and not checkpoint_path:
         raise ConfigError("arguments", 0, "checkpoints need a model path or a checkpoint path")
-    inputs = run_inputs(settings, train_data, dev, template_file, config, init_model)
-    for path, what in ((model_path, "model"), (log_path, "log"),
-                       (checkpoint_path if checkpoint_every else None, "checkpoint")):
-        # (the checkpoint resumed is written over by the run's later checkpoints)
-        check_output(path, what, inputs + ([resume] if what != "checkpoint" and resume else []))
-    base = None
-    if init_model is not None:
-        base = Model.load(init_model)
-        if base.tasks:
-            raise ConfigError("arguments", 0, f"{init_model} is a multi-task model: continuing one is not "
-                              f"supported; train it anew with --task")
-        settings = settings_of_base(base, settings, sources, template_file, echo, init_model)
+    _check_outputs(run_inputs(settings, train_data, dev, template_file, config, init_model), resume,
+                   model=model_path, log=log_path, checkpoint=checkpoint_path if checkpoint_every else None)
+    base, settings = _continued(init_model, settings, sources, template_file, echo)
     check_run(settings, sources, train_data, dev, base, cluster)
     if not isinstance(train_data, (str, type(None))) and not hasattr(train_data, "__fspath__") and \
             checkpoint_every:
@@ -114,7 +91,7 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
         if saved is not None:
             if saved["data"] != record["data"]:
                 raise InputError(run.train_name, 0, f"the training data differs from the data of checkpoint {resume}")
-            checkpoint.restore(learner, rng, resume, arrays, scalars, rng_state)
+            checkpoint.restore(learner, rng, resume, *state)
             if learner.passes() < len(history):
                 raise ConfigError("arguments", 0, f"--epochs {settings['epochs']} makes {learner.passes()} passes, "
                                   f"but checkpoint {resume} has done {len(history)}: give more epochs, or none")
@@ -122,7 +99,7 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
             run_passes(run, learner, rng, history, echo=echo, show_progress=show_progress, log_path=log_path,
                        append_log=resume is not None, checkpoint_every=checkpoint_every,
                        checkpoint_path=checkpoint_path, checkpoint_record=record)
-        else:
+        else:  # the run chosen on the dev set: its log and checkpoint as the passes would write them
             if log_path:
                 with open(log_path, "w", encoding="utf-8") as log:
                     log.writelines(json.dumps(r) + "\n" for r in history)
@@ -144,3 +121,41 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
         model.save(model_path)
         echo(f"model saved to {model_path}")
     return model, history
+
+
+def _continued(init_model, settings, sources, template_file, echo):
+    """(the model a run continues, or None; the settings, with the corpus settings and
+    templates it was trained with)."""
+    if init_model is None:
+        return None, settings
+    base = Model.load(init_model)
+    if base.tasks:
+        raise ConfigError("arguments", 0, f"{init_model} is a multi-task model: continuing one is not "
+                          f"supported; train it anew with --task")
+    return base, settings_of_base(base, settings, sources, template_file, echo, init_model)
+
+
+def _check_outputs(inputs, resume, **outputs):
+    """Refuse, before any work, an output that cannot be written or would overwrite an
+    input (the checkpoint resumed is written over by the run's later checkpoints)."""
+    for what, path in outputs.items():
+        check_output(path, what, inputs + ([resume] if what != "checkpoint" and resume else []))
+
+
+def _resumed(resume, resume_epochs):
+    """What a checkpoint brings to the run that continues it: (its record, the
+    learner's state (arrays, scalars, random state), the passes' history, the
+    settings, where they came from). More epochs than planned fit the temperature
+    again: it was fitted to a model of the planned passes (a chosen c2 stays: the
+    optimizer's state is of its objective)."""
+    if resume_epochs is not None:  # a checkpoint's settings were checked when it was made; this one not
+        resume_epochs = params.check_value(params.by_name()["epochs"], resume_epochs, "arguments")
+    saved, scalars, arrays, rng_state, history = checkpoint.load(resume)
+    settings = {**params.defaults(), **saved["settings"]}
+    sources = saved.get("sources", {})
+    if resume_epochs and resume_epochs != saved["settings"]["epochs"]:
+        if sources.get("temperature") == "<chosen>":
+            settings["temperature"] = 0.0
+        sources = {k: v for k, v in sources.items() if k != "temperature" or v != "<chosen>"}
+    settings["epochs"] = resume_epochs or settings["epochs"]
+    return saved, (arrays, scalars, rng_state), history, settings, sources
