@@ -182,7 +182,7 @@ def _guess(prefix):
         return "truncated"
     tool = other_tool(prefix)
     if tool:
-        name = "CRFsuite" if tool == "crfsuite" else "CRF++"
+        name = {"crfsuite": "CRFsuite", "crfpp": "CRF++"}[tool]
         return f"it is a {name} model: convert it once with `seqbil convert --from {tool} MODEL OUT.sbm`"
     return "unknown format"
 

@@ -39,6 +39,8 @@ class Format:
     """The defaults: a token per unit, labels of the corpus in sorted order, no columns."""
 
     name = None
+    n_fields = 1              # the fields of a token as the corpus record keeps them
+    label_column = None       # the field of the label, in a format of columns
     unit = "token"            # what dictionary entries and structures are sequences of
     segments = False          # the labels segment text into words (B/I/E/S)
     labels = None             # a fixed label set in its order, else the corpus's, sorted
@@ -50,6 +52,26 @@ class Format:
 
     def __init__(self, n_fields=None, label_column=-1):
         pass
+
+    def read(self, source, labeled=True, encoding="utf-8", keep_empty=False):
+        """Yield the Sentence objects of a file (labeled: each with its labels)."""
+        raise NotImplementedError
+
+    def write(self, sentence, tags):
+        """The text of a sentence with its tags."""
+        raise NotImplementedError
+
+    def sentence(self, tokens, number):
+        """The Sentence of one sentence given in Python (Model.tag)."""
+        raise NotImplementedError
+
+    def annotated(self, sentences, name):
+        """Sentence objects of annotated sentences given in Python (seqbil.train)."""
+        raise InputError(f"<{name}>", 0, f"sentences in the {self.name} format are given in a file")
+
+    def check_training(self, corpus, name):
+        """Refuse a training corpus (a Corpus read from `name`) that cannot be what it
+        says, beyond what reading checks."""
 
     def label_order(self, values):
         """The labels of a model trained on a corpus whose labels are `values`."""

@@ -89,9 +89,6 @@ class ConllFormat(Format):
             columns.insert(label_at, None)
         return Sentence(columns, labels, first, rows, lines)
 
-    def check_training(self, corpus, name):
-        """A training corpus of this format is checked as it is read."""
-
     def layout(self):
         return self.n_fields, self.label_index()
 

@@ -133,7 +133,6 @@ class CrfsuiteFormat(Format):
 
     name = "crfsuite"
     n_fields = None  # no columns: the tokens are their attributes
-    label_column = None
     attributes = True
     spaced_labels = True  # a label is a whole field, spaces and all
     notes = "@"  # CRFsuite's output marks its notes so (@probability)
@@ -177,9 +176,6 @@ class CrfsuiteFormat(Format):
         if not labeled and not all(labels):
             labels = None
         return Sentence([], labels, first, items=items)
-
-    def check_training(self, corpus, name):
-        """A training corpus of this format is checked as it is read."""
 
     def write(self, sentence, tags):
         """A label per line (a tag may also be a tuple: the label, then the fields

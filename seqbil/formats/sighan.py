@@ -55,8 +55,6 @@ class SighanFormat(Format):
     unit = "char"
     segments = True
     sentence_per_line = True
-    n_fields = 1
-    label_column = None
 
     def read(self, source, labeled=True, encoding="utf-8", keep_empty=False):
         """Segmented sentences (labeled), or raw text, whose white space separates words
