@@ -1,14 +1,7 @@
-"""A trained model: label set, templates, attribute dictionaries and weights.
+"""The Model: what a trained model is (labels, templates, attribute dictionaries,
+weights and the settings of its corpus) and what it does (encode, decode, tag).
 
-Two model forms share one decoder:
-  linear    W0[a, y] (0-order), W1[a, y, v] (1st-order, eq. 2 of Wu & Sun)
-  bilinear  W0[a, y] (0-order), alpha[a, y] * beta[a, v] (1st-order, eq. 1)
-Both have trans[y, v], the label-transition weights of the bare `B` template
-(linear in both forms: a rank-1 transition matrix could not express constraints
-such as "I-NP follows B-NP or I-NP"), and end[y], the score of ending a sequence in
-label y. The previous-label index S (= number of labels) is the start symbol.
-
-Training fills these blocks densely (`weights`); a model keeps, decodes with and
+Training fills the weight blocks densely (`weights`); a model keeps, decodes with and
 saves only their non-zero cells (`store`, see storage.py), float32 by default.
 """
 import copy
