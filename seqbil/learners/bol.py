@@ -21,6 +21,13 @@ from .._kernels.bol_global import GlobalKernel
 from ..params import Param
 from .base import Learner, register, slots_to_attributes
 
+# the slots of `state`, the numbers of the global mode, which its kernel reads and
+# updates in place (bol_global.pyx): sigma_1, the scales s_a and s_b of the raw
+# vectors, their squared norms |alpha|^2 and |beta|^2, and the running sums G_a and
+# G_b that averaging multiplies the raw vectors by
+SIGMA, SCALE_A, SCALE_B, NORM_A, NORM_B, SUM_A, SUM_B = range(7)
+STATE_SLOTS = 7
+
 
 class BlockPool:
     """Dense storage of the Theta blocks (float32, see cython_ext/blocks.pxd) of the
@@ -71,13 +78,14 @@ class Bilinear(Learner):
         self.ab = np.zeros((A1, 2 * S + 1))
         self.alpha, self.beta = self.ab[:, :S], self.ab[:, S:]
         self.sigma = np.zeros(A1 if self.mode == "block" else 0)
-        self.state = np.zeros(7)
+        self.state = np.zeros(STATE_SLOTS)
         if self.mode == "global":  # the paper's start: alpha = beta = 1/|1| (unit norm over all attributes)
             self.ab[:] = 1.0
-            # sigma, s_a, s_b, |alpha|^2, |beta|^2, G_a, G_b (see bol_global.pyx); the
-            # running sums G start with the initial parameters, as the counter c = 1 does
+            # the raw vectors hold ones, of squared norm 1 once scaled; the running
+            # sums G start with the initial parameters, as the counter c = 1 does
             s_a, s_b = 1 / np.sqrt(max(A1 * S, 1)), 1 / np.sqrt(max(A1 * (S + 1), 1))
-            self.state = np.array([0.0, s_a, s_b, 1.0, 1.0, 0.0, s_b])
+            state = self.state
+            state[SCALE_A], state[SCALE_B], state[NORM_A], state[NORM_B], state[SUM_B] = s_a, s_b, 1.0, 1.0, s_b
         avg = (lambda a: np.zeros(a.shape)) if self.averaged else (lambda a: np.zeros((0,) * a.ndim))
         self.U0, self.Utrans, self.Uend, Uab = (avg(a) for a in (self.W0, self.trans, self.end, self.ab))
         self.Uab = Uab
@@ -93,7 +101,7 @@ class Bilinear(Learner):
             self.kernel = BlockKernel(self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend, self.alpha,
                                       self.beta, self.sigma, self.Ua, self.Ub, b.slot, b.pool, self.mark, self.C,
                                       self.R, self.averaged, self.transitions, tasks)
-        else:  # alpha and beta hold the raw vectors, scaled by state[1] and state[2]
+        else:  # alpha and beta hold the raw vectors, scaled by state[SCALE_A] and state[SCALE_B]
             self.kernel = GlobalKernel(self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend, self.alpha,
                                        self.beta, self.state, self.Ua, self.Ub, b.slot, b.pool, self.mark, self.C,
                                        self.R, self.averaged, self.transitions)
@@ -201,7 +209,7 @@ class Bilinear(Learner):
     def _fold_scales(self):
         """Move a global scale into the raw vectors before it under- or overflows; the
         running sums G for averaging move the other way (G * raw is unchanged)."""
-        for i, raw, G in ((1, self.alpha, 5), (2, self.beta, 6)):
+        for i, raw, G in ((SCALE_A, self.alpha, SUM_A), (SCALE_B, self.beta, SUM_B)):
             scale = self.state[i]
             if not 1e-50 < scale < 1e50:
                 raw *= scale
@@ -237,7 +245,7 @@ class Bilinear(Learner):
             n = int(np.count_nonzero(used))
             sig = {"sigma_mean": float(used.sum()) / n if n else 0.0, "sigma_max": float(used.max()) if n else 0.0}
         else:
-            sig = {"sigma_1": float(self.state[0])}
+            sig = {"sigma_1": float(self.state[SIGMA])}
         stats = {"blocks": int(self.blocks.used), "block_updates": self.updated, **sig}
         if self.settings.get("diagnose"):
             stats.update(self.diagnose())
@@ -318,12 +326,12 @@ class Bilinear(Learner):
             alpha, beta = np.zeros((self.A1, S)), np.zeros((self.A1, S + 1))
             alpha[attrs], beta[attrs] = rows[:, :S], rows[:, S:]
         else:
-            sigma, s_a, s_b, _, _, G_a, G_b = self.state
+            state = self.state
             if self.averaged:  # means of (sigma s_a a_raw) and (s_b b_raw), initial values included
                 c = float(self.counter)
-                alpha, beta = (G_a * self.alpha - self.Ua) / c, (G_b * self.beta - self.Ub) / c
+                alpha, beta = (state[SUM_A] * self.alpha - self.Ua) / c, (state[SUM_B] * self.beta - self.Ub) / c
             else:
-                alpha, beta = sigma * s_a * self.alpha, s_b * self.beta
+                alpha, beta = state[SIGMA] * state[SCALE_A] * self.alpha, state[SCALE_B] * self.beta
         W0, trans, end = self.W0, self.trans, self.end
         if self.averaged:
             c = float(self.counter)
