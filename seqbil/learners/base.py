@@ -30,6 +30,7 @@ class Learner(ABC):
     batch = False        # trains a whole pass at a time (train_pass) instead of chunk by chunk
     defaults = {}        # parameter defaults of its own, e.g. {"epochs": 1000}
     probabilistic = False  # its scores are log-probabilities (a CRF): no temperature is fitted
+    mixes = False        # trains on shards: mixing() names what iterative parameter mixing averages
     # batch learners: what the log line shows of a pass's record, as (key, format) pairs,
     # format a str.format string of the value or a function of it; a key missing or
     # None is left out
@@ -142,8 +143,8 @@ class Learner(ABC):
 
     @classmethod
     def supports_mixing(cls):
-        """Whether the learner can train on shards (it defines mixing)."""
-        return cls.mixing is not Learner.mixing
+        """Whether the learner can train on shards (mixes)."""
+        return cls.mixes
 
     def mixing(self):
         """What iterative parameter mixing averages (seqbil/dask/ipm.py), or None when
@@ -199,6 +200,7 @@ class AveragedLinear(Learner):
     and end in place and, when it averages, their sums U0, U1, Utrans, Uend over
     `counter` steps (Daume 2006): sp, rpa, pa. Subclasses build self.kernel, with a
     train_chunk(data, order, counter) -> (mistakes, counter), from these arrays."""
+    mixes = True
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)

@@ -53,6 +53,7 @@ class Bilinear(Learner):
     summary = "online bilinear learner (Wu & Sun 2015, Algorithm 2), power-iteration updates"
     bilinear = True
     multitask = True  # block mode: a task copy of a 1st-order attribute is a block of its own
+    mixes = True      # block mode (mixing() is None in global mode)
     options = (
         Param("rank1", str, "block", "rank-1 per attribute block, or the paper's literal global rank-1",
               choices=("block", "global")),

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._kernels.rpa import RPAKernel
 from ..params import Param
-from .base import AveragedLinear, Learner, register
+from .base import AveragedLinear, register
 
 
 @register
@@ -33,7 +33,7 @@ class ReEmbeddingPA(AveragedLinear):
               "zero-one (1 for any wrong sentence)", choices=("hamming", "zero-one")),
     )
     embeds = True  # training hands it the %emb vectors (attach) and the corpus's rows of them
-    mixing = Learner.mixing  # the vectors would need mixing too: no shards
+    mixes = False  # the vectors would need mixing too: no shards
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
