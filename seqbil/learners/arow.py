@@ -44,7 +44,7 @@ class AROW(Learner):
                                                                                   self.end))
         # the kernel works on these arrays in place: they are never replaced, only updated
         self.kernel = AROWKernel(self.W0, self.W1, self.trans, self.end, self.V0, self.V1, self.Vtrans, self.Vend,
-                                 float(settings["arow_gamma"]), self.transitions)
+                                 gamma=float(settings["arow_gamma"]), transitions=self.transitions)
 
     def train_chunk(self, data, order):
         return self.kernel.train_chunk(data, order)

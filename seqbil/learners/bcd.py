@@ -42,8 +42,8 @@ class CoordinateDescent(Learner):
         self.mark1 = np.full(self.A1, -1, dtype=np.int32)
         self.side = 0
         # the kernel works on these arrays in place: they are never replaced, only updated
-        self.kernel = BCDKernel(self.W0, self.trans, self.end, self.alpha, self.beta, self.mark0, self.mark1, self.C,
-                                self.transitions, tasks)
+        self.kernel = BCDKernel(self.W0, self.trans, self.end, self.alpha, self.beta, self.mark0, self.mark1,
+                                C=self.C, transitions=self.transitions, tasks=tasks)
 
     def passes(self):
         return 2 * self.rounds * self.epochs

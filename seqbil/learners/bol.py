@@ -98,14 +98,14 @@ class Bilinear(Learner):
         self.mistakes = 0  # so far: the dual's sum of eta_j is C times this
         # the kernel works on these arrays in place: they are never replaced, only updated
         b = self.blocks
+        scalars = dict(C=self.C, R=self.R, averaged=self.averaged, transitions=self.transitions)
         if self.mode == "block":
             self.kernel = BlockKernel(self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend, self.alpha,
-                                      self.beta, self.sigma, self.Ua, self.Ub, b.slot, b.pool, self.mark, self.C,
-                                      self.R, self.averaged, self.transitions, tasks)
+                                      self.beta, self.sigma, self.Ua, self.Ub, b.slot, b.pool, self.mark,
+                                      **scalars, tasks=tasks)
         else:  # alpha and beta hold the raw vectors, scaled by state[SCALE_A] and state[SCALE_B]
             self.kernel = GlobalKernel(self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend, self.alpha,
-                                       self.beta, self.state, self.Ua, self.Ub, b.slot, b.pool, self.mark, self.C,
-                                       self.R, self.averaged, self.transitions)
+                                       self.beta, self.state, self.Ua, self.Ub, b.slot, b.pool, self.mark, **scalars)
 
     def train_chunk(self, data, order):
         b = self.blocks

@@ -21,7 +21,8 @@ class Perceptron(AveragedLinear):
         self.used = 0
         # the kernel works on these arrays in place: they are never replaced, only updated
         self.kernel = PerceptronKernel(self.W0, self.W1, self.trans, self.end, self.U0, self.U1, self.Utrans,
-                                       self.Uend, self.C, self.averaged, self.transitions, self.slot, tasks)
+                                       self.Uend, C=self.C, averaged=self.averaged, transitions=self.transitions,
+                                       slot=self.slot, tasks=tasks)
 
     def train_chunk(self, data, order):
         mistakes, self.counter, self.used = self.kernel.train_chunk(data, order, self.counter, self.used)
