@@ -16,11 +16,11 @@ import numpy as np
 
 from .._kernels.arow import AROWKernel
 from ..params import Param
-from .base import Learner, register
+from .base import OnlineLearner, register
 
 
 @register
-class AROW(Learner):
+class AROW(OnlineLearner):
     name = "arow"
     summary = ("AROW (Crammer, Kulesza & Dredze 2009) on the linear model as CRFsuite's arow: a variance per "
                "weight, no averaging")

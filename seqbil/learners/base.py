@@ -1,8 +1,12 @@
-"""The interface every learner implements.
+"""The two kinds of learner and what they share.
 
-The trainer shuffles the training sequences, hands them to train_chunk a few
-hundred at a time (each chunk is one call into compiled code, so there is no
-per-sequence Python loop) and asks for the current parameters to evaluate or save.
+The trainer makes a learner's passes (run_pass) and asks for its current parameters
+to evaluate or save. An online learner learns from the training sequences in the
+order the trainer draws for each pass, a few hundred at a time (train_chunk: each
+chunk is one call into compiled code, so there is no per-sequence Python loop), and
+may train on shards. A batch learner builds its parameters from the whole corpus
+(prepare) and takes each pass over all of it at once (train_pass: an iteration of an
+optimizer, an epoch of its own order), so its passes can end training.
 """
 from abc import ABC, abstractmethod
 
@@ -20,6 +24,8 @@ def register(cls):
 
 
 class Learner(ABC):
+    """What training, the settings, checkpoints and `seqbil params` ask of either kind
+    (OnlineLearner, BatchLearner)."""
     name = ""
     summary = ""         # one line for --help and the docs
     options = ()         # params.Param entries only this learner reads
@@ -27,13 +33,12 @@ class Learner(ABC):
     bilinear = False     # factors the 1st-order weights: without 1st-order templates it is sp
     multitask = False    # learns several tasks at once (the `tasks` argument)
     embeds = False       # learns the %emb vectors too (attach(first, phi); the corpus gives emb_rows)
-    batch = False        # trains a whole pass at a time (train_pass) instead of chunk by chunk
     defaults = {}        # parameter defaults of its own, e.g. {"epochs": 1000}
     probabilistic = False  # its scores are log-probabilities (a CRF): no temperature is fitted
     mixes = False        # trains on shards: mixing() names what iterative parameter mixing averages
-    # batch learners: what the log line shows of a pass's record, as (key, format) pairs,
-    # format a str.format string of the value or a function of it; a key missing or
-    # None is left out
+    # what the log line shows of a pass's record besides what its kind shows, as (key,
+    # format) pairs, format a str.format string of the value or a function of it; a
+    # key missing or None is left out
     shown = ()
     # scalars that change while training, with their least value; restore() requires
     # every other scalar to equal the fresh learner's
@@ -51,21 +56,23 @@ class Learner(ABC):
             raise ValueError(f"learner {self.name} does not learn several tasks")
         self.tasks = tasks
         self.copies = 1 if tasks is None else tasks[0] + 1
-        self.trans = np.zeros((self.copies * n_labels, n_labels + 1))
-        self.C = float(settings["C"])
-        self.averaged = bool(settings["averaged"])
 
     @classmethod
     def grid(cls, settings, sources):
         """The settings to choose on held-out data before training (dicts of parameter
         values, tried in this order, each continuing from the one before when the
-        learner is batch), or [] when nothing is chosen."""
+        learner is a BatchLearner), or [] when nothing is chosen."""
         return []
 
     @classmethod
     def refuse(cls, settings):
         """(parameter name, why) when the settings cannot work with this learner, else None."""
         return None
+
+    @classmethod
+    def supports_mixing(cls):
+        """Whether the learner can train on shards (mixes)."""
+        return cls.mixes
 
     def passes(self):
         """How many passes over the training data a run makes."""
@@ -82,18 +89,26 @@ class Learner(ABC):
     def start_pass(self, k):
         """Called before pass k."""
 
-    def train_pass(self, data, k):
-        """Batch learners: pass k over the whole corpus; returns a dict for the log,
-        whose "stop" entry, when not None, ends training (converged)."""
-        raise NotImplementedError
-
     @abstractmethod
-    def train_chunk(self, data, order):
-        """Learn from the sequences data[order] (int64 indices); return the mistakes."""
+    def run_pass(self, data, k, epoch):
+        """Pass k over the training corpus `data`; returns the pass's record for the log.
+        epoch is the trainer's side of the pass (training/passes.py: Epoch):
+        epoch.chunks() draws the order of the sequences and cuts it into chunks,
+        epoch.learned(chunk, mistakes) counts a chunk learned (no chunk: the whole
+        corpus) on the progress bar and by task."""
 
     def end_pass(self, k):
         """Called after pass k; returns a dict of diagnostics for the log."""
         return {}
+
+    @abstractmethod
+    def pass_line(self, record):
+        """The log line of a pass's record."""
+
+    def shown_fields(self, record):
+        """The fields of a pass's record that the log line shows (shown), formatted."""
+        return [fmt.format(record[key]) if isinstance(fmt, str) else fmt(record[key])
+                for key, fmt in self.shown if record.get(key) is not None]
 
     def finish(self):
         """Training is over: drop what only training needs (parameters() must still
@@ -141,10 +156,48 @@ class Learner(ABC):
                 raise ValueError(f"{name}: shape {value.shape}, the learner has {target.shape}")
             target[...] = value
 
-    @classmethod
-    def supports_mixing(cls):
-        """Whether the learner can train on shards (mixes)."""
-        return cls.mixes
+    @abstractmethod
+    def parameters(self):
+        """(kind, weights) for decoding and saving: averaged when averaging is on."""
+
+    def final_parameters(self):
+        """parameters() once training is over (the learner is not used again): a
+        learner may make them in its own arrays instead of new ones, which keeps a
+        copy of the weights off the peak memory. The same values as parameters(), or
+        those rounded to the precision the model keeps."""
+        return self.parameters()
+
+
+class OnlineLearner(Learner):
+    """A learner that learns from the training sequences in the order the trainer
+    draws for each pass, a chunk at a time (train_chunk), with a step size C and,
+    when it averages, averaged parameters; it may train on shards (mixing)."""
+
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
+        super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
+        self.trans = np.zeros((self.copies * n_labels, n_labels + 1))
+        self.C = float(settings["C"])
+        self.averaged = bool(settings["averaged"])
+
+    @abstractmethod
+    def train_chunk(self, data, order):
+        """Learn from the sequences data[order] (int64 indices); return the mistakes."""
+
+    def run_pass(self, data, k, epoch):
+        mistakes = 0
+        for chunk in epoch.chunks():
+            mistakes += self.train_chunk(data, chunk)
+            epoch.learned(chunk, mistakes)
+        return self.pass_record(mistakes, data.n_sequences)
+
+    @staticmethod
+    def pass_record(mistakes, sequences):
+        """The record of a pass that got `mistakes` of `sequences` sequences wrong."""
+        return {"mistakes": int(mistakes), "error_rate": mistakes / max(sequences, 1)}
+
+    def pass_line(self, record):
+        return f"{record['name']}: {record['mistakes']} mistakes ({100 * record['error_rate']:.2f}%), " \
+               f"{record['seconds']:.2f} s" + "".join(f", {field}" for field in self.shown_fields(record))
 
     def mixing(self):
         """What iterative parameter mixing averages (seqbil/dask/ipm.py), or None when
@@ -180,22 +233,35 @@ class Learner(ABC):
         as mixing names it: (keys, values) of the entries mixed for a parameter with a
         row per attribute, key = row * row_size + column); may adjust it in place."""
 
-    @abstractmethod
-    def parameters(self):
-        """(kind, weights) for decoding and saving: averaged when averaging is on."""
 
-    def final_parameters(self):
-        """parameters() once training is over (the learner is not used again): a
-        learner may make them in its own arrays instead of new ones, which keeps a
-        copy of the weights off the peak memory. The same values as parameters(), or
-        those rounded to the precision the model keeps."""
-        return self.parameters()
+class BatchLearner(Learner):
+    """A learner that builds its parameters from the whole training corpus (prepare)
+    and takes each pass over all of it at once (train_pass), whose record may end
+    training. It names the fields of its records the log line shows (shown)."""
+
+    @abstractmethod
+    def prepare(self, data):
+        """Called once with the encoded training corpus, before warm_start, restore and
+        the first pass: the parameters, which depend on the data, are built here."""
+
+    @abstractmethod
+    def train_pass(self, data, k):
+        """Pass k over the whole corpus; returns its record for the log, whose "stop"
+        entry, when not None, ends training (converged)."""
+
+    def run_pass(self, data, k, epoch):
+        record = self.train_pass(data, k)
+        epoch.learned()
+        return record
+
+    def pass_line(self, record):
+        return f"{record['name']}: " + ", ".join([*self.shown_fields(record), f"{record['seconds']:.2f} s"])
 
 
 _SUMS = {"W0": "U0", "W1": "U1", "trans": "Utrans", "end": "Uend"}  # each weight array's averaging sums
 
 
-class AveragedLinear(Learner):
+class AveragedLinear(OnlineLearner):
     """A learner on the linear first-order model whose kernel updates W0, W1, trans
     and end in place and, when it averages, their sums U0, U1, Utrans, Uend over
     `counter` steps (Daume 2006): sp, rpa, pa. Subclasses build self.kernel, with a

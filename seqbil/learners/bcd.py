@@ -14,11 +14,11 @@ import numpy as np
 
 from .._kernels.bcd import BCDKernel
 from ..params import Param
-from .base import Learner, register
+from .base import OnlineLearner, register
 
 
 @register
-class CoordinateDescent(Learner):
+class CoordinateDescent(OnlineLearner):
     name = "bcd"
     summary = "blockwise coordinate descent for the bilinear model (Wu & Sun 2015, Algorithm 1), no averaging"
     bilinear = True

@@ -19,7 +19,7 @@ import numpy as np
 from .._kernels.bol import BlockKernel, refresh_blocks
 from .._kernels.bol_global import GlobalKernel
 from ..params import Param
-from .base import Learner, register, slots_to_attributes
+from .base import OnlineLearner, register, slots_to_attributes
 
 # the slots of `state`, the numbers of the global mode, which its kernel reads and
 # updates in place (bol_global.pyx): sigma_1, the scales s_a and s_b of the raw
@@ -48,7 +48,7 @@ class BlockPool:
 
 
 @register
-class Bilinear(Learner):
+class Bilinear(OnlineLearner):
     name = "bol"
     summary = "online bilinear learner (Wu & Sun 2015, Algorithm 2), power-iteration updates"
     bilinear = True
@@ -63,6 +63,11 @@ class Bilinear(Learner):
               "blocks)"),
     )
     progress = {"counter": 1, "updated": 0, "mistakes": 0}
+    # the log line: the sizes of the factors (end_pass) and what diagnose finds
+    shown = (("sigma_mean", "mean sigma_a {:.4g}"), ("sigma_max", "max sigma_a {:.4g}"),
+             ("sigma_1", "sigma_1 {:.4g}"), ("sigma2_over_sigma1_mean", "mean sigma2/sigma1 {:.4g}"),
+             ("angle_mean", "mean angle to exact pair (deg) {:.4g}"), ("value_ratio_mean", "u'Theta v / sigma_1 {:.4g}"),
+             ("dual_objective", "D_t {:.4g}"))
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)

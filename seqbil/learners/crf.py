@@ -21,7 +21,7 @@ from .._kernels.crf import CRFKernel
 from .._kernels.linalg import dot
 from ..linesearch import LINESEARCHES
 from ..params import Param
-from .base import Learner, register
+from .base import BatchLearner, register
 
 # the coefficients tried when none is given, strongest regularisation first (the path
 # stops two steps past the best): CRFsuite's default c2 = 1 and CRF++'s -c 0.5 .. 500
@@ -113,12 +113,11 @@ class CRFWeights:
 
 
 @register
-class CRF(CRFWeights, Learner):
+class CRF(CRFWeights, BatchLearner):
     name = "crf"
     summary = "linear-chain CRF (Lafferty et al. 2001) by maximum likelihood: L-BFGS with L2 (c2), OWL-QN with " \
               "L1 (c1), as CRFsuite"
     averages = False
-    batch = True
     probabilistic = True
     defaults = {"epochs": 1000}
     progress = {}
@@ -214,9 +213,6 @@ class CRF(CRFWeights, Learner):
             return self.optimizer.step()
         finally:
             self._data = None
-
-    def train_chunk(self, data, order):
-        raise NotImplementedError("the CRF is trained a whole pass at a time (train_pass)")
 
     def snapshot(self):
         arrays, scalars = {}, {}

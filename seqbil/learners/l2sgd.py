@@ -49,7 +49,7 @@ import numpy as np
 from .._kernels.linalg import dot
 from ..optimize import delta_test
 from ..params import Param
-from .base import Learner, register
+from .base import BatchLearner, register
 from .crf import CRFWeights
 
 
@@ -84,12 +84,11 @@ def _finite(value):
 
 
 @register
-class L2SGD(CRFWeights, Learner):
+class L2SGD(CRFWeights, BatchLearner):
     name = "l2sgd"
     summary = "linear-chain CRF by SGD with L2 (c2), as CRFsuite's l2sgd: a learning rate calibrated on a " \
               "sample, then eta = 1 / (lambda (t0 + t)), one sentence a step"
     averages = False
-    batch = True
     probabilistic = True
     defaults = {"epochs": 1000, "delta": 1e-6}  # CRFsuite's l2sgd: max_iterations 1000, delta 1e-6
     progress = {}
@@ -186,9 +185,6 @@ class L2SGD(CRFWeights, Learner):
             self.pf[k % self.period] = objective
         return {**record, "objective": objective, "improvement": improvement, "norm": math.sqrt(norm2),
                 "eta": self.eta, "updates": self.t, "stop": stop}
-
-    def train_chunk(self, data, order):
-        raise NotImplementedError("l2sgd is trained a whole epoch at a time (train_pass)")
 
     def objective(self, data, x=None):
         """f(x) exactly (default: the current weights): the sum of -log p(y | x) over
