@@ -31,7 +31,7 @@ class AROW(OnlineLearner):
               "dPsi' Sigma dPsi), 1/v += dPsi^2 / gamma (CRFsuite's gamma)", positive=True),
     )
     averages = False  # CRFsuite's train_arow.c returns the means, never averaged
-    progress = {}     # nothing counts steps: every scalar is fixed
+    checkpointed = OnlineLearner.checkpointed.plus(arrays=("W0", "W1", "end", "V0", "V1", "Vtrans", "Vend"))
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)

@@ -8,7 +8,10 @@ may train on shards. A batch learner builds its parameters from the whole corpus
 (prepare) and takes each pass over all of it at once (train_pass: an iteration of an
 optimizer, an epoch of its own order), so its passes can end training.
 """
+import json
+import math
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,6 +26,30 @@ def register(cls):
     return cls
 
 
+@dataclass(frozen=True)
+class Checkpointed:
+    """The state of a learner that a checkpoint keeps (Learner.snapshot, restore), each
+    name in the order the checkpoint lists it; a subclass adds its own (plus). Named
+    rather than found among the attributes, so that one more attribute does not
+    change what checkpoints hold."""
+    # arrays updated in place: one that is a view of another of them follows it and is
+    # left out, and one named mark* indexes per-update buffers, -1 between passes
+    arrays: tuple = ()
+    fixed: tuple = ()    # arrays the training corpus fixes: a checkpoint's must be the fresh learner's
+    numbers: tuple = ()  # numbers and strings, and random generators (as their state, in JSON)
+    # the numbers that change while training, with their least value; every other one
+    # (but a generator) must be the fresh learner's
+    progress: dict = field(default_factory=dict)
+    # {prefix: attribute}: objects whose state() and restore() keep their own state
+    # (an optimizer), under names with the prefix
+    parts: dict = field(default_factory=dict)
+
+    def plus(self, arrays=(), fixed=(), numbers=(), progress=None, parts=None):
+        """This state and more, listed after it."""
+        return Checkpointed(self.arrays + arrays, self.fixed + fixed, self.numbers + numbers,
+                            {**self.progress, **(progress or {})}, {**self.parts, **(parts or {})})
+
+
 class Learner(ABC):
     """What training, the settings, checkpoints and `seqbil params` ask of either kind
     (OnlineLearner, BatchLearner)."""
@@ -35,14 +62,12 @@ class Learner(ABC):
     embeds = False       # learns the %emb vectors too (attach(first, phi); the corpus gives emb_rows)
     defaults = {}        # parameter defaults of its own, e.g. {"epochs": 1000}
     probabilistic = False  # its scores are log-probabilities (a CRF): no temperature is fitted
-    mixes = False        # trains on shards: mixing() names what iterative parameter mixing averages
+    mixes = False        # trains on shards (an online learner, whose mixing() names what is mixed)
     # what the log line shows of a pass's record besides what its kind shows, as (key,
     # format) pairs, format a str.format string of the value or a function of it; a
     # key missing or None is left out
     shown = ()
-    # scalars that change while training, with their least value; restore() requires
-    # every other scalar to equal the fresh learner's
-    progress = {"counter": 1}
+    checkpointed = Checkpointed()  # what a checkpoint keeps of it
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         """transitions: learn the label-transition matrix (the template set has a bare B).
@@ -115,37 +140,59 @@ class Learner(ABC):
         work), so that saving the model does not add to the peak memory."""
 
     def snapshot(self):
-        """(arrays, scalars) from which restore() rebuilds this learner exactly:
-        every array it owns (views of them follow) and every number."""
-        arrays, scalars = {}, {}
-        for name, value in vars(self).items():
-            if isinstance(value, np.ndarray) and value.base is None:
-                arrays[name] = value
-            elif isinstance(value, (bool, int, float, str)):
-                scalars[name] = value
+        """(arrays, scalars) from which restore() rebuilds this learner exactly: its
+        state as `checkpointed` declares it."""
+        kept = self.checkpointed
+        named = [(name, getattr(self, name)) for name in kept.arrays + kept.fixed]
+        arrays = {name: value for name, value in named if isinstance(value, np.ndarray)
+                  and not (value.base is not None and any(value.base is other for _, other in named))}
+        scalars = {name: _kept_number(getattr(self, name)) for name in kept.numbers}
+        for prefix, attribute in kept.parts.items():
+            part_arrays, part_scalars = getattr(self, attribute).state()
+            arrays.update((prefix + name, value) for name, value in part_arrays.items())
+            scalars.update((prefix + name, value) for name, value in part_scalars.items())
         return arrays, scalars
 
     def restore(self, arrays, scalars):
-        """Take over a snapshot, after checking that it fits this learner exactly:
-        the same arrays with the same shapes, the same fixed scalars, marks at rest."""
-        fresh_arrays, fresh_scalars = Learner.snapshot(self)
+        """Take over a snapshot, after checking that it fits this learner exactly: the
+        same names, arrays of the same shapes and types, the fixed arrays and numbers
+        this learner's, the others within their range, marks at rest; each part
+        checks its own."""
+        kept = self.checkpointed
+        fresh_arrays, fresh_scalars = self.snapshot()
         if set(arrays) != set(fresh_arrays) or set(scalars) != set(fresh_scalars):
             raise ValueError("the checkpoint's arrays or numbers do not fit this learner")
-        for name, value in scalars.items():
-            fits = (type(value) is int and value >= self.progress[name]) if name in self.progress \
-                else (type(value) is type(fresh_scalars[name]) and value == fresh_scalars[name])
+        for name in kept.numbers:
+            value, fresh = scalars[name], fresh_scalars[name]
+            if isinstance(getattr(self, name), np.random.Generator):
+                fits = type(value) is str
+            elif name in kept.progress:
+                least = kept.progress[name]
+                fits = type(value) is type(least) and least <= value < math.inf
+            else:
+                fits = type(value) is type(fresh) and value == fresh
             if not fits:
                 raise ValueError(f"checkpoint value {name} = {value!r} does not fit this learner")
-        for name, value in arrays.items():
-            target = fresh_arrays[name]
-            if target.shape != value.shape or target.dtype != value.dtype:
+        own = [name for name in kept.arrays + kept.fixed if name in fresh_arrays]
+        for name in own:
+            value, target = arrays[name], fresh_arrays[name]
+            if target.shape != value.shape or target.dtype != value.dtype or \
+                    (name in kept.fixed and not np.array_equal(target, value)):
                 raise ValueError(f"checkpoint array {name} does not fit this learner")
             if name.startswith("mark") and np.any(value != -1):  # indices into per-update buffers
                 raise ValueError(f"checkpoint array {name} is not at rest")
-        for name, value in arrays.items():
-            np.copyto(fresh_arrays[name], value)  # in place, so views (alpha, beta) stay valid
-        for name, value in scalars.items():
-            setattr(self, name, value)
+        for name in own:
+            if name not in kept.fixed:
+                np.copyto(fresh_arrays[name], arrays[name])  # in place, so views (alpha, beta) and kernels follow
+        for name in kept.numbers:
+            if isinstance(getattr(self, name), np.random.Generator):
+                getattr(self, name).bit_generator.state = json.loads(scalars[name])
+            else:
+                setattr(self, name, scalars[name])
+        for prefix, attribute in kept.parts.items():
+            arrays_of, scalars_of = ({name[len(prefix):]: value for name, value in found.items()
+                                      if name.startswith(prefix)} for found in (arrays, scalars))
+            getattr(self, attribute).restore(arrays_of, scalars_of)
 
     def warm_start(self, weights):
         """Start from the weights of a saved model (continued training): the arrays
@@ -172,6 +219,9 @@ class OnlineLearner(Learner):
     """A learner that learns from the training sequences in the order the trainer
     draws for each pass, a chunk at a time (train_chunk), with a step size C and,
     when it averages, averaged parameters; it may train on shards (mixing)."""
+    # (the sizes and settings too, so that a checkpoint of other ones is refused)
+    checkpointed = Checkpointed(arrays=("trans",),
+                                numbers=("S", "A0", "A1", "transitions", "copies", "C", "averaged"))
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
@@ -234,6 +284,11 @@ class OnlineLearner(Learner):
         row per attribute, key = row * row_size + column); may adjust it in place."""
 
 
+def _kept_number(value):
+    """A number as a checkpoint keeps it: a random generator as its state, in JSON."""
+    return json.dumps(value.bit_generator.state) if isinstance(value, np.random.Generator) else value
+
+
 class BatchLearner(Learner):
     """A learner that builds its parameters from the whole training corpus (prepare)
     and takes each pass over all of it at once (train_pass), whose record may end
@@ -267,6 +322,8 @@ class AveragedLinear(OnlineLearner):
     `counter` steps (Daume 2006): sp, rpa, pa. Subclasses build self.kernel, with a
     train_chunk(data, order, counter) -> (mistakes, counter), from these arrays."""
     mixes = True
+    checkpointed = OnlineLearner.checkpointed.plus(arrays=("W0", "W1", "end", "U0", "U1", "Utrans", "Uend"),
+                                                   numbers=("counter",), progress={"counter": 1})
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)

@@ -28,7 +28,8 @@ class CoordinateDescent(OnlineLearner):
         Param("bcd_rounds", int, 2, "alternations between alpha and beta (R)", positive=True),
         Param("bcd_epochs", int, 5, "epochs of the online SVM solver per half-step", positive=True),
     )
-    progress = {"side": 0}
+    checkpointed = OnlineLearner.checkpointed.plus(arrays=("W0", "end", "ab", "mark0", "mark1"),
+                                                   numbers=("rounds", "epochs", "side"), progress={"side": 0})
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)

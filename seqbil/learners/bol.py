@@ -46,6 +46,22 @@ class BlockPool:
         attrs = np.flatnonzero(self.slot >= 0)
         return attrs[np.argsort(self.slot[attrs])]
 
+    def state(self):
+        """(arrays, scalars) of the slots and the blocks in use, for checkpoints."""
+        return {"slot": self.slot, "pool": self.pool[:self.used]}, {"used": self.used}
+
+    def restore(self, arrays, scalars):
+        """Take over a state(), after checking that it fits these blocks."""
+        used, slot, pool = scalars.get("used"), arrays.get("slot"), arrays.get("pool")
+        fits = type(used) is int and 0 <= used <= len(self.pool) and slot is not None and pool is not None
+        fits = fits and (slot.shape, slot.dtype, pool.shape, pool.dtype) == \
+            (self.slot.shape, self.slot.dtype, (used,) + self.pool.shape[1:], self.pool.dtype)
+        if not fits or np.any((slot < -1) | (slot >= used)):  # slots index the pool in the kernels
+            raise ValueError("the checkpoint's Theta blocks do not fit this learner")
+        self.used = used
+        np.copyto(self.slot, slot)
+        self.pool[:used] = pool
+
 
 @register
 class Bilinear(OnlineLearner):
@@ -62,12 +78,17 @@ class Bilinear(OnlineLearner):
               "the angle of the R-step pairs to the exact ones and the dual objective (about 1 s per million "
               "blocks)"),
     )
-    progress = {"counter": 1, "updated": 0, "mistakes": 0}
+    # (Ua and Ub: Uab itself without averaging, views of it with averaging; the blocks in
+    # use are the pool's part, BlockPool.state)
+    checkpointed = OnlineLearner.checkpointed.plus(
+        arrays=("W0", "end", "ab", "sigma", "state", "U0", "Utrans", "Uend", "Uab", "Ua", "Ub", "mark"),
+        numbers=("R", "mode", "counter", "updated", "mistakes"), progress={"counter": 1, "updated": 0, "mistakes": 0},
+        parts={"blocks.": "blocks"})
     # the log line: the sizes of the factors (end_pass) and what diagnose finds
     shown = (("sigma_mean", "mean sigma_a {:.4g}"), ("sigma_max", "max sigma_a {:.4g}"),
              ("sigma_1", "sigma_1 {:.4g}"), ("sigma2_over_sigma1_mean", "mean sigma2/sigma1 {:.4g}"),
-             ("angle_mean", "mean angle to exact pair (deg) {:.4g}"), ("value_ratio_mean", "u'Theta v / sigma_1 {:.4g}"),
-             ("dual_objective", "D_t {:.4g}"))
+             ("angle_mean", "mean angle to exact pair (deg) {:.4g}"),
+             ("value_ratio_mean", "u'Theta v / sigma_1 {:.4g}"), ("dual_objective", "D_t {:.4g}"))
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
@@ -223,26 +244,12 @@ class Bilinear(OnlineLearner):
                 self.state[i] = 1.0
 
     def snapshot(self):
+        """As every learner's; the driver of mixing, whose marks went (only_mixing),
+        gives them at rest, as a learner that makes passes has them."""
         arrays, scalars = super().snapshot()
         if self.kernel is None and self.mark is not None and len(self.mark) != self.A1:  # (only_mixing)
             arrays["mark"] = np.full(self.A1, -1, dtype=np.int32)  # at rest, as the passes leave it
-        b = self.blocks
-        arrays.update({"blocks.slot": b.slot, "blocks.pool": b.pool[:b.used]})
-        scalars["blocks.used"] = b.used
         return arrays, scalars
-
-    def restore(self, arrays, scalars):
-        arrays, scalars, b = dict(arrays), dict(scalars), self.blocks
-        used, slot, pool = scalars.pop("blocks.used", None), arrays.pop("blocks.slot", None), arrays.pop("blocks.pool", None)
-        fits = type(used) is int and 0 <= used <= len(b.pool) and slot is not None and pool is not None
-        fits = fits and (slot.shape, slot.dtype, pool.shape, pool.dtype) == \
-            (b.slot.shape, b.slot.dtype, (used,) + b.pool.shape[1:], b.pool.dtype)
-        if not fits or np.any((slot < -1) | (slot >= used)):  # slots index the pool in the kernels
-            raise ValueError("the checkpoint's Theta blocks do not fit this learner")
-        super().restore(arrays, scalars)
-        b.used = used
-        np.copyto(b.slot, slot)
-        b.pool[:used] = pool
 
     def end_pass(self, k):
         if self.mode == "block":

@@ -34,6 +34,7 @@ class ReEmbeddingPA(AveragedLinear):
     )
     embeds = True  # training hands it the %emb vectors (attach) and the corpus's rows of them
     mixes = False  # the vectors would need mixing too: no shards
+    checkpointed = AveragedLinear.checkpointed.plus(arrays=("first", "Phi", "UPhi"))
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)

@@ -10,7 +10,7 @@ class Perceptron(AveragedLinear):
     name = "sp"
     summary = "structured perceptron (Collins 2002) on the linear model, lazy averaging"
     multitask = True
-    progress = {"counter": 1, "used": 0}
+    checkpointed = AveragedLinear.checkpointed.plus(arrays=("slot",), numbers=("used",), progress={"used": 0})
     # W1 and U1 hold a row per slot (sp.pyx): slot[a] is attribute a's row, given as
     # an update first reaches a; the rows never reached stay untouched zero pages
     _BY_SLOT = frozenset(("W1", "U1"))
