@@ -50,6 +50,11 @@ class Checkpointed:
                             {**self.progress, **(progress or {})}, {**self.parts, **(parts or {})})
 
 
+def _kept_number(value):
+    """A number as a checkpoint keeps it: a random generator as its state, in JSON."""
+    return json.dumps(value.bit_generator.state) if isinstance(value, np.random.Generator) else value
+
+
 class Learner(ABC):
     """What training, the settings, checkpoints and `seqbil params` ask of either kind
     (OnlineLearner, BatchLearner)."""
@@ -217,8 +222,8 @@ class Learner(ABC):
 
 class OnlineLearner(Learner):
     """A learner that learns from the training sequences in the order the trainer
-    draws for each pass, a chunk at a time (train_chunk), with a step size C and,
-    when it averages, averaged parameters; it may train on shards (mixing)."""
+    draws for each pass, a chunk at a time (train_chunk), reads the `C` and `averaged`
+    settings, and may train on shards (mixes, mixing)."""
     # (the sizes and settings too, so that a checkpoint of other ones is refused)
     checkpointed = Checkpointed(arrays=("trans",),
                                 numbers=("S", "A0", "A1", "transitions", "copies", "C", "averaged"))
@@ -250,11 +255,11 @@ class OnlineLearner(Learner):
                f"{record['seconds']:.2f} s" + "".join(f", {field}" for field in self.shown_fields(record))
 
     def mixing(self):
-        """What iterative parameter mixing averages (seqbil/dask/ipm.py), or None when
-        the learner does not support it: ({name: order}, [scalar names]), order 0 or 1
-        when the parameter has a row per attribute of that order (only the rows a
-        shard changed travel), None when it travels whole. get_rows and set_rows read
-        and write them."""
+        """What iterative parameter mixing averages (seqbil/dask/ipm.py) for a learner
+        that mixes, or None when its settings do not allow it: ({name: order}, [scalar
+        names]), order 0 or 1 when the parameter has a row per attribute of that order
+        (only the rows a shard changed travel), None when it travels whole. get_rows
+        and set_rows read and write them."""
         return None
 
     def get_rows(self, name, rows):
@@ -282,11 +287,6 @@ class OnlineLearner(Learner):
         """Called on the mix of `shards` shards before it goes back to them (a dict
         as mixing names it: (keys, values) of the entries mixed for a parameter with a
         row per attribute, key = row * row_size + column); may adjust it in place."""
-
-
-def _kept_number(value):
-    """A number as a checkpoint keeps it: a random generator as its state, in JSON."""
-    return json.dumps(value.bit_generator.state) if isinstance(value, np.random.Generator) else value
 
 
 class BatchLearner(Learner):
