@@ -128,7 +128,7 @@ class Epoch:
         if run.tasks:  # the learners flag the sequences they get wrong, counted per task and chunk
             run.data.seq_wrong = np.zeros(N, np.uint8)
             self.curve = np.zeros((2, -(-N // CHUNK), len(run.names)), np.int64)
-            self.chunk = 0
+            self.counted = 0  # chunks counted so far
 
     def chunks(self):
         """The training sequences in a new order (int64 indices), CHUNK at a time."""
@@ -146,9 +146,9 @@ class Epoch:
         if self.run.tasks:
             data, n = self.run.data, len(self.run.names)
             seen = data.seq_task[chunk]
-            self.curve[0, self.chunk] = np.bincount(seen, minlength=n)
-            self.curve[1, self.chunk] = np.bincount(seen, data.seq_wrong[chunk], n)
-            self.chunk += 1
+            self.curve[0, self.counted] = np.bincount(seen, minlength=n)
+            self.curve[1, self.counted] = np.bincount(seen, data.seq_wrong[chunk], n)
+            self.counted += 1
         self.bar.update(len(chunk))
         self.bar.set_postfix(mistakes=mistakes, refresh=False)
 
