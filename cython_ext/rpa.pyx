@@ -165,17 +165,24 @@ cdef class RPAKernel:
 
     def __init__(self, double[:, ::1] W0, double[:, :, ::1] W1, double[:, ::1] trans, double[::1] end,
                  double[:, ::1] U0, double[:, :, ::1] U1, double[:, ::1] Utrans, double[::1] Uend,
-                 double[:, ::1] Phi, double[:, ::1] UPhi, const int32_t[::1] emb_first, double C, double lam,
-                 int inner, int cost, bint learn_phi, bint averaged, bint transitions, int pa_type=2):
-        """cost: the loss Delta, 0 zero-one, 1 Hamming (a bool reads as these two, as
-        rpa's rpa_loss gives it), 2 the square root of the Hamming distance; pa_type: the
-        weight step, 0 PA, 1 PA-I, 2 PA-II (the Phi-step is always PA-II, eq. 7)."""
-        S, k, E = W0.shape[1], Phi.shape[1], emb_first.shape[0]
+                 Phi=None, UPhi=None, emb_first=None, *, double C, int cost, bint averaged, bint transitions,
+                 double lam=1.0, int inner=1, bint learn_phi=False, int pa_type=2):
+        """Phi, UPhi, emb_first: the word vectors, their averaging sums and the first
+        0-order attribute of each %emb template (None: no %emb templates). cost: the
+        loss Delta, 0 zero-one, 1 Hamming (a bool reads as these two, as rpa's rpa_loss
+        gives it), 2 the square root of the Hamming distance; pa_type: the weight step,
+        0 PA, 1 PA-I, 2 PA-II (the Phi-step is always PA-II, eq. 7); lam, inner and
+        learn_phi: the Phi-step's."""
+        # no vectors: empty arrays, whose pointers nothing reads
+        cdef double[:, ::1] phi = np.zeros((0, 1)) if Phi is None else Phi
+        cdef double[:, ::1] uphi = np.zeros((0, 1)) if UPhi is None else UPhi
+        cdef const int32_t[::1] first = np.zeros(0, np.int32) if emb_first is None else emb_first
+        S, k, E = W0.shape[1], phi.shape[1], first.shape[0]
         if W1.shape[1] != S or W1.shape[2] != S + 1:
             raise ValueError("W1 must be A1 x S x (S + 1)")
-        if E and (np.min(emb_first) < 0 or np.max(emb_first) + k > W0.shape[0]):
+        if E and (np.min(first) < 0 or np.max(first) + k > W0.shape[0]):
             raise ValueError("emb_first: each template's k weight rows must lie within W0")
-        if averaged and (U1.shape[0] != W1.shape[0] or UPhi.shape[0] != Phi.shape[0] or UPhi.shape[1] != k):
+        if averaged and (U1.shape[0] != W1.shape[0] or uphi.shape[0] != phi.shape[0] or uphi.shape[1] != k):
             raise ValueError("the averaging sums must have the shapes of their arrays")
         if C <= 0 or lam <= 0 or inner < 1:
             raise ValueError("C and lam must be positive and inner at least 1")
@@ -184,17 +191,17 @@ cdef class RPAKernel:
         self.lin = linear_view(W0, trans, end, U0, Utrans, Uend, averaged, transitions)
         self.W1 = &W1[0, 0, 0]
         self.U1 = &U1[0, 0, 0]
-        marks = [np.full(max(n, 1), -1, np.int32) for n in (W0.shape[0], W1.shape[0], Phi.shape[0])]
+        marks = [np.full(max(n, 1), -1, np.int32) for n in (W0.shape[0], W1.shape[0], phi.shape[0])]
         cdef int32_t[::1] m0 = marks[0], m1 = marks[1], mp = marks[2]
         self.mark0, self.mark1, self.markp = &m0[0], &m1[0], &mp[0]
-        self.emb.Phi = &Phi[0, 0]
-        self.emb.UPhi = &UPhi[0, 0]
-        self.emb.first = &emb_first[0]
+        self.emb.Phi = &phi[0, 0]
+        self.emb.UPhi = &uphi[0, 0]
+        self.emb.first = &first[0]
         self.emb.E, self.emb.k = E, k
-        self.R = Phi.shape[0]
+        self.R = phi.shape[0]
         self.C, self.lam, self.inner = C, lam, inner
         self.cost, self.pa_type, self.learn_phi = cost, pa_type, learn_phi
-        self.arrays = (W0, W1, trans, end, U0, U1, Utrans, Uend, Phi, UPhi, emb_first, marks)
+        self.arrays = (W0, W1, trans, end, U0, U1, Utrans, Uend, phi, uphi, first, marks)
 
     def train_chunk(self, data, const int64_t[::1] order, int64_t counter):
         """One pass over the sequences data[order] (data.emb_rows: P x E int32 rows of

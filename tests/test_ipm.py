@@ -11,7 +11,7 @@ import pytest
 import seqbil
 from seqbil.dask import ipm, ipm_mix
 from seqbil.errors import ConfigError
-from seqbil.learners.base import Learner
+from seqbil.learners.base import OnlineLearner
 from seqbil.samples import sample_path
 from test_cli import ENV
 
@@ -20,7 +20,8 @@ distributed = pytest.importorskip("distributed")
 
 class Toy:
     """A learner as mixing sees it, over random arrays."""
-    get_rows, set_rows, row_size, mixed = Learner.get_rows, Learner.set_rows, Learner.row_size, Learner.mixed
+    get_rows, set_rows, row_size, mixed = (OnlineLearner.get_rows, OnlineLearner.set_rows, OnlineLearner.row_size,
+                                           OnlineLearner.mixed)
 
     def __init__(self, rng, A0=7, A1=5, S=3):
         self.arrays = {"W0": (rng.normal(size=(A0, S)), 0), "U0": (rng.normal(size=(A0, S)), 0),

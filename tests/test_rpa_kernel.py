@@ -132,7 +132,8 @@ def run_kernel(case, orders, counter, C, lam, inner, hamming, learn_phi, average
         arrays += [u.copy() for u in case.U] + [case.Phi.copy(), case.UPhi.copy()]
     else:
         arrays += [np.zeros((0,) + s[1:]) for s in case.shapes] + [case.Phi.copy(), np.zeros((0, case.k))]
-    kernel = RPAKernel(*arrays, case.emb_first, C, lam, inner, hamming, learn_phi, averaged, case.transitions)
+    kernel = RPAKernel(*arrays, case.emb_first, C=C, lam=lam, inner=inner, cost=hamming, learn_phi=learn_phi,
+                       averaged=averaged, transitions=case.transitions)
     results = []
     for order in orders:
         mistakes, counter = kernel.train_chunk(data or case.data, np.asarray(order, dtype=np.int64), counter)

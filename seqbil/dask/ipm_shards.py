@@ -16,7 +16,7 @@ from ..features.dictionaries import training_words
 from ..features.index import field_vocabularies, normalizer
 from ..formats import make_format
 from ..formats.sentence import Corpus
-from ..training import CHUNK
+from ..learners.base import CHUNK
 from .ipm_mix import BUCKETS, apply, bucket_rows, by_row, distinct
 from .tagging import sentence_boundary
 

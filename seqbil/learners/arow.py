@@ -16,11 +16,11 @@ import numpy as np
 
 from .._kernels.arow import AROWKernel
 from ..params import Param
-from .base import Learner, register
+from .base import OnlineLearner, register
 
 
 @register
-class AROW(Learner):
+class AROW(OnlineLearner):
     name = "arow"
     summary = ("AROW (Crammer, Kulesza & Dredze 2009) on the linear model as CRFsuite's arow: a variance per "
                "weight, no averaging")
@@ -31,7 +31,7 @@ class AROW(Learner):
               "dPsi' Sigma dPsi), 1/v += dPsi^2 / gamma (CRFsuite's gamma)", positive=True),
     )
     averages = False  # CRFsuite's train_arow.c returns the means, never averaged
-    progress = {}     # nothing counts steps: every scalar is fixed
+    checkpointed = OnlineLearner.checkpointed.plus(arrays=("W0", "W1", "end", "V0", "V1", "Vtrans", "Vend"))
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
@@ -44,7 +44,7 @@ class AROW(Learner):
                                                                                   self.end))
         # the kernel works on these arrays in place: they are never replaced, only updated
         self.kernel = AROWKernel(self.W0, self.W1, self.trans, self.end, self.V0, self.V1, self.Vtrans, self.Vend,
-                                 float(settings["arow_gamma"]), self.transitions)
+                                 gamma=float(settings["arow_gamma"]), transitions=self.transitions)
 
     def train_chunk(self, data, order):
         return self.kernel.train_chunk(data, order)

@@ -1,14 +1,25 @@
-"""The interface every learner implements.
+"""The two kinds of learner and what they share.
 
-The trainer shuffles the training sequences, hands them to train_chunk a few
-hundred at a time (each chunk is one call into compiled code, so there is no
-per-sequence Python loop) and asks for the current parameters to evaluate or save.
+The trainer makes a learner's passes (run_pass) and asks for its current parameters
+to evaluate or save. An online learner learns from the training sequences in the
+order the trainer draws for each pass, a few hundred at a time (train_chunk: each
+chunk is one call into compiled code, so there is no per-sequence Python loop), and
+may train on shards. A batch learner builds its parameters from the whole corpus
+(prepare) and takes each pass over all of it at once (train_pass: an iteration of an
+optimizer, an epoch of its own order), so its passes can end training.
 """
+import json
+import math
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 
 import numpy as np
 
 REGISTRY = {}
+
+# sequences an online learner takes per call into compiled code: the trainer handles
+# progress and Ctrl-C between calls, in one process and on the shards alike
+CHUNK = 256
 
 
 def register(cls):
@@ -19,7 +30,38 @@ def register(cls):
     return cls
 
 
+@dataclass(frozen=True)
+class Checkpointed:
+    """The state of a learner that a checkpoint keeps (Learner.snapshot, restore), each
+    name in the order the checkpoint lists it; a subclass adds its own (plus). Named
+    rather than found among the attributes, so that one more attribute does not
+    change what checkpoints hold."""
+    # arrays updated in place: one that is a view of another of them follows it and is
+    # left out, and one named mark* indexes per-update buffers, -1 between passes
+    arrays: tuple = ()
+    fixed: tuple = ()    # arrays the training corpus fixes: a checkpoint's must be the fresh learner's
+    numbers: tuple = ()  # numbers and strings, and random generators (as their state, in JSON)
+    # the numbers that change while training, with their least value; every other one
+    # (but a generator) must be the fresh learner's
+    progress: dict = field(default_factory=dict)
+    # {prefix: attribute}: objects whose state() and restore() keep their own state
+    # (an optimizer), under names with the prefix
+    parts: dict = field(default_factory=dict)
+
+    def plus(self, arrays=(), fixed=(), numbers=(), progress=None, parts=None):
+        """This state and more, listed after it."""
+        return Checkpointed(self.arrays + arrays, self.fixed + fixed, self.numbers + numbers,
+                            {**self.progress, **(progress or {})}, {**self.parts, **(parts or {})})
+
+
+def _kept_number(value):
+    """A number as a checkpoint keeps it: a random generator as its state, in JSON."""
+    return json.dumps(value.bit_generator.state) if isinstance(value, np.random.Generator) else value
+
+
 class Learner(ABC):
+    """What training, the settings, checkpoints and `seqbil params` ask of either kind
+    (OnlineLearner, BatchLearner)."""
     name = ""
     summary = ""         # one line for --help and the docs
     options = ()         # params.Param entries only this learner reads
@@ -27,16 +69,14 @@ class Learner(ABC):
     bilinear = False     # factors the 1st-order weights: without 1st-order templates it is sp
     multitask = False    # learns several tasks at once (the `tasks` argument)
     embeds = False       # learns the %emb vectors too (attach(first, phi); the corpus gives emb_rows)
-    batch = False        # trains a whole pass at a time (train_pass) instead of chunk by chunk
     defaults = {}        # parameter defaults of its own, e.g. {"epochs": 1000}
     probabilistic = False  # its scores are log-probabilities (a CRF): no temperature is fitted
-    # batch learners: what the log line shows of a pass's record, as (key, format) pairs,
-    # format a str.format string of the value or a function of it; a key missing or
-    # None is left out
+    mixes = False        # trains on shards (an online learner, whose mixing() names what is mixed)
+    # what the log line shows of a pass's record besides what its kind shows, as (key,
+    # format) pairs, format a str.format string of the value or a function of it; a
+    # key missing or None is left out
     shown = ()
-    # scalars that change while training, with their least value; restore() requires
-    # every other scalar to equal the fresh learner's
-    progress = {"counter": 1}
+    checkpointed = Checkpointed()  # what a checkpoint keeps of it
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         """transitions: learn the label-transition matrix (the template set has a bare B).
@@ -50,21 +90,23 @@ class Learner(ABC):
             raise ValueError(f"learner {self.name} does not learn several tasks")
         self.tasks = tasks
         self.copies = 1 if tasks is None else tasks[0] + 1
-        self.trans = np.zeros((self.copies * n_labels, n_labels + 1))
-        self.C = float(settings["C"])
-        self.averaged = bool(settings["averaged"])
 
     @classmethod
     def grid(cls, settings, sources):
         """The settings to choose on held-out data before training (dicts of parameter
         values, tried in this order, each continuing from the one before when the
-        learner is batch), or [] when nothing is chosen."""
+        learner is a BatchLearner), or [] when nothing is chosen."""
         return []
 
     @classmethod
     def refuse(cls, settings):
         """(parameter name, why) when the settings cannot work with this learner, else None."""
         return None
+
+    @classmethod
+    def supports_mixing(cls):
+        """Whether the learner can train on shards (mixes)."""
+        return cls.mixes
 
     def passes(self):
         """How many passes over the training data a run makes."""
@@ -81,55 +123,85 @@ class Learner(ABC):
     def start_pass(self, k):
         """Called before pass k."""
 
-    def train_pass(self, data, k):
-        """Batch learners: pass k over the whole corpus; returns a dict for the log,
-        whose "stop" entry, when not None, ends training (converged)."""
-        raise NotImplementedError
-
     @abstractmethod
-    def train_chunk(self, data, order):
-        """Learn from the sequences data[order] (int64 indices); return the mistakes."""
+    def run_pass(self, data, k, epoch):
+        """Pass k over the training corpus `data`; returns the pass's record for the log.
+        epoch is the trainer's side of the pass (training/passes.py: Epoch):
+        epoch.chunks() draws the order of the sequences and cuts it into chunks,
+        epoch.learned(chunk, mistakes) counts a chunk learned (no chunk: the whole
+        corpus) on the progress bar and by task."""
 
     def end_pass(self, k):
         """Called after pass k; returns a dict of diagnostics for the log."""
         return {}
+
+    @abstractmethod
+    def pass_line(self, record):
+        """The log line of a pass's record."""
+
+    def shown_fields(self, record):
+        """The fields of a pass's record that the log line shows (shown), formatted."""
+        return [fmt.format(record[key]) if isinstance(fmt, str) else fmt(record[key])
+                for key, fmt in self.shown if record.get(key) is not None]
 
     def finish(self):
         """Training is over: drop what only training needs (parameters() must still
         work), so that saving the model does not add to the peak memory."""
 
     def snapshot(self):
-        """(arrays, scalars) from which restore() rebuilds this learner exactly:
-        every array it owns (views of them follow) and every number."""
-        arrays, scalars = {}, {}
-        for name, value in vars(self).items():
-            if isinstance(value, np.ndarray) and value.base is None:
-                arrays[name] = value
-            elif isinstance(value, (bool, int, float, str)):
-                scalars[name] = value
+        """(arrays, scalars) from which restore() rebuilds this learner exactly: its
+        state as `checkpointed` declares it."""
+        kept = self.checkpointed
+        named = [(name, getattr(self, name)) for name in kept.arrays + kept.fixed]
+        arrays = {name: value for name, value in named if isinstance(value, np.ndarray)
+                  and not (value.base is not None and any(value.base is other for _, other in named))}
+        scalars = {name: _kept_number(getattr(self, name)) for name in kept.numbers}
+        for prefix, attribute in kept.parts.items():
+            part_arrays, part_scalars = getattr(self, attribute).state()
+            arrays.update((prefix + name, value) for name, value in part_arrays.items())
+            scalars.update((prefix + name, value) for name, value in part_scalars.items())
         return arrays, scalars
 
     def restore(self, arrays, scalars):
-        """Take over a snapshot, after checking that it fits this learner exactly:
-        the same arrays with the same shapes, the same fixed scalars, marks at rest."""
-        fresh_arrays, fresh_scalars = Learner.snapshot(self)
+        """Take over a snapshot, after checking that it fits this learner exactly: the
+        same names, arrays of the same shapes and types, the fixed arrays and numbers
+        this learner's, the others within their range, marks at rest; each part
+        checks its own."""
+        kept = self.checkpointed
+        fresh_arrays, fresh_scalars = self.snapshot()
         if set(arrays) != set(fresh_arrays) or set(scalars) != set(fresh_scalars):
             raise ValueError("the checkpoint's arrays or numbers do not fit this learner")
-        for name, value in scalars.items():
-            fits = (type(value) is int and value >= self.progress[name]) if name in self.progress \
-                else (type(value) is type(fresh_scalars[name]) and value == fresh_scalars[name])
+        for name in kept.numbers:
+            value, fresh = scalars[name], fresh_scalars[name]
+            if isinstance(getattr(self, name), np.random.Generator):
+                fits = type(value) is str
+            elif name in kept.progress:
+                least = kept.progress[name]
+                fits = type(value) is type(least) and least <= value < math.inf
+            else:
+                fits = type(value) is type(fresh) and value == fresh
             if not fits:
                 raise ValueError(f"checkpoint value {name} = {value!r} does not fit this learner")
-        for name, value in arrays.items():
-            target = fresh_arrays[name]
-            if target.shape != value.shape or target.dtype != value.dtype:
+        own = [name for name in kept.arrays + kept.fixed if name in fresh_arrays]
+        for name in own:
+            value, target = arrays[name], fresh_arrays[name]
+            if target.shape != value.shape or target.dtype != value.dtype or \
+                    (name in kept.fixed and not np.array_equal(target, value)):
                 raise ValueError(f"checkpoint array {name} does not fit this learner")
             if name.startswith("mark") and np.any(value != -1):  # indices into per-update buffers
                 raise ValueError(f"checkpoint array {name} is not at rest")
-        for name, value in arrays.items():
-            np.copyto(fresh_arrays[name], value)  # in place, so views (alpha, beta) stay valid
-        for name, value in scalars.items():
-            setattr(self, name, value)
+        for name in own:
+            if name not in kept.fixed:
+                np.copyto(fresh_arrays[name], arrays[name])  # in place, so views (alpha, beta) and kernels follow
+        for name in kept.numbers:
+            if isinstance(getattr(self, name), np.random.Generator):
+                getattr(self, name).bit_generator.state = json.loads(scalars[name])
+            else:
+                setattr(self, name, scalars[name])
+        for prefix, attribute in kept.parts.items():
+            arrays_of, scalars_of = ({name[len(prefix):]: value for name, value in found.items()
+                                      if name.startswith(prefix)} for found in (arrays, scalars))
+            getattr(self, attribute).restore(arrays_of, scalars_of)
 
     def warm_start(self, weights):
         """Start from the weights of a saved model (continued training): the arrays
@@ -140,17 +212,58 @@ class Learner(ABC):
                 raise ValueError(f"{name}: shape {value.shape}, the learner has {target.shape}")
             target[...] = value
 
-    @classmethod
-    def supports_mixing(cls):
-        """Whether the learner can train on shards (it defines mixing)."""
-        return cls.mixing is not Learner.mixing
+    @abstractmethod
+    def parameters(self):
+        """(kind, weights) for decoding and saving: averaged when averaging is on."""
+
+    def final_parameters(self):
+        """parameters() once training is over (the learner is not used again): a
+        learner may make them in its own arrays instead of new ones, which keeps a
+        copy of the weights off the peak memory. The same values as parameters(), or
+        those rounded to the precision the model keeps."""
+        return self.parameters()
+
+
+class OnlineLearner(Learner):
+    """A learner that learns from the training sequences in the order the trainer
+    draws for each pass, a chunk at a time (train_chunk), reads the `C` and `averaged`
+    settings, and may train on shards (mixes, mixing)."""
+    # (the sizes and settings too, so that a checkpoint of other ones is refused)
+    checkpointed = Checkpointed(arrays=("trans",),
+                                numbers=("S", "A0", "A1", "transitions", "copies", "C", "averaged"))
+
+    def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
+        super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
+        self.trans = np.zeros((self.copies * n_labels, n_labels + 1))
+        self.C = float(settings["C"])
+        self.averaged = bool(settings["averaged"])
+
+    @abstractmethod
+    def train_chunk(self, data, order):
+        """Learn from the sequences data[order] (int64 indices); return the mistakes."""
+
+    def run_pass(self, data, k, epoch):
+        mistakes = 0
+        for chunk in epoch.chunks():
+            mistakes += self.train_chunk(data, chunk)
+            epoch.learned(chunk, mistakes)
+        return self.pass_record(mistakes, data.n_sequences)
+
+    @staticmethod
+    def pass_record(mistakes, sequences):
+        """The record of a pass that got `mistakes` of `sequences` sequences wrong."""
+        return {"mistakes": int(mistakes), "error_rate": mistakes / max(sequences, 1)}
+
+    def pass_line(self, record):
+        return f"{record['name']}: {record['mistakes']} mistakes ({100 * record['error_rate']:.2f}%), " \
+               f"{record['seconds']:.2f} s" + "".join(f", {field}" for field in self.shown_fields(record))
 
     def mixing(self):
-        """What iterative parameter mixing averages (seqbil/dask/ipm.py), or None when
-        the learner does not support it: ({name: order}, [scalar names]), order 0 or 1
-        when the parameter has a row per attribute of that order (only the rows a
-        shard changed travel), None when it travels whole. get_rows and set_rows read
-        and write them."""
+        """What iterative parameter mixing averages (seqbil/dask/ipm.py) for a learner
+        that mixes, or None when its settings do not allow it: ({name: order}, [scalar
+        names]), order 0 or 1 when the parameter has a row per attribute of that order
+        (only the rows a shard changed travel), None when it travels whole. get_rows
+        and set_rows read and write them."""
         return None
 
     def get_rows(self, name, rows):
@@ -179,26 +292,42 @@ class Learner(ABC):
         as mixing names it: (keys, values) of the entries mixed for a parameter with a
         row per attribute, key = row * row_size + column); may adjust it in place."""
 
-    @abstractmethod
-    def parameters(self):
-        """(kind, weights) for decoding and saving: averaged when averaging is on."""
 
-    def final_parameters(self):
-        """parameters() once training is over (the learner is not used again): a
-        learner may make them in its own arrays instead of new ones, which keeps a
-        copy of the weights off the peak memory. The same values as parameters(), or
-        those rounded to the precision the model keeps."""
-        return self.parameters()
+class BatchLearner(Learner):
+    """A learner that builds its parameters from the whole training corpus (prepare)
+    and takes each pass over all of it at once (train_pass), whose record may end
+    training. It names the fields of its records the log line shows (shown)."""
+
+    @abstractmethod
+    def prepare(self, data):
+        """Called once with the encoded training corpus, before warm_start, restore and
+        the first pass: the parameters, which depend on the data, are built here."""
+
+    @abstractmethod
+    def train_pass(self, data, k):
+        """Pass k over the whole corpus; returns its record for the log, whose "stop"
+        entry, when not None, ends training (converged)."""
+
+    def run_pass(self, data, k, epoch):
+        record = self.train_pass(data, k)
+        epoch.learned()
+        return record
+
+    def pass_line(self, record):
+        return f"{record['name']}: " + ", ".join([*self.shown_fields(record), f"{record['seconds']:.2f} s"])
 
 
 _SUMS = {"W0": "U0", "W1": "U1", "trans": "Utrans", "end": "Uend"}  # each weight array's averaging sums
 
 
-class AveragedLinear(Learner):
+class AveragedLinear(OnlineLearner):
     """A learner on the linear first-order model whose kernel updates W0, W1, trans
     and end in place and, when it averages, their sums U0, U1, Utrans, Uend over
     `counter` steps (Daume 2006): sp, rpa, pa. Subclasses build self.kernel, with a
     train_chunk(data, order, counter) -> (mistakes, counter), from these arrays."""
+    mixes = True
+    checkpointed = OnlineLearner.checkpointed.plus(arrays=("W0", "W1", "end", "U0", "U1", "Utrans", "Uend"),
+                                                   numbers=("counter",), progress={"counter": 1})
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)

@@ -14,11 +14,11 @@ import numpy as np
 
 from .._kernels.bcd import BCDKernel
 from ..params import Param
-from .base import Learner, register
+from .base import OnlineLearner, register
 
 
 @register
-class CoordinateDescent(Learner):
+class CoordinateDescent(OnlineLearner):
     name = "bcd"
     summary = "blockwise coordinate descent for the bilinear model (Wu & Sun 2015, Algorithm 1), no averaging"
     bilinear = True
@@ -28,7 +28,8 @@ class CoordinateDescent(Learner):
         Param("bcd_rounds", int, 2, "alternations between alpha and beta (R)", positive=True),
         Param("bcd_epochs", int, 5, "epochs of the online SVM solver per half-step", positive=True),
     )
-    progress = {"side": 0}
+    checkpointed = OnlineLearner.checkpointed.plus(arrays=("W0", "end", "ab", "mark0", "mark1"),
+                                                   numbers=("rounds", "epochs", "side"), progress={"side": 0})
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
@@ -42,8 +43,8 @@ class CoordinateDescent(Learner):
         self.mark1 = np.full(self.A1, -1, dtype=np.int32)
         self.side = 0
         # the kernel works on these arrays in place: they are never replaced, only updated
-        self.kernel = BCDKernel(self.W0, self.trans, self.end, self.alpha, self.beta, self.mark0, self.mark1, self.C,
-                                self.transitions, tasks)
+        self.kernel = BCDKernel(self.W0, self.trans, self.end, self.alpha, self.beta, self.mark0, self.mark1,
+                                C=self.C, transitions=self.transitions, tasks=tasks)
 
     def passes(self):
         return 2 * self.rounds * self.epochs

@@ -19,7 +19,14 @@ import numpy as np
 from .._kernels.bol import BlockKernel, refresh_blocks
 from .._kernels.bol_global import GlobalKernel
 from ..params import Param
-from .base import Learner, register, slots_to_attributes
+from .base import OnlineLearner, register, slots_to_attributes
+
+# the slots of `state`, the numbers of the global mode, which its kernel reads and
+# updates in place (bol_global.pyx): sigma_1, the scales s_a and s_b of the raw
+# vectors, their squared norms |alpha|^2 and |beta|^2, and the running sums G_a and
+# G_b that averaging multiplies the raw vectors by
+SIGMA, SCALE_A, SCALE_B, NORM_A, NORM_B, SUM_A, SUM_B = range(7)
+STATE_SLOTS = 7
 
 
 class BlockPool:
@@ -39,13 +46,30 @@ class BlockPool:
         attrs = np.flatnonzero(self.slot >= 0)
         return attrs[np.argsort(self.slot[attrs])]
 
+    def state(self):
+        """(arrays, scalars) of the slots and the blocks in use, for checkpoints."""
+        return {"slot": self.slot, "pool": self.pool[:self.used]}, {"used": self.used}
+
+    def restore(self, arrays, scalars):
+        """Take over a state(), after checking that it fits these blocks."""
+        used, slot, pool = scalars.get("used"), arrays.get("slot"), arrays.get("pool")
+        fits = type(used) is int and 0 <= used <= len(self.pool) and slot is not None and pool is not None
+        fits = fits and (slot.shape, slot.dtype, pool.shape, pool.dtype) == \
+            (self.slot.shape, self.slot.dtype, (used,) + self.pool.shape[1:], self.pool.dtype)
+        if not fits or np.any((slot < -1) | (slot >= used)):  # slots index the pool in the kernels
+            raise ValueError("the checkpoint's Theta blocks do not fit this learner")
+        self.used = used
+        np.copyto(self.slot, slot)
+        self.pool[:used] = pool
+
 
 @register
-class Bilinear(Learner):
+class Bilinear(OnlineLearner):
     name = "bol"
     summary = "online bilinear learner (Wu & Sun 2015, Algorithm 2), power-iteration updates"
     bilinear = True
     multitask = True  # block mode: a task copy of a 1st-order attribute is a block of its own
+    mixes = True      # block mode (mixing() is None in global mode)
     options = (
         Param("rank1", str, "block", "rank-1 per attribute block, or the paper's literal global rank-1",
               choices=("block", "global")),
@@ -54,7 +78,17 @@ class Bilinear(Learner):
               "the angle of the R-step pairs to the exact ones and the dual objective (about 1 s per million "
               "blocks)"),
     )
-    progress = {"counter": 1, "updated": 0, "mistakes": 0}
+    # (Ua and Ub: Uab itself without averaging, views of it with averaging; the blocks in
+    # use are the pool's part, BlockPool.state)
+    checkpointed = OnlineLearner.checkpointed.plus(
+        arrays=("W0", "end", "ab", "sigma", "state", "U0", "Utrans", "Uend", "Uab", "Ua", "Ub", "mark"),
+        numbers=("R", "mode", "counter", "updated", "mistakes"), progress={"counter": 1, "updated": 0, "mistakes": 0},
+        parts={"blocks.": "blocks"})
+    # the log line: the sizes of the factors (end_pass) and what diagnose finds
+    shown = (("sigma_mean", "mean sigma_a {:.4g}"), ("sigma_max", "max sigma_a {:.4g}"),
+             ("sigma_1", "sigma_1 {:.4g}"), ("sigma2_over_sigma1_mean", "mean sigma2/sigma1 {:.4g}"),
+             ("angle_mean", "mean angle to exact pair (deg) {:.4g}"),
+             ("value_ratio_mean", "u'Theta v / sigma_1 {:.4g}"), ("dual_objective", "D_t {:.4g}"))
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
@@ -71,13 +105,14 @@ class Bilinear(Learner):
         self.ab = np.zeros((A1, 2 * S + 1))
         self.alpha, self.beta = self.ab[:, :S], self.ab[:, S:]
         self.sigma = np.zeros(A1 if self.mode == "block" else 0)
-        self.state = np.zeros(7)
+        self.state = np.zeros(STATE_SLOTS)
         if self.mode == "global":  # the paper's start: alpha = beta = 1/|1| (unit norm over all attributes)
             self.ab[:] = 1.0
-            # sigma, s_a, s_b, |alpha|^2, |beta|^2, G_a, G_b (see bol_global.pyx); the
-            # running sums G start with the initial parameters, as the counter c = 1 does
+            # the raw vectors hold ones, of squared norm 1 once scaled; the running
+            # sums G start with the initial parameters, as the counter c = 1 does
             s_a, s_b = 1 / np.sqrt(max(A1 * S, 1)), 1 / np.sqrt(max(A1 * (S + 1), 1))
-            self.state = np.array([0.0, s_a, s_b, 1.0, 1.0, 0.0, s_b])
+            state = self.state
+            state[SCALE_A], state[SCALE_B], state[NORM_A], state[NORM_B], state[SUM_B] = s_a, s_b, 1.0, 1.0, s_b
         avg = (lambda a: np.zeros(a.shape)) if self.averaged else (lambda a: np.zeros((0,) * a.ndim))
         self.U0, self.Utrans, self.Uend, Uab = (avg(a) for a in (self.W0, self.trans, self.end, self.ab))
         self.Uab = Uab
@@ -89,14 +124,14 @@ class Bilinear(Learner):
         self.mistakes = 0  # so far: the dual's sum of eta_j is C times this
         # the kernel works on these arrays in place: they are never replaced, only updated
         b = self.blocks
+        scalars = dict(C=self.C, R=self.R, averaged=self.averaged, transitions=self.transitions)
         if self.mode == "block":
             self.kernel = BlockKernel(self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend, self.alpha,
-                                      self.beta, self.sigma, self.Ua, self.Ub, b.slot, b.pool, self.mark, self.C,
-                                      self.R, self.averaged, self.transitions, tasks)
-        else:  # alpha and beta hold the raw vectors, scaled by state[1] and state[2]
+                                      self.beta, self.sigma, self.Ua, self.Ub, b.slot, b.pool, self.mark,
+                                      **scalars, tasks=tasks)
+        else:  # alpha and beta hold the raw vectors, scaled by state[SCALE_A] and state[SCALE_B]
             self.kernel = GlobalKernel(self.W0, self.trans, self.end, self.U0, self.Utrans, self.Uend, self.alpha,
-                                       self.beta, self.state, self.Ua, self.Ub, b.slot, b.pool, self.mark, self.C,
-                                       self.R, self.averaged, self.transitions)
+                                       self.beta, self.state, self.Ua, self.Ub, b.slot, b.pool, self.mark, **scalars)
 
     def train_chunk(self, data, order):
         b = self.blocks
@@ -201,7 +236,7 @@ class Bilinear(Learner):
     def _fold_scales(self):
         """Move a global scale into the raw vectors before it under- or overflows; the
         running sums G for averaging move the other way (G * raw is unchanged)."""
-        for i, raw, G in ((1, self.alpha, 5), (2, self.beta, 6)):
+        for i, raw, G in ((SCALE_A, self.alpha, SUM_A), (SCALE_B, self.beta, SUM_B)):
             scale = self.state[i]
             if not 1e-50 < scale < 1e50:
                 raw *= scale
@@ -209,26 +244,12 @@ class Bilinear(Learner):
                 self.state[i] = 1.0
 
     def snapshot(self):
+        """As every learner's; the driver of mixing, whose marks went (only_mixing),
+        gives them at rest, as a learner that makes passes has them."""
         arrays, scalars = super().snapshot()
         if self.kernel is None and self.mark is not None and len(self.mark) != self.A1:  # (only_mixing)
             arrays["mark"] = np.full(self.A1, -1, dtype=np.int32)  # at rest, as the passes leave it
-        b = self.blocks
-        arrays.update({"blocks.slot": b.slot, "blocks.pool": b.pool[:b.used]})
-        scalars["blocks.used"] = b.used
         return arrays, scalars
-
-    def restore(self, arrays, scalars):
-        arrays, scalars, b = dict(arrays), dict(scalars), self.blocks
-        used, slot, pool = scalars.pop("blocks.used", None), arrays.pop("blocks.slot", None), arrays.pop("blocks.pool", None)
-        fits = type(used) is int and 0 <= used <= len(b.pool) and slot is not None and pool is not None
-        fits = fits and (slot.shape, slot.dtype, pool.shape, pool.dtype) == \
-            (b.slot.shape, b.slot.dtype, (used,) + b.pool.shape[1:], b.pool.dtype)
-        if not fits or np.any((slot < -1) | (slot >= used)):  # slots index the pool in the kernels
-            raise ValueError("the checkpoint's Theta blocks do not fit this learner")
-        super().restore(arrays, scalars)
-        b.used = used
-        np.copyto(b.slot, slot)
-        b.pool[:used] = pool
 
     def end_pass(self, k):
         if self.mode == "block":
@@ -237,7 +258,7 @@ class Bilinear(Learner):
             n = int(np.count_nonzero(used))
             sig = {"sigma_mean": float(used.sum()) / n if n else 0.0, "sigma_max": float(used.max()) if n else 0.0}
         else:
-            sig = {"sigma_1": float(self.state[0])}
+            sig = {"sigma_1": float(self.state[SIGMA])}
         stats = {"blocks": int(self.blocks.used), "block_updates": self.updated, **sig}
         if self.settings.get("diagnose"):
             stats.update(self.diagnose())
@@ -318,12 +339,12 @@ class Bilinear(Learner):
             alpha, beta = np.zeros((self.A1, S)), np.zeros((self.A1, S + 1))
             alpha[attrs], beta[attrs] = rows[:, :S], rows[:, S:]
         else:
-            sigma, s_a, s_b, _, _, G_a, G_b = self.state
+            state = self.state
             if self.averaged:  # means of (sigma s_a a_raw) and (s_b b_raw), initial values included
                 c = float(self.counter)
-                alpha, beta = (G_a * self.alpha - self.Ua) / c, (G_b * self.beta - self.Ub) / c
+                alpha, beta = (state[SUM_A] * self.alpha - self.Ua) / c, (state[SUM_B] * self.beta - self.Ub) / c
             else:
-                alpha, beta = sigma * s_a * self.alpha, s_b * self.beta
+                alpha, beta = state[SIGMA] * state[SCALE_A] * self.alpha, state[SCALE_B] * self.beta
         W0, trans, end = self.W0, self.trans, self.end
         if self.averaged:
             c = float(self.counter)

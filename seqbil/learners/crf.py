@@ -21,7 +21,7 @@ from .._kernels.crf import CRFKernel
 from .._kernels.linalg import dot
 from ..linesearch import LINESEARCHES
 from ..params import Param
-from .base import Learner, register
+from .base import BatchLearner, Checkpointed, register
 
 # the coefficients tried when none is given, strongest regularisation first (the path
 # stops two steps past the best): CRFsuite's default c2 = 1 and CRF++'s -c 0.5 .. 500
@@ -72,6 +72,7 @@ class CRFWeights:
     """The weights of a linear-chain CRF as one vector x over CRFsuite's feature set
     (cython_ext/crf.pyx): building it, the model's blocks, continuing a model. For the
     learners that train it (crf, l2sgd)."""
+    FEATURE_SET = ("ptr0", "lab0", "ptr1", "cell1")  # the arrays of the feature set (build_features)
 
     def build_features(self, data):
         """The feature set of the training corpus, its kernel and x = 0."""
@@ -113,15 +114,14 @@ class CRFWeights:
 
 
 @register
-class CRF(CRFWeights, Learner):
+class CRF(CRFWeights, BatchLearner):
     name = "crf"
     summary = "linear-chain CRF (Lafferty et al. 2001) by maximum likelihood: L-BFGS with L2 (c2), OWL-QN with " \
               "L1 (c1), as CRFsuite"
     averages = False
-    batch = True
     probabilistic = True
     defaults = {"epochs": 1000}
-    progress = {}
+    checkpointed = Checkpointed(arrays=("x",), fixed=("obs",) + CRFWeights.FEATURE_SET, parts={"opt:": "optimizer"})
     shown = (("objective", "objective {:.6g}"), ("gnorm", "|g| {:.4g}"), ("step", "step {:.3g}"),
              ("evaluations", lambda n: f"{n} evaluation{'s' if n != 1 else ''}"))
     # all_possible_states, c1, c2, period, delta and jobs are in the core table (params.py)
@@ -214,31 +214,6 @@ class CRF(CRFWeights, Learner):
             return self.optimizer.step()
         finally:
             self._data = None
-
-    def train_chunk(self, data, order):
-        raise NotImplementedError("the CRF is trained a whole pass at a time (train_pass)")
-
-    def snapshot(self):
-        arrays, scalars = {}, {}
-        for name in ("x", "obs", "ptr0", "lab0", "ptr1", "cell1"):
-            arrays[name] = getattr(self, name)
-        opt_arrays, opt_scalars = self.optimizer.state()
-        arrays.update({f"opt:{k}": v for k, v in opt_arrays.items()})
-        scalars.update({f"opt:{k}": v for k, v in opt_scalars.items()})
-        return arrays, scalars
-
-    def restore(self, arrays, scalars):
-        mine = {k: v for k, v in arrays.items() if not k.startswith("opt:")}
-        fresh, _ = self.snapshot()
-        if set(arrays) != set(fresh):
-            raise ValueError("the checkpoint's arrays do not fit this learner")
-        for name, value in mine.items():
-            if getattr(self, name).shape != value.shape or not (name == "x" or np.array_equal(getattr(self, name),
-                                                                                              value)):
-                raise ValueError(f"checkpoint array {name} does not fit this learner")
-        self.x[...] = mine["x"]
-        self.optimizer.restore({k[4:]: v for k, v in arrays.items() if k.startswith("opt:")},
-                               {k[4:]: v for k, v in scalars.items() if k.startswith("opt:")})
 
     def finish(self):
         if self._pool is not None:

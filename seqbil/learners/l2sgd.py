@@ -41,7 +41,6 @@ initial loss of the calibration counts their L2 term over the samples, as the tr
 do (CRFsuite starts from 0, where the two agree); a loss that is not finite ends
 training with the weights of the best epoch (CRFsuite returns an error).
 """
-import json
 import math
 
 import numpy as np
@@ -49,7 +48,7 @@ import numpy as np
 from .._kernels.linalg import dot
 from ..optimize import delta_test
 from ..params import Param
-from .base import Learner, register
+from .base import BatchLearner, Checkpointed, register
 from .crf import CRFWeights
 
 
@@ -84,15 +83,15 @@ def _finite(value):
 
 
 @register
-class L2SGD(CRFWeights, Learner):
+class L2SGD(CRFWeights, BatchLearner):
     name = "l2sgd"
     summary = "linear-chain CRF by SGD with L2 (c2), as CRFsuite's l2sgd: a learning rate calibrated on a " \
               "sample, then eta = 1 / (lambda (t0 + t)), one sentence a step"
     averages = False
-    batch = True
     probabilistic = True
     defaults = {"epochs": 1000, "delta": 1e-6}  # CRFsuite's l2sgd: max_iterations 1000, delta 1e-6
-    progress = {}
+    checkpointed = Checkpointed(arrays=("x", "best_x", "best", "pf"), fixed=CRFWeights.FEATURE_SET,
+                                numbers=("t", "t0", "eta", "decay", "rng"), progress={"t": 0.0, "t0": 0.0, "eta": 0.0})
     shown = (("objective", "objective {:.6g}"), ("improvement", "improvement {:.3g}"), ("norm", "|w| {:.4g}"),
              ("eta", "eta {:.4g}"),
              ("calibration", lambda c: f"eta0 {c['eta']:.4g} calibrated in {len(c['trials'])} trials"))
@@ -187,41 +186,11 @@ class L2SGD(CRFWeights, Learner):
         return {**record, "objective": objective, "improvement": improvement, "norm": math.sqrt(norm2),
                 "eta": self.eta, "updates": self.t, "stop": stop}
 
-    def train_chunk(self, data, order):
-        raise NotImplementedError("l2sgd is trained a whole epoch at a time (train_pass)")
-
     def objective(self, data, x=None):
         """f(x) exactly (default: the current weights): the sum of -log p(y | x) over
         every training sequence plus c2 ||x||^2."""
         x = self.x if x is None else x
         return self.kernel.loss(data, x, np.arange(data.n_sequences, dtype=np.int64)) + self.c2 * dot(x, x)
-
-    STATE = ("x", "best_x", "best", "pf")
-    FIXED = ("ptr0", "lab0", "ptr1", "cell1")
-    NUMBERS = ("t", "t0", "eta", "decay")
-
-    def snapshot(self):
-        arrays = {name: getattr(self, name) for name in self.STATE + self.FIXED}
-        scalars = {name: float(getattr(self, name)) for name in self.NUMBERS}
-        scalars["rng"] = json.dumps(self.rng.bit_generator.state)
-        return arrays, scalars
-
-    def restore(self, arrays, scalars):
-        if set(arrays) != set(self.STATE + self.FIXED) or set(scalars) != {*self.NUMBERS, "rng"}:
-            raise ValueError("the checkpoint's arrays or numbers do not fit this learner")
-        for name, value in arrays.items():
-            mine = getattr(self, name)
-            if mine.shape != value.shape or mine.dtype != value.dtype or \
-                    (name in self.FIXED and not np.array_equal(mine, value)):
-                raise ValueError(f"checkpoint array {name} does not fit this learner")
-        if not all(type(scalars[name]) is float and math.isfinite(scalars[name]) for name in self.NUMBERS) or \
-                scalars["decay"] != 1.0:
-            raise ValueError("the checkpoint's numbers do not fit this learner")
-        for name in self.STATE:
-            np.copyto(getattr(self, name), arrays[name])
-        for name in self.NUMBERS:
-            setattr(self, name, scalars[name])
-        self.rng.bit_generator.state = json.loads(scalars["rng"])
 
     def finish(self):
         """The model is the best epoch's weights (CRFsuite's best_w)."""

@@ -17,7 +17,6 @@ kernel is rpa's weight step (cython_ext/rpa.pyx, RPAKernel) without %emb adaptat
 features; here the model is sp's (every pair, W1, trans with a start column, end).
 CRFsuite's `epsilon` stop (mean loss of an epoch) is not taken: `epochs` passes run.
 """
-import numpy as np
 
 from .._kernels.rpa import RPAKernel
 from ..params import Param
@@ -43,5 +42,5 @@ class PassiveAggressive(AveragedLinear):
         cost = SQRT_HAMMING if settings["pa_error_sensitive"] else ZERO_ONE
         # the kernel works on these arrays in place: they are never replaced, only updated
         self.kernel = RPAKernel(self.W0, self.W1, self.trans, self.end, self.U0, self.U1, self.Utrans, self.Uend,
-                                np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0, np.int32), self.C, 1.0, 1, cost,
-                                False, self.averaged, self.transitions, int(settings["pa_type"]))
+                                C=self.C, cost=cost, averaged=self.averaged, transitions=self.transitions,
+                                pa_type=int(settings["pa_type"]))

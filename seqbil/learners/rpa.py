@@ -13,7 +13,7 @@ import numpy as np
 
 from .._kernels.rpa import RPAKernel
 from ..params import Param
-from .base import AveragedLinear, Learner, register
+from .base import AveragedLinear, register
 
 
 @register
@@ -33,7 +33,8 @@ class ReEmbeddingPA(AveragedLinear):
               "zero-one (1 for any wrong sentence)", choices=("hamming", "zero-one")),
     )
     embeds = True  # training hands it the %emb vectors (attach) and the corpus's rows of them
-    mixing = Learner.mixing  # the vectors would need mixing too: no shards
+    mixes = False  # the vectors would need mixing too: no shards
+    checkpointed = AveragedLinear.checkpointed.plus(arrays=("first", "Phi", "UPhi"))
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
@@ -48,9 +49,9 @@ class ReEmbeddingPA(AveragedLinear):
         s = self.settings
         # the kernel works on these arrays in place: they are never replaced, only updated
         self.kernel = RPAKernel(self.W0, self.W1, self.trans, self.end, self.U0, self.U1, self.Utrans, self.Uend,
-                                self.Phi, self.UPhi, self.first, self.C, float(s["lam"]), int(s["inner"]),
-                                s["rpa_loss"] == "hamming", not s["freeze_embeddings"], self.averaged,
-                                self.transitions)
+                                self.Phi, self.UPhi, self.first, C=self.C, cost=s["rpa_loss"] == "hamming",
+                                averaged=self.averaged, transitions=self.transitions, lam=float(s["lam"]),
+                                inner=int(s["inner"]), learn_phi=not s["freeze_embeddings"])
 
     def embedding(self):
         """Phi as decoding reads it: averaged when averaging is on."""

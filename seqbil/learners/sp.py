@@ -10,7 +10,7 @@ class Perceptron(AveragedLinear):
     name = "sp"
     summary = "structured perceptron (Collins 2002) on the linear model, lazy averaging"
     multitask = True
-    progress = {"counter": 1, "used": 0}
+    checkpointed = AveragedLinear.checkpointed.plus(arrays=("slot",), numbers=("used",), progress={"used": 0})
     # W1 and U1 hold a row per slot (sp.pyx): slot[a] is attribute a's row, given as
     # an update first reaches a; the rows never reached stay untouched zero pages
     _BY_SLOT = frozenset(("W1", "U1"))
@@ -21,7 +21,8 @@ class Perceptron(AveragedLinear):
         self.used = 0
         # the kernel works on these arrays in place: they are never replaced, only updated
         self.kernel = PerceptronKernel(self.W0, self.W1, self.trans, self.end, self.U0, self.U1, self.Utrans,
-                                       self.Uend, self.C, self.averaged, self.transitions, self.slot, tasks)
+                                       self.Uend, C=self.C, averaged=self.averaged, transitions=self.transitions,
+                                       slot=self.slot, tasks=tasks)
 
     def train_chunk(self, data, order):
         mistakes, self.counter, self.used = self.kernel.train_chunk(data, order, self.counter, self.used)

@@ -13,10 +13,10 @@ from .. import checkpoint, multitask
 from ..errors import ConfigError
 from ..evaluation import headline
 from ..features.templates import EMB
+from ..learners.base import CHUNK
 from .scoring import dev_score
 
 
-CHUNK = 256  # sequences per call into compiled code; progress and Ctrl-C are handled between calls
 
 
 _STOPS = []  # the state of the graceful_stop in force, if any
@@ -58,86 +58,46 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
     history as its record: progress bar, the log (JSON lines), dev scores after every
     pass (score_dev), checkpoints, Ctrl-C (the run stops after the pass), and the
     passes on the shards of a Dask cluster (run.mixer, which prepare() made)."""
-    settings, data, model, names = run.settings, run.data, run.model, run.names
-    tasks = run.tasks
+    data, mixer, tasks = run.data, run.mixer, run.tasks
     N = data.n_sequences if data is not None else 0
     log = open(log_path, "a" if append_log else "w", encoding="utf-8") if log_path else None
     try:
-        mixer = run.mixer
         if mixer is not None:  # the passes run on the shards, which hold their parts of the corpus
             if learner.mixing() is None:
                 raise ConfigError(run.sources.get("shards", "<settings>"), 0, f"learner {learner.name} with these "
                                   "settings does not support iterative parameter mixing (shards)" +
-                                  ("; use rank1 = block" if settings.get("rank1") == "global" else ""))
+                                  ("; use rank1 = block" if run.settings.get("rank1") == "global" else ""))
             mixer.start(learner, epochs_run=len(history))
             N = sum(mixer.sizes)
         with graceful_stop() as stop:
             done = bool(history and history[-1].get("stop"))  # a batch learner's optimizer ended the run
             for k in range(len(history), 0 if done else learner.passes()):
                 learner.start_pass(k)
-                start, mistakes, mixed = time.perf_counter(), 0, None
-                if tasks:  # the learners flag the sequences they get wrong, counted per task and chunk
-                    data.seq_wrong = np.zeros(N, np.uint8)
-                    curve = np.zeros((2, -(-N // CHUNK), len(names)), np.int64)
+                start, mixed = time.perf_counter(), None
                 with tqdm(total=N, desc=learner.pass_name(k), unit="seq", leave=False,
                           disable=not show_progress, dynamic_ncols=True) as bar:
-                    if learner.batch:
-                        order, stats = (), learner.train_pass(data, k)
-                        bar.update(N)
-                    elif mixer is not None:  # the passes run on the shards; this learner takes the mix
+                    if mixer is None:
+                        epoch = Epoch(run, rng, bar)
+                        stats = learner.run_pass(data, k, epoch)
+                    else:  # the passes run on the shards; this learner takes the mix
                         mistakes, mixed = mixer.epoch(k, bar)
-                        order = ()
-                    else:
-                        order = multitask.epoch_order(rng, data.seq_task, settings["task_order"]) if tasks else \
-                            rng.permutation(N).astype(np.int64)
-                    for c in range(0, len(order), CHUNK):
-                        mistakes += learner.train_chunk(data, order[c:c + CHUNK])
-                        if tasks:
-                            seen = data.seq_task[order[c:c + CHUNK]]
-                            curve[0, c // CHUNK] = np.bincount(seen, minlength=len(names))
-                            curve[1, c // CHUNK] = np.bincount(seen, data.seq_wrong[order[c:c + CHUNK]],
-                                                               len(names))
-                        bar.update(min(CHUNK, N - c))
-                        bar.set_postfix(mistakes=mistakes, refresh=False)
-                if learner.batch:
-                    record = {"pass": k + 1, "name": learner.pass_name(k), **stats,
-                              "seconds": time.perf_counter() - start}
-                else:
-                    record = {"pass": k + 1, "name": learner.pass_name(k), "mistakes": int(mistakes),
-                              "error_rate": mistakes / max(N, 1), "seconds": time.perf_counter() - start}
+                        stats = learner.pass_record(mistakes, N)
+                record = {"pass": k + 1, "name": learner.pass_name(k), **stats, "seconds": time.perf_counter() - start}
                 if tasks:
-                    record["task_mistakes"] = dict(zip(names, curve[1].sum(axis=0).tolist()))
+                    record["task_mistakes"] = epoch.task_mistakes()
                 if mixed is not None:
                     record["mixing"] = mixed
                 record.update(learner.end_pass(k))
-                if learner.batch:  # the fields the learner names (Learner.shown)
-                    shown = [fmt.format(record[key]) if isinstance(fmt, str) else fmt(record[key])
-                             for key, fmt in learner.shown if record.get(key) is not None]
-                    line = f"{record['name']}: " + ", ".join([*shown, f"{record['seconds']:.2f} s"])
-                else:
-                    line = f"{record['name']}: {mistakes} mistakes ({100 * record['error_rate']:.2f}%), " \
-                           f"{record['seconds']:.2f} s" + _diagnostics(record)
+                line = learner.pass_line(record)
                 if tasks:
                     line += " (" + ", ".join(f"{t} {n}" for t, n in record["task_mistakes"].items()) + ")"
-                if score_dev and run.dev_data is not None:
-                    result = score_run(run, learner)
-                    record["dev"] = result
-                    name, value = headline(result)
-                    line += f", dev {name} {value:.2f}"
-                elif score_dev and run.devs:
-                    model.kind, model.weights = learner.parameters()
-                    scores = {task: dev_score(model.for_task(task), d, s) for task, (s, _, d) in run.devs.items()}
-                    record["dev_tasks"] = scores
-                    line += ", dev " + ", ".join(f"{task} {headline(r)[0]} {headline(r)[1]:.2f}"
-                                                 for task, r in scores.items())
+                if score_dev:
+                    line += _score_dev(run, learner, record)
                 echo(line)
                 history.append(record)
                 if log:
-                    # multi-task runs: each chunk's sequences and mistakes per task, in the
-                    # order learned (the mistake curves of Cavallanti et al.), in the log only
-                    extra = {"chunk": CHUNK, "task_sequences_per_chunk": curve[0].tolist(),
-                             "task_mistakes_per_chunk": curve[1].tolist()} if tasks else {}
-                    log.write(json.dumps({**record, **extra}) + "\n")
+                    # multi-task runs: each chunk's sequences and mistakes per task, in the log only
+                    log.write(json.dumps({**record, **(epoch.curves() if tasks else {})}) + "\n")
                     log.flush()
                 last = k + 1 == learner.passes() or bool(record.get("stop"))
                 if checkpoint_every and ((k + 1) % checkpoint_every == 0 or stop["stop"] or last):
@@ -156,6 +116,70 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
     return history
 
 
+class Epoch:
+    """A pass over run.data as the trainer gives it to the learner (Learner.run_pass):
+    the order of the sequences, drawn from rng only when the learner asks for it (a
+    batch learner leaves the generator as it was), CHUNK at a time; each chunk learned
+    moves the progress bar and, in a multi-task run, is counted by task."""
+
+    def __init__(self, run, rng, bar):
+        self.run, self.rng, self.bar = run, rng, bar
+        N = run.data.n_sequences
+        if run.tasks:  # the learners flag the sequences they get wrong, counted per task and chunk
+            run.data.seq_wrong = np.zeros(N, np.uint8)
+            self.curve = np.zeros((2, -(-N // CHUNK), len(run.names)), np.int64)
+            self.counted = 0  # chunks counted so far
+
+    def chunks(self):
+        """The training sequences in a new order (int64 indices), CHUNK at a time."""
+        data = self.run.data
+        order = multitask.epoch_order(self.rng, data.seq_task, self.run.settings["task_order"]) if self.run.tasks \
+            else self.rng.permutation(data.n_sequences).astype(np.int64)
+        return [order[c:c + CHUNK] for c in range(0, len(order), CHUNK)]
+
+    def learned(self, chunk=None, mistakes=None):
+        """The sequences `chunk` are learned (None: the whole corpus, at once), with
+        `mistakes` in the pass so far."""
+        if chunk is None:
+            self.bar.update(self.run.data.n_sequences)
+            return
+        if self.run.tasks:
+            data, n = self.run.data, len(self.run.names)
+            seen = data.seq_task[chunk]
+            self.curve[0, self.counted] = np.bincount(seen, minlength=n)
+            self.curve[1, self.counted] = np.bincount(seen, data.seq_wrong[chunk], n)
+            self.counted += 1
+        self.bar.update(len(chunk))
+        self.bar.set_postfix(mistakes=mistakes, refresh=False)
+
+    def task_mistakes(self):
+        """The pass's mistakes per task."""
+        return dict(zip(self.run.names, self.curve[1].sum(axis=0).tolist()))
+
+    def curves(self):
+        """Each chunk's sequences and mistakes per task, in the order learned (the
+        mistake curves of Cavallanti et al.)."""
+        return {"chunk": CHUNK, "task_sequences_per_chunk": self.curve[0].tolist(),
+                "task_mistakes_per_chunk": self.curve[1].tolist()}
+
+
+def _score_dev(run, learner, record):
+    """The learner's current parameters scored on the dev data, or on each task's, into
+    the record; what the log line says of it."""
+    if run.dev_data is not None:
+        result = score_run(run, learner)
+        record["dev"] = result
+        name, value = headline(result)
+        return f", dev {name} {value:.2f}"
+    if not run.devs:
+        return ""
+    model = run.model
+    model.kind, model.weights = learner.parameters()
+    scores = {task: dev_score(model.for_task(task), d, s) for task, (s, _, d) in run.devs.items()}
+    record["dev_tasks"] = scores
+    return ", dev " + ", ".join(f"{task} {headline(r)[0]} {headline(r)[1]:.2f}" for task, r in scores.items())
+
+
 def score_run(run, learner):
     """The dev score of the learner's current parameters (the %emb vectors as they
     are now, when the learner adapts them)."""
@@ -165,11 +189,3 @@ def score_run(run, learner):
         run.vectors.tables[EMB].matrix = learner.embedding().astype(np.float32)
         run.dev_data = model.encode(run.dev_sentences, run.dev_name)
     return dev_score(model, run.dev_data, run.dev_sentences)
-
-
-def _diagnostics(record):
-    shown = [("sigma_mean", "mean sigma_a"), ("sigma_max", "max sigma_a"), ("sigma_1", "sigma_1"),
-             ("sigma2_over_sigma1_mean", "mean sigma2/sigma1"), ("angle_mean", "mean angle to exact pair (deg)"),
-             ("value_ratio_mean", "u'Theta v / sigma_1"),
-             ("dual_objective", "D_t")]
-    return "".join(f", {label} {record[key]:.4g}" for key, label in shown if key in record)

@@ -10,7 +10,7 @@ from ..errors import InputError
 from ..evaluation import headline, score
 from ..formats import make_format
 from ..calibration import fit_temperature, token_nll
-from ..learners import LEARNERS
+from ..learners import LEARNERS, BatchLearner
 from ..model import Model
 from .finishing import temperature_line
 from .memory import return_freed_memory
@@ -192,7 +192,8 @@ def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, sh
         previous = learners[f]
         learner = learners[f] = make_learner(run, bases[f] if previous is None else None, init_model,
                                              lambda line: None)
-        if previous is not None and learner.batch:  # a path: each setting starts where the last ended
+        # a batch learner's path: each setting starts where the last ended
+        if previous is not None and isinstance(learner, BatchLearner):
             learner.warm_start(previous.parameters()[1])
         if previous is not None and not (best and previous in best.learners):
             previous.finish()
@@ -228,7 +229,7 @@ def _score_trial(trial, runs, choice, where, echo):
     name, value = headline(result)
     seconds = time.perf_counter() - start  # (not in the record: the same run gives the same model bytes)
     row = {**trial.point, "metric": name, "value": value, "passes": [len(h) for h, _ in trial.passes]}
-    probabilistic, batch = trial.learners[0].probabilistic, trial.learners[0].batch
+    probabilistic, batch = trial.learners[0].probabilistic, isinstance(trial.learners[0], BatchLearner)
     if probabilistic:
         row["nll"] = nll
     echo("  " + ", ".join(f"{k} {trial.point[k]:g}" for k in choice.varies) + f": {where} {name} {value:.2f}" +
