@@ -1,6 +1,6 @@
 """How a model keeps its weights for tagging: per attribute, only the non-zero ones.
 
-Training works on dense blocks (model.py): W0 (A0 x S), and W1 (A1 x S x (S + 1)) or
+Training works on dense blocks (model/core.py): W0 (A0 x S), and W1 (A1 x S x (S + 1)) or
 alpha (A1 x S) and beta (A1 x (S + 1)). Most rows stay zero (an attribute gets a
 weight only when it takes part in a mistake) and most of the others hold a few
 non-zero cells, so a model keeps each block as a CSR matrix over attributes (Rows):
