@@ -59,11 +59,11 @@ def finish(run, learner, history, base=None, init_model=None, template_file=None
     learner.finish()
     return_freed_memory()
     model.kind, model.weights = learner.final_parameters()
-    if run.learning:
+    if run.emb.learning:
         final = learner.embedding()
         vectors.tables[EMB].matrix = final.astype(np.float32)
-        moved = np.linalg.norm(final - run.phi0, axis=1)
-        counts = run.emb_counts
+        moved = np.linalg.norm(final - run.emb.start, axis=1)
+        counts = run.emb.counts
         emb_moved = {"mean_moved": float(moved[counts > 0].mean()) if (counts > 0).any() else 0.0}
         for name, rows in (("frequent", counts >= 10), ("rare", (counts > 0) & (counts < 2))):
             emb_moved[f"{name}_words"] = int(rows.sum())
@@ -74,7 +74,7 @@ def finish(run, learner, history, base=None, init_model=None, template_file=None
         model.training["train"] = None
         model.training["tasks"] = {name: _task_record(name, run.train_record["tasks"][name], run.devs.get(name),
                                                       history) for name in run.names}
-    if run.learning:  # how far the learner moved the %emb vectors of the training words
+    if run.emb.learning:  # how far the learner moved the %emb vectors of the training words
         model.training["moved"] = emb_moved
     if base is not None:
         model.training["init_model"] = {"path": str(init_model), "sha256": file_record(init_model, [])["sha256"],
@@ -90,12 +90,12 @@ def compact(run, model, echo=print):
     echo(_compaction_line(kept, settings))
     model.training["compaction"] = {"prune": settings["prune"], "precision": settings["precision"],
                                     **{f"order{o}": kept[o] for o in (0, 1)}}
-    if run.lexicon_info:
-        model.training["dictionaries"] = run.lexicon_info
+    if run.records.dictionaries:
+        model.training["dictionaries"] = run.records.dictionaries
     if run.structure is not None:
-        model.training["structure"] = run.structure_info
+        model.training["structure"] = run.records.structure
     if vectors is not None:
-        model.training["vectors"] = {name: {**run.vector_info[name], "rows_kept": len(t)}
+        model.training["vectors"] = {name: {**run.records.vectors[name], "rows_kept": len(t)}
                                      for name, t in sorted(vectors.tables.items())}
         if "moved" in model.training:
             model.training["vectors"][EMB]["moved"] = model.training.pop("moved")

@@ -185,7 +185,7 @@ def score_run(run, learner):
     are now, when the learner adapts them)."""
     model = run.model
     model.kind, model.weights = learner.parameters()
-    if run.learning:
+    if run.emb.learning:
         run.vectors.tables[EMB].matrix = learner.embedding().astype(np.float32)
         run.dev_data = model.encode(run.dev_sentences, run.dev_name)
     return dev_score(model, run.dev_data, run.dev_sentences)

@@ -23,6 +23,26 @@ from .shards import ColumnValues, index_of_shards, survey_shards
 
 
 @dataclass
+class Embeddings:
+    """The %emb vectors of a run whose learner reads them by row (live: the encoded
+    corpus gives the rows, data.emb_rows) and adapts them (learning): the vectors it
+    starts from, and how often each row is read per position."""
+    live: bool = False
+    learning: bool = False
+    start: object = None
+    counts: object = None
+
+
+@dataclass
+class FeatureRecords:
+    """What the model's training record says of the run's dictionaries, vectors and
+    structure (where they came from, their checksums, what was kept)."""
+    dictionaries: dict | None = None
+    vectors: dict | None = None
+    structure: dict | None = None
+
+
+@dataclass
 class Run:
     """A training corpus read and encoded, with what the passes and the model need:
     the output of prepare(), the input of make_learner(), run_passes() and finish()."""
@@ -46,13 +66,8 @@ class Run:
     task_spec: tuple | None = None
     coupling_line: str = ""
     vectors: object = None
-    live: bool = False        # the learner reads the %emb rows (data.emb_rows)
-    learning: bool = False    # ... and adapts the vectors
-    phi0: object = None
-    emb_counts: object = None
-    lexicon_info: dict | None = None
-    vector_info: dict | None = None
-    structure_info: dict | None = None
+    emb: Embeddings = field(default_factory=Embeddings)
+    records: FeatureRecords = field(default_factory=FeatureRecords)
     structure: object = None
     interrupted: bool = False  # run_passes stopped early on SIGINT / SIGTERM
     mixer: object = None  # on shards: the shards, read and encoded on the workers (dask/ipm.py: Mixer)
@@ -149,7 +164,7 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
                              lexicons=lexicons,
                              length_cap=settings["dict_length_cap"], jackknife=jackknife)
         n_sequences, n_positions = data.n_sequences, data.n_positions
-    phi0, emb_counts = _embedding_rows(data, vectors, tokens, settings) if live else (None, None)
+    emb = Embeddings(live, learning, *(_embedding_rows(data, vectors, tokens, settings) if live else (None, None)))
     task_spec, coupling_line = None, ""
     if tasks:  # how the tasks are coupled (a general interaction matrix adds task copies of attributes)
         if settings["interaction"] and "coupling" in sources:
@@ -176,9 +191,8 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
     model = Model("linear", labels, index, corpus, {}, precision=settings["precision"], tasks=names,
                   task_labels=task_labels if tasks else None)
     run = Run(settings, sources, fmt, tasks, templates, origin, train_name, train_record, labels, index, data, model,
-              t_encode, task_spec=task_spec, coupling_line=coupling_line, vectors=vectors, live=live,
-              learning=learning, phi0=phi0, emb_counts=emb_counts, lexicon_info=lexicon_info,
-              vector_info=vector_info, structure_info=structure_info, structure=structure, mixer=mixer,
+              t_encode, task_spec=task_spec, coupling_line=coupling_line, vectors=vectors, emb=emb,
+              records=FeatureRecords(lexicon_info, vector_info, structure_info), structure=structure, mixer=mixer,
               fingerprint=fingerprint)
     _read_devs(run, dev)
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
@@ -282,10 +296,10 @@ def make_learner(run, base=None, init_model=None, echo=print):
             raise
         raise ConfigError(sources.get("learner", "<settings>"), 0, f"multi-task training: {exc}") from None
     learner.prepare(run.data)
-    if run.live:
+    if run.emb.live:
         vectors = run.vectors
         learner.attach([f for f, t in zip(vectors.firsts(index.n_keyed(0)), vectors.templates)
-                        if t.refs[0][1].source == EMB], run.phi0)
+                        if t.refs[0][1].source == EMB], run.emb.start)
     if base is not None:
         if (base.kind == "bilinear") != learner.bilinear:
             raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner.name!r} cannot "
