@@ -1,4 +1,7 @@
 """Errors a user can act on. The CLI prints them as one line and exits with status 2."""
+import os
+import sys
+
 
 
 class SeqbilError(Exception):
@@ -37,8 +40,6 @@ def silence_stderr():
     """Standard error can no longer be written (its reader went away, as in `2>&1 |
     head -1`): later messages and progress bars go nowhere, and the work goes on; its
     result and exit status do not depend on whether anyone reads the messages."""
-    import os
-    import sys
     try:
         sys.stderr = open(os.devnull, "w")
     except OSError:
@@ -50,7 +51,6 @@ def check_output(path, what="output", inputs=()):
     a directory that does not exist, where this user may not write, or one of the
     `inputs` of the same run (the same file, links resolved), which the output would
     destroy. None and "-" (standard output) pass."""
-    import os
     if path is None or str(path) == "-" or not isinstance(path, (str, os.PathLike)):
         return
     path = os.fspath(path)
@@ -70,7 +70,6 @@ def check_output(path, what="output", inputs=()):
 def same_file(a, b):
     """Whether two paths name one file: the same inode when both exist, else the same
     path once links and relative parts are resolved."""
-    import os
     try:
         return os.path.samefile(a, b)
     except OSError:

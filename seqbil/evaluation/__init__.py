@@ -4,6 +4,7 @@ chunks.py (IOB1 and IOB2 as conlleval, IOBES and BILOU as seqeval), segmentation
 (the SIGHAN scorer), accuracy.py (per token and per label), report.py (their text layouts).
 """
 from ..formats.sighan import words_from_tags
+from ..formats.textio import read_lines
 from .accuracy import label_scores, token_accuracy
 from .chunks import chunk_scores
 from .report import format_report
@@ -75,5 +76,4 @@ def headline(result):
 
 def read_vocabulary(path, encoding="utf-8"):
     """Words of a word list (one per line) or of a segmented corpus."""
-    from ..formats.textio import read_lines
     return {w for _, text in read_lines(path, encoding) for w in text.split()}

@@ -19,6 +19,8 @@ import re
 
 import numpy as np
 
+from .._kernels.features import append_dense
+from .._version import __version__
 from ..errors import ConfigError, ModelFileError
 from ..formats.sentence import Corpus
 from ..modelfile import read_model, write_model
@@ -198,7 +200,6 @@ class Structure:
 
     def save(self, path):
         """Write the structure file (atomically)."""
-        from .. import __version__
         meta = {"format": FORMAT, "structure_version": VERSION, "seqbil_version": __version__, **self.meta()}
         write_model(path, meta, self.arrays())
 
@@ -233,7 +234,6 @@ class StructureFeatures:
     def append(self, corpus, ptr, ids, vals, first):
         """(ptr, ids, vals): the 0-order CSR entries of the corpus's tokens (vals None:
         every value 1) with these features appended at every token, ids from `first`."""
-        from .._kernels.features import append_dense
         corpus = Corpus.of(corpus)
         vec = self.structure.vectors(corpus)
         vec *= np.float32(self.scale)

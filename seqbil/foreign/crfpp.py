@@ -37,6 +37,7 @@ from ..errors import ModelFileError
 from ..evaluation import choose_metric
 from ..features.index import LAYOUT, FeatureIndex, Vocabulary
 from ..features.templates import TemplateSet, parse_template
+from ..model import Model
 from ..modelfile import crfpp_form
 
 _HEAD = struct.Struct("<IidIII")  # version, type, cost factor, maxid, xsize, size of the double array
@@ -341,7 +342,6 @@ def to_model(crf, path, encoding="utf-8", precision=None):
     as crf_test scores it at cost factor 1 (the default of its -c). precision: of the
     stored weights; default the file's (float32 for a binary model, float64 for a
     text one)."""
-    from ..model import Model
 
     def text(b, what):
         try:

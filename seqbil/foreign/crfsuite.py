@@ -26,6 +26,7 @@ from ..errors import ModelFileError
 from ..evaluation import choose_metric
 from ..features.index import LAYOUT, FeatureIndex, Vocabulary
 from ..features.templates import TemplateSet, parse_template
+from ..model import Model
 from ..modelfile import is_crfsuite
 
 MAGIC, TYPE = b"lCRF", b"FOMC"
@@ -94,7 +95,6 @@ def to_model(crf, path, precision=None):
     """A seqbil Model (templates U:%attr and B, corpus format crfsuite) that scores
     every labelling as CRFsuite scores it. precision: of the stored weights (default
     float64, CRFsuite's)."""
-    from ..model import Model
 
     labels = [y.decode("utf-8", "surrogateescape") for y in crf.labels]
     if not labels or len(set(labels)) != len(labels):

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..storage import Rows
+
 REGISTRY = {}
 
 # sequences an online learner takes per call into compiled code: the trainer handles
@@ -409,7 +411,6 @@ def slots_to_rows(W, U, counter, attrs, n_attributes, precision):
     the non-zero cells of each attribute's row, flattened), so that no dense array
     over all the attributes is made: the weights of the attributes never reached take
     no memory at all."""
-    from ..storage import Rows
     rows = rounded_slots(W, U, counter, len(attrs), np.float32 if precision == "float32" else np.float64)
     del W, U
     return Rows.from_slots(rows, attrs, n_attributes, precision)

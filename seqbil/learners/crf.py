@@ -20,6 +20,7 @@ import numpy as np
 from .._kernels.crf import CRFKernel
 from .._kernels.linalg import dot
 from ..linesearch import LINESEARCHES
+from ..optimize import LBFGS
 from ..params import Param
 from .base import BatchLearner, Checkpointed, register
 
@@ -177,7 +178,6 @@ class CRF(CRFWeights, BatchLearner):
         self.buffers = [(np.zeros(2 * self.n_keyed), np.zeros(S * (S + 2))) for _ in self.blocks]
         if len(self.blocks) > 1:
             self._pool = ThreadPoolExecutor(len(self.blocks))
-        from ..optimize import LBFGS
 
         s = self.settings
         self.optimizer = LBFGS(self.x, self.evaluate, c1=self.c1, num_memories=s["crf_memories"],
