@@ -91,9 +91,9 @@ def main():
             train, test = (str(sample_path(n)) for n in SAMPLES[corpus])
         else:
             train, test = (str(find_corpus(folder, n, args.data)) for n in (train_name, test_name))
-        settings = seqbil.params.resolve(seqbil.params.find_config(config), {})[0]
-        fmt = make_format(settings["format"], None, settings["label_column"])
-        test_sentences = read_corpus(fmt, test, settings["encoding"])
+        settings = seqbil.params.resolve(seqbil.params.find_config(config), {})
+        fmt = make_format(settings.format, None, settings.label_column)
+        test_sentences = read_corpus(fmt, test, settings.encoding)
         for learner in args.learners.split(","):
             if any(r["corpus"] == corpus and r["learner"] == learner for r in record["rows"]):
                 continue

@@ -32,8 +32,8 @@ def once(config, train, strip, label_column):
     from seqbil.features.templates import TemplateSet, parse_template
     from seqbil.formats import make_format, read_corpus
 
-    settings, _ = params.resolve(params.find_config(config))
-    texts = settings["templates"]
+    settings = params.resolve(params.find_config(config))
+    texts = settings.templates
     if strip:
         texts = [re.sub(r"\|[A-Za-z_]+(?::\d+)?", "", t) for t in texts]
     templates = TemplateSet(parse_template(t) for t in texts)

@@ -125,35 +125,35 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
     ['B-NP', 'B-VP']
     """
     echo = echo or (_stderr if verbose else _quiet)
-    config, settings, sources, train, dev = _run_inputs(config, init_model, options, train, dev, echo)
+    config, settings, train, dev = _run_inputs(config, init_model, options, train, dev, echo)
     from .training import train as run
-    result, _ = run(settings, train, model, dev=dev, template_file=template, config=config, sources=sources,
+    result, _ = run(settings, train, model, dev=dev, template_file=template, config=config,
                     init_model=init_model, log_path=log, echo=echo, show_progress=progress, checkpoint_every=checkpoint_every,
                     checkpoint_path=checkpoint, cluster={"client": client, "scheduler": scheduler, "workers": workers})
     return result
 
 
 def _run_inputs(config, init_model, options, train, dev, echo):
-    """(config path, settings, sources, training and dev corpora) of a run: the
+    """(config path, settings, training and dev corpora) of a run: the
     format's bundled config and sample when none is given; sentences given in Python
     read as the format (a continued model's) reads them."""
     if config is None and init_model is None:
         config = FORMATS.get(options.get("format"), Format).default_config
         echo(f"no config given: using the bundled {config} config")
     config = params.find_config(config) if config is not None else None
-    settings, sources = params.resolve(config, options)
-    if train is None and not settings["tasks"]:  # (multi-task: the corpora of the tasks)
+    settings = params.resolve(config, options)
+    if train is None and not settings.tasks:  # (multi-task: the corpora of the tasks)
         # (the bundled test sample is never the dev set: settings are chosen on held-out training data)
-        train = str(sample_path(SAMPLES[settings["format"]][0]))
+        train = str(sample_path(SAMPLES[settings.format][0]))
         echo(f"no training corpus given: training on the bundled sample corpus {train}"
              + (f" (dev: {dev})" if dev is not None else ""))
     if init_model is not None and any(isinstance(d, (list, tuple)) for d in (train, dev)):
         corpus = Model.load(init_model).corpus  # sentences in memory are read as the continued model reads
-        settings["format"], settings["label_column"] = corpus["format"], corpus.get("label_column", -1)
-    fmt = make_format(settings["format"], None, settings["label_column"])
+        settings = settings.but({"format": corpus["format"], "label_column": corpus.get("label_column", -1)})
+    fmt = make_format(settings.format, None, settings.label_column)
     train, dev = (_in_memory(fmt, d, name) if isinstance(d, (list, tuple)) else d
                   for d, name in ((train, "train"), (dev, "dev")))
-    return config, settings, sources, train, dev
+    return config, settings, train, dev
 
 
 def resume(checkpoint, model=None, *, epochs=None, log=None, verbose=False, progress=False, echo=None,
@@ -495,7 +495,7 @@ def _sharded_structure(settings, paths, unit, columns, n_sentences, specs, jobs,
 
     if client is None and scheduler is None and workers is None:
         workers = min(shards, cpus())
-    spec = {"paths": [os.path.abspath(p) for p in paths], "unit": unit, "encoding": settings["encoding"],
+    spec = {"paths": [os.path.abspath(p) for p in paths], "unit": unit, "encoding": settings.encoding,
             "columns": columns}
     with connect(client=client, scheduler=scheduler, workers=workers, echo=echo if progress else None) as c:
         learner = ShardedStructureLearner(settings, c, shards, spec, n_sentences, unit, specs, jobs, echo, progress)
@@ -590,7 +590,7 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
     if not unlabeled:
         raise SeqbilError("give the unlabeled text to learn from (--unlabeled FILE)")
     config = params.find_config(config) if config is not None else None
-    settings, sources = params.resolve(config, options)
-    return learn_from_files(unlabeled, settings, sources, config, echo, out=out, vectors=vectors, jobs=jobs,
+    settings = params.resolve(config, options)
+    return learn_from_files(unlabeled, settings, config, echo, out=out, vectors=vectors, jobs=jobs,
                             progress=progress, shards=shards, client=client, scheduler=scheduler, workers=workers,
                             sharded=_sharded_structure)

@@ -146,7 +146,7 @@ class StructureLearner:
         for column in sorted({c for _, _, _, c in self.splits}):
             if column >= self.n_columns():
                 continue  # _split says which split asks for it
-            names, table, covered = self.target_table(s["targets"], column)
+            names, table, covered = self.target_table(s.targets, column)
             self.targets[column] = names, table, covered / P if P else 0.0
             self.echo(f"{len(names)} targets{f' of column {column}' if column else ''} cover "
                       f"{100 * self.targets[column][2]:.1f}% of the {P} "
@@ -163,9 +163,9 @@ class StructureLearner:
         first = min(self.targets)
         record = {"targets": len(self.targets[first][0]),
                   "target_coverage": round(float(self.targets[first][2]), 4),
-                  "target_columns": {str(c): len(v[0]) for c, v in self.targets.items()}, "dim": s["dim"],
-                  "loss": s["aux_loss"], "lambda": s["aux_lambda"], "epochs": s["aux_epochs"], "rate": s["aux_rate"],
-                  "min_count": s["aux_min_count"], "rounds": s["rounds"], "seed": s["seed"], "splits": report,
+                  "target_columns": {str(c): len(v[0]) for c, v in self.targets.items()}, "dim": s.dim,
+                  "loss": s.aux_loss, "lambda": s.aux_lambda, "epochs": s.aux_epochs, "rate": s.aux_rate,
+                  "min_count": s.aux_min_count, "rounds": s.rounds, "seed": s.seed, "splits": report,
                   "seconds": round(time.perf_counter() - t0, 2), "jobs": self.jobs}
         return Structure(splits, self.unit, record)
 
@@ -182,15 +182,15 @@ class StructureLearner:
         values, table, _ = self.targets[column]
         d, m = index.n_keyed(0), len(values)
         if d == 0:
-            raise SeqbilError(f"split {name}: no feature is seen {s['aux_min_count']} times in the unlabeled text")
+            raise SeqbilError(f"split {name}: no feature is seen {s.aux_min_count} times in the unlabeled text")
         if m < 2:
             raise SeqbilError(f"split {name}: column {column} has {m} value in the unlabeled text: nothing to predict")
         theta, methods = None, []
-        for r in range(s["rounds"]):
+        for r in range(s.rounds):
             U = self.weights(text, r, name, offsets, column, theta)
-            methods.append("closed form" if r == 0 and len(texts) == 1 else f"SGD, {s['aux_epochs']} epochs")
+            methods.append("closed form" if r == 0 and len(texts) == 1 else f"SGD, {s.aux_epochs} epochs")
             # M = [sqrt(lambda) u_l]: one lambda for all, so the singular vectors are those of U
-            theta, sv = top_singular(U, s["dim"], s["seed"], self.jobs)
+            theta, sv = top_singular(U, s.dim, s.seed, self.jobs)
             del U
         rms = self.rms(text, theta)
         self.done_with(name)
@@ -213,7 +213,7 @@ class StructureLearner:
     def split_text(self, name, templates):
         """The split's SplitText, its index counted."""
         text = SplitText(self.corpus, templates, self.chunk, self.fields)
-        text.count(self.settings["aux_min_count"])
+        text.count(self.settings.aux_min_count)
         text.name = name
         return text
 
@@ -231,7 +231,7 @@ class StructureLearner:
     def _closed_form(self, text, offsets, column):
         s = self.settings
         pos, total = self.cooccurrence_counts(text, offsets, column)
-        return [closed_form_counts(counts, total, text.P, s["aux_lambda"], s["aux_loss"]) for counts in pos]
+        return [closed_form_counts(counts, total, text.P, s.aux_lambda, s.aux_loss) for counts in pos]
 
     def cooccurrence_counts(self, text, offsets, column):
         """(pos, total) of closed_form_counts for each offset: counts, which add up over
@@ -268,23 +268,23 @@ class StructureLearner:
         d, m, P = text.index.n_keyed(0), len(self.targets[column][0]), text.P
         h = 0 if theta is None else theta.shape[1]
         th = theta if theta is not None else np.zeros((0, 0), np.float32)
-        rng = np.random.default_rng(s["seed"] + 7919 * rnd)
-        hinge = s["aux_loss"] == "hinge"
+        rng = np.random.default_rng(s.seed + 7919 * rnd)
+        hinge = s.aux_loss == "hinge"
         # per block of problems: [offset, first target, W, V, steps taken, scale of W]
         W = column_blocks(d, [min(b0 + BLOCK, m) - b0 for _ in offsets for b0 in range(0, m, BLOCK)])
         blocks = [[k, b0, next(W), np.zeros((h, min(b0 + BLOCK, m) - b0), np.float32), 0, 1.0]
                   for k in range(len(offsets)) for b0 in range(0, m, BLOCK)]
-        bar = tqdm(total=P * s["aux_epochs"], desc=f"split {name}" + (f", round {rnd + 1}" if rnd else ""),
+        bar = tqdm(total=P * s.aux_epochs, desc=f"split {name}" + (f", round {rnd + 1}" if rnd else ""),
                    unit="tok", unit_scale=True, leave=False, disable=not self.progress, dynamic_ncols=True)
 
         def run(block, ptr, ids, targets):
             k, b0, W, V, t, scale = block
-            block[4], block[5] = sgd_steps(ptr, ids, targets[k], b0, W, V, th, s["aux_lambda"], s["aux_rate"], t,
+            block[4], block[5] = sgd_steps(ptr, ids, targets[k], b0, W, V, th, s.aux_lambda, s.aux_rate, t,
                                            scale, hinge)
 
         bufs = [text.buffers(len(offsets)) for _ in range(2)]  # one chunk trains, the next is encoded
         with bar, ThreadPoolExecutor(self.jobs) as pool:
-            for _ in range(s["aux_epochs"]):
+            for _ in range(s.aux_epochs):
                 # the epoch's order: rng.permutation(P), which numpy draws as the shuffle of
                 # arange(P), held in 4 bytes a position
                 order = np.arange(P, dtype=np.int32 if P < 2 ** 31 else np.int64)
@@ -340,7 +340,7 @@ def column_blocks(d, widths, dtype=np.float32):
 
 def split_specs(settings, fmt, origin="<settings>"):
     """[(name, templates, offsets)] of the settings' splits, or the format's defaults."""
-    texts = settings["splits"] or DEFAULT_SPLITS[fmt]
+    texts = settings.splits or DEFAULT_SPLITS[fmt]
     specs = [parse_split(t, origin) for t in texts]
     names = [n for n, _, _, _ in specs]
     if len(set(names)) != len(names):
@@ -379,32 +379,32 @@ def write_vectors(path, words, vectors):
     os.replace(tmp, path)
 
 
-def learn_from_files(unlabeled, settings, sources, config, echo, *, out=None, vectors=None, jobs=1, progress=False,
+def learn_from_files(unlabeled, settings, config, echo, *, out=None, vectors=None, jobs=1, progress=False,
                      shards=0, client=None, scheduler=None, workers=None, sharded=None):
     """What api.learn_structure does once it has the text's paths (unlabeled) and the
-    settings (sources: where each came from; config: the config file, or None): read
+    settings (params.Settings; config: the config file, or None): read
     the text, learn the structure in this process, or with shards on a Dask cluster
     by sharded(...) (api.py: _sharded_structure; client, scheduler, workers: the
     cluster), record what it was learned from, and write it and the word vectors
     when asked."""
-    fmt = settings["format"]
+    fmt = settings.format
     unit = FORMATS[fmt].unit
-    specs = split_specs(settings, fmt, sources.get("splits", "<settings>"))
+    specs = split_specs(settings, fmt, settings.origin("splits"))
     if shards is None or isinstance(shards, bool) or not isinstance(shards, int) or shards < 0:
         raise SeqbilError(f"shards must be a whole number of at least 0, got {shards!r}")
     if not shards and (client is not None or scheduler is not None or workers is not None):
         raise SeqbilError("a Dask client, scheduler or workers go with shards")
     t0 = time.perf_counter()
-    columns = settings["unlabeled_format"] == "columns"
+    columns = settings.unlabeled_format == "columns"
     with tqdm(desc="reading", unit=" " + unit + "s", unit_scale=True, leave=False, disable=not progress,
               dynamic_ncols=True) as bar:
         # with shards, the driver only counts the sentences (and checks the files): the
         # workers read their parts
         keep = (0, 0) if shards else None
         if columns:
-            corpus, records = read_columns(unlabeled, settings["encoding"], bar.update, keep=keep)
+            corpus, records = read_columns(unlabeled, settings.encoding, bar.update, keep=keep)
         else:
-            corpus, records = read_text(unlabeled, unit, settings["encoding"], bar.update, keep=keep)
+            corpus, records = read_text(unlabeled, unit, settings.encoding, bar.update, keep=keep)
     n_sentences = sum(r["sentences"] for r in records)
     if shards:
         structure, corpus, counts = sharded(settings, unlabeled, unit, columns, n_sentences, specs, jobs, echo,
@@ -421,7 +421,7 @@ def learn_from_files(unlabeled, settings, sources, config, echo, *, out=None, ve
         echo(f"wrote {out}: {len(structure.splits)} splits, {structure.dim} features per token "
              f"({structure.provenance['seconds']:.1f} s)")
     if vectors is not None:
-        words, matrix = word_vectors(structure, corpus, settings["aux_min_count"], counts)
+        words, matrix = word_vectors(structure, corpus, settings.aux_min_count, counts)
         write_vectors(vectors, words, matrix)
         echo(f"wrote {vectors}: {len(words)} word vectors of dimension {matrix.shape[1]}")
     return structure

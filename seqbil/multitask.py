@@ -85,16 +85,16 @@ def task_spec(index, templates, names, settings, data, origin):
     """(the learners' tasks argument, a line saying how the tasks are coupled)."""
     K = len(names)
     own0, own1 = own_attributes(index, templates)
-    if not settings["interaction"]:
-        b = float(settings["coupling"])
+    if not settings.interaction:
+        b = float(settings.coupling)
         return (K, b, own0, own1), (f"tasks: {', '.join(names)}; coupling b = {b:g}: an update on one task moves "
                                     f"the shared weights by {b / (K * (1 + b)):.3g} and its own by "
                                     f"{1 / (1 + b):.3g} of the step")
-    inverse = read_interaction(settings["interaction"], names)
+    inverse = read_interaction(settings.interaction, names)
     rank = complete_task_copies(index, templates, names, data, origin)
     own0, own1 = own_attributes(index, templates)
     return (K, inverse, own0, own1, rank), (f"tasks: {', '.join(names)}; interaction matrix from "
-                                            f"{settings['interaction']}: an update on task k moves task j's "
+                                            f"{settings.interaction}: an update on task k moves task j's "
                                             f"weights by (A^-1)_jk of the step, diagonal "
                                             f"{' '.join(f'{x:.3g}' for x in np.diag(inverse))}")
 

@@ -10,80 +10,21 @@ config; unset options take the defaults. Unknown keys and wrong types are errors
 import math
 import re
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import field, make_dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 
 from .errors import ConfigError
 from .formats import FORMATS
+from .learners import LEARNERS
+from .parameter import Param
 
 SECTIONS = ("corpus", "features", "train", "structure")
 # names an option had before: a config or argument that gives one is told the new name;
 # the settings of checkpoints written with them are read under the new names
 RENAMED = {"crf_period": "period", "crf_delta": "delta"}
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    type: type
-    default: object
-    help: str
-    section: str = "train"
-    choices: tuple = ()
-    minimum: float | None = None  # least allowed value (ints and floats)
-    positive: bool = False        # must be > 0
-    learners: tuple = ()          # the learners that read it; () for all
-    flag: str = ""                # command-line flag when not --name-with-dashes; "-" for none
-    metavar: str = ""             # what the flag's value is called in --help (default: its type)
-    own_defaults: tuple = ()      # ((learner, value), ...): learners whose `defaults` replace `default`
-    maximum: float | None = None  # greatest allowed value (default: INT_MAX for ints, 1e9 for floats)
-    validate: object = None       # a function of the value: what is wrong with it, or None
-
-    @property
-    def cli_flag(self):
-        return self.flag or "--" + self.name.replace("_", "-")
-
-    def default_text(self):
-        """The default for people: the table's, then the learners' own ("20 (crf: 1000)")."""
-        def text(value):
-            value = " ".join(value) if isinstance(value, list) else value
-            value = str(value).lower() if isinstance(value, bool) else value
-            return str(value) if value != "" else "(none)"
-        own = ", ".join(f"{name}: {text(value)}" for name, value in self.own_defaults)
-        return text(self.default) + (f" ({own})" if own else "")
-
-    @property
-    def summary(self):
-        """The help's first clause, for --help (the whole of it: `seqbil params` and the
-        docs): up to the first ': ', ' (', '; ' or '. ' that leaves a phrase of a few
-        words; the choices and the default are shown beside it."""
-        text = self.help
-        cuts = [at for at in (text.find(": "), text.find(" ("), text.find("; "), text.find(". ")) if at >= 12]
-        return text[:min(cuts)] if cuts else text
-
-    def used_by(self, learner):
-        return not self.learners or learner in self.learners
-
-    @property
-    def upper(self):
-        """The greatest value allowed of a number (no option needs more: larger values
-        only overflow float32 weights or allocations)."""
-        if self.maximum is not None:
-            return self.maximum
-        return 2 ** 31 - 1 if self.type is int else 1e9
-
-    def range_text(self):
-        """The allowed values of a number, for people: "> 0 and <= 1e+09", "0 to 10"."""
-        if self.type not in (int, float) or self.choices:
-            return ""
-        upper = f"{self.upper:,}" if self.type is int else f"{self.upper:g}"
-        if self.positive:
-            return f"> 0, <= {upper}"
-        lower = self.minimum if self.minimum is not None else -self.upper if self.name != "label_column" else -1000
-        lower = f"{lower:,}" if self.type is int else f"{lower:g}"
-        return f"{lower} to {upper}"
 
 
 def offsets(text):
@@ -244,7 +185,6 @@ CORE = [
 
 @lru_cache(maxsize=None)
 def _table():
-    from .learners import LEARNERS
     averaging = tuple(name for name, cls in LEARNERS.items() if cls.averages)
     mixing = tuple(name for name, cls in LEARNERS.items() if cls.supports_mixing())
     out = []
@@ -281,6 +221,69 @@ def by_name():
 
 def defaults():
     return {p.name: (list(p.default) if isinstance(p.default, list) else p.default) for p in _table()}
+
+
+KEEP = object()  # Settings.but: the changed values keep the sources they had
+
+
+class Settings:
+    """The settings of a run: one attribute per parameter of the table, in a frozen
+    dataclass made from it (`settings_type`), and where each value that is not a
+    default came from (`sources`: a config path, "arguments", or "<chosen>" on
+    held-out data)."""
+
+    def origin(self, name):
+        """Where NAME's value came from, or "<settings>" for a default: the first
+        field of the ConfigError that refuses it."""
+        return self.sources.get(name, "<settings>")
+
+    def given(self, name):
+        """Whether NAME was set by a config, an argument or a choice, not defaulted."""
+        return name in self.sources
+
+    def but(self, values, origin=KEEP):
+        """These settings with VALUES ({name: value}) changed. ORIGIN is recorded as
+        their source; None records them as defaults; KEEP leaves the sources as
+        they are."""
+        sources = dict(self.sources)
+        if origin is not KEEP:
+            for name in values:
+                if origin is None:
+                    sources.pop(name, None)
+                else:
+                    sources[name] = origin
+        return replace(self, sources=MappingProxyType(sources), **values)
+
+    def __reduce__(self):  # (by value: a Dask worker makes the type anew from its own table)
+        return Settings.of, (self.as_dict(), dict(self.sources))
+
+    def as_dict(self):
+        """{name: value}, in the table's order (the order records are written in)."""
+        return {p.name: getattr(self, p.name) for p in _table()}
+
+    @classmethod
+    def of(cls, values=None, sources=None):
+        """Settings from a mapping of some parameters (the others take the table's
+        defaults, not the learners' own), or the Settings themselves."""
+        if isinstance(values, Settings) and sources is None:
+            return values
+        values = values.as_dict() if isinstance(values, Settings) else dict(values or {})
+        unknown = sorted(set(values) - set(by_name()))
+        if unknown:
+            raise ConfigError("<settings>", 0, f"unknown parameter {unknown[0]!r} (see seqbil params)")
+        return settings_type()(**{**defaults(), **values}, sources=MappingProxyType(dict(sources or {})))
+
+
+@lru_cache(maxsize=None)
+def settings_type():
+    """The frozen dataclass of the settings: a field per parameter of the table."""
+    fields = [(p.name, p.type, field(default_factory=lambda d=p.default: list(d)) if isinstance(p.default, list)
+               else field(default=p.default)) for p in _table()]
+    fields.append(("sources", MappingProxyType, field(default_factory=lambda: MappingProxyType({}), compare=False,
+                                                      repr=False)))
+    made = make_dataclass("Settings", fields, bases=(Settings,), frozen=True)
+    made.__module__, made.__qualname__ = __name__, "settings_type.<Settings>"
+    return made
 
 
 def check_value(param, value, source, line=0):
@@ -413,8 +416,8 @@ def find_config(name):
 
 
 def resolve(config=None, overrides=None):
-    """(settings, sources): the defaults, then the config file, then the overrides
-    (None values are not given); sources[name] says where each value came from."""
+    """The Settings: the defaults, then the config file, then the overrides (None
+    values are not given); their `sources` say where each value came from."""
     settings, sources = defaults(), {}
     if config is not None:
         for key, value in load_config(config).items():
@@ -429,7 +432,6 @@ def resolve(config=None, overrides=None):
                               else f"unknown parameter {key!r} (see seqbil params)")
         settings[key] = check_value(params[key], value, "arguments")
         sources[key] = "arguments"
-    from .learners import LEARNERS
     # a config's values were set for its learner: with another learner asked for, the
     # keys that learner has defaults of its own for (a CRF's iteration cap) take those
     other = sources.get("learner") == "arguments" and settings["learner"] != config_learner
@@ -437,7 +439,7 @@ def resolve(config=None, overrides=None):
         if key not in sources or other and sources[key] != "arguments":  # the learner's own default
             settings[key] = value
             sources.pop(key, None)
-    return settings, sources
+    return settings_type()(**settings, sources=MappingProxyType(sources))
 
 
 def describe(fmt="text", learner=None):

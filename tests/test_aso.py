@@ -456,7 +456,7 @@ def write_parts(tmp_path, sentences, names=("a.txt", "b.txt.gz", "c.txt")):
 
 def aso_settings(**options):
     from seqbil import params
-    return params.resolve(None, {"targets": 12, "dim": 4, "aux_epochs": 2, "aux_min_count": 2, **options})[0]
+    return params.resolve(None, {"targets": 12, "dim": 4, "aux_epochs": 2, "aux_min_count": 2, **options})
 
 
 def dense_top(U, h):
@@ -495,9 +495,9 @@ def reference_split(corpus, texts, offsets, column, s, theta=None, rnd=0):
     from seqbil.features.index import FeatureIndex
     from seqbil.features.templates import TemplateSet, parse_template
     templates = TemplateSet(parse_template(t) for t in texts)
-    index, parts = FeatureIndex.build(corpus, templates, s["aux_min_count"])
+    index, parts = FeatureIndex.build(corpus, templates, s.aux_min_count)
     u_ptr, u_ids = parts[0], parts[1]
-    names, tok = target_ids(corpus, s["targets"], column)
+    names, tok = target_ids(corpus, s.targets, column)
     d, m, P = index.n_keyed(0), len(names), corpus.n_tokens
     targets = [shifted(tok, corpus.lengths, o) for o in offsets]
     X = sp.csr_matrix((np.ones(len(u_ids), np.float32), u_ids, u_ptr), shape=(P, d))
@@ -508,11 +508,11 @@ def reference_split(corpus, texts, offsets, column, s, theta=None, rnd=0):
             Y = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, tg[rows])), shape=(P, m))
             pos = np.asarray((X.T @ Y).todense(), dtype=np.float64)
             total = np.asarray(X.sum(axis=0), dtype=np.float64).reshape(-1, 1)
-            U.append(((2 * pos - total) / (s["aux_lambda"] * P + total)).astype(np.float32))
+            U.append(((2 * pos - total) / (s.aux_lambda * P + total)).astype(np.float32))
         return index, X, np.hstack(U)
     h = 0 if theta is None else theta.shape[1]
-    rng = np.random.default_rng(s["seed"] + 7919 * rnd)
-    orders = [rng.permutation(P).astype(np.int64) for _ in range(s["aux_epochs"])]
+    rng = np.random.default_rng(s.seed + 7919 * rnd)
+    orders = [rng.permutation(P).astype(np.int64) for _ in range(s.aux_epochs)]
     U = np.zeros((d, m * len(offsets)), np.float32)
     for k, tg in enumerate(targets):
         for b0 in range(0, m, 64):
@@ -520,8 +520,8 @@ def reference_split(corpus, texts, offsets, column, s, theta=None, rnd=0):
             W, V, t = np.zeros((d, b1 - b0), np.float32), np.zeros((h, b1 - b0), np.float32), 0
             for order in orders:
                 t = sgd_block(u_ptr.astype(np.int64), u_ids, tg, b0, W, V,
-                              theta if h else np.zeros((0, 0), np.float32), order, s["aux_lambda"],
-                              s["aux_rate"], t, s["aux_loss"] == "hinge")
+                              theta if h else np.zeros((0, 0), np.float32), order, s.aux_lambda,
+                              s.aux_rate, t, s.aux_loss == "hinge")
             if h:
                 W += theta @ V
             U[:, k * m + b0:k * m + b1] = W
@@ -670,9 +670,9 @@ def test_streamed_problems_equal_the_whole_text_ones(markov, loss_name):
         _, _, U2_ref = reference_split(corpus, texts, offsets, column, s, theta, rnd=1)
         for chunk, jobs in ((1 << 16, 1), (53, 2)):
             learner = StructureLearner(s, corpus, "token", [(name, texts, offsets, column)], jobs, chunk=chunk)
-            learner.targets = {column: target_table(corpus, s["targets"], column)[:2] + (0.0,)}
+            learner.targets = {column: target_table(corpus, s.targets, column)[:2] + (0.0,)}
             text = SplitText(corpus, templates, chunk)
-            text.count(s["aux_min_count"])
+            text.count(s.aux_min_count)
             U = learner.weights(text, 0, name, offsets, column)
             blocks = 1 if len(texts) == 1 else 2  # the SGD trains 64 problems at a time
             assert U_ref.shape[1] == 70 * len(offsets) and len(U) == blocks * len(offsets)
@@ -692,13 +692,13 @@ def test_closed_form_hinge_from_counts(markov):
     s = aso_settings(aux_loss="hinge", aux_lambda=0.01)
     name, texts, offsets, column = SPLITS[1]
     index, X, _ = reference_split(corpus, texts, offsets, column, s)
-    names, tok = target_ids(corpus, s["targets"], column)
-    want = np.hstack([closed_form(X, shifted(tok, corpus.lengths, o), len(names), s["aux_lambda"], "hinge")
+    names, tok = target_ids(corpus, s.targets, column)
+    want = np.hstack([closed_form(X, shifted(tok, corpus.lengths, o), len(names), s.aux_lambda, "hinge")
                       for o in offsets])
     learner = StructureLearner(s, corpus, "token", [SPLITS[1]], chunk=29)
-    learner.targets = {column: target_table(corpus, s["targets"], column)[:2] + (0.0,)}
+    learner.targets = {column: target_table(corpus, s.targets, column)[:2] + (0.0,)}
     text = SplitText(corpus, TemplateSet(parse_template(t) for t in texts), 29)
-    text.count(s["aux_min_count"])
+    text.count(s.aux_min_count)
     np.testing.assert_array_equal(np.hstack(learner.weights(text, 0, name, offsets, column)), want)
     assert np.abs(want).max() == 1.0  # some clipped
 

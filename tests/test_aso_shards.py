@@ -69,12 +69,12 @@ def test_sgd_on_shards_is_parameter_mixing_of_the_shards_epochs(client, text):
     process's SVD. Done here by hand, shard after shard."""
     K = 2
     sharded = learn_structure(text, splits=SGD, shards=K, client=client, **OPTIONS)
-    settings, _ = resolve(None, {"splits": SGD, **OPTIONS})
+    settings = resolve(None, {"splits": SGD, **OPTIONS})
     whole, _ = read_text(text, "token")
     n = len(whole)
     parts = merge_values([read_text(text, "token", keep=(n * k // K, n * (k + 1) // K))[0] for k in range(K)])
     ref = StructureLearner(settings, whole, "token", split_specs(settings, "conll"))
-    ref.targets = {0: (*ref.target_table(settings["targets"], 0)[:2], 0.0)}
+    ref.targets = {0: (*ref.target_table(settings.targets, 0)[:2], 0.0)}
     learners = [StructureLearner(settings, part, "token", []) for part in parts]
     for lrn in learners:
         lrn.targets = ref.targets
@@ -86,9 +86,9 @@ def test_sgd_on_shards_is_parameter_mixing_of_the_shards_epochs(client, text):
         epochs = []
         for lrn in learners:
             t = lrn.split_text(name, templates)
-            t.set_counts(counts, settings["aux_min_count"])
+            t.set_counts(counts, settings.aux_min_count)
             epochs.append(lrn.sgd_epochs(t, 0, name, offsets, column, None))
-        for e in range(settings["aux_epochs"]):
+        for e in range(settings.aux_epochs):
             runs = [next(steps) for steps in epochs]
             mixed = []
             for b in range(len(runs[0])):
@@ -98,7 +98,7 @@ def test_sgd_on_shards_is_parameter_mixing_of_the_shards_epochs(client, text):
                 mixed.append(W)
                 for run in runs:
                     run[b][2][:] = W
-        theta, _ = top_singular(mixed, settings["dim"], settings["seed"])
+        theta, _ = top_singular(mixed, settings.dim, settings.seed)
         np.testing.assert_allclose(got.theta, theta, rtol=1e-4, atol=1e-5)
 
 

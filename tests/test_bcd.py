@@ -5,7 +5,7 @@ from seqbil._kernels.bcd import BCDKernel
 from seqbil._kernels.decode import decode_corpus
 from seqbil.features.dataset import encode
 from seqbil.learners import LEARNERS
-from seqbil.params import defaults
+from seqbil.params import Settings
 from seqbil.features.templates import TemplateSet, parse_template
 from test_perceptron import separable_corpus, train_epochs
 
@@ -57,7 +57,7 @@ def test_one_pa_step_makes_the_margin_exactly_one(rng, side):
 def test_bcd_learns_a_toy_corpus(rng):
     sentences = separable_corpus(rng)
     data, index = encode(sentences, TemplateSet(parse_template(t) for t in TEMPLATES), None, ["B", "I", "O"])
-    learner = LEARNERS["bcd"](3, index.n_attributes(0), index.n_attributes(1), {**defaults(), "bcd_rounds": 2})
+    learner = LEARNERS["bcd"](3, index.n_attributes(0), index.n_attributes(1), Settings.of({"bcd_rounds": 2}))
     history = []
     for k in range(learner.passes()):
         learner.start_pass(k)

@@ -10,13 +10,13 @@ import pytest
 
 import test_multitask
 from seqbil.learners import LEARNERS
-from seqbil.params import defaults
+from seqbil.params import Settings
 from test_bcd import sequence_score
 from test_decode import random_dataset, tables
 from test_multitask import augmented, explicit_spec, tasks_spec, two_standards, untied_dataset  # noqa: F401
 from test_real_values import best_path, dphi, epoch_orders
 
-SETTINGS = {**defaults(), "C": 0.7, "bcd_rounds": 2, "bcd_epochs": 1}  # alpha, beta, alpha, beta
+SETTINGS = Settings.of({"C": 0.7, "bcd_rounds": 2, "bcd_epochs": 1})  # alpha, beta, alpha, beta
 
 
 def run_passes(learner, data, orders):
@@ -114,8 +114,8 @@ def test_bcd_with_tasks_equals_its_reference(rng, K, b):
     data = augmented(base, task, K, A0, A1)
     learner = LEARNERS["bcd"](S, A0 + K * A0, A1 + K * A1, SETTINGS, tasks=tasks_spec(K, b, A0, A1))
     orders = epoch_orders(rng, base, learner.passes())
-    schedule = [(order, k // SETTINGS["bcd_epochs"] % 2) for k, order in enumerate(orders)]
-    want, wrong = bcd_tasks_reference(data, task, schedule, K, b, S, A0, A1, SETTINGS["C"])
+    schedule = [(order, k // SETTINGS.bcd_epochs % 2) for k, order in enumerate(orders)]
+    want, wrong = bcd_tasks_reference(data, task, schedule, K, b, S, A0, A1, SETTINGS.C)
     for k, ((order, side), flags) in enumerate(zip(schedule, wrong)):
         learner.start_pass(k)
         assert learner.side == side
@@ -132,9 +132,9 @@ def test_bcd_refuses_a_general_interaction_matrix():
     K, S, A0, A1 = 2, 3, 5, 4
     message = "bcd learns several tasks with the coupling b (eq. 3) only; a general interaction matrix needs sp or bol"
     with pytest.raises(ValueError) as caught:
-        LEARNERS["bcd"](S, A0 + K * A0, A1 + K * A1, defaults(), tasks=explicit_spec(K, np.eye(K), A0, A1))
+        LEARNERS["bcd"](S, A0 + K * A0, A1 + K * A1, Settings.of(), tasks=explicit_spec(K, np.eye(K), A0, A1))
     assert str(caught.value) == message
-    learner = LEARNERS["bcd"](S, A0 + K * A0, A1 + K * A1, defaults(), tasks=tasks_spec(K, 1.0, A0, A1))
+    learner = LEARNERS["bcd"](S, A0 + K * A0, A1 + K * A1, Settings.of(), tasks=tasks_spec(K, 1.0, A0, A1))
     assert learner.trans.shape == ((K + 1) * S, S + 1) and learner.end.shape == ((K + 1) * S,)
 
 

@@ -6,7 +6,7 @@ from seqbil._kernels.bol import block_update
 from seqbil.features.dataset import encode
 from seqbil.learners import LEARNERS
 from seqbil.model import Model
-from seqbil.params import defaults
+from seqbil.params import Settings
 from seqbil.features.templates import TemplateSet, parse_template
 from test_perceptron import separable_corpus, train_epochs
 
@@ -123,7 +123,7 @@ def test_bol_with_zero_order_features_learns_a_toy_corpus(rng, tmp_path, average
     labels = ["B", "I", "O"]
     templates = TemplateSet(parse_template(t) for t in ["U00:%x[0,0]", "B01:%x[0,0]", "B"])
     data, index = encode(sentences, templates, None, labels)
-    learner = LEARNERS["bol"](3, index.n_attributes(0), index.n_attributes(1), {**defaults(), "averaged": averaged})
+    learner = LEARNERS["bol"](3, index.n_attributes(0), index.n_attributes(1), Settings.of({"averaged": averaged}))
     history = train_epochs(learner, data, 20)
     assert history[0] > 0 and history[-1] == 0
     kind, weights = learner.parameters()
@@ -141,7 +141,7 @@ def test_block_mode_keeps_each_block_at_its_exact_rank1_with_large_R(rng):
     sentences = separable_corpus(rng, 30)
     templates = TemplateSet(parse_template(t) for t in ["B01:%x[0,0]", "B02:%x[-1,0]"])
     data, index = encode(sentences, templates, None, ["B", "I", "O"])
-    learner = LEARNERS["bol"](3, 0, index.n_attributes(1), {**defaults(), "averaged": False, "power_steps": 200})
+    learner = LEARNERS["bol"](3, 0, index.n_attributes(1), Settings.of({"averaged": False, "power_steps": 200}))
     train_epochs(learner, data, 3)
     pool = learner.blocks
     checked = 0
@@ -162,7 +162,7 @@ def test_diagnose_angles_equal_a_per_block_computation(rng, R):
     sentences = separable_corpus(rng, 30)
     templates = TemplateSet(parse_template(t) for t in ["B01:%x[0,0]", "B02:%x[-1,0]"])
     data, index = encode(sentences, templates, None, ["B", "I", "O"])
-    learner = LEARNERS["bol"](3, 0, index.n_attributes(1), {**defaults(), "averaged": False, "power_steps": R})
+    learner = LEARNERS["bol"](3, 0, index.n_attributes(1), Settings.of({"averaged": False, "power_steps": R}))
     train_epochs(learner, data, 2)
     pool, by_block, values = learner.blocks, [], []
     for a in np.flatnonzero(pool.slot >= 0):
@@ -267,7 +267,7 @@ def test_global_mode_trains_and_reloads(rng, tmp_path):
     templates = TemplateSet(parse_template(t) for t in ["U00:%x[0,0]", "B01:%x[0,0]", "B"])
     data, index = encode(sentences, templates, None, labels)
     for averaged in (False, True):
-        settings = {**defaults(), "rank1": "global", "averaged": averaged}
+        settings = Settings.of({"rank1": "global", "averaged": averaged})
         learner = LEARNERS["bol"](3, index.n_attributes(0), index.n_attributes(1), settings)
         history = train_epochs(learner, data, 5)
         assert history[0] > 0
@@ -284,9 +284,9 @@ def test_lazy_averages_equal_explicit_means(rng, mode):
     templates = TemplateSet(parse_template(t) for t in ["U00:%x[0,0]", "B01:%x[0,0]", "B"])
     data, index = encode(sentences, templates, None, ["B", "I", "O"])
     learner = LEARNERS["bol"](3, index.n_attributes(0), index.n_attributes(1),
-                              {**defaults(), "rank1": mode, "averaged": True})
+                              Settings.of({"rank1": mode, "averaged": True}))
     plain = LEARNERS["bol"](3, index.n_attributes(0), index.n_attributes(1),
-                            {**defaults(), "rank1": mode, "averaged": False})
+                            Settings.of({"rank1": mode, "averaged": False}))
     _, initial = plain.parameters()
     sums, steps = {k: v.copy() for k, v in initial.items()}, 0
     for _ in range(3):
@@ -310,7 +310,7 @@ def test_model_decodes_with_the_weights_assigned_last(rng):
     labels = ["B", "I", "O"]
     templates = TemplateSet(parse_template(t) for t in ["B01:%x[0,0]", "B"])
     data, index = encode(sentences, templates, None, labels)
-    learner = LEARNERS["bol"](3, 0, index.n_attributes(1), {**defaults(), "averaged": False})
+    learner = LEARNERS["bol"](3, 0, index.n_attributes(1), Settings.of({"averaged": False}))
     model = Model("bilinear", labels, index, {"format": "conll", "n_fields": 2, "evaluation": "accuracy"}, {})
     for _ in range(4):
         train_epochs(learner, data, 1)

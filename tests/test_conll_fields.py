@@ -229,7 +229,7 @@ def test_bol_without_first_order_attributes_learns_the_perceptrons_weights(rng):
     from seqbil.features.templates import TemplateSet, parse_template
     from seqbil.formats import Sentence
     from seqbil.learners import LEARNERS
-    from seqbil.params import defaults
+    from seqbil.params import Settings
 
     sentences = [Sentence([[r[0] for r in rows], [r[1] for r in rows], None], [r[2] for r in rows], 1)
                  for rows in crfpp_corpus(rng, 80)]
@@ -240,7 +240,7 @@ def test_bol_without_first_order_attributes_learns_the_perceptrons_weights(rng):
         for averaged in (True, False):
             learned = []
             for name, extra in (("sp", {}), ("bol", {"rank1": "block"}), ("bol", {"rank1": "global"})):
-                learner = LEARNERS[name](3, index.n_attributes(0), 0, {**defaults(), "averaged": averaged, **extra},
+                learner = LEARNERS[name](3, index.n_attributes(0), 0, Settings.of({"averaged": averaged, **extra}),
                                          templates.transition)
                 order = np.random.default_rng(1)
                 for _ in range(3):

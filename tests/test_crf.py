@@ -11,9 +11,7 @@ from test_decode import random_dataset, tables
 
 
 def settings(**kw):
-    s = params.defaults()
-    s.update(learner="crf", **kw)
-    return s
+    return params.Settings.of({"learner": "crf", **kw})
 
 
 def make(data, S, A0, A1, transitions=True, **kw):

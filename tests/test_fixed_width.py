@@ -10,7 +10,7 @@ from seqbil.checkpoint import fingerprint
 from seqbil.features.dataset import encode
 from seqbil.features.templates import TemplateSet, parse_template
 from seqbil.learners import LEARNERS
-from seqbil.params import defaults
+from seqbil.params import Settings
 from test_bilinear import separable_corpus
 
 TEMPLATES = ["U00:%x[0,0]", "B01:%x[0,0]", "B02:%x[-1,0]", "B03:%x[-1,0]%x[1,0]", "B"]
@@ -30,7 +30,7 @@ def test_learners_learn_the_same_without_b_ptr(rng, learner, averaged):
     assert fixed.b_ptr is None and fixed.b_width == 3  # three B templates with %x
     assert np.array_equal(fixed.b_pointers(), data.b_ptr)
     assert fingerprint(fixed) == fingerprint(data)  # checkpoints stay valid
-    settings = {**defaults(), "averaged": averaged, "C": 0.7}
+    settings = Settings.of({"averaged": averaged, "C": 0.7})
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
     runs = []
     for d in (data, fixed):

@@ -14,7 +14,7 @@ from seqbil.features.templates import TemplateSet, parse_template
 from seqbil.formats import ConllFormat
 from seqbil.learners import LEARNERS
 from seqbil.model import Model
-from seqbil.params import defaults
+from seqbil.params import Settings
 from test_cli import ENV
 
 TEMPLATES = ["U00:%x[0,0]", "U01:%x[-1,0]/%x[0,0]", "B02:%x[-1,0]", "B03:%x[0,0]", "B"]
@@ -76,7 +76,7 @@ def test_perceptron_continued_equals_one_online_run(tmp_path, seed):
     labels = ["A", "B", "C"]
     data, index = encode(both, templates, None, labels)
     learner = LEARNERS["sp"](3, index.n_attributes(0), index.n_attributes(1),
-                             {**defaults(), "averaged": False, "seed": 3}, True)
+                             Settings.of({"averaged": False, "seed": 3}), True)
     order_rng = np.random.default_rng(3)
     for _ in range(2):
         learner.train_chunk(data, order_rng.permutation(len(first)).astype(np.int64))

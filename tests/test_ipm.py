@@ -231,9 +231,9 @@ def prepared(path, config, client=None, **options):
     """training.prepare on a file, in one process or (client) on 3 shards."""
     from seqbil import params, training
     extra = {"shards": 3} if client is not None else {}
-    settings, sources = params.resolve(params.find_config(config), {"learner": "sp", "epochs": 1,
+    settings = params.resolve(params.find_config(config), {"learner": "sp", "epochs": 1,
                                                                     "temperature": 1.0, **extra, **options})
-    run = training.prepare(settings, sources, str(path), None, None, config, None, lambda line: None, client)
+    run = training.prepare(settings, str(path), None, None, config, None, lambda line: None, client)
     if run.mixer is not None:
         run.mixer.close()
     return run

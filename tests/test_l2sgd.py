@@ -20,9 +20,7 @@ TRAIN = sample_path("conll2000_train.txt")
 
 
 def settings(**kw):
-    s = params.defaults()
-    s.update(learner="l2sgd", **{**L2SGD.defaults, **kw})
-    return s
+    return params.Settings.of({"learner": "l2sgd", **L2SGD.defaults, **kw})
 
 
 def make(data, S, A0, A1, transitions=True, **kw):
@@ -342,12 +340,12 @@ def test_continues_a_model(tmp_path):
 
 
 def test_settings_and_refusals(tmp_path):
-    s, sources = params.resolve(None, {"learner": "l2sgd"})
-    assert s["delta"] == L2SGD.defaults["delta"] and s["epochs"] == L2SGD.defaults["epochs"]
-    s, _ = params.resolve(None, {"learner": "crf"})
-    assert s["delta"] == params.by_name()["delta"].default != L2SGD.defaults["delta"]
-    s, _ = params.resolve(None, {"learner": "l2sgd", "delta": 0.5})
-    assert s["delta"] == 0.5
+    s = params.resolve(None, {"learner": "l2sgd"})
+    assert s.delta == L2SGD.defaults["delta"] and s.epochs == L2SGD.defaults["epochs"]
+    s = params.resolve(None, {"learner": "crf"})
+    assert s.delta == params.by_name()["delta"].default != L2SGD.defaults["delta"]
+    s = params.resolve(None, {"learner": "l2sgd", "delta": 0.5})
+    assert s.delta == 0.5
     row = next(line for line in params.describe("markdown").splitlines() if line.startswith("| `[train] delta`"))
     assert f"{params.by_name()['delta'].default:g} (l2sgd: {L2SGD.defaults['delta']:g})" in row
     with pytest.raises(seqbil.SeqbilError, match="'crf_delta' is now called 'delta'"):

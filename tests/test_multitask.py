@@ -14,7 +14,7 @@ import pytest
 
 from seqbil.features.dataset import Dataset
 from seqbil.learners import LEARNERS
-from seqbil.params import defaults
+from seqbil.params import Settings
 from test_decode import random_dataset, tables
 from test_real_values import Snapshots, best_path, dphi, epoch_orders, refresh_reference
 
@@ -119,7 +119,7 @@ def test_augmented_perceptron_equals_figure1(rng, b, averaged):
     task = rng.integers(0, K, size=base.n_sequences)
     data = augmented(base, task, K, A0, A1)
     orders = epoch_orders(rng, base, 3)
-    learner = LEARNERS["sp"](S, A0 + K * A0, A1 + K * A1, {**defaults(), "averaged": averaged, "C": C},
+    learner = LEARNERS["sp"](S, A0 + K * A0, A1 + K * A1, Settings.of({"averaged": averaged, "C": C}),
                              tasks=tasks_spec(K, b, A0, A1))
     ref_wrong, final, mean = figure1_reference(base, task, orders, K, eq3(K, b), S, A0, A1, C)
     learn_checking_flags(learner, data, orders, ref_wrong)
@@ -137,7 +137,7 @@ def test_without_coupling_each_task_learns_alone(rng, learner):
     task = rng.integers(0, K, size=base.n_sequences)
     data = augmented(base, task, K, A0, A1)
     order = rng.permutation(base.n_sequences).astype(np.int64)
-    settings = {**defaults(), "averaged": False, "C": 0.7}
+    settings = Settings.of({"averaged": False, "C": 0.7})
     joint = LEARNERS[learner](S, A0 + K * A0, A1 + K * A1, settings, tasks=tasks_spec(K, 0.0, A0, A1))
     joint.train_chunk(data, order)
     weights = joint.parameters()[1]
@@ -183,7 +183,7 @@ def test_a_general_interaction_matrix_is_figure1_written_out(rng, interaction, a
     task = rng.integers(0, K, size=base.n_sequences)
     data = augmented(base, task, K, A0, A1, adjacent=True)
     orders = epoch_orders(rng, base, 3)
-    learner = LEARNERS["sp"](S, A0 + K * A0, A1 + K * A1, {**defaults(), "averaged": averaged, "C": C},
+    learner = LEARNERS["sp"](S, A0 + K * A0, A1 + K * A1, Settings.of({"averaged": averaged, "C": C}),
                              tasks=explicit_spec(K, np.linalg.inv(A), A0, A1))
     ref_wrong, final, mean = figure1_reference(base, task, orders, K, A, S, A0, A1, C)
     learn_checking_flags(learner, data, orders, ref_wrong)
@@ -202,8 +202,8 @@ def test_bol_with_a_general_interaction_equals_its_reference(rng):
     task = rng.integers(0, K, size=base.n_sequences)
     data = augmented(base, task, K, A0, A1, adjacent=True)
     orders = epoch_orders(rng, base, 3)
-    learner = LEARNERS["bol"](S, A0 + K * A0, A1 + K * A1, {**defaults(), "averaged": False, "C": C,
-                                                           "power_steps": R},
+    learner = LEARNERS["bol"](S, A0 + K * A0, A1 + K * A1, Settings.of({"averaged": False, "C": C,
+                                                           "power_steps": R}),
                               tasks=explicit_spec(K, A_inv, A0, A1))
 
     def reach(order, a, k):  # the copies an update of attribute a on task k moves, and by how much
@@ -223,7 +223,7 @@ def test_bol_with_a_general_interaction_equals_its_reference(rng):
 def test_tasks_are_checked(rng):
     S, A0, A1 = 3, 5, 4
     base = random_dataset(rng, 6, S, A0, A1)
-    learner = LEARNERS["sp"](S, 3 * A0, 3 * A1, defaults(), tasks=tasks_spec(2, 1.0, A0, A1))
+    learner = LEARNERS["sp"](S, 3 * A0, 3 * A1, Settings.of(), tasks=tasks_spec(2, 1.0, A0, A1))
     order = np.arange(base.n_sequences, dtype=np.int64)
     with pytest.raises(ValueError, match="seq_task"):
         learner.train_chunk(base, order)
@@ -232,9 +232,9 @@ def test_tasks_are_checked(rng):
     with pytest.raises(ValueError, match="task 5"):
         learner.train_chunk(data, order)
     with pytest.raises(ValueError, match=r"coupling b \(eq. 3\) only"):
-        LEARNERS["bcd"](S, 3 * A0, 3 * A1, defaults(), tasks=explicit_spec(2, np.eye(2), A0, A1))
+        LEARNERS["bcd"](S, 3 * A0, 3 * A1, Settings.of(), tasks=explicit_spec(2, np.eye(2), A0, A1))
     with pytest.raises(ValueError, match="several tasks"):
-        LEARNERS["bol"](S, A0, A1, {**defaults(), "rank1": "global"}, tasks=tasks_spec(2, 1.0, A0, A1))
+        LEARNERS["bol"](S, A0, A1, Settings.of({"rank1": "global"}), tasks=tasks_spec(2, 1.0, A0, A1))
 
 
 # --- the product: corpora of several tasks, %task templates, models with task heads ----
@@ -411,8 +411,8 @@ def test_bol_with_tasks_equals_its_reference(rng):
     task = rng.integers(0, K, size=base.n_sequences)
     data = augmented(base, task, K, A0, A1)
     orders = epoch_orders(rng, base, 3)
-    learner = LEARNERS["bol"](S, A0 + K * A0, A1 + K * A1, {**defaults(), "averaged": False, "C": C,
-                                                           "power_steps": R}, tasks=tasks_spec(K, b, A0, A1))
+    learner = LEARNERS["bol"](S, A0 + K * A0, A1 + K * A1, Settings.of({"averaged": False, "C": C,
+                                                           "power_steps": R}), tasks=tasks_spec(K, b, A0, A1))
     shared, own = b / (K * (1 + b)), 1 / (1 + b)
     want, wrong = block_bilinear_tasks_reference(
         data, task, orders, K, S, A0, A1, C, R, lambda order, a, k: [(a, own if a >= (A0, A1)[order] else shared)],

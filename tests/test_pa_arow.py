@@ -15,7 +15,7 @@ import seqbil
 from seqbil.errors import ConfigError
 from seqbil.learners import LEARNERS
 from seqbil.model import Model
-from seqbil.params import defaults
+from seqbil.params import Settings
 from seqbil.samples import sample_path
 from test_cli import ENV
 from test_init_model import corpus, sentences, weights_by_position, write_config
@@ -148,7 +148,7 @@ def crfsuite_arow(case, orders, variances, gamma):
 
 
 def learner(case, name, **settings):
-    out = LEARNERS[name](case.S, case.A0, case.A1, {**defaults(), **settings}, case.transitions)
+    out = LEARNERS[name](case.S, case.A0, case.A1, Settings.of(settings), case.transitions)
     out.warm_start({n: a.copy() for n, a in zip(NAMES, case.weights)})
     return out
 
@@ -282,7 +282,7 @@ def test_pa_continued_equals_one_online_run(tmp_path, seed):
     both = sentences(first) + sentences(second)
     labels = ["A", "B", "C"]
     data, index = encode(both, templates, None, labels)
-    pa = LEARNERS["pa"](3, index.n_attributes(0), index.n_attributes(1), {**defaults(), "averaged": False}, True)
+    pa = LEARNERS["pa"](3, index.n_attributes(0), index.n_attributes(1), Settings.of({"averaged": False}), True)
     order_rng = np.random.default_rng(3)
     for _ in range(2):
         pa.train_chunk(data, order_rng.permutation(len(first)).astype(np.int64))

@@ -4,7 +4,7 @@ import pytest
 from conftest import sentence
 from seqbil.features.dataset import encode
 from seqbil.learners import LEARNERS
-from seqbil.params import defaults
+from seqbil.params import Settings
 from seqbil.features.templates import TemplateSet, parse_template
 
 
@@ -37,7 +37,7 @@ def test_perceptron_learns_a_separable_problem(rng, averaged):
     templates = TemplateSet(parse_template(t) for t in ["U00:%x[0,0]", "B"])
     labels = ["B", "I", "O"]
     data, index = encode(sentences, templates, None, labels)
-    settings = {**defaults(), "averaged": averaged}
+    settings = Settings.of({"averaged": averaged})
     learner = LEARNERS["sp"](3, index.n_attributes(0), index.n_attributes(1), settings)
     history = train_epochs(learner, data, 15)
     assert history[0] > 0 and history[-1] == 0
@@ -51,7 +51,7 @@ def test_averaging_is_the_mean_of_the_weights_over_time(rng):
     sentences = separable_corpus(rng, 20)
     templates = TemplateSet(parse_template(t) for t in ["U00:%x[0,0]", "B01:%x[-1,0]"])
     data, index = encode(sentences, templates, None, ["B", "I", "O"])
-    learner = LEARNERS["sp"](3, index.n_attributes(0), index.n_attributes(1), {**defaults(), "averaged": True})
+    learner = LEARNERS["sp"](3, index.n_attributes(0), index.n_attributes(1), Settings.of({"averaged": True}))
     total = [np.zeros_like(learner.W0), np.zeros_like(learner.W1), np.zeros_like(learner.end)]
     steps = 0
     for _ in range(3):

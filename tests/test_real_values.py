@@ -17,7 +17,7 @@ from seqbil._kernels.decode import decode_corpus
 from seqbil.checkpoint import fingerprint
 from seqbil.features.dataset import Dataset
 from seqbil.learners import LEARNERS
-from seqbil.params import defaults
+from seqbil.params import Settings
 from test_bcd import sequence_score
 from test_decode import brute_force, random_dataset, tables
 
@@ -264,7 +264,7 @@ def test_perceptron_equals_the_dense_reference(rng, kind, averaged):
     data = corpus(rng, kind, S, A0, A1)
     orders = epoch_orders(rng, data, 3)
     C = 0.7
-    learner = LEARNERS["sp"](S, A0, A1, {**defaults(), "averaged": averaged, "C": C})
+    learner = LEARNERS["sp"](S, A0, A1, Settings.of({"averaged": averaged, "C": C}))
     mistakes = sum(learner.train_chunk(data, order) for order in orders)
     final, mean = perceptron_reference(data, orders, S, A0, A1, C)
     assert mistakes > 0
@@ -278,7 +278,7 @@ def test_block_bilinear_equals_the_dense_reference(rng, kind, averaged):
     data = corpus(rng, kind, S, A0, A1)
     orders = epoch_orders(rng, data, 3)
     C, R = 0.7, 4
-    learner = LEARNERS["bol"](S, A0, A1, {**defaults(), "averaged": averaged, "C": C, "power_steps": R})
+    learner = LEARNERS["bol"](S, A0, A1, Settings.of({"averaged": averaged, "C": C, "power_steps": R}))
     mistakes = sum(learner.train_chunk(data, order) for order in orders)
     final, mean = block_bilinear_reference(data, orders, S, A0, A1, C, R)
     assert mistakes > 0 and learner.blocks.used > 0
@@ -289,7 +289,7 @@ def test_block_bilinear_equals_the_dense_reference(rng, kind, averaged):
 def test_bcd_equals_the_dense_reference(rng, kind):
     S, A0, A1 = 3, 6, 4
     data = corpus(rng, kind, S, A0, A1)
-    learner = LEARNERS["bcd"](S, A0, A1, {**defaults(), "C": 0.7, "bcd_rounds": 2, "bcd_epochs": 2})
+    learner = LEARNERS["bcd"](S, A0, A1, Settings.of({"C": 0.7, "bcd_rounds": 2, "bcd_epochs": 2}))
     schedule = []
     for k in range(learner.passes()):
         learner.start_pass(k)
@@ -339,7 +339,7 @@ CONFIG_IDS = ["sp", "sp-avg", "bol", "bol-avg", "global", "global-avg", "bcd"]
 
 def train(name, options, data, S, A0, A1, seed):
     """A learner trained on data for all its passes (bcd) or 3 epochs, shuffled by seed."""
-    learner = LEARNERS[name](S, A0, A1, {**defaults(), **options})
+    learner = LEARNERS[name](S, A0, A1, Settings.of(options))
     rng = np.random.default_rng(seed)
     for k in range(learner.passes() if name == "bcd" else 3):
         learner.start_pass(k)

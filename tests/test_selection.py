@@ -193,12 +193,12 @@ def test_no_dev_and_shards_or_tasks_leave_the_temperature_at_1(tmp_path):
 
 def test_the_stages_give_the_model_train_gives():
     rows = conll_rows(40)
-    settings, sources = params.resolve(params.find_config("conll2000"), {"learner": "sp", "epochs": 2,
+    settings = params.resolve(params.find_config("conll2000"), {"learner": "sp", "epochs": 2,
                                                                          "temperature": 1.0})
     sentences = seqbil.api._in_memory(make_format("conll", None, -1), rows, "train")
-    run = training.prepare(settings, sources, sentences, None, None, "conll2000", None, lambda line: None)
+    run = training.prepare(settings, sentences, None, None, "conll2000", None, lambda line: None)
     learner = training.make_learner(run)
-    history = training.run_passes(run, learner, np.random.default_rng(settings["seed"]), [], echo=lambda l: None,
+    history = training.run_passes(run, learner, np.random.default_rng(settings.seed), [], echo=lambda l: None,
                                   show_progress=False)
     assert [r["pass"] for r in history] == [1, 2]
     model = training.finish(run, learner, history)
@@ -279,9 +279,9 @@ def test_final_parameters_are_the_parameters(learner, averaged, template):
     options = {"learner": learner, "epochs": 2, "temperature": 1.0, "averaged": averaged}
     if template:  # bol with 1st-order attributes to factor
         options["templates"] = ["U00:%x[0,0]", "U01:%x[0,1]", "B01:%x[0,1]", "B"]
-    settings, sources = params.resolve(params.find_config("conll2000"), options)
+    settings = params.resolve(params.find_config("conll2000"), options)
     sentences = seqbil.api._in_memory(make_format("conll", None, -1), rows, "train")
-    run = training.prepare(settings, sources, sentences, None, None, "conll2000", None, lambda line: None)
+    run = training.prepare(settings, sentences, None, None, "conll2000", None, lambda line: None)
     learner_ = training.make_learner(run)
     training.run_passes(run, learner_, np.random.default_rng(1), [], echo=lambda l: None, show_progress=False)
     kind, want = learner_.parameters()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import seqbil
 from seqbil import params
 from seqbil.cli import main
 from seqbil.samples import sample_path
@@ -130,20 +131,20 @@ def test_a_config_for_another_learner_leaves_the_chosen_learners_own_defaults():
     iteration cap, unless epochs is given too; a config for the crf keeps its epochs."""
     from seqbil import params
     conll = params.find_config("conll2000")
-    assert params.resolve(conll, {})[0]["epochs"] == 20
-    settings, sources = params.resolve(conll, {"learner": "crf"})
-    assert settings["epochs"] == 1000 and "epochs" not in sources
-    assert params.resolve(conll, {"learner": "crf", "epochs": 50})[0]["epochs"] == 50
-    assert params.resolve(conll, {"learner": "sp"})[0]["epochs"] == 20  # sp has no defaults of its own
-    assert params.resolve(conll, {"learner": "l2sgd"})[0]["delta"] == 1e-6
+    assert params.resolve(conll, {}).epochs == 20
+    settings = params.resolve(conll, {"learner": "crf"})
+    assert settings.epochs == 1000 and not settings.given("epochs")
+    assert params.resolve(conll, {"learner": "crf", "epochs": 50}).epochs == 50
+    assert params.resolve(conll, {"learner": "sp"}).epochs == 20  # sp has no defaults of its own
+    assert params.resolve(conll, {"learner": "l2sgd"}).delta == 1e-6
 
 
 def test_a_crf_config_keeps_its_epochs(tmp_path):
     from seqbil import params
     (tmp_path / "c.toml").write_text('[train]\nlearner = "crf"\nepochs = 30\n')
-    assert params.resolve(tmp_path / "c.toml", {})[0]["epochs"] == 30
-    assert params.resolve(tmp_path / "c.toml", {"learner": "crf"})[0]["epochs"] == 30
-    assert params.resolve(tmp_path / "c.toml", {"learner": "l2sgd"})[0]["epochs"] == 1000
+    assert params.resolve(tmp_path / "c.toml", {}).epochs == 30
+    assert params.resolve(tmp_path / "c.toml", {"learner": "crf"}).epochs == 30
+    assert params.resolve(tmp_path / "c.toml", {"learner": "l2sgd"}).epochs == 1000
 
 
 def _documented(param, value):
@@ -256,3 +257,29 @@ def test_a_template_no_corpus_can_read_is_named_with_its_line(tmp_path, template
     path.write_text(template)
     r = CliRunner().invoke(main, ["train", "--template", str(path), "--model", str(tmp_path / "m.sbm"), "-q"])
     assert r.exit_code == 2 and f"{path}:{line}:" in r.output, r.output
+
+
+def test_settings_are_a_frozen_record_of_the_table_that_says_where_each_value_came_from(tmp_path):
+    import dataclasses
+    import pickle
+    from seqbil import params
+    (tmp_path / "c.toml").write_text("[train]\nepochs = 7\n")
+    s = params.resolve(tmp_path / "c.toml", {"C": 0.5, "seed": None})
+    assert [f.name for f in dataclasses.fields(s) if f.name != "sources"] == [p.name for p in params.table()]
+    assert (s.epochs, s.C, s.seed) == (7, 0.5, params.by_name()["seed"].default)
+    assert (s.origin("epochs"), s.origin("C"), s.origin("seed")) == (str(tmp_path / "c.toml"), "arguments",
+                                                                     "<settings>")
+    assert s.given("C") and not s.given("seed")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.epochs = 3
+    with pytest.raises(TypeError):
+        s.sources["seed"] = "arguments"
+    chosen = s.but({"C": 0.25}, "<chosen>")
+    assert (chosen.C, chosen.origin("C"), s.C, s.origin("C")) == (0.25, "<chosen>", 0.5, "arguments")
+    assert not s.but({"C": 0.25}, None).given("C") and s.but({"C": 0.25}).origin("C") == "arguments"
+    back = pickle.loads(pickle.dumps(chosen))  # (as a Dask worker receives them)
+    assert back == chosen and dict(back.sources) == dict(chosen.sources)
+    assert list(s.as_dict()) == [p.name for p in params.table()]
+    assert params.Settings.of({"C": 2.0}).as_dict() == {**params.defaults(), "C": 2.0}
+    with pytest.raises(seqbil.SeqbilError, match="unknown parameter 'Cee'"):
+        params.Settings.of({"Cee": 1.0})

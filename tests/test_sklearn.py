@@ -104,13 +104,13 @@ def test_estimator_equals_the_command_line(tmp_path, chunks, algorithm, kwargs, 
 
 
 def test_defaults_are_crfsuites(chunks):
-    settings, _ = CRF().settings()
-    assert (settings["learner"], settings["c1"], settings["c2"]) == ("crf", 0.0, 1.0)
-    assert settings["epochs"] == 2 ** 31 - 1 and settings["templates"] == ["U:%attr", "B"]
-    assert CRF(algorithm="l2sgd").settings()[0]["epochs"] == 1000
-    assert CRF(algorithm="ap").settings()[0]["epochs"] == 100
-    assert CRF(algorithm="bol").settings()[0]["epochs"] == 20  # seqbil's own learner: its own default
-    assert CRF(algorithm="bol", first_order="all").settings()[0]["templates"] == ["U:%attr", "B", "B:%attr"]
+    settings = CRF().settings()
+    assert (settings.learner, settings.c1, settings.c2) == ("crf", 0.0, 1.0)
+    assert settings.epochs == 2 ** 31 - 1 and settings.templates == ["U:%attr", "B"]
+    assert CRF(algorithm="l2sgd").settings().epochs == 1000
+    assert CRF(algorithm="ap").settings().epochs == 100
+    assert CRF(algorithm="bol").settings().epochs == 20  # seqbil's own learner: its own default
+    assert CRF(algorithm="bol", first_order="all").settings().templates == ["U:%attr", "B", "B:%attr"]
     with pytest.raises(ValueError, match="algorithm 'nope'"):
         CRF(algorithm="nope").fit(*chunks[0])
     with pytest.raises(ValueError, match="Pass both X_dev and y_dev"):

@@ -93,15 +93,15 @@ class Corpus:
         for path in (self.train, self.dev):
             if not path.is_file():
                 sys.exit(f"--corpus {spec!r}: {path} not found")
-        self.settings, _ = resolve(find_config(self.config))
-        self.shipped = self.settings["learner"]
+        self.settings = resolve(find_config(self.config))
+        self.shipped = self.settings.learner
 
     def sizes(self):
         """{train, dev: {sentences, tokens}} (tokens: characters for segmentation)."""
-        fmt_ = make_format(self.settings["format"], None, self.settings["label_column"])
+        fmt_ = make_format(self.settings.format, None, self.settings.label_column)
         out = {}
         for part, path in (("train", self.train), ("dev", self.dev)):
-            sentences = read_corpus(fmt_, str(path), self.settings["encoding"])
+            sentences = read_corpus(fmt_, str(path), self.settings.encoding)
             out[part] = {"sentences": len(sentences), "tokens": sum(map(len, sentences))}
         return out
 

@@ -106,7 +106,7 @@ class ShardedStructureLearner(StructureLearner):
         targets = self.targets
         counts = merge_key_counts(self._all(_count, lambda k: (name, templates, targets)))
         text = SplitText(self.empty, templates, self.chunk, self.fields)
-        text.set_counts(counts, self.settings["aux_min_count"])
+        text.set_counts(counts, self.settings.aux_min_count)
         text.name = name
         [counts] = self.client.scatter([counts], broadcast=True, hash=False)
         self._all(_set_counts, lambda k: (name, counts))
@@ -125,16 +125,16 @@ class ShardedStructureLearner(StructureLearner):
                     for part in self._all(_rows, lambda k: (name, o, a, a + 4096)):
                         counts[a:a + 4096] += part
             self._all(_forget, lambda k: (name,))
-            return [closed_form_counts(counts, total, self.P, s["aux_lambda"], s["aux_loss"]) for counts in pos]
+            return [closed_form_counts(counts, total, self.P, s.aux_lambda, s.aux_loss) for counts in pos]
         # iterative parameter mixing: every epoch each shard makes its pass from the mixed
         # weights, which are then its weights averaged by tokens, a block at a time
         widths = self._all(_sgd_start, lambda k: (name, rnd, offsets, column, theta))[0]
         blocks = list(column_blocks(d, widths))
         V = [np.zeros((0 if theta is None else theta.shape[1], w), np.float32) for w in widths]
         mu = [np.float32(P / self.P) for P in self.sizes]
-        for epoch in range(s["aux_epochs"]):
+        for epoch in range(s.aux_epochs):
             self._all(_sgd_epoch, lambda k: (name,))
-            last = epoch + 1 == s["aux_epochs"]
+            last = epoch + 1 == s.aux_epochs
             for b, W in enumerate(blocks):
                 W[:], V[b][:] = 0, 0
                 for (w, v), m_k in zip(self._all(_block, lambda k: (name, b)), mu):
@@ -204,7 +204,7 @@ def _count(run, k, name, templates, targets):
 
 def _set_counts(run, k, name, counts):
     part = _part(run, k)
-    part.texts[name].set_counts(counts, part.learner.settings["aux_min_count"])
+    part.texts[name].set_counts(counts, part.learner.settings.aux_min_count)
 
 
 def _closed_counts(run, k, name, offsets, column):

@@ -71,8 +71,8 @@ class Mixer:
     def __init__(self, client, settings, source, fmt, echo=None):
         self.client, self.settings, self.echo = client, settings, echo
         self.learner = None  # (start() gives it)
-        self.K = int(settings["shards"])
-        self.by_mistakes = settings["mixing"] == "mistakes"
+        self.K = int(settings.shards)
+        self.by_mistakes = settings.mixing == "mistakes"
         self.run = uuid.uuid4().hex
         workers = sorted(worker_addresses(client))
         if not workers:
@@ -81,8 +81,8 @@ class Mixer:
         path = os.path.abspath(os.fspath(source))
         self.size = os.path.getsize(path)
         self.spec = {"path": path, "name": os.fspath(source), "gz": is_gzip(path), "format": fmt.name,
-                     "n_fields": fmt.n_fields, "label_column": settings["label_column"],
-                     "encoding": settings["encoding"]}
+                     "n_fields": fmt.n_fields, "label_column": settings.label_column,
+                     "encoding": settings.encoding}
         self.losses, self.recoveries, self.epochs_run = [0] * self.K, [], 0
         self.message_errors = []  # (of the epoch: in its log record)
         self.sizes = self.shared = self.shared_data = None
@@ -136,7 +136,7 @@ class Mixer:
         learner.only_mixing()
         if self.echo is not None:
             self.echo(f"iterative parameter mixing: {self.K} shards of {', '.join(map(str, self.sizes))} sequences "
-                      f"on {len(set(self.where))} Dask workers; mixing {self.settings['mixing']}")
+                      f"on {len(set(self.where))} Dask workers; mixing {self.settings.mixing}")
 
     def epoch(self, k, bar=None):
         """One epoch: a pass on every shard, then the mix, range by range of the

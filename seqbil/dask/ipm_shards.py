@@ -148,7 +148,7 @@ def shard_start(run, k, K, spec, size, shared, learner, state=None, epochs_run=0
     data = _dataset(run, k, K, spec, size, shared)
     cls, S, A0, A1, transitions = learner
     shard = _Shard(data, cls(S, A0, A1, shared["settings"], transitions),
-                   np.random.default_rng(shared["settings"]["seed"] + k))
+                   np.random.default_rng(shared["settings"].seed + k))
     if state is not None:
         apply(shard.learner, state)
         shard.base = _base(shard.learner)

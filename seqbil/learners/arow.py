@@ -15,7 +15,7 @@ CRFsuite's `epsilon` stop (mean loss of an epoch) is not taken: `epochs` passes 
 import numpy as np
 
 from .._kernels.arow import AROWKernel
-from ..params import Param
+from ..parameter import Param
 from .base import OnlineLearner, register
 
 
@@ -36,7 +36,7 @@ class AROW(OnlineLearner):
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
         self.averaged = False
-        S, v = self.S, float(settings["arow_variance"])
+        S, v = self.S, float(settings.arow_variance)
         self.W0 = np.zeros((self.A0, S))
         self.W1 = np.zeros((self.A1, S, S + 1))
         self.end = np.zeros(S)
@@ -44,7 +44,7 @@ class AROW(OnlineLearner):
                                                                                   self.end))
         # the kernel works on these arrays in place: they are never replaced, only updated
         self.kernel = AROWKernel(self.W0, self.W1, self.trans, self.end, self.V0, self.V1, self.Vtrans, self.Vend,
-                                 gamma=float(settings["arow_gamma"]), transitions=self.transitions)
+                                 gamma=float(settings.arow_gamma), transitions=self.transitions)
 
     def train_chunk(self, data, order):
         return self.kernel.train_chunk(data, order)

@@ -94,7 +94,7 @@ class Learner(ABC):
         self.copies = 1 if tasks is None else tasks[0] + 1
 
     @classmethod
-    def grid(cls, settings, sources):
+    def grid(cls, settings):
         """The settings to choose on held-out data before training (dicts of parameter
         values, tried in this order, each continuing from the one before when the
         learner is a BatchLearner), or [] when nothing is chosen."""
@@ -112,7 +112,7 @@ class Learner(ABC):
 
     def passes(self):
         """How many passes over the training data a run makes."""
-        return int(self.settings["epochs"])
+        return int(self.settings.epochs)
 
     def pass_name(self, k):
         """Label of pass k (0-based) on the progress bar."""
@@ -237,8 +237,8 @@ class OnlineLearner(Learner):
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
         self.trans = np.zeros((self.copies * n_labels, n_labels + 1))
-        self.C = float(settings["C"])
-        self.averaged = bool(settings["averaged"])
+        self.C = float(settings.C)
+        self.averaged = bool(settings.averaged)
 
     @abstractmethod
     def train_chunk(self, data, order):

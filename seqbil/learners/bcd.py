@@ -13,7 +13,7 @@ matrix is refused.
 import numpy as np
 
 from .._kernels.bcd import BCDKernel
-from ..params import Param
+from ..parameter import Param
 from .base import OnlineLearner, register
 
 
@@ -34,7 +34,7 @@ class CoordinateDescent(OnlineLearner):
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
         S = self.S
-        self.rounds, self.epochs = int(settings["bcd_rounds"]), int(settings["bcd_epochs"])
+        self.rounds, self.epochs = int(settings.bcd_rounds), int(settings.bcd_epochs)
         self.W0, self.end = np.zeros((self.A0, S)), np.zeros(self.copies * S)
         self.ab = np.empty((self.A1, 2 * S + 1))  # alpha[a] next to beta[a] in memory
         self.alpha, self.beta = self.ab[:, :S], self.ab[:, S:]

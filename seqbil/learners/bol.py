@@ -18,7 +18,7 @@ import numpy as np
 
 from .._kernels.bol import BlockKernel, refresh_blocks
 from .._kernels.bol_global import GlobalKernel
-from ..params import Param
+from ..parameter import Param
 from .base import OnlineLearner, register, slots_to_attributes
 
 # the slots of `state`, the numbers of the global mode, which its kernel reads and
@@ -93,8 +93,8 @@ class Bilinear(OnlineLearner):
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
         S, A1 = self.S, self.A1
-        self.R = int(settings["power_steps"])
-        self.mode = settings["rank1"]
+        self.R = int(settings.power_steps)
+        self.mode = settings.rank1
         if tasks is not None and self.mode == "global":
             raise ValueError("rank1 = global does not learn several tasks; use rank1 = block")
         self.W0, self.end = np.zeros((self.A0, S)), np.zeros(self.copies * S)
@@ -260,7 +260,7 @@ class Bilinear(OnlineLearner):
         else:
             sig = {"sigma_1": float(self.state[SIGMA])}
         stats = {"blocks": int(self.blocks.used), "block_updates": self.updated, **sig}
-        if self.settings.get("diagnose"):
+        if self.settings.diagnose:
             stats.update(self.diagnose())
         self.updated = 0
         return stats
@@ -360,7 +360,7 @@ class Bilinear(OnlineLearner):
         S, ab, U = self.S, self.ab, self.Uab if self.averaged else None
         attrs = np.asarray(self.blocks.attributes(), dtype=np.int32)
         self.kernel = self.ab = self.alpha = self.beta = self.Uab = self.Ua = self.Ub = None
-        dtype = np.float32 if self.settings["precision"] == "float32" else np.float64
+        dtype = np.float32 if self.settings.precision == "float32" else np.float64
         ab = slots_to_attributes(ab, U, self.counter, attrs, self.A1, dtype)
         alpha, beta = ab[:, :S], ab[:, S:]
         W0, trans, end = self.W0, self.trans, self.end

@@ -21,7 +21,7 @@ from .._kernels.crf import CRFKernel
 from .._kernels.linalg import dot
 from ..linesearch import LINESEARCHES
 from ..optimize import LBFGS
-from ..params import Param
+from ..parameter import Param
 from .base import BatchLearner, Checkpointed, register
 
 # the coefficients tried when none is given, strongest regularisation first (the path
@@ -78,7 +78,7 @@ class CRFWeights:
     def build_features(self, data):
         """The feature set of the training corpus, its kernel and x = 0."""
         self.ptr0, self.lab0, self.ptr1, self.cell1 = feature_set(data, self.S, self.A0, self.A1,
-                                                                  self.settings["all_possible_states"])
+                                                                  self.settings.all_possible_states)
         self.kernel = CRFKernel(self.S, self.ptr0, self.lab0, self.ptr1, self.cell1, self.transitions)
         self.x = np.zeros(self.kernel.size)
 
@@ -141,13 +141,13 @@ class CRF(CRFWeights, BatchLearner):
     )
 
     @classmethod
-    def grid(cls, settings, sources):
+    def grid(cls, settings):
         """The regularisation is what decides a CRF's accuracy on a small corpus (CRF++
         on its chunking example loses 1.9 F1 at -c 0.5 against -c 4), so without a
         given c1 or c2 they are chosen: a path from strong to weak regularisation."""
-        if "c1" in sources or "c2" in sources:
+        if settings.given("c1") or settings.given("c2"):
             return []
-        penalty = settings["penalty"]
+        penalty = settings.penalty
         if penalty == "l2":
             return [{"c1": 0.0, "c2": c} for c in C2_GRID]
         if penalty == "l1":
@@ -156,8 +156,8 @@ class CRF(CRFWeights, BatchLearner):
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
-        self.c1, self.c2 = float(settings["c1"]), float(settings["c2"])
-        jobs = int(settings["jobs"])
+        self.c1, self.c2 = float(settings.c1), float(settings.c2)
+        jobs = int(settings.jobs)
         self.jobs = jobs or (os.cpu_count() or 1)
         self.kernel = self.optimizer = None
         self._data = self._pool = None
@@ -180,9 +180,9 @@ class CRF(CRFWeights, BatchLearner):
             self._pool = ThreadPoolExecutor(len(self.blocks))
 
         s = self.settings
-        self.optimizer = LBFGS(self.x, self.evaluate, c1=self.c1, num_memories=s["crf_memories"],
-                               epsilon=s["crf_epsilon"], period=s["period"], delta=s["delta"],
-                               linesearch=s["crf_linesearch"], max_linesearch=s["crf_max_linesearch"])
+        self.optimizer = LBFGS(self.x, self.evaluate, c1=self.c1, num_memories=s.crf_memories,
+                               epsilon=s.crf_epsilon, period=s.period, delta=s.delta,
+                               linesearch=s.crf_linesearch, max_linesearch=s.crf_max_linesearch)
 
     def evaluate(self, x, g):
         """The objective's smooth part at x: sum of -log p(y | x) over the training

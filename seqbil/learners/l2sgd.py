@@ -47,7 +47,7 @@ import numpy as np
 
 from .._kernels.linalg import dot
 from ..optimize import delta_test
-from ..params import Param
+from ..parameter import Param
 from .base import BatchLearner, Checkpointed, register
 from .crf import CRFWeights
 
@@ -111,9 +111,9 @@ class L2SGD(CRFWeights, BatchLearner):
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
-        self.c2 = float(settings["c2"])
-        self.period, self.delta = int(settings["period"]), float(settings["delta"])
-        self.rng = np.random.default_rng(settings["seed"])
+        self.c2 = float(settings.c2)
+        self.period, self.delta = int(settings.period), float(settings.delta)
+        self.rng = np.random.default_rng(settings.seed)
         self.kernel = None
         # the state of the run (snapshot): step counter, t0 (0 until calibrated), the last
         # eta, the decay (1 between epochs), the best epoch's objective and weights
@@ -122,7 +122,7 @@ class L2SGD(CRFWeights, BatchLearner):
 
     @classmethod
     def refuse(cls, settings):
-        if settings["c2"] <= 0:
+        if settings.c2 <= 0:
             return "c2", "l2sgd needs an L2 term (c2 > 0): its learning rate is 1 / (lambda (t0 + t)), " \
                          "lambda = 2 c2 / N"
         return None
@@ -139,7 +139,7 @@ class L2SGD(CRFWeights, BatchLearner):
         """t0 = 1 / (lambda eta0) by CRFsuite's calibration (module docstring); returns
         its record."""
         s, lam = self.settings, self.lam
-        n = min(self.N, s["calibration_samples"])
+        n = min(self.N, s.calibration_samples)
         sample = self.rng.permutation(self.N)[:n].astype(np.int64)
         w0 = self.x.copy()
         initial = self.kernel.loss(data, w0, sample) + 0.5 * lam * dot(w0, w0) * n
@@ -151,8 +151,8 @@ class L2SGD(CRFWeights, BatchLearner):
                 return total
             x *= decay
             return total + 0.5 * lam * dot(x, x) * n
-        eta, tried = calibrate(trial, initial, s["calibration_eta"], s["calibration_rate"],
-                               s["calibration_candidates"], s["calibration_max_trials"])
+        eta, tried = calibrate(trial, initial, s.calibration_eta, s.calibration_rate,
+                               s.calibration_candidates, s.calibration_max_trials)
         self.t0, self.t = 1.0 / (lam * eta), 0.0
         return {"eta": eta, "t0": self.t0, "samples": n, "initial_loss": _finite(initial),
                 "trials": [[e, _finite(loss)] for e, loss in tried]}

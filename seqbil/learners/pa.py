@@ -19,7 +19,7 @@ CRFsuite's `epsilon` stop (mean loss of an epoch) is not taken: `epochs` passes 
 """
 
 from .._kernels.rpa import RPAKernel
-from ..params import Param
+from ..parameter import Param
 from .base import AveragedLinear, register
 
 ZERO_ONE, SQRT_HAMMING = 0, 2  # RPAKernel's cost codes
@@ -39,8 +39,8 @@ class PassiveAggressive(AveragedLinear):
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)
-        cost = SQRT_HAMMING if settings["pa_error_sensitive"] else ZERO_ONE
+        cost = SQRT_HAMMING if settings.pa_error_sensitive else ZERO_ONE
         # the kernel works on these arrays in place: they are never replaced, only updated
         self.kernel = RPAKernel(self.W0, self.W1, self.trans, self.end, self.U0, self.U1, self.Utrans, self.Uend,
                                 C=self.C, cost=cost, averaged=self.averaged, transitions=self.transitions,
-                                pa_type=int(settings["pa_type"]))
+                                pa_type=int(settings.pa_type))

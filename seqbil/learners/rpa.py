@@ -12,7 +12,7 @@ Averaging averages the weights and Phi (lazily, Daume 2006).
 import numpy as np
 
 from .._kernels.rpa import RPAKernel
-from ..params import Param
+from ..parameter import Param
 from .base import AveragedLinear, register
 
 
@@ -49,9 +49,9 @@ class ReEmbeddingPA(AveragedLinear):
         s = self.settings
         # the kernel works on these arrays in place: they are never replaced, only updated
         self.kernel = RPAKernel(self.W0, self.W1, self.trans, self.end, self.U0, self.U1, self.Utrans, self.Uend,
-                                self.Phi, self.UPhi, self.first, C=self.C, cost=s["rpa_loss"] == "hamming",
-                                averaged=self.averaged, transitions=self.transitions, lam=float(s["lam"]),
-                                inner=int(s["inner"]), learn_phi=not s["freeze_embeddings"])
+                                self.Phi, self.UPhi, self.first, C=self.C, cost=s.rpa_loss == "hamming",
+                                averaged=self.averaged, transitions=self.transitions, lam=float(s.lam),
+                                inner=int(s.inner), learn_phi=not s.freeze_embeddings)
 
     def embedding(self):
         """Phi as decoding reads it: averaged when averaging is on."""

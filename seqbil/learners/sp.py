@@ -69,7 +69,7 @@ class Perceptron(AveragedLinear):
         W1, U1 = self.W1, self.U1 if self.averaged else None
         self.kernel = self.W1 = self.U1 = None
         self.slot = np.zeros(0, dtype=np.int32)
-        self.W1 = slots_to_rows(W1, U1, self.counter, attrs, len(W1), self.settings["precision"])
+        self.W1 = slots_to_rows(W1, U1, self.counter, attrs, len(W1), self.settings.precision)
         self.U1 = np.zeros((0,) * W1.ndim)
         del W1, U1
         self._average_in_place(("W0", "trans", "end"))  # (W1 done above)

@@ -231,7 +231,7 @@ class CRF(BaseEstimator):
         return out
 
     def settings(self):
-        """(settings, sources): the seqbil options of this estimator's parameters."""
+        """The seqbil settings (params.Settings) of this estimator's parameters."""
         learner = self.learner_name()
         table = params.by_name()
         options = {"format": "crfsuite", "templates": self.templates(), "learner": learner,
@@ -284,7 +284,7 @@ class CRF(BaseEstimator):
         if (X_dev is None) != (y_dev is None):
             raise ValueError("Pass both X_dev and y_dev to use the holdout data")
         from ..training import train
-        settings, sources = self.settings()
+        settings = self.settings()
         train_data = _sentences(X, y, "X")
         dev = _sentences(X_dev, y_dev, "X_dev") if X_dev is not None else None
         self._release()
@@ -296,7 +296,7 @@ class CRF(BaseEstimator):
             path, temporary = Path(name), True
         echo = print if self.verbose else (lambda line: None)
         try:
-            model, history = train(settings, train_data, str(path), dev=dev, sources=sources, echo=echo,
+            model, history = train(settings, train_data, str(path), dev=dev, echo=echo,
                                    show_progress=bool(self.verbose))
         except BaseException as exc:
             if temporary:

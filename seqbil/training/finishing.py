@@ -16,10 +16,10 @@ def set_temperature(run, model, echo=print):
     """The temperature of the model's probabilities: given, chosen on held-out data
     (select), 1 for a CRF, or fitted now on the dev set."""
     settings = run.settings
-    if settings["temperature"] > 0:
-        model.temperature = settings["temperature"]
+    if settings.temperature > 0:
+        model.temperature = settings.temperature
         return
-    if LEARNERS[settings["learner"]].probabilistic:
+    if LEARNERS[settings.learner].probabilistic:
         model.temperature = 1.0
         return
     if run.dev_data is None and run.tasks and run.devs:
@@ -33,7 +33,7 @@ def set_temperature(run, model, echo=print):
     if run.dev_data is None:
         model.temperature = 1.0
         why = "multi-task training without dev sets" if run.tasks else \
-            "iterative parameter mixing" if settings["shards"] else None
+            "iterative parameter mixing" if settings.shards else None
         echo("temperature 1: not fitted" + (f" ({why} has no held-out tenth: give a dev set or a temperature)"
                                             if why else ""))
         return
@@ -86,9 +86,9 @@ def compact(run, model, echo=print):
     """Compaction and pruning as the settings say (Model.compact), and the records of
     the run's dictionaries, vectors and structure. Called once the learner is gone."""
     settings, vectors = run.settings, run.vectors
-    kept = model.compact(settings["prune"])
+    kept = model.compact(settings.prune)
     echo(_compaction_line(kept, settings))
-    model.training["compaction"] = {"prune": settings["prune"], "precision": settings["precision"],
+    model.training["compaction"] = {"prune": settings.prune, "precision": settings.precision,
                                     **{f"order{o}": kept[o] for o in (0, 1)}}
     if run.records.dictionaries:
         model.training["dictionaries"] = run.records.dictionaries
@@ -107,8 +107,8 @@ def _compaction_line(kept, settings):
     attrs = [sum(kept[o]["attributes"][i] for o in (0, 1)) for i in (0, 1)]
     weights = [sum(kept[o]["weights"][i] for o in (0, 1)) for i in (0, 1)]
     return (f"model: {attrs[1]:,} of {attrs[0]:,} attributes hold weights; {weights[1]:,} non-zero weights"
-            + (f" of {weights[0]:,} after pruning |w| <= {settings['prune']:g}" if settings["prune"] else "")
-            + f", stored as {settings['precision']}")
+            + (f" of {weights[0]:,} after pruning |w| <= {settings.prune:g}" if settings.prune else "")
+            + f", stored as {settings.precision}")
 
 
 def _training_record(settings, learner, history, train_record, dev_sentences, dev_name, template_file, config):
@@ -118,8 +118,8 @@ def _training_record(settings, learner, history, train_record, dev_sentences, de
     table = params.by_name()  # what seqbil aso reads (the [structure] section) is not the run's
     best = max(dev_scores, key=lambda t: t[2]) if dev_scores else None
     return {
-        "learner": settings["learner"],
-        "params": {k: v for k, v in settings.items() if k != "templates" and table[k].section != "structure"},
+        "learner": settings.learner,
+        "params": {k: v for k, v in settings.as_dict().items() if k != "templates" and table[k].section != "structure"},
         "config": config and str(config), "template_file": template_file and str(template_file),
         "train": train_record,
         "dev": file_record(dev_name, dev_sentences) if dev_sentences else None,

@@ -64,9 +64,9 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
     try:
         if mixer is not None:  # the passes run on the shards, which hold their parts of the corpus
             if learner.mixing() is None:
-                raise ConfigError(run.sources.get("shards", "<settings>"), 0, f"learner {learner.name} with these "
+                raise ConfigError(run.settings.origin("shards"), 0, f"learner {learner.name} with these "
                                   "settings does not support iterative parameter mixing (shards)" +
-                                  ("; use rank1 = block" if run.settings.get("rank1") == "global" else ""))
+                                  ("; use rank1 = block" if run.settings.rank1 == "global" else ""))
             mixer.start(learner, epochs_run=len(history))
             N = sum(mixer.sizes)
         with graceful_stop() as stop:
@@ -133,7 +133,7 @@ class Epoch:
     def chunks(self):
         """The training sequences in a new order (int64 indices), CHUNK at a time."""
         data = self.run.data
-        order = multitask.epoch_order(self.rng, data.seq_task, self.run.settings["task_order"]) if self.run.tasks \
+        order = multitask.epoch_order(self.rng, data.seq_task, self.run.settings.task_order) if self.run.tasks \
             else self.rng.permutation(data.n_sequences).astype(np.int64)
         return [order[c:c + CHUNK] for c in range(0, len(order), CHUNK)]
 

@@ -46,8 +46,7 @@ class FeatureRecords:
 class Run:
     """A training corpus read and encoded, with what the passes and the model need:
     the output of prepare(), the input of make_learner(), run_passes() and finish()."""
-    settings: dict
-    sources: dict
+    settings: object  # params.Settings
     fmt: object
     tasks: list | None
     templates: object
@@ -82,38 +81,38 @@ class Run:
         return [name for name, _, _ in self.tasks] if self.tasks else None
 
 
-def prepare(settings, sources, train_data, dev, template_file, config, base, echo, client=None):
+def prepare(settings, train_data, dev, template_file, config, base, echo, client=None):
     """Read the training corpus (or the tasks' corpora) and encode it once: the
     templates checked against its columns, the labels, the metric, dictionaries,
     vectors and structure; the model that will hold the weights, and the dev corpora
     encoded by it. Returns a Run.
 
-    With settings["shards"], on the Dask cluster of `client`: the workers read and
+    With settings.shards, on the Dask cluster of `client`: the workers read and
     encode the shards, and this process merges what they count into the index
     (seqbil/dask/ipm.py); it never holds the corpus (run.data is None, run.mixer
     holds the shards; if preparing fails, the workers let go of them)."""
-    fmt = make_format(settings["format"], None, settings["label_column"])
+    fmt = make_format(settings.format, None, settings.label_column)
     mixer = None
-    if settings["shards"] and not settings["tasks"]:
+    if settings.shards and not settings.tasks:
         if client is None:
             raise ValueError("training on shards needs the client of a Dask cluster")
         if fmt.layout_unknown():  # the first sentence fixes the number of fields
-            next(iter(fmt.read(train_data, labeled=True, encoding=settings["encoding"])), None)
+            next(iter(fmt.read(train_data, labeled=True, encoding=settings.encoding)), None)
             if fmt.n_fields is None:
                 raise InputError(str(train_data), 0, "no sentences in file")
         from ..dask.ipm import Mixer
         mixer = Mixer(client, settings, train_data, fmt, echo)
     try:
-        return _prepare(settings, sources, train_data, dev, template_file, config, base, echo, fmt, mixer)
+        return _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, mixer)
     except BaseException:
         if mixer is not None:  # (a cluster given by --scheduler outlives the run)
             mixer.close()
         raise
 
 
-def _prepare(settings, sources, train_data, dev, template_file, config, base, echo, fmt, mixer):
-    enc = settings["encoding"]
-    tasks = task_list(settings["tasks"], sources.get("tasks", "<settings>")) if settings["tasks"] else None
+def _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, mixer):
+    enc = settings.encoding
+    tasks = task_list(settings.tasks, settings.origin("tasks")) if settings.tasks else None
     t0 = time.perf_counter()
     if tasks:
         tokens, train_name, task_records, task_labels = read_tasks(fmt, tasks, enc)
@@ -123,32 +122,32 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
         tokens, train_name = corpus_of(fmt, train_data, enc)
     templates, origin = _templates(settings, template_file, config, base, tasks)
     fmt.check_templates(templates, train_name, origin, tokens)
-    check_settings(settings, sources, templates, echo)
+    settings = check_settings(settings, templates, echo)
     if mixer is not None:
-        surveyed = survey_shards(mixer, settings, sources, templates)
+        surveyed = survey_shards(mixer, settings, templates)
         label_values = set().union(*(r["labels"] for r in surveyed))
     else:
         label_values = tokens.label_values
-    labels, metric, why = _labels_and_metric(fmt, label_values, base, settings, sources)
-    scheme = settings["scheme"]
+    labels, metric, why = _labels_and_metric(fmt, label_values, base, settings)
+    scheme = settings.scheme
     if metric == "chunk" and scheme == "auto" and mixer is None:  # (on shards: from what they count)
         scheme = detect_scheme(labels, tokens.label_sequences())
     words = None
     if mixer is not None:
         words = [w for r in surveyed for w in r["words"]] if surveyed[0]["words"] is not None else None
     lexicons, jackknife, lexicon_info = training_lexicons(
-        settings["dictionaries"], templates, tokens, fmt.unit,
-        normalizer(settings["normalize"]), settings["dict_folds"], enc, base.index.lexicons if base is not None else None,
-        sources.get("dictionaries", "<settings>"), settings["dict_min_length"], words=words)
-    vector_info, vectors = vector_features(settings, sources, templates,
+        settings.dictionaries, templates, tokens, fmt.unit,
+        normalizer(settings.normalize), settings.dict_folds, enc, base.index.lexicons if base is not None else None,
+        settings.origin("dictionaries"), settings.dict_min_length, words=words)
+    vector_info, vectors = vector_features(settings, templates,
                                             ColumnValues(surveyed) if mixer is not None else tokens, base, enc)
-    live, learning = _live_embeddings(vectors, base, jackknife, settings, sources)
-    structure_info, structure = structure_features(settings, sources, fmt, base, bool(tasks))
+    live, learning = _live_embeddings(vectors, base, jackknife, settings)
+    structure_info, structure = structure_features(settings, fmt, base, bool(tasks))
     if structure is not None and base is None:  # the splits read columns of this corpus too
         n_fields, label = fmt.layout()
         for split in structure.structure.splits:
             split.index.templates.check_columns(n_fields, label, train_name,
-                                                f"{sources.get('structure', '<settings>')} (split {split.name})")
+                                                f"{settings.origin('structure')} (split {split.name})")
     fingerprint = None
     if mixer is not None:
         data = None
@@ -159,16 +158,16 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
         n_sequences, n_positions = sum(r["sentences"] for r in surveyed), sum(r["tokens"] for r in surveyed)
         del surveyed
     else:
-        data, index = encode(tokens, templates, None, labels, settings["min_count"], settings["normalize"],
+        data, index = encode(tokens, templates, None, labels, settings.min_count, settings.normalize,
                              base.index if base is not None else None, vectors=vectors, structure=structure,
                              lexicons=lexicons,
-                             length_cap=settings["dict_length_cap"], jackknife=jackknife)
+                             length_cap=settings.dict_length_cap, jackknife=jackknife)
         n_sequences, n_positions = data.n_sequences, data.n_positions
     emb = Embeddings(live, learning, *(_embedding_rows(data, vectors, tokens, settings) if live else (None, None)))
     task_spec, coupling_line = None, ""
     if tasks:  # how the tasks are coupled (a general interaction matrix adds task copies of attributes)
-        if settings["interaction"] and "coupling" in sources:
-            raise ConfigError(sources["coupling"], 0, "give either the coupling b or an interaction matrix "
+        if settings.interaction and settings.given("coupling"):
+            raise ConfigError(settings.origin("coupling"), 0, "give either the coupling b or an interaction matrix "
                               "(interaction), not both")
         task_spec, coupling_line = multitask.task_spec(index, templates, [name for name, _, _ in tasks], settings,
                                                        data, origin)
@@ -185,12 +184,12 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
         train_record = file_record(train_name, train_data if train_name == "<memory>" else tokens)
     del tokens, jackknife
     return_freed_memory()
-    corpus = {"format": fmt.name, "n_fields": fmt.n_fields, "label_column": settings["label_column"],
-              "encoding": enc, "normalize": settings["normalize"], "metric": metric, "scheme": scheme}
+    corpus = {"format": fmt.name, "n_fields": fmt.n_fields, "label_column": settings.label_column,
+              "encoding": enc, "normalize": settings.normalize, "metric": metric, "scheme": scheme}
     names = [name for name, _, _ in tasks] if tasks else None
-    model = Model("linear", labels, index, corpus, {}, precision=settings["precision"], tasks=names,
+    model = Model("linear", labels, index, corpus, {}, precision=settings.precision, tasks=names,
                   task_labels=task_labels if tasks else None)
-    run = Run(settings, sources, fmt, tasks, templates, origin, train_name, train_record, labels, index, data, model,
+    run = Run(settings, fmt, tasks, templates, origin, train_name, train_record, labels, index, data, model,
               t_encode, task_spec=task_spec, coupling_line=coupling_line, vectors=vectors, emb=emb,
               records=FeatureRecords(lexicon_info, vector_info, structure_info), structure=structure, mixer=mixer,
               fingerprint=fingerprint)
@@ -200,16 +199,16 @@ def _prepare(settings, sources, train_data, dev, template_file, config, base, ec
          f"{A0} 0-order and {A1} 1st-order attributes "
          f"({len(templates.by_order[0])} + {len(templates.by_order[1])} templates"
          f"{', label transitions' if templates.transition else ''}) in {t_encode:.1f} s")
-    echo(settings_header(settings, sources))
+    echo(settings_header(settings))
     echo(f"metric: {metric}" + (f" ({scheme})" if metric == "chunk" else "") +
-         (f", chosen because {why}" if settings["metric"] == "auto" else ""))
+         (f", chosen because {why}" if settings.metric == "auto" else ""))
     return run
 
 
 def _read_devs(run, dev):
     """The dev corpus read and encoded by the run's model; with several tasks, per task
     (sentences, file name, encoded) of its dev corpus."""
-    fmt, enc, model = run.fmt, run.settings["encoding"], run.model
+    fmt, enc, model = run.fmt, run.settings.encoding, run.model
     if run.tasks:
         devs = {name: read_sentences(fmt, d, enc) for name, _, d in run.tasks if d is not None}
         run.devs = {name: (s, n, model.for_task(name).encode(s, n)) for name, (s, n) in devs.items()}
@@ -221,7 +220,7 @@ def _read_devs(run, dev):
 def _embedding_rows(data, vectors, tokens, settings):
     """(the %emb vectors at the start, how often each row is read per position): the
     encoded corpus gives the rows of its words (emb_rows) instead of their values."""
-    data.emb_rows = vectors.emb_rows(tokens, normalizer(settings["normalize"]))
+    data.emb_rows = vectors.emb_rows(tokens, normalizer(settings.normalize))
     vectors.live = False  # every other corpus reads the vectors' values
     phi0 = vectors.tables[EMB].matrix.astype(np.float64)
     return phi0, np.bincount(data.emb_rows[data.emb_rows >= 0], minlength=len(phi0)) / data.emb_rows.shape[1]
@@ -242,36 +241,36 @@ def _templates(settings, template_file, config, base, tasks):
     return templates, origin
 
 
-def _labels_and_metric(fmt, label_values, base, settings, sources):
+def _labels_and_metric(fmt, label_values, base, settings):
     """(labels, metric, why it was chosen): the format's label order, a continued
     model's labels keeping their place and new ones following."""
     labels = fmt.label_order(label_values)
     if base is not None:
         labels = base.labels + [y for y in labels if y not in set(base.labels)]
     try:
-        metric, why = choose_metric(labels, fmt.segments, settings["metric"])
+        metric, why = choose_metric(labels, fmt.segments, settings.metric)
     except ValueError as exc:
-        raise ConfigError(sources.get("metric", "<settings>"), 0, f"[corpus] metric = "
-                          f"{settings['metric']!r}: {exc}") from None
+        raise ConfigError(settings.origin("metric"), 0, f"[corpus] metric = "
+                          f"{settings.metric!r}: {exc}") from None
     return labels, metric, why
 
 
-def _live_embeddings(vectors, base, jackknife, settings, sources):
+def _live_embeddings(vectors, base, jackknife, settings):
     """(live, learning): whether the learner reads the %emb vectors by row, and adapts
     them. Such a learner's vectors stay out of the encoded corpus, which gives the
     rows instead (also when they are frozen: the corpus then takes k times less
     memory than with the values written out)."""
-    frozen = settings.get("freeze_embeddings", False)
-    live = vectors is not None and EMB in vectors.tables and LEARNERS[settings["learner"]].embeds and \
+    frozen = settings.freeze_embeddings
+    live = vectors is not None and EMB in vectors.tables and LEARNERS[settings.learner].embeds and \
         not (frozen and base is not None)
     learning = live and not frozen
     if learning and base is not None:
-        raise ConfigError(sources.get("learner", "<settings>"), 0, "a model with %emb templates cannot be "
+        raise ConfigError(settings.origin("learner"), 0, "a model with %emb templates cannot be "
                           "continued by rpa (its vectors are learned afresh); train it anew")
     if vectors is not None:
         vectors.live = live
-    if settings["shards"] and (jackknife or live):
-        raise ConfigError(sources.get("shards", "<settings>"), 0, "iterative parameter mixing (shards) cannot "
+    if settings.shards and (jackknife or live):
+        raise ConfigError(settings.origin("shards"), 0, "iterative parameter mixing (shards) cannot "
                           "encode a shard with " + ("jackknifed dictionaries: set dict_folds = 0" if jackknife else
                                                     "%emb vectors a learner adapts"))
     return live, learning
@@ -280,13 +279,13 @@ def _live_embeddings(vectors, base, jackknife, settings, sources):
 def make_learner(run, base=None, init_model=None, echo=print):
     """The run's learner, prepared on its corpus (and started from the continued
     model's weights)."""
-    settings, sources, index = run.settings, run.sources, run.index
+    settings, index = run.settings, run.index
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
-    learner_class = LEARNERS[settings["learner"]]
+    learner_class = LEARNERS[settings.learner]
     if run.tasks:
         if not learner_class.multitask:
             multi = ", ".join(name for name, cls in LEARNERS.items() if cls.multitask)
-            raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner_class.name!r} "
+            raise ConfigError(settings.origin("learner"), 0, f"[train] learner = {learner_class.name!r} "
                               f"does not learn several tasks (multi-task learners: {multi})")
         echo(run.coupling_line)
     try:
@@ -294,7 +293,7 @@ def make_learner(run, base=None, init_model=None, echo=print):
     except ValueError as exc:  # options of the learner that cannot learn several tasks (bol's rank1 = global)
         if run.task_spec is None:
             raise
-        raise ConfigError(sources.get("learner", "<settings>"), 0, f"multi-task training: {exc}") from None
+        raise ConfigError(settings.origin("learner"), 0, f"multi-task training: {exc}") from None
     learner.prepare(run.data)
     if run.emb.live:
         vectors = run.vectors
@@ -302,7 +301,7 @@ def make_learner(run, base=None, init_model=None, echo=print):
                         if t.refs[0][1].source == EMB], run.emb.start)
     if base is not None:
         if (base.kind == "bilinear") != learner.bilinear:
-            raise ConfigError(sources.get("learner", "<settings>"), 0, f"[train] learner = {learner.name!r} cannot "
+            raise ConfigError(settings.origin("learner"), 0, f"[train] learner = {learner.name!r} cannot "
                               f"continue the {base.kind} model {init_model}")
         learner.warm_start(carried_weights(base, run.labels, index.renumber, A0, A1))
         base.weights = {}  # the learner holds them now; the base is kept for its labels and record

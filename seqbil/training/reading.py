@@ -89,26 +89,26 @@ def corpus_of(fmt, source, encoding):
     return corpus, name
 
 
-def vector_features(settings, sources, templates, tokens, base, encoding):
+def vector_features(settings, templates, tokens, base, encoding):
     """(what each table is, the %vec templates' features): the tables named in
     [features] vectors, cut to the rows the model keeps; a continued model keeps its own."""
     if not templates.vector_templates:
         return {}, None
     if base is not None:
         return {name: {"source": "the model continued"} for name in templates.vectors}, base.index.vectors
-    origin = sources.get("vectors", "<settings>")
-    files = vector_specs(settings["vectors"], origin)
-    info, full, fold = {}, {}, normalizer(settings["normalize"])
+    origin = settings.origin("vectors")
+    files = vector_specs(settings.vectors, origin)
+    info, full, fold = {}, {}, normalizer(settings.normalize)
     if EMB in templates.vectors:  # %emb: every training word gets a row
-        where = sources.get("embeddings", "<settings>")
-        if not settings["embeddings"]:
+        where = settings.origin("embeddings")
+        if not settings.embeddings:
             raise ConfigError(where, 0, "the templates read %emb, but [features] embeddings names no vectors "
                               "(a file, or random:K)")
         columns = {t.refs[0][1].column for t in templates.vector_templates if t.refs[0][1].source == EMB}
         words = {fold(v) if fold else v for c in columns for v in tokens.column(c)[0]}
-        full[EMB], found = embedding_table(settings["embeddings"], words, settings["embedding_vocab"],
-                                           settings["seed"], encoding, where)
-        spec = settings["embeddings"]
+        full[EMB], found = embedding_table(settings.embeddings, words, settings.embedding_vocab,
+                                           settings.seed, encoding, where)
+        spec = settings.embeddings
         info[EMB] = {"source": spec, "dim": full[EMB].dim, "training_words": len(words)}
         if not spec.startswith("random:"):
             info[EMB].update(sha256=sha256_file(spec), training_words_in_file=found)
@@ -122,28 +122,28 @@ def vector_features(settings, sources, templates, tokens, base, encoding):
             info[name] = {"source": files[name], "sha256": sha256_file(files[name]), "dim": full[name].dim,
                           "rows_in_file": len(full[name])}
     return info, VectorFeatures.for_training(templates.vector_templates, full, tokens, fold,
-                                       settings["vector_unknown"], settings["vector_scale"], settings["vector_rows"])
+                                       settings.vector_unknown, settings.vector_scale, settings.vector_rows)
 
 
-def structure_features(settings, sources, fmt, base, tasks):
+def structure_features(settings, fmt, base, tasks):
     """(its record, StructureFeatures) of [features] structure; a continued model keeps
     its own."""
     if base is not None and base.index.structure is not None:
-        if settings["structure"]:
-            raise ConfigError(sources.get("structure", "<settings>"), 0, "the continued model has a structure "
+        if settings.structure:
+            raise ConfigError(settings.origin("structure"), 0, "the continued model has a structure "
                               "of its own; it keeps it (leave out structure)")
         return {"source": "the model continued"}, base.index.structure
-    if not settings["structure"]:
+    if not settings.structure:
         return None, None
-    origin = sources.get("structure", "<settings>")
+    origin = settings.origin("structure")
     if tasks:
         raise ConfigError(origin, 0, "a structure (structure = FILE) is not supported in multi-task training")
     if base is not None:
         raise ConfigError(origin, 0, "the continued model was trained without a structure; one cannot be added")
-    window = params.offsets(settings["structure_window"])  # (checked with the other settings)
+    window = params.offsets(settings.structure_window)  # (checked with the other settings)
     unit = fmt.unit
     parts, records = [], []
-    for path in settings["structure"]:
+    for path in settings.structure:
         if not os.path.isfile(path):
             raise ConfigError(origin, 0, f"[features] structure: no such file {path!r}")
         part = Structure.load(path)
@@ -154,6 +154,6 @@ def structure_features(settings, sources, fmt, base, tasks):
         records.append({"path": os.path.abspath(path), "sha256": sha256_file(path), "bytes": os.path.getsize(path)})
     structure = Structure.merged(parts, records)
     info = {**(records[0] if len(records) == 1 else {"files": records}), "window": window,
-            "scale": settings["structure_scale"], "dim": structure.dim, "splits": [s.spec() for s in structure.splits],
+            "scale": settings.structure_scale, "dim": structure.dim, "splits": [s.spec() for s in structure.splits],
             "provenance": structure.provenance}
-    return info, StructureFeatures(structure, window, settings["structure_scale"])
+    return info, StructureFeatures(structure, window, settings.structure_scale)

@@ -24,28 +24,29 @@ def train(*args, **kwargs):
         return _train(*args, **kwargs)
 
 
-def _train(settings, train_data, model_path=None, *, dev=None, template_file=None, config=None, sources=None,
+def _train(settings, train_data, model_path=None, *, dev=None, template_file=None, config=None,
            init_model=None, log_path=None, echo=print, show_progress=True, checkpoint_every=0, checkpoint_path=None,
            resume=None, resume_epochs=None, cluster=None):
     """Train a model; save it when model_path is given. Returns (model, history).
 
-    train_data and dev: corpus paths, or lists of formats.Sentence. sources: where
-    the settings that are not defaults came from (params.resolve). checkpoint_every=N
+    settings: params.Settings (params.resolve), or a mapping of some parameters (the
+    others at the table's defaults). train_data and dev: corpus paths, or lists of
+    formats.Sentence. checkpoint_every=N
     writes a checkpoint (default: model_path + ".ckpt") after every N passes and when
     the run is interrupted; resume=PATH continues from one, with the settings and
     corpora recorded in it (resume_epochs may extend the run). init_model=PATH
     continues training a saved model on this data: its templates, corpus settings,
     labels and weights are the start; new attributes and labels are added.
-    cluster: with settings["shards"], where the shards train (the client, scheduler
+    cluster: with settings.shards, where the shards train (the client, scheduler
     and workers arguments of seqbil.dask.cluster.connect).
 
     The stages, each callable on its own: check_run (settings against each other,
     before any reading), prepare (read and encode), make_learner, run_passes,
     finish (the model and its record), compact."""
-    sources = dict(sources or {})
+    settings = params.Settings.of(settings)
     saved, history = None, []
     if resume is not None:
-        saved, state, history, settings, sources = _resumed(resume, resume_epochs)
+        saved, state, history, settings = _resumed(resume, resume_epochs)
         train_data, dev, template_file, config = saved["train"], saved["dev"], saved["template"], saved["config"]
         init_model = saved.get("init_model")
         checkpoint_every = checkpoint_every or saved["checkpoint_every"]
@@ -56,16 +57,16 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
         raise ConfigError("arguments", 0, "checkpoints need a model path or a checkpoint path")
     _check_outputs(run_inputs(settings, train_data, dev, template_file, config, init_model), resume,
                    model=model_path, log=log_path, checkpoint=checkpoint_path if checkpoint_every else None)
-    base, settings = _continued(init_model, settings, sources, template_file, echo)
-    check_run(settings, sources, train_data, dev, base, cluster)
+    base, settings = _continued(init_model, settings, template_file, echo)
+    check_run(settings, train_data, dev, base, cluster)
     if not isinstance(train_data, (str, type(None))) and not hasattr(train_data, "__fspath__") and \
             checkpoint_every:
         raise ConfigError("arguments", 0, "checkpoints need the training data as a file")
     large_blocks_from_mmap()
     chosen, selection = None, (saved or {}).get("selection", {})
-    if saved is None or saved["settings"].get("temperature") and not settings["temperature"]:
-        settings, sources, chosen, selection = select(settings, sources, train_data, dev, template_file, config,
-                                                      init_model, echo, show_progress)
+    if saved is None or saved["settings"].get("temperature") and not settings.temperature:
+        settings, chosen, selection = select(settings, train_data, dev, template_file, config, init_model, echo,
+                                             show_progress)
     cluster_stack = ExitStack()  # on shards: the Dask cluster, from reading the corpus to the last pass
     with cluster_stack:
         if chosen is not None:  # the grid ran on the whole training corpus (or was interrupted): its best run
@@ -74,16 +75,17 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
             if base is not None and not base.weights:  # the held-out runs took the weights of the model continued
                 base = Model.load(init_model)
             client = None
-            if settings["shards"]:
+            if settings.shards:
                 from ..dask.cluster import connect
                 client = cluster_stack.enter_context(connect(**cluster_arguments(settings, cluster),
                                                                     echo=echo if show_progress else None))
-            run = prepare(settings, sources, train_data, dev, template_file, config, base, echo, client)
+            run = prepare(settings, train_data, dev, template_file, config, base, echo, client)
             if run.mixer is not None:
                 cluster_stack.callback(run.mixer.close)
             learner = make_learner(run, base, init_model, echo)
-            rng = np.random.default_rng(settings["seed"])
-        record = {"settings": settings, "sources": sources, "train": None if run.tasks else run.train_name,
+            rng = np.random.default_rng(settings.seed)
+        settings = run.settings  # (as prepare settled them: bol with nothing to factor is sp)
+        record = {"settings": settings.as_dict(), "sources": dict(settings.sources), "train": None if run.tasks else run.train_name,
                   "dev": run.dev_name, "template": template_file and str(template_file),
                   "config": config and str(config),
                   "checkpoint_every": checkpoint_every, "data": run.data_fingerprint(),
@@ -93,7 +95,7 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
                 raise InputError(run.train_name, 0, f"the training data differs from the data of checkpoint {resume}")
             checkpoint.restore(learner, rng, resume, *state)
             if learner.passes() < len(history):
-                raise ConfigError("arguments", 0, f"--epochs {settings['epochs']} makes {learner.passes()} passes, "
+                raise ConfigError("arguments", 0, f"--epochs {settings.epochs} makes {learner.passes()} passes, "
                                   f"but checkpoint {resume} has done {len(history)}: give more epochs, or none")
         if chosen is None:
             run_passes(run, learner, rng, history, echo=echo, show_progress=show_progress, log_path=log_path,
@@ -123,7 +125,7 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
     return model, history
 
 
-def _continued(init_model, settings, sources, template_file, echo):
+def _continued(init_model, settings, template_file, echo):
     """(the model a run continues, or None; the settings, with the corpus settings and
     templates it was trained with)."""
     if init_model is None:
@@ -132,7 +134,7 @@ def _continued(init_model, settings, sources, template_file, echo):
     if base.tasks:
         raise ConfigError("arguments", 0, f"{init_model} is a multi-task model: continuing one is not "
                           f"supported; train it anew with --task")
-    return base, settings_of_base(base, settings, sources, template_file, echo, init_model)
+    return base, settings_of_base(base, settings, template_file, echo, init_model)
 
 
 def _check_outputs(inputs, resume, **outputs):
@@ -151,11 +153,8 @@ def _resumed(resume, resume_epochs):
     if resume_epochs is not None:  # a checkpoint's settings were checked when it was made; this one not
         resume_epochs = params.check_value(params.by_name()["epochs"], resume_epochs, "arguments")
     saved, scalars, arrays, rng_state, history = checkpoint.load(resume)
-    settings = {**params.defaults(), **saved["settings"]}
-    sources = saved.get("sources", {})
-    if resume_epochs and resume_epochs != saved["settings"]["epochs"]:
-        if sources.get("temperature") == "<chosen>":
-            settings["temperature"] = 0.0
-        sources = {k: v for k, v in sources.items() if k != "temperature" or v != "<chosen>"}
-    settings["epochs"] = resume_epochs or settings["epochs"]
-    return saved, (arrays, scalars, rng_state), history, settings, sources
+    settings = params.Settings.of(saved["settings"], saved.get("sources", {}))
+    if resume_epochs and resume_epochs != saved["settings"]["epochs"] and settings.origin("temperature") == "<chosen>":
+        settings = settings.but({"temperature": 0.0}, None)
+    settings = settings.but({"epochs": resume_epochs or settings.epochs})
+    return saved, (arrays, scalars, rng_state), history, settings

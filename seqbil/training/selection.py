@@ -48,7 +48,7 @@ class Choice:
     what: str
 
 
-def select(settings, sources, train_data, dev, template_file, config, init_model, echo, show_progress=False):
+def select(settings, train_data, dev, template_file, config, init_model, echo, show_progress=False):
     """What is chosen on held-out data before the run: the learner's grid (a CRF's
     coefficients when none is given: Learner.grid) and, when the temperature is to
     be fitted and there is no dev set, the temperature of an online learner's
@@ -61,31 +61,31 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
     the held-out predictions together): the models trained on the rest fix the
     settings, which the run on all the data then keeps. A setting wins by its score
     (the dev metric), then by the held-out log-likelihood for a CRF, then by coming
-    first (the stronger regularisation). Returns (settings, sources, that best run
+    first (the stronger regularisation). Returns (settings, that best run
     or None, the record of the choice)."""
-    choice = _plan(settings, sources, dev)
+    choice = _plan(settings, dev)
     if choice is None:
-        return settings, sources, None, {}
-    fmt = make_format(settings["format"], None, settings["label_column"])
+        return settings, None, {}
+    fmt = make_format(settings.format, None, settings.label_column)
     folds = _folds(choice, settings, fmt, train_data, dev, echo)
     if folds is None:
-        return settings, sources, None, {}
+        return settings, None, {}
     where, folds = folds
-    runs, bases = _prepare_folds(folds, where, settings, sources, train_data, template_file, config, init_model, echo)
+    runs, bases = _prepare_folds(folds, where, settings, train_data, template_file, config, init_model, echo)
     del folds  # (encoded now: a Corpus given is not needed again)
     planned = runs[0].settings  # (prepare may settle the learner: bol with nothing to factor is sp)
     tried, best, worse, learners = [], None, 0, [None] * len(runs)
     for point in choice.grid or [{}]:
         trial = Trial(point, learners)
-        stopped = _train_folds(trial, runs, bases, planned, best, settings["seed"], init_model, bool(choice.grid),
+        stopped = _train_folds(trial, runs, bases, planned, best, settings.seed, init_model, bool(choice.grid),
                                show_progress)
         if stopped is not None:  # interrupted: what there is, this held-out run's model
             run, learner, history, _ = stopped
             echo(f"interrupted while choosing {choice.what}: the model is that of the run on part of the training "
                  f"corpus ({len(history)} of {learner.passes()} passes)")
             _finish_all(other for other in trial.learners if other is not None and other is not learner)
-            run.settings = {**run.settings, "temperature": run.settings["temperature"] or 1.0}
-            return settings, sources, stopped, {"interrupted": f"while choosing {choice.what}"}
+            run.settings = run.settings.but({"temperature": run.settings.temperature or 1.0})
+            return settings, stopped, {"interrupted": f"while choosing {choice.what}"}
         learners = trial.learners
         if not choice.grid:  # one setting: nothing to compare
             best = trial
@@ -100,28 +100,28 @@ def select(settings, sources, train_data, dev, template_file, config, init_model
                 break
     _finish_all(learner for learner in learners if learner not in best.learners)
     point = best.point
-    settings, sources = {**settings, **point}, {**sources, **{k: "<chosen>" for k in point}}
+    settings = settings.but(point, "<chosen>")
     record = {"on": where, "tried": tried, "chosen": point} if choice.grid else {}
     if choice.grid:
         echo(f"chose {', '.join(f'{k} = {point[k]:g}' for k in choice.varies)}")
     if where == "dev":
-        runs[0].settings = {**planned, **point}
-        return settings, sources, (runs[0], best.learners[0], *best.passes[0]), record
+        runs[0].settings = planned.but(point, "<chosen>")
+        return settings, (runs[0], best.learners[0], *best.passes[0]), record
     learners = best.learners
     if choice.fit:
         temperature = _fit_temperature(runs, learners, bool(choice.grid), where, record, echo)
-        settings, sources = {**settings, "temperature": temperature}, {**sources, "temperature": "<chosen>"}
+        settings = settings.but({"temperature": temperature}, "<chosen>")
     _finish_all(learner for learner in learners if learner is not None)
-    return settings, sources, None, record
+    return settings, None, record
 
 
-def _plan(settings, sources, dev):
+def _plan(settings, dev):
     """The Choice to make, or None when there is none (a multi-task run's learner
     cannot be a CRF; a temperature given, or fitted on the dev set after the run)."""
-    learner_class = LEARNERS[settings["learner"]]
-    grid = learner_class.grid(settings, sources)
-    fit = settings["temperature"] == 0 and not learner_class.probabilistic
-    if settings["tasks"] or not grid and (not fit or dev is not None or settings["shards"]):
+    learner_class = LEARNERS[settings.learner]
+    grid = learner_class.grid(settings)
+    fit = settings.temperature == 0 and not learner_class.probabilistic
+    if settings.tasks or not grid and (not fit or dev is not None or settings.shards):
         return None
     varies = [key for key in (grid[0] if grid else ()) if any(point[key] != grid[0][key] for point in grid)]
     return Choice(grid, fit, varies, " and ".join([*varies, *(["the temperature"] if fit else [])]))
@@ -137,7 +137,7 @@ def _folds(choice, settings, fmt, train_data, dev, echo):
         return "dev", [(train_data, dev)]
     # a file is read into a Corpus (its strings once per distinct value), the sentences
     # held out from it read again; sentences given in memory are sliced as they are
-    enc = settings["encoding"]
+    enc = settings.encoding
     if isinstance(train_data, list):
         sentences, whole = read_sentences(fmt, train_data, enc)[0], None
         n, tokens = len(sentences), sum(map(len, sentences))
@@ -165,13 +165,13 @@ def _folds(choice, settings, fmt, train_data, dev, echo):
         [(whole.head(n - k), whole.part(n - k, n))]
 
 
-def _prepare_folds(folds, where, settings, sources, train_data, template_file, config, init_model, echo):
+def _prepare_folds(folds, where, settings, train_data, template_file, config, init_model, echo):
     """(runs, bases): each fold read and encoded, and the model it continues."""
     runs, bases = [], []
     for part, held in folds:
         bases.append(Model.load(init_model) if init_model is not None else None)
         try:
-            runs.append(prepare(dict(settings), sources, part, held, template_file, config, bases[-1],
+            runs.append(prepare(settings, part, held, template_file, config, bases[-1],
                                 echo if where == "dev" else lambda line: None))
         except InputError as exc:  # a part held out of a file is that file for the user
             if exc.path != "<memory>" or not isinstance(train_data, (str, os.PathLike)):
@@ -188,7 +188,7 @@ def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, sh
     model keeps only the sparse rows of its final weights."""
     learners = trial.learners = list(trial.learners)
     for f, run in enumerate(runs):
-        run.settings = {**planned, **trial.point}
+        run.settings = planned.but(trial.point, "<chosen>")
         previous = learners[f]
         learner = learners[f] = make_learner(run, bases[f] if previous is None else None, init_model,
                                              lambda line: None)

@@ -12,45 +12,44 @@ from ..tagging import cpus
 def load_templates(settings, template_file, config):
     if template_file is not None:
         return TemplateSet(read_template_file(template_file))
-    if not settings["templates"]:
+    if not settings.templates:
         raise ConfigError(config or "<settings>", 0, "no feature templates: give --config or --template")
-    return TemplateSet(parse_template(t, str(config), 0) for t in settings["templates"])
+    return TemplateSet(parse_template(t, str(config), 0) for t in settings.templates)
 
 
-def check_settings(settings, sources, templates, echo):
-    """Settings that cannot do what they say: errors, or warnings naming the key."""
-    learner = LEARNERS[settings["learner"]]
+def check_settings(settings, templates, echo):
+    """Settings that cannot do what they say: errors, or warnings naming the key.
+    Returns the settings, settled (bol with nothing to factor is sp)."""
+    learner = LEARNERS[settings.learner]
     table = params.by_name()
-    for name, source in sources.items():
+    for name, source in settings.sources.items():
         p = table[name]
         # a config written for several learners is fine when the learner is chosen elsewhere
-        chosen_elsewhere = source != "arguments" and sources.get("learner") == "arguments"
+        chosen_elsewhere = source != "arguments" and settings.origin("learner") == "arguments"
         if not p.used_by(learner.name) and not chosen_elsewhere:
             echo(f"warning: [{p.section}] {name} (from {source}) is not used by learner {learner.name} "
                  f"(it is read by {', '.join(p.learners) or 'no learner'})")
     refused = learner.refuse(settings)
     if refused:
         name, why = refused
-        raise ConfigError(sources.get(name, "<settings>"), 0, f"[{table[name].section}] {name} = {settings[name]!r}: "
+        raise ConfigError(settings.origin(name), 0, f"[{table[name].section}] {name} = {getattr(settings, name)!r}: "
                           f"{why}")
-    if learner.name == "bcd" and sources.get("epochs") == "arguments":
+    if learner.name == "bcd" and settings.origin("epochs") == "arguments":
         echo(f"warning: bcd does not read epochs: its passes are 2 x bcd_rounds x bcd_epochs "
-             f"= {2 * settings['bcd_rounds'] * settings['bcd_epochs']}")
+             f"= {2 * settings.bcd_rounds * settings.bcd_epochs}")
     for name in ("coupling", "interaction", "task_order"):
-        if name in sources and not settings["tasks"]:
-            echo(f"warning: {name} (from {sources[name]}) is read by multi-task training only (--task)")
+        if settings.given(name) and not settings.tasks:
+            echo(f"warning: {name} (from {settings.origin(name)}) is read by multi-task training only (--task)")
     if learner.bilinear and not templates.by_order[1]:
         if learner.name == "bol":
             # bol's 0-order part, transitions and end scores take the perceptron's steps
             # (blocks.pxd: bilinear_mistake and sp.pyx both call chain.pxd: linear_update),
             # so with nothing to factor bol learns sp's weights exactly: train them as sp
             echo("bol: no 1st-order templates with %x macros to factor; training the linear model (as sp)")
-            settings["learner"] = "sp"
-            sources.pop("learner", None)
-            return
+            return settings.but({"learner": "sp"}, None)
         what = ("no 1st-order attributes are given (a B:%attr template; seqbil.sklearn.CRF: first_order=KEYS or "
                 "'all')" if templates.items else "no B template with %x macros is given")
-        raise ConfigError(sources.get("learner", "<settings>"), 0,
+        raise ConfigError(settings.origin("learner"), 0,
                           f"[train] learner = {learner.name!r} factors the 1st-order features, but {what}; use "
                           f"learner = \"sp\" or add 1st-order templates")
     if learner.bilinear:
@@ -62,22 +61,23 @@ def check_settings(settings, sources, templates, echo):
             echo(f"warning: learner {learner.name} factors the 1st-order template {risky[0]}"
                  f"{f' (and {len(risky) - 1} more)' if len(risky) > 1 else ''}, which reads a dictionary or "
                  f"character types: such features are more stable as U (0-order) templates")
+    return settings
 
 
-def settings_header(settings, sources):
+def settings_header(settings):
     """One line per run: the learner and every parameter it reads, with where the
     values that are not defaults came from."""
-    learner, table, shown = settings["learner"], params.by_name(), []
+    learner, table, shown = settings.learner, params.by_name(), []
 
     def origin(name):
-        source = sources.get(name)
+        source = settings.sources.get(name)
         return "" if source is None else " (argument)" if source == "arguments" else \
             " (chosen on held-out data)" if source == "<chosen>" else " (config)"
     for name in ("epochs", "C", "averaged", "seed", "min_count", "c1", "c2", "all_possible_states", "period", "delta",
                  "jobs", *(p.name for p in LEARNERS[learner].options)):
         if not table[name].used_by(learner) or (name == "epochs" and learner == "bcd"):  # bcd: its own passes
             continue
-        value = settings[name]
+        value = getattr(settings, name)
         value = str(value).lower() if isinstance(value, bool) else value
         shown.append(f"{name} {value}{origin(name)}")
     if not LEARNERS[learner].averages:
@@ -85,10 +85,10 @@ def settings_header(settings, sources):
     return f"learner {learner}{origin('learner')}: " + ", ".join(shown)
 
 
-def check_shards(settings, sources, train_data, tasks, base):
+def check_shards(settings, train_data, tasks, base):
     """What iterative parameter mixing (shards) needs, as ConfigErrors before reading."""
-    where = sources.get("shards", "<settings>")
-    learner = LEARNERS[settings["learner"]]
+    where = settings.origin("shards")
+    learner = LEARNERS[settings.learner]
     if not learner.supports_mixing():
         able = ", ".join(p for p in params.by_name()["shards"].learners)
         raise ConfigError(where, 0, f"learner {learner.name} does not support iterative parameter mixing "
@@ -121,27 +121,27 @@ def run_inputs(settings, *given):
     """The files a training run reads: those given, and every setting that names a
     file (dictionaries, vectors, a structure, the tasks' corpora, ...)."""
     found = [g for g in given if isinstance(g, (str, os.PathLike))]
-    for value in settings.values():
+    for value in settings.as_dict().values():
         for v in (value if isinstance(value, (list, tuple)) else [value]):
-            if isinstance(v, str) and "=" in v and settings.get("tasks") and v in settings["tasks"]:
+            if isinstance(v, str) and "=" in v and settings.tasks and v in settings.tasks:
                 found.extend(v.split("=", 1)[1].split(","))  # NAME=TRAIN[,DEV]
             elif isinstance(v, str) and v and os.path.isfile(v):
                 found.append(v)
     return found
 
 
-def check_run(settings, sources, train_data, dev, base, cluster):
+def check_run(settings, train_data, dev, base, cluster):
     """The settings that cannot go together, as ConfigErrors before anything is read."""
-    tasks = task_list(settings["tasks"], sources.get("tasks", "<settings>")) if settings["tasks"] else None
+    tasks = task_list(settings.tasks, settings.origin("tasks")) if settings.tasks else None
     if tasks and (train_data is not None or dev is not None or base is not None):
-        raise ConfigError(sources.get("tasks", "<settings>"), 0, "multi-task training reads each task's corpora "
+        raise ConfigError(settings.origin("tasks"), 0, "multi-task training reads each task's corpora "
                           "from its NAME=TRAIN[,DEV] entry: give no other training or dev corpus, nor a model "
                           "to continue")
-    if not settings["shards"] and any(v is not None for v in (cluster or {}).values()):
+    if not settings.shards and any(v is not None for v in (cluster or {}).values()):
         raise ConfigError("arguments", 0, "a Dask client, scheduler or workers are for iterative parameter "
                           "mixing: give shards too")
-    if settings["shards"]:
-        check_shards(settings, sources, train_data, tasks, base)
+    if settings.shards:
+        check_shards(settings, train_data, tasks, base)
 
 
 def cluster_arguments(settings, cluster):
@@ -149,29 +149,29 @@ def cluster_arguments(settings, cluster):
     or a local cluster of a worker per shard, at most one per core."""
     where = {k: v for k, v in (cluster or {}).items() if v is not None}
     if not where:
-        where = {"workers": min(settings["shards"], cpus())}
+        where = {"workers": min(settings.shards, cpus())}
     return where
 
 
-def settings_of_base(base, settings, sources, template_file, echo, path):
+def settings_of_base(base, settings, template_file, echo, path):
     """A continued model keeps the corpus settings and templates it was trained with."""
-    if template_file is not None or "templates" in sources:
+    if template_file is not None or settings.given("templates"):
         echo(f"warning: the templates of {path} are used, not those given")
-    settings = dict(settings)
+    given, carried = settings.as_dict(), {}
     for key in ("format", "label_column", "encoding", "normalize"):
-        if key in sources and settings[key] != base.corpus.get(key, settings[key]):
-            echo(f"warning: [corpus] {key} = {base.corpus[key]!r} of {path} is used, not {settings[key]!r}")
-        settings[key] = base.corpus.get(key, settings[key])
-    if "metric" not in sources:
-        settings["metric"] = base.corpus["metric"]
-    if "scheme" not in sources:
-        settings["scheme"] = base.corpus.get("scheme", "auto")
+        if settings.given(key) and given[key] != base.corpus.get(key, given[key]):
+            echo(f"warning: [corpus] {key} = {base.corpus[key]!r} of {path} is used, not {given[key]!r}")
+        carried[key] = base.corpus.get(key, given[key])
+    if not settings.given("metric"):
+        carried["metric"] = base.corpus["metric"]
+    if not settings.given("scheme"):
+        carried["scheme"] = base.corpus.get("scheme", "auto")
     table = params.by_name()
     # the model's learner and options, and how its dictionaries and vectors were made, by default
-    carried = {"dictionaries", "dict_folds", "dict_min_length", "dict_length_cap", "vectors", "vector_unknown",
-               "vector_rows", "vector_scale"}
+    made = {"dictionaries", "dict_folds", "dict_min_length", "dict_length_cap", "vectors", "vector_unknown",
+            "vector_rows", "vector_scale"}
     for key, value in base.training.get("params", {}).items():
-        if key not in sources and key in table and (table[key].section == "train" or key in carried) and \
+        if not settings.given(key) and key in table and (table[key].section == "train" or key in made) and \
                 key != "temperature":  # fitted anew for the continued model
-            settings[key] = value
-    return settings
+            carried[key] = value
+    return settings.but(carried)

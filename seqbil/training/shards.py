@@ -5,18 +5,18 @@ from ..features.dictionaries import parse_specs as dictionary_specs
 from ..features.index import FeatureIndex, merge_vocabularies
 
 
-def survey_shards(mixer, settings, sources, templates):
+def survey_shards(mixer, settings, templates):
     """Every shard read on its worker: what the index and the run need of each
     (dask/ipm_shards.py: shard_survey), in shard order."""
-    specs = dictionary_specs(settings["dictionaries"], sources.get("dictionaries", "<settings>"))
+    specs = dictionary_specs(settings.dictionaries, settings.origin("dictionaries"))
     train_words = any(specs.get(name) == "train" for name in templates.dictionaries)
-    if train_words and settings["dict_folds"] >= 2:
-        raise ConfigError(sources.get("shards", "<settings>"), 0, "iterative parameter mixing (shards) cannot "
+    if train_words and settings.dict_folds >= 2:
+        raise ConfigError(settings.origin("shards"), 0, "iterative parameter mixing (shards) cannot "
                           "encode a shard with jackknifed dictionaries: set dict_folds = 0")
     columns = sorted({t.refs[0][1].column for t in templates.vector_templates})
-    out = mixer.survey({"fields": templates.fields, "normalize": settings["normalize"],
-                        "length_cap": settings["dict_length_cap"], "columns": columns,
-                        "min_length": settings["dict_min_length"], "words": train_words})
+    out = mixer.survey({"fields": templates.fields, "normalize": settings.normalize,
+                        "length_cap": settings.dict_length_cap, "columns": columns,
+                        "min_length": settings.dict_min_length, "words": train_words})
     if not sum(r["sentences"] for r in out):
         raise InputError(mixer.spec["name"], 0, "no sentences in file")
     return out
@@ -45,16 +45,16 @@ def index_of_shards(mixer, settings, templates, labels, surveyed, lexicons, vect
     they now keep."""
     fields = {f: merge_vocabularies([r["vocabularies"][i] for r in surveyed]) for i, f in enumerate(templates.fields)}
     attributes = merge_vocabularies([r["names"] for r in surveyed]) if templates.items else None
-    counter = FeatureIndex(templates, fields, [None, None], settings["normalize"], None, lexicons,
-                           settings["dict_length_cap"], attributes)
+    counter = FeatureIndex(templates, fields, [None, None], settings.normalize, None, lexicons,
+                           settings.dict_length_cap, attributes)
     counted = mixer.count(counter, witness)
     counts = [[[c["counts"][order][t] for c in counted] for t in range(len(counted[0]["counts"][order]))]
               for order in (0, 1)]
     names = sum(c["names"] for c in counted) if templates.items else None
     witnesses = [c["witness"] for c in counted if c["witness"] is not None]
     del counted
-    index = FeatureIndex.from_counts(templates, fields, counts, settings["min_count"], settings["normalize"],
-                                     lexicons, settings["dict_length_cap"], attributes, names)
+    index = FeatureIndex.from_counts(templates, fields, counts, settings.min_count, settings.normalize,
+                                     lexicons, settings.dict_length_cap, attributes, names)
     del counts
     index.vectors, index.structure = vectors, structure
     return index, witnesses, mixer.encode(index, templates, labels)
