@@ -65,27 +65,28 @@ cdef Rows rows_view(rows, int width) except *:
 
 
 def as_store(weights):
-    """Decoding weights as storage.sparse_weights keeps them; dense blocks (W0, and W1
-    or alpha and beta, as the learners hold them) are converted at float64, exactly."""
-    if "AB" in weights or "W1" in weights and not isinstance(weights["W1"], np.ndarray):
+    """Decoding weights as a storage.Store; dense blocks (a dict of W0, and W1 or
+    alpha and beta, trans and end, as the learners hold them) are converted at
+    float64, exactly."""
+    from seqbil.storage import Store, sparse_weights
+    if isinstance(weights, Store):
         return weights
-    from seqbil.storage import sparse_weights
     S = weights["end"].shape[0]
     return sparse_weights("linear" if "W1" in weights else "bilinear", weights, S, "float64")
 
 
-cdef Weights weights_view(weights) except *:
-    """The arrays of a weights dict (see decode_corpus); they stay valid while the
-    caller holds the dict."""
+cdef Weights weights_view(store) except *:
+    """The arrays of a storage.Store (see decode_corpus); they stay valid while the
+    caller holds the store."""
     cdef Weights w
     cdef int S
-    end = weights["end"]
+    end = store.end
     S = end.shape[0]
-    w.m = linear_view(np.zeros((0, S)), weights["trans"], end, None, None, None, False, False)
-    w.bilinear = "AB" in weights
-    w.sums32 = bool(weights.get("sums32", False))
-    w.w0 = rows_view(weights["W0"], S)
-    w.w1 = rows_view(weights["AB"], 2 * S + 1) if w.bilinear else rows_view(weights["W1"], S * (S + 1))
+    w.m = linear_view(np.zeros((0, S)), store.trans, end, None, None, None, False, False)
+    w.bilinear = store.bilinear
+    w.sums32 = store.sums32
+    w.w0 = rows_view(store.w0, S)
+    w.w1 = rows_view(store.w1, 2 * S + 1) if w.bilinear else rows_view(store.w1, S * (S + 1))
     if (w.w0.val32 == NULL) != (w.w1.val32 == NULL):
         raise ValueError("the weight blocks have different precisions")
     return w
@@ -276,8 +277,8 @@ cdef Corpus csr_corpus(data) except *:
 
 def decode_corpus(data, weights, int32_t[::1] out):
     """Viterbi-decode every sequence of an encoded Dataset into out (one label id per
-    position). weights maps trans and end (dense float64), W0 and, for the linear
-    model W1, for the bilinear one AB (storage.Rows; see seqbil/storage.py)."""
+    position). weights: a storage.Store (the sparse rows of W0 and of W1, or of a
+    bilinear model's AB; trans and end dense float64), or the dense blocks (as_store)."""
     cdef Corpus c = csr_corpus(data)
     weights = as_store(weights)
     cdef Weights w = weights_view(weights)

@@ -6,7 +6,6 @@ import numpy as np
 
 from ._version import __version__
 from .modelfile import file_version
-from .storage import first_order_block
 
 
 def _count_nonzero(a):
@@ -18,11 +17,10 @@ def task_attributes(model):
     attributes of the templates reading %task (their last macro, of multiplier 1 in
     the key; None when a template's keys are hashed)."""
     counts = {name: 0 for name in model.tasks}
-    store, S, index = model.store, len(model.labels), model.index
-    first, _ = first_order_block(model.kind, S)
+    store, index = model.store, model.index
     K = index.K
     for order, (templates, (table, ptr)) in enumerate(zip(model.templates.by_order, index.tables)):
-        rows = store["W0" if order == 0 else first]
+        rows = store.block(order)
         t_ptr, _, _, mults = index.specs[order]
         for t, template in enumerate(templates):
             if not template.refs or template.refs[-1][1].kind != "task":
@@ -45,10 +43,9 @@ def model_info(model, path=None):
     """The model's description; path adds the file's size and format version."""
     training = dict(model.training)
     features = []
-    store, S = model.store, len(model.labels)
-    first, _ = first_order_block(model.kind, S)
+    store = model.store
     for order, (templates, (table, ptr)) in enumerate(zip(model.templates.by_order, model.index.tables)):
-        rows = store["W0" if order == 0 else first]
+        rows = store.block(order)
         for t, template in enumerate(templates):
             lo, hi = int(ptr[t]), int(ptr[t + 1])
             features.append({"template": template.text, "order": order, "attributes": hi - lo,
@@ -58,7 +55,7 @@ def model_info(model, path=None):
         lo = model.index.n_keyed(0)
         for template, size in zip(vectors.templates, vectors.sizes):
             features.append({"template": template.text, "order": 0, "attributes": size,
-                             "nonzero_weights": store["W0"].count(lo, lo + size)})
+                             "nonzero_weights": store.w0.count(lo, lo + size)})
             lo += size
     structure = model.index.structure
     if structure is not None:  # and the structure's, after them
@@ -66,16 +63,14 @@ def model_info(model, path=None):
         for w in structure.window:
             for split in structure.structure.splits:
                 features.append({"template": f"(structure: {split.name} at {w:+d})", "order": 0,
-                                 "attributes": split.dim, "nonzero_weights": store["W0"].count(lo, lo + split.dim)})
+                                 "attributes": split.dim, "nonzero_weights": store.w0.count(lo, lo + split.dim)})
                 lo += split.dim
     if model.templates.transition:
         features.append({"template": "B", "order": 1, "attributes": 1,
-                         "nonzero_weights": _count_nonzero(store["trans"])})
+                         "nonzero_weights": _count_nonzero(store.trans)})
     features.append({"template": "(end of sequence)", "order": 0, "attributes": 1,
-                     "nonzero_weights": _count_nonzero(store["end"])})
-    arrays = {"trans": list(store["trans"].shape), "end": list(store["end"].shape)}
-    for name in ("W0", first):
-        arrays.update({k: list(v.shape) for k, v in store[name].arrays(name).items()})
+                     "nonzero_weights": _count_nonzero(store.end)})
+    arrays = {k: list(v.shape) for k, v in store.arrays().items()}
     info = {
         "learner": training.get("learner"),
         "params": training.get("params", {}),

@@ -17,8 +17,11 @@ dense instead: val is then n_rows x width, and ptr and idx are None. The label
 transitions and end scores (S (S + 1) + S values) stay dense float64.
 Attributes whose rows are empty are taken out of the key tables altogether
 (compact), so that a model holds neither keys nor rows for them. (A multi-task model
-stacks a shared copy of trans and end and one per task: (K + 1) S rows.)
+stacks a shared copy of trans and end and one per task: (K + 1) S rows.) The blocks
+travel together as a Store.
 """
+from dataclasses import dataclass, replace
+
 import numpy as np
 
 PRECISIONS = {"float32": np.float32, "float64": np.float64}
@@ -170,24 +173,51 @@ def first_order_block(kind, S):
     return ("W1", S * (S + 1)) if kind == "linear" else ("AB", 2 * S + 1)
 
 
+@dataclass
+class Store:
+    """A model's weights as decoding reads them and its file keeps them: the 0-order
+    rows w0 (W0), the 1st-order rows w1 (a linear model's W1; a bilinear model's AB),
+    trans and end (float64), and whether decoding sums the scores in float32
+    (sums32: as crf_test sums a binary CRF++ model's weights)."""
+    w0: "Rows"
+    w1: "Rows"
+    trans: np.ndarray
+    end: np.ndarray
+    bilinear: bool = False
+    sums32: bool = False
+
+    @property
+    def first_name(self):
+        """The name of the 1st-order block in a model file: W1 or AB."""
+        return "AB" if self.bilinear else "W1"
+
+    def block(self, order):
+        return self.w0 if order == 0 else self.w1
+
+    def with_blocks(self, w0, w1):
+        return replace(self, w0=w0, w1=w1)
+
+    def arrays(self):
+        """The arrays a model file keeps, by name."""
+        return {"trans": self.trans, "end": self.end, **self.w0.arrays("W0"), **self.w1.arrays(self.first_name)}
+
+
 def sparse_weights(kind, weights, S, precision="float32", prune=0.0, layout=True):
-    """{"W0": Rows, "W1" or "AB": Rows, "trans", "end"} of dense weights; layout=False
-    leaves the choice of each block's layout (Rows.compact_layout) to the caller."""
-    out = {"W0": Rows.from_dense(weights["W0"], precision, prune),
-           "trans": np.asarray(weights["trans"], dtype=np.float64),
-           "end": np.asarray(weights["end"], dtype=np.float64)}
+    """The Store of dense weights ({"W0", "W1" or "alpha" and "beta", "trans",
+    "end"}); layout=False leaves the choice of each block's layout
+    (Rows.compact_layout) to the caller."""
+    w0 = Rows.from_dense(weights["W0"], precision, prune)
     if kind == "linear" and isinstance(weights["W1"], Rows):  # made sparse by the learner (slots_to_rows)
-        out["W1"] = weights["W1"].pruned(precision, prune)
+        w1 = weights["W1"].pruned(precision, prune)
     elif kind == "linear":
         W1 = np.asarray(weights["W1"])
-        out["W1"] = Rows.from_dense(W1.reshape(len(W1), S * (S + 1)), precision, prune)
+        w1 = Rows.from_dense(W1.reshape(len(W1), S * (S + 1)), precision, prune)
     else:
-        out["AB"] = Rows(None, None, _factor_rows(weights["alpha"], weights["beta"], PRECISIONS[precision], prune),
-                         2 * S + 1)
-    for name in ("W0", "W1", "AB"):
-        if name in out and layout:
-            out[name] = out[name].compact_layout()
-    return out
+        w1 = Rows(None, None, _factor_rows(weights["alpha"], weights["beta"], PRECISIONS[precision], prune), 2 * S + 1)
+    if layout:
+        w0, w1 = w0.compact_layout(), w1.compact_layout()
+    return Store(w0, w1, np.asarray(weights["trans"], dtype=np.float64), np.asarray(weights["end"], dtype=np.float64),
+                 bilinear=kind != "linear")
 
 
 def _factor_rows(alpha, beta, dtype, prune, chunk=1 << 16):
@@ -208,41 +238,39 @@ def _factor_rows(alpha, beta, dtype, prune, chunk=1 << 16):
 
 
 def dense_weights(kind, store, S):
-    """The dense blocks (float64) of sparse weights."""
-    out = {"W0": store["W0"].to_dense(), "trans": np.array(store["trans"], dtype=np.float64),
-           "end": np.array(store["end"], dtype=np.float64)}
+    """The dense blocks (float64) of a Store."""
+    out = {"W0": store.w0.to_dense(), "trans": np.array(store.trans, dtype=np.float64),
+           "end": np.array(store.end, dtype=np.float64)}
     if kind == "linear":
-        out["W1"] = store["W1"].to_dense().reshape(-1, S, S + 1)
+        out["W1"] = store.w1.to_dense().reshape(-1, S, S + 1)
     else:
-        ab = store["AB"].to_dense()
+        ab = store.w1.to_dense()
         out["alpha"], out["beta"] = np.ascontiguousarray(ab[:, :S]), np.ascontiguousarray(ab[:, S:])
     return out
 
 
 def compact_weights(kind, S, dense, store, tables, precision, prune=0.0):
-    """(sparse rows, key tables, report) of a model's weights (dense blocks, or else
-    its sparse rows) with only |w| > prune kept, at `precision`, and the attributes
-    left without any weight taken out of the key tables (per order (table, ptr)).
-    The report gives per order the attributes and non-zero weights before and after."""
+    """(Store, key tables, report) of a model's weights (dense blocks, or else its
+    Store) with only |w| > prune kept, at `precision`, and the attributes left
+    without any weight taken out of the key tables (per order (table, ptr)). The
+    report gives per order the attributes and non-zero weights before and after."""
     if dense is None and kind == "linear":  # sparse already: no dense copy is made
-        nonzero = {block: store[block].nnz for block in ("W0", "W1")}
-        store = {name: v.pruned(precision, prune) if isinstance(v, Rows) else v for name, v in store.items()}
+        nonzero = [store.w0.nnz, store.w1.nnz]
+        store = store.with_blocks(store.w0.pruned(precision, prune), store.w1.pruned(precision, prune))
     else:
         dense = dense if dense is not None else dense_weights(kind, store, S)
-        nonzero = {"W0": np.count_nonzero(dense["W0"])}
-        nonzero["W1" if kind == "linear" else "AB"] = \
-            sum(np.count_nonzero(dense[k]) for k in (("W1",) if kind == "linear" else ("alpha", "beta")))
+        nonzero = [np.count_nonzero(dense["W0"]),
+                   sum(np.count_nonzero(dense[k]) for k in (("W1",) if kind == "linear" else ("alpha", "beta")))]
         store = sparse_weights(kind, dense, S, precision, prune, layout=False)
         dense = None  # (the dense blocks go before the rows are taken: the peak of a run's end)
-    first, _ = first_order_block(kind, S)
-    report, kept_tables = {}, []
-    for order, block in ((0, "W0"), (1, first)):
+    report, kept_tables, blocks = {}, [], []
+    for order in (0, 1):
         table, ptr = tables[order]
-        keep = store[block].nonempty()
+        keep = store.block(order).nonempty()
         keep[len(table):] = True  # the %vec components: their ids follow the keyed attributes
         kept = np.concatenate([[0], np.cumsum(keep[:len(table)], dtype=np.int64)])
         kept_tables.append((np.ascontiguousarray(table[keep[:len(table)]]), kept[ptr]))
-        store[block] = store[block].take(keep).compact_layout()
-        report[order] = {"attributes": [len(table), len(kept_tables[-1][0])], "weights": [int(nonzero[block]),
-                                                                                         store[block].nnz]}
-    return store, kept_tables, report
+        blocks.append(store.block(order).take(keep).compact_layout())
+        report[order] = {"attributes": [len(table), len(kept_tables[-1][0])], "weights": [int(nonzero[order]),
+                                                                                         blocks[-1].nnz]}
+    return store.with_blocks(*blocks), kept_tables, report

@@ -58,7 +58,7 @@ def test_bilinear_rows_hold_the_factors_of_non_zero_products(rng):
     product = alpha[:, :, None] * beta[:, None, :]
     assert np.array_equal(back["alpha"][:, :, None] * back["beta"][:, None, :], product)
     empty = ~(alpha.any(1) & beta.any(1))
-    assert np.array_equal(store["AB"].nonempty(), ~empty)  # a zero factor takes the other with it
+    assert np.array_equal(store.w1.nonempty(), ~empty)  # a zero factor takes the other with it
 
 
 def in_layout(rows, layout):
@@ -83,9 +83,9 @@ def test_sparse_decoding_equals_brute_force(rng, form, S, precision, layout):
     else:
         weights["alpha"], weights["beta"] = sparse_random(rng, (A1, S), 0.6), sparse_random(rng, (A1, S + 1), 0.6)
     store = sparse_weights(form, weights, S, precision)
-    for block in ("W0", "W1" if form == "linear" else "AB"):
-        store[block] = in_layout(store[block], layout)
-        assert store[block].dense == (layout == "dense")
+    store = store.with_blocks(in_layout(store.w0, layout), in_layout(store.w1, layout))
+    for block in (store.w0, store.w1):
+        assert block.dense == (layout == "dense")
     dense = dense_weights(form, store, S)
     W1 = dense["W1"] if form == "linear" else dense["alpha"][:, :, None] * dense["beta"][:, None, :]
     out = np.full(data.n_positions, -1, dtype=np.int32)
@@ -106,12 +106,11 @@ def test_damaged_rows_are_skipped_not_read_outside_the_arrays(rng, form):
     else:
         weights["alpha"], weights["beta"] = rng.normal(size=(A1, S)), rng.normal(size=(A1, S + 1))
     store = sparse_weights(form, weights, S, "float32")
-    block = "W1" if form == "linear" else "AB"
     dense = dense_weights(form, store, S)
     flat = dense["W1"].reshape(A1, -1) if form == "linear" else np.hstack([dense["alpha"], dense["beta"]])
-    store[block] = Rows.from_dense(flat, "float32")  # (cell, value) pairs, whatever is smaller
+    store = store.with_blocks(store.w0, Rows.from_dense(flat, "float32"))  # (cell, value) pairs, whatever is smaller
     for damage in range(4):
-        rows = store[block]
+        rows = store.w1
         ptr, idx = rows.ptr.copy(), rows.idx.copy()
         if damage == 0:
             ptr[2] = 10 ** 9                      # a row that ends past the cells
@@ -121,7 +120,7 @@ def test_damaged_rows_are_skipped_not_read_outside_the_arrays(rng, form):
             idx[::3] = 10 ** 6                    # cells outside the row
         else:
             idx[::2] = -7
-        broken = {**store, block: Rows(ptr, idx, rows.val, rows.width)}
+        broken = store.with_blocks(store.w0, Rows(ptr, idx, rows.val, rows.width))
         out = np.full(data.n_positions, -1, dtype=np.int32)
         decode_corpus(data, broken, out)          # no crash; labels are in range
         assert ((out >= 0) & (out < S)).all()
@@ -168,13 +167,14 @@ def test_a_model_made_sparse_compacts_as_the_dense_one(chunker, prune):
     for order in (0, 1):
         for a, b in zip(sparse.index.tables[order], held.index.tables[order]):
             assert np.array_equal(a, b)
-    for name, value in held.store.items():
+    for name in ("w0", "w1", "trans", "end"):
+        value, other = getattr(held.store, name), getattr(sparse.store, name)
         if isinstance(value, Rows):
-            assert value.dense == sparse.store[name].dense
+            assert value.dense == other.dense
             for part in ("ptr", "idx", "val"):
-                assert np.array_equal(getattr(value, part), getattr(sparse.store[name], part))
+                assert np.array_equal(getattr(value, part), getattr(other, part))
         else:
-            assert np.array_equal(value, sparse.store[name])
+            assert np.array_equal(value, other)
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +200,7 @@ def test_compacting_takes_out_only_attributes_without_weights(monkeypatch):
     for t in range(len(ptr) - 1):  # each template keeps its keys with weights, sorted
         old = old_table[old_ptr[t]:old_ptr[t + 1]]
         assert np.array_equal(table[ptr[t]:ptr[t + 1]], old[~zero_rows[old_ptr[t]:old_ptr[t + 1]]])
-    assert np.array_equal(full.store["W0"].to_dense(), dense["W0"][~zero_rows].astype(np.float32))
+    assert np.array_equal(full.store.w0.to_dense(), dense["W0"][~zero_rows].astype(np.float32))
 
 
 def test_compact_prune_equals_decoding_with_the_small_weights_zeroed(chunker, tmp_path):

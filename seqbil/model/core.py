@@ -5,6 +5,7 @@ Training fills the weight blocks densely (`weights`); a model keeps, decodes wit
 saves only their non-zero cells (`store`, see storage.py), float32 by default.
 """
 import copy
+from dataclasses import replace
 
 import numpy as np
 
@@ -41,7 +42,7 @@ class Model(Probabilities):
         The dense blocks (see Notes), as training makes them.
     training : dict, default=None
         The record of the training run.
-    store : dict, default=None
+    store : storage.Store, default=None
         The same weights as `storage.sparse_weights` keeps them, as a model file
         holds them. Give one of `weights` and `store`.
     precision : str, default="float32"
@@ -137,7 +138,7 @@ class Model(Probabilities):
 
     @property
     def store(self):
-        """The weights as decoding reads them: storage.sparse_weights of the dense ones
+        """The weights as decoding reads them, a storage.Store: the sparse rows of the dense ones
         (at the model's precision), made on first use after each assignment of the
         weights and kept; for one task of a multi-task model, its base's with the
         task's trans and end (tasks.task_store)."""
@@ -147,11 +148,8 @@ class Model(Probabilities):
         return self._store
 
     def _set_store(self, store):
-        """Keep the decoding weights, marked with how their scores are summed."""
-        store.pop("sums32", None)
-        if self._sums32:
-            store["sums32"] = True
-        self._store = store
+        """Keep the decoding weights (a storage.Store), marked with how their scores are summed."""
+        self._store = replace(store, sums32=self._sums32)
 
     @property
     def sums32(self):
@@ -177,7 +175,7 @@ class Model(Probabilities):
     def keep_sparse(self):
         """Make the sparse rows that decoding reads from the dense weights, and let the
         dense weights go (a model that is only scored from now on)."""
-        self.store
+        self._set_store(self.store)  # (made from the dense weights, if not yet, before they go)
         self._weights = None
 
     def _hand_over_dense(self):

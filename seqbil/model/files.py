@@ -14,7 +14,7 @@ from ..features.templates import TemplateSet, parse_template
 from ..features.vectors import VectorFeatures, VectorTable
 from ..formats import FORMATS
 from ..modelfile import read_model, write_model
-from ..storage import PRECISIONS, Rows, first_order_block
+from ..storage import PRECISIONS, Rows, Store, first_order_block
 
 KINDS = {"linear": ("W0", "W1", "trans", "end"), "bilinear": ("W0", "alpha", "beta", "trans", "end")}
 
@@ -36,10 +36,8 @@ def write(model, path):
         meta["index_layout"] = model.index.layout
     if model.sums32:
         meta["scores"] = "float32 sums"
-    first, _ = first_order_block(model.kind, len(model.labels))
     meta["weights"] = {"layout": "sparse rows", "precision": model.precision}
-    arrays = {"trans": model.store["trans"], "end": model.store["end"], **model.store["W0"].arrays("W0"),
-              **model.store[first].arrays(first)}
+    arrays = model.store.arrays()
     arrays.update(vocabulary_arrays(model.index))
     arrays.update(attribute_arrays(model.index))
     for order, (table, ptr) in enumerate(model.index.tables):
@@ -133,8 +131,8 @@ def _store(meta, arrays):
         raise ValueError("weights layout")
     S = len(meta["labels"])
     first, width = first_order_block(meta["kind"], S)
-    return {"W0": Rows.from_arrays(arrays, "W0", S), first: Rows.from_arrays(arrays, first, width),
-            "trans": arrays["trans"], "end": arrays["end"]}, info["precision"]
+    return Store(Rows.from_arrays(arrays, "W0", S), Rows.from_arrays(arrays, first, width), arrays["trans"],
+                 arrays["end"], bilinear=meta["kind"] != "linear"), info["precision"]
 
 
 def _tasks(meta, templates):
@@ -215,10 +213,9 @@ def check_shapes(model):
     else:
         w = model.store
         first, width = first_order_block(model.kind, S)
-        shapes = {"trans": (w["trans"].shape, (copies * S, S + 1)), "end": (w["end"].shape, (copies * S,)),
-                  "W0": ((w["W0"].n_rows, w["W0"].width), (A0, S)), first: ((w[first].n_rows, w[first].width),
-                                                                          (A1, width))}
-        if w["trans"].dtype != np.float64 or w["end"].dtype != np.float64:
+        shapes = {"trans": (w.trans.shape, (copies * S, S + 1)), "end": (w.end.shape, (copies * S,)),
+                  "W0": ((w.w0.n_rows, w.w0.width), (A0, S)), first: ((w.w1.n_rows, w.w1.width), (A1, width))}
+        if w.trans.dtype != np.float64 or w.end.dtype != np.float64:
             raise ValueError("trans and end must be float64")
     for name, (got, want) in shapes.items():
         if tuple(got) != want:

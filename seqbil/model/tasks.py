@@ -1,11 +1,13 @@
 """The tasks of a multi-task model: the decoding weights of one task's view, and one
 task folded into a model of its own (Cavallanti, Cesa-Bianchi & Gentile 2008, written
 as augmented features: see ARCHITECTURE.md, Several tasks in one model)."""
+from dataclasses import replace
+
 import numpy as np
 
 from ..features.index import FeatureIndex
 from ..features.templates import TemplateSet, task_digits
-from ..storage import Rows, first_order_block
+from ..storage import Rows, Store
 
 
 def task_store(store, view):
@@ -13,12 +15,12 @@ def task_store(store, view):
     `store`: the shared trans and end plus the task's copies; where the tasks' label
     sets differ, no path goes through the labels of other tasks."""
     S, k = len(view.labels), view.tasks.index(view.task)
-    trans = store["trans"][:S] + store["trans"][(k + 1) * S:(k + 2) * S]
-    end = store["end"][:S] + store["end"][(k + 1) * S:(k + 2) * S]
+    trans = store.trans[:S] + store.trans[(k + 1) * S:(k + 2) * S]
+    end = store.end[:S] + store.end[(k + 1) * S:(k + 2) * S]
     if view.task in view.task_labels:
         other = np.array([y not in set(view.task_labels[view.task]) for y in view.labels])
         trans[other, :] = end[other] = -np.inf
-    return {**store, "trans": trans, "end": end}
+    return replace(store, trans=trans, end=end)
 
 
 def single_task(model, name):
@@ -27,18 +29,17 @@ def single_task(model, name):
     view = model.for_task(name)
     base = view.parent
     store, index, S = view.store, base.index, len(model.labels)
-    first, _ = first_order_block(model.kind, S)
     radix, (task_id,) = task_digits(index, base.templates, [name])
     shared = [t for t in base.templates.templates if not t.reads_task]
     position = {t.text: (o, i) for o in (0, 1) for i, t in enumerate(base.templates.by_order[o])}
-    tables, rows = [], {}
-    for order, block in ((0, "W0"), (1, first)):
+    tables, rows = [], []
+    for order in (0, 1):
         table, ptr = index.tables[order]
         _, _, _, mults = index.specs[order]
         t_ptr = index.specs[order][0]
         keys, parts, new_ptr = [], [], [0]
-        dense = store[block]
-        width = dense.width if block != "AB" else S * (S + 1)
+        dense = store.block(order)
+        width = S * (S + 1) if order == 1 else dense.width  # (a bilinear model's AB rows become W1's)
         for t in (t for t in shared if t.order == order and (t.refs or order == 0)):
             i = position[t.text][1]
             _, j = position[f"{t.text}/%task"]
@@ -57,12 +58,12 @@ def single_task(model, name):
             new_ptr.append(new_ptr[-1] + len(union))
         tables.append((np.concatenate(keys) if keys else np.zeros(0, np.int64), np.array(new_ptr, np.int64)))
         merged = np.concatenate(parts) if parts else np.zeros((0, width))
-        rows["W0" if order == 0 else "W1"] = Rows.from_dense(merged, "float64")
+        rows.append(Rows.from_dense(merged, "float64"))
     templates = TemplateSet(shared)
     fields = {f: index.fields[f] for f in templates.fields}
     single = FeatureIndex(templates, fields, tables, index.normalize, index.layout, index.lexicons,
                           index.length_cap)
-    store = {"trans": np.asarray(store["trans"]), "end": np.asarray(store["end"]), **rows}
+    store = Store(*rows, np.asarray(store.trans), np.asarray(store.end))
     out = type(model)("linear", model.labels, single, model.corpus, None, dict(model.training), store, "float64",
                       temperature=model.temperature)
     out.training["task"] = name

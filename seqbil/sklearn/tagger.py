@@ -12,7 +12,6 @@ from ..formats import Sentence
 from .. import foreign
 from ..modelfile import is_crfsuite
 from ..model import Model
-from ..storage import first_order_block
 
 
 @dataclass
@@ -51,32 +50,31 @@ def model_info(model, size):
     S, store = len(labels), model.store
     info = Info(labels={y: i for i, y in enumerate(labels)})
     names0 = attribute_names(model, 0)
-    rows = store["W0"]
+    rows = store.w0
     if names0:
         lo = min(names0)
         dense = rows.rows(lo, max(names0) + 1).to_dense()
         for r, c in zip(*np.nonzero(dense)):
             info.state_features[(names0[lo + r], labels[c])] = float(dense[r, c])
-    first, _ = first_order_block(model.kind, S)
     names1 = attribute_names(model, 1)
     if names1:
         lo = min(names1)
-        block = store[first].rows(lo, max(names1) + 1).to_dense()
-        if first == "AB":  # alpha_a beta_a^T
+        block = store.w1.rows(lo, max(names1) + 1).to_dense()
+        if store.bilinear:  # alpha_a beta_a^T
             block = (block[:, :S, None] * block[:, None, S:]).reshape(len(block), S * (S + 1))
         for r, c in zip(*np.nonzero(block)):
             y, v = divmod(int(c), S + 1)
             if v < S:
                 info.first_order_features[(names1[lo + r], labels[v], labels[y])] = float(block[r, c])
-    trans = np.asarray(store["trans"])[:S]
+    trans = np.asarray(store.trans)[:S]
     for y in range(S):
         for v in range(S):
             if trans[y, v]:
                 info.transitions[(labels[v], labels[y])] = float(trans[y, v])
         if trans[y, S]:
             info.start_features[labels[y]] = float(trans[y, S])
-        if store["end"][y]:
-            info.end_features[labels[y]] = float(store["end"][y])
+        if store.end[y]:
+            info.end_features[labels[y]] = float(store.end[y])
     names = sorted({n for n, _ in info.state_features} | {n for n, *_ in info.first_order_features})
     info.attributes = {n: i for i, n in enumerate(names)}
     info.header = {"type": "seqbil", "size": str(size), "num_attrs": str(len(names)), "num_labels": str(S),
