@@ -183,29 +183,35 @@ CORE = [
 ]
 
 
-@lru_cache(maxsize=None)
 def _table():
-    averaging = tuple(name for name, cls in LEARNERS.items() if cls.averages)
-    mixing = tuple(name for name, cls in LEARNERS.items() if cls.supports_mixing())
+    # made anew when a learner is registered (a learner of the user's, after import)
+    return _table_of(tuple(LEARNERS.items()))
+
+
+@lru_cache(maxsize=None)
+def _table_of(learners):
+    learners = dict(learners)
+    averaging = tuple(name for name, cls in learners.items() if cls.averages)
+    mixing = tuple(name for name, cls in learners.items() if cls.supports_mixing())
     out = []
     for p in CORE:
         if p.name == "learner":
-            text = "training algorithm: " + "; ".join(f"{n}, {cls.summary}" for n, cls in LEARNERS.items())
-            p = Param(p.name, p.type, p.default, text, p.section, tuple(LEARNERS))
+            text = "training algorithm: " + "; ".join(f"{n}, {cls.summary}" for n, cls in learners.items())
+            p = Param(p.name, p.type, p.default, text, p.section, tuple(learners))
         elif p.name == "averaged":
             p = Param(p.name, p.type, p.default, p.help, p.section, learners=averaging)
         elif p.name in ("shards", "mixing"):
             p = replace(p, learners=mixing)
         out.append(p)
     names = {p.name for p in out}
-    for name, cls in LEARNERS.items():
+    for name, cls in learners.items():
         for p in cls.options:
             if p.name in names:
                 raise RuntimeError(f"learner {name}: option {p.name} is defined twice")
             names.add(p.name)
             out.append(replace(p, learners=(name,)))
     # the learners' own defaults (Learner.defaults, applied by resolve), shown beside the table's
-    return tuple(replace(p, own_defaults=tuple((n, cls.defaults[p.name]) for n, cls in LEARNERS.items()
+    return tuple(replace(p, own_defaults=tuple((n, cls.defaults[p.name]) for n, cls in learners.items()
                                                if p.name in cls.defaults))
                  for p in out)
 
@@ -274,9 +280,13 @@ class Settings:
         return settings_type()(**{**defaults(), **values}, sources=MappingProxyType(dict(sources or {})))
 
 
-@lru_cache(maxsize=None)
 def settings_type():
     """The frozen dataclass of the settings: a field per parameter of the table."""
+    return _settings_type_of(tuple(LEARNERS.items()))
+
+
+@lru_cache(maxsize=None)
+def _settings_type_of(learners):
     fields = [(p.name, p.type, field(default_factory=lambda d=p.default: list(d)) if isinstance(p.default, list)
                else field(default=p.default)) for p in _table()]
     fields.append(("sources", MappingProxyType, field(default_factory=lambda: MappingProxyType({}), compare=False,
