@@ -239,6 +239,27 @@ cdef inline void sgd_update(const Corpus* c, const Features* f, const FB* F, dou
         x[f.offt + k] -= gain * gte[k]
 
 
+cdef struct Work:
+    # what sgd and loss work in: a sentence's score tables and its forward-backward
+    # tables, and S (S + 2) transition and end scores with as many gradient entries
+    Lattice L
+    FB F
+    double* te
+    double* gte
+
+
+cdef object work_new(Work* w, int maxlen, int S):
+    """Fills w for sequences of up to maxlen positions; returns the arrays it points
+    into, to be kept while w is used."""
+    lattice = lattice_new(&w.L, maxlen, S)
+    tables = fb_new(&w.F, maxlen, S)
+    scratch = np.zeros(2 * S * (S + 2))
+    cdef double[::1] sv = scratch
+    w.te = &sv[0]
+    w.gte = w.te + S * (S + 2)
+    return lattice, tables, scratch
+
+
 cdef inline int64_t find(const int32_t* values, int64_t lo, int64_t hi, int32_t key) noexcept nogil:
     """Index of key in the ascending values[lo:hi], or -1."""
     cdef int64_t mid, end = hi
@@ -365,14 +386,8 @@ cdef class CRFKernel:
         if x.shape[0] != self.size:
             raise ValueError("x must have one entry per feature")
         self.check_order(&c, data, order, &maxlen)
-        cdef Lattice L
-        work = lattice_new(&L, maxlen, S)
-        cdef FB F
-        tables = fb_new(&F, maxlen, S)
-        scratch = np.zeros(2 * S * (S + 2))
-        cdef double[::1] sv = scratch
-        cdef double* te = &sv[0]
-        cdef double* gte = te + S * (S + 2)
+        cdef Work ws
+        owner = work_new(&ws, maxlen, S)
         cdef bint first_order = self.f.A1 > 0
         cdef double decay = 1.0, eta = 0.0, gain, total = 0.0
         cdef double* w = &x[0]
@@ -387,9 +402,9 @@ cdef class CRFKernel:
                 decay *= 1.0 - eta * lam
                 gain = eta / decay
                 if n > 0:  # (an empty sequence has the one labelling: loss 0, no feature)
-                    total += sentence_loss(&c, &self.f, &F, &L, w, decay, te, gte, p0, n, first_order,
+                    total += sentence_loss(&c, &self.f, &ws.F, &ws.L, w, decay, ws.te, ws.gte, p0, n, first_order,
                                            self.transitions)
-                    sgd_update(&c, &self.f, &F, w, gte, p0, n, first_order, self.transitions, gain)
+                    sgd_update(&c, &self.f, &ws.F, w, ws.gte, p0, n, first_order, self.transitions, gain)
                 t += 1.0
         return total, t, decay, eta
 
@@ -401,14 +416,8 @@ cdef class CRFKernel:
         if x.shape[0] != self.size:
             raise ValueError("x must have one entry per feature")
         self.check_order(&c, data, order, &maxlen)
-        cdef Lattice L
-        work = lattice_new(&L, maxlen, S)
-        cdef FB F
-        tables = fb_new(&F, maxlen, S)
-        scratch = np.zeros(2 * S * (S + 2))
-        cdef double[::1] sv = scratch
-        cdef double* te = &sv[0]
-        cdef double* gte = te + S * (S + 2)
+        cdef Work ws
+        owner = work_new(&ws, maxlen, S)
         cdef bint first_order = self.f.A1 > 0
         cdef double total = 0.0
         cdef Py_ssize_t i
@@ -419,7 +428,8 @@ cdef class CRFKernel:
                 p0 = c.seq_ptr[j]
                 n = <int>(c.seq_ptr[j + 1] - p0)
                 if n > 0:
-                    total += sentence_loss(&c, &self.f, &F, &L, &x[0], 1.0, te, gte, p0, n, first_order, False)
+                    total += sentence_loss(&c, &self.f, &ws.F, &ws.L, &x[0], 1.0, ws.te, ws.gte, p0, n, first_order,
+                                           False)
         return total
 
     def observed(self, data, double[::1] out):

@@ -321,6 +321,32 @@ cdef tuple kbest_new(KBest* B, int maxlen, int S, int K):
     return score, prev, rank, count, head
 
 
+cdef inline int merge_next(const double* sprev, const int32_t* cprev, const int32_t* head, const double* a,
+                           const double* b, int S, int K, double* best) noexcept nogil:
+    """One step of kbest's merge of the K-best lists of the previous labels: the label
+    v whose next candidate, sprev[v * K + head[v]] + a[v] (+ b[v] unless b is NULL,
+    summed in that order, as viterbi() sums), is the best, with that score in best;
+    -1 when every list is used up. Each list is sorted, so its next candidate is at
+    its cursor (head); as in viterbi(), the first strict maximum wins and -inf loses
+    to nothing (then the lowest label with a candidate left)."""
+    cdef int v, arg = -1
+    cdef double s
+    best[0] = -INFINITY
+    for v in range(S):
+        if head[v] < cprev[v]:
+            s = sprev[v * K + head[v]] + a[v]
+            if b != NULL:
+                s = s + b[v]
+            if s > best[0]:
+                best[0] = s
+                arg = v
+    if arg < 0:
+        for v in range(S):
+            if head[v] < cprev[v]:
+                return v
+    return arg
+
+
 cdef int kbest(const Lattice* L, const Linear* m, const KBest* B, int n, int32_t* paths, Py_ssize_t stride,
                double* scores) noexcept nogil:
     """The K best label sequences of one sequence of score tables, by list Viterbi
@@ -336,7 +362,7 @@ cdef int kbest(const Lattice* L, const Linear* m, const KBest* B, int n, int32_t
     viterbi()'s path with viterbi()'s score, bit for bit.
     """
     cdef int i, y, v, r, h, arg, filled, found, S = L.S, T = S + 1, K = B.K
-    cdef double best, s
+    cdef double best
     cdef const double* unary = L.unary
     cdef const double* pair = L.pair
     cdef const double* trans = m.trans
@@ -371,23 +397,9 @@ cdef int kbest(const Lattice* L, const Linear* m, const KBest* B, int n, int32_t
                 head[v] = 0
             filled = 0
             for r in range(K):
-                # each list is sorted, so its next candidate is at its cursor; as in
-                # viterbi(), the first strict maximum wins and -inf loses to nothing
-                best = -INFINITY
-                arg = -1
-                for v in range(S):
-                    if head[v] < cprev[v]:
-                        s = sprev[v * K + head[v]] + pr[v] + tr[v]
-                        if s > best:
-                            best = s
-                            arg = v
+                arg = merge_next(sprev, cprev, head, pr, tr, S, K, &best)
                 if arg < 0:
-                    for v in range(S):
-                        if head[v] < cprev[v]:
-                            arg = v
-                            break
-                    if arg < 0:
-                        break  # fewer than K paths end here
+                    break  # fewer than K paths end here
                 score[at + r] = best + unary[i * S + y]
                 prev[at + r] = arg
                 rank[at + r] = head[arg]
@@ -401,21 +413,9 @@ cdef int kbest(const Lattice* L, const Linear* m, const KBest* B, int n, int32_t
         head[y] = 0
     found = 0
     for r in range(K):
-        best = -INFINITY
-        arg = -1
-        for y in range(S):
-            if head[y] < cprev[y]:
-                s = sprev[y * K + head[y]] + end[y]
-                if s > best:
-                    best = s
-                    arg = y
+        arg = merge_next(sprev, cprev, head, end, NULL, S, K, &best)
         if arg < 0:
-            for y in range(S):
-                if head[y] < cprev[y]:
-                    arg = y
-                    break
-            if arg < 0:
-                break
+            break
         scores[r] = best
         out = paths + r * stride
         y = arg

@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator
 from .. import params
 from ..errors import SeqbilError
 from ..formats import Sentence
+from .metrics import flat_accuracy_score
 from .tagger import Tagger, open_model
 
 # CRFsuite's algorithms and seqbil's own learners
@@ -420,7 +421,6 @@ class CRF(BaseEstimator):
         accuracy : float
             The fraction of the items whose predicted label is the gold one.
         """
-        from .metrics import flat_accuracy_score
         return flat_accuracy_score(y, self.predict(X))
 
     # --- what the model holds -------------------------------------------------------------
