@@ -97,6 +97,22 @@ def model_info(model, path=None):
     return info
 
 
+def _selection_line(selection):
+    """What was chosen on held-out data, and every setting tried with its score (or why
+    it was stopped: learner = auto's budget)."""
+    rows = selection["tried"]
+    keys = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in ("metric", "value", "passes", "nll",
+                                                                                "stopped")]
+    varies = [k for k in keys if len({repr(r.get(k)) for r in rows}) > 1]
+
+    def text(row, sep):
+        return ", ".join(f"{k}{sep}{row[k]:g}" if isinstance(row[k], (int, float)) else f"{k}{sep}{row[k]}"
+                         for k in varies if k in row)
+    tried = "; ".join(text(r, " ") + (f": {r['value']:.2f}" if "value" in r else f": {r['stopped']}") for r in rows)
+    metric = next(r["metric"] for r in rows if "metric" in r)
+    return f"chosen {_where(selection['on'])}: {text(selection['chosen'], ' = ')} (by {metric}; tried {tried})"
+
+
 def _where(on):
     """Where a setting was chosen, with its preposition."""
     return {"dev": "on the dev set", "held-out": "on the last tenth of the training data"}.get(on, f"by {on}")
@@ -188,12 +204,7 @@ def describe(info):
                          f"{fitted['nll']:.4f} fitted)" if fitted
                     else " (temperature given)" if given else " (no temperature fitted)"))
     if selection.get("tried"):
-        varies = [k for k in selection["chosen"] if len({r[k] for r in selection["tried"]}) > 1]
-        chosen = ", ".join(f"{k} = {selection['chosen'][k]:g}" for k in varies)
-        tried = "; ".join(", ".join(f"{k} {r[k]:g}" for k in varies) + f": {r['value']:.2f}"
-                          for r in selection["tried"])
-        lines.append(f"chosen {_where(selection['on'])}: {chosen} (by {selection['tried'][0]['metric']}; "
-                     f"tried {tried})")
+        lines.append(_selection_line(selection))
     if "passes_run" in t:
         lines.append(f"passes run: {t['passes_run']} of {t['passes_planned']}"
                      + (f"; best dev {t['best_dev']['metric']} {t['best_dev']['value']:.2f} at pass "

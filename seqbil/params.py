@@ -35,6 +35,17 @@ def offsets(text):
     return window
 
 
+AUTO = "auto"  # the learner value that chooses among the candidates
+
+
+def _candidates_problem(names):
+    unknown = [n for n in names if n not in LEARNERS]
+    if unknown or not names or len(set(names)) != len(names):
+        return (f"{unknown[0]!r} is not a learner; " if unknown else "") + \
+            f"give distinct learners among {', '.join(LEARNERS)}"
+    return None
+
+
 def _offsets_problem(text):
     try:
         offsets(text)
@@ -119,6 +130,14 @@ CORE = [
           "`period` passes (CRFsuite's delta)", minimum=0, learners=("crf", "l2sgd")),
     Param("jobs", int, 1, "threads computing the gradient, each over a block of the sentences (0: one per CPU "
           "core); the same number gives the same model", minimum=0, learners=("crf",), maximum=4096),
+    Param("candidates", list, ["sp", "crf"], f"the learners that learner = {AUTO} tries, in this order, on the "
+          "dev set or, without one, on the held-out tenth of the training data (10-fold cross-validation for a small "
+          "corpus) that also fixes the temperature: each with the settings it would have if named (a CRF's c2 "
+          "along its path, its own iteration cap), the best held-out score winning, an earlier candidate on a tie",
+          learners=(AUTO,), metavar="LEARNERS", validate=_candidates_problem),
+    Param("budget", float, 3.0, f"with learner = {AUTO}: how long the choice may take, as a multiple of the first "
+          "candidate's time on the held-out split; a candidate still training when it is spent is stopped and not "
+          "chosen, and those after it are not tried", learners=(AUTO,), positive=True, maximum=1000),
     Param("seed", int, 1, "seed of the per-epoch shuffling", minimum=0, maximum=2 ** 63 - 1),
     Param("shards", int, 0, "iterative parameter mixing (McDonald, Hall & Mann 2010) on a Dask cluster: the "
           "training file cut into SHARDS shards; every epoch, one pass of the learner on each shard from the mixed "
@@ -196,8 +215,9 @@ def _table_of(learners):
     out = []
     for p in CORE:
         if p.name == "learner":
-            text = "training algorithm: " + "; ".join(f"{n}, {cls.summary}" for n, cls in learners.items())
-            p = Param(p.name, p.type, p.default, text, p.section, tuple(learners))
+            text = "training algorithm: " + "; ".join(f"{n}, {cls.summary}" for n, cls in learners.items()) + \
+                f"; {AUTO}, the one of the candidates that scores best on held-out data"
+            p = Param(p.name, p.type, p.default, text, p.section, (*learners, AUTO))
         elif p.name == "averaged":
             p = Param(p.name, p.type, p.default, p.help, p.section, learners=averaging)
         elif p.name in ("shards", "mixing"):

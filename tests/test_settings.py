@@ -31,7 +31,7 @@ def test_every_parameter_has_its_flag_and_key(tmp_path):
             assert p.cli_flag in text and f"[{p.section}] {p.name}" in text
             assert (f"[{p.section}] {p.name}" in aso_text) == (p.section == "structure" or
                                                                p.name in ("format", "encoding", "seed"))
-        value = p.default if p.type is not list else ["U00:%x[0,0]"]
+        value = p.default if p.type is not list or p.validate is not None else ["U00:%x[0,0]"]
         literal = json.dumps(value) if not isinstance(value, bool) else str(value).lower()
         (tmp_path / "c.toml").write_text(f"[{p.section}]\n{p.name} = {literal}\n")
         assert params.load_config(tmp_path / "c.toml")[p.name] == value

@@ -53,11 +53,13 @@ def graceful_stop():
 
 
 def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, log_path=None, append_log=False,
-               checkpoint_every=0, checkpoint_path=None, checkpoint_record=None, score_dev=True):
+               checkpoint_every=0, checkpoint_path=None, checkpoint_record=None, score_dev=True, deadline=None):
     """The learner's passes over run.data, from len(history) on, each appended to
     history as its record: progress bar, the log (JSON lines), dev scores after every
     pass (score_dev), checkpoints, Ctrl-C (the run stops after the pass), and the
-    passes on the shards of a Dask cluster (run.mixer, which prepare() made)."""
+    passes on the shards of a Dask cluster (run.mixer, which prepare() made). Past
+    the deadline (a time.perf_counter() value), no pass is begun: the history is
+    then shorter than learner.passes() and its last record has no "stop"."""
     data, mixer, tasks = run.data, run.mixer, run.tasks
     N = data.n_sequences if data is not None else 0
     log = open(log_path, "a" if append_log else "w", encoding="utf-8") if log_path else None
@@ -109,6 +111,8 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
                     break
                 if record.get("stop"):
                     echo(f"{learner.name}: {record['stop']} after {record['name']}")
+                    break
+                if deadline is not None and time.perf_counter() > deadline:
                     break
     finally:
         if log:

@@ -11,9 +11,11 @@ from ..evaluation import headline, score
 from ..formats import make_format
 from ..calibration import fit_temperature, token_nll
 from ..learners import LEARNERS, BatchLearner
+from ..params import AUTO
 from ..model import Model
 from .finishing import temperature_line
 from .memory import return_freed_memory
+from .candidates import candidate_grid, settled_candidates
 from .passes import run_passes
 from .prepare import make_learner, prepare
 from .reading import corpus_of, read_sentences
@@ -25,6 +27,10 @@ from .scoring import gold_labels, segment_chars
 # 2,000 to 9,000 tokens), and ten runs on it cost little
 CV_TOKENS = 25_000
 CV_FOLDS = 10
+# learner = auto may always take this many seconds: on a small corpus, where the
+# online learner takes a second or two, a CRF's c2 path takes some seconds more, and
+# there the CRF won (CRF++'s example corpora)
+BUDGET_FLOOR = 30.0
 
 
 @dataclass
@@ -36,23 +42,29 @@ class Trial:
     learners: list
     passes: list = field(default_factory=list)
     key: tuple = ()
+    over_budget: bool = False  # stopped by the deadline of learner = auto: not comparable
 
 
 @dataclass
 class Choice:
     """What select() plans: the grid, whether the temperature is fitted, which keys of
-    the grid vary, and how the choice is named in messages."""
+    the grid vary, and how the choice is named in messages. With learner = auto
+    (`auto`), each point names its learner, and `budget` bounds the time the trials
+    after the first may take, as a multiple of the first's."""
     grid: list
     fit: bool
     varies: list
     what: str
+    auto: bool = False
+    budget: float | None = None
 
 
 def select(settings, train_data, dev, template_file, config, init_model, echo, show_progress=False):
     """What is chosen on held-out data before the run: the learner's grid (a CRF's
-    coefficients when none is given: Learner.grid) and, when the temperature is to
-    be fitted and there is no dev set, the temperature of an online learner's
-    probabilities.
+    coefficients when none is given: Learner.grid), the learner itself (learner =
+    auto: each candidate with its grid, within the time budget) and, when the
+    temperature is to be fitted and there is no dev set, the temperature of an
+    online learner's probabilities.
 
     On the dev set when there is one: the grid then runs on the whole training
     corpus and its best run is the model, returned as (run, learner, history, rng).
@@ -61,63 +73,108 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
     the held-out predictions together): the models trained on the rest fix the
     settings, which the run on all the data then keeps. A setting wins by its score
     (the dev metric), then by the held-out log-likelihood for a CRF, then by coming
-    first (the stronger regularisation). Returns (settings, that best run
-    or None, the record of the choice)."""
+    first (the stronger regularisation; with learner = auto, the earlier
+    candidate). Returns (settings, that best run or None, the record of the
+    choice)."""
     choice = _plan(settings, dev)
     if choice is None:
         return settings, None, {}
     fmt = make_format(settings.format, None, settings.label_column)
     folds = _folds(choice, settings, fmt, train_data, dev, echo)
     if folds is None:
-        return settings, None, {}
+        return (settings.but(choice.grid[0], "<chosen>") if choice.auto else settings), None, {}
     where, folds = folds
-    runs, bases = _prepare_folds(folds, where, settings, train_data, template_file, config, init_model, echo)
+    first = settings.but(choice.grid[0], "<chosen>") if choice.auto else settings
+    runs, bases = _prepare_folds(folds, where, first, train_data, template_file, config, init_model, echo)
     del folds  # (encoded now: a Corpus given is not needed again)
     planned = runs[0].settings  # (prepare may settle the learner: bol with nothing to factor is sp)
-    tried, best, worse, learners = [], None, 0, [None] * len(runs)
-    for point in choice.grid or [{}]:
-        trial = Trial(point, learners)
-        stopped = _train_folds(trial, runs, bases, planned, best, settings.seed, init_model, bool(choice.grid),
-                               show_progress)
-        if stopped is not None:  # interrupted: what there is, this held-out run's model
-            run, learner, history, _ = stopped
-            echo(f"interrupted while choosing {choice.what}: the model is that of the run on part of the training "
-                 f"corpus ({len(history)} of {learner.passes()} passes)")
-            _finish_all(other for other in trial.learners if other is not None and other is not learner)
-            run.settings = run.settings.but({"temperature": run.settings.temperature or 1.0})
-            return settings, stopped, {"interrupted": f"while choosing {choice.what}"}
-        learners = trial.learners
-        if not choice.grid:  # one setting: nothing to compare
-            best = trial
-            break
-        tried.append(_score_trial(trial, runs, choice, where, echo))
-        if best is None or trial.key > best.key:
-            _finish_all(old for old in (best.learners if best is not None else ()) if old not in learners)
-            best, worse = trial, 0
-        else:
-            worse += 1
-            if len(choice.varies) == 1 and worse == 2:  # two steps past the best along the path
-                break
+    if choice.auto:
+        choice.grid = settled_candidates(choice.grid, planned, runs[0].templates, echo)
+    best, tried, learners, stopped = _try_grid(choice, runs, bases, planned, where, settings.seed, init_model,
+                                               show_progress, echo)
+    if stopped is not None:  # interrupted: what there is, this held-out run's model
+        run, learner, history, _ = stopped
+        echo(f"interrupted while choosing {choice.what}: the model is that of the run on part of the training "
+             f"corpus ({len(history)} of {learner.passes()} passes)")
+        _finish_all(other for other in learners if other is not None and other is not learner)
+        run.settings = run.settings.but({"temperature": run.settings.temperature or 1.0})
+        return settings, stopped, {"interrupted": f"while choosing {choice.what}"}
     _finish_all(learner for learner in learners if learner not in best.learners)
     point = best.point
     settings = settings.but(point, "<chosen>")
     record = {"on": where, "tried": tried, "chosen": point} if choice.grid else {}
     if choice.grid:
-        echo(f"chose {', '.join(f'{k} = {point[k]:g}' for k in choice.varies)}")
+        echo(f"chose {_point_text(point, choice, ' = ', ', ')}")
     if where == "dev":
         runs[0].settings = planned.but(point, "<chosen>")
         return settings, (runs[0], best.learners[0], *best.passes[0]), record
     learners = best.learners
-    if choice.fit:
+    if choice.fit and not LEARNERS[settings.learner].probabilistic:
         temperature = _fit_temperature(runs, learners, bool(choice.grid), where, record, echo)
         settings = settings.but({"temperature": temperature}, "<chosen>")
     _finish_all(learner for learner in learners if learner is not None)
     return settings, None, record
 
 
+def _try_grid(choice, runs, bases, planned, where, seed, init_model, show_progress, echo):
+    """Each point of the grid trained on the folds and scored, along each learner's
+    path until two points past its best, and (learner = auto) until the budget is
+    spent. Returns (the best Trial, the record's rows, the learners of the last
+    trial, the stopped run of a Ctrl-C or None)."""
+    tried, best, learners, path, deadline, deadline_base = [], None, [None] * len(runs), None, None, 0.0
+    for i, point in enumerate(choice.grid or [{}]):
+        if path is not None and point.get("learner") == path[0] and path[2] >= 2:
+            continue  # two steps past the best along this learner's path
+        trial, start = Trial(point, learners), time.perf_counter()
+        stopped = _train_folds(trial, runs, bases, planned, best, seed, init_model, bool(choice.grid), show_progress,
+                               deadline)
+        if stopped is not None:
+            return best, tried, trial.learners, stopped
+        learners = trial.learners
+        if not choice.grid:  # one setting: nothing to compare
+            return trial, tried, learners, None
+        if trial.over_budget:
+            echo(f"  {_point_text(point, choice)}: stopped, over the budget (the greater of {BUDGET_FLOOR:g} s and "
+                 f"{choice.budget:g} x the first candidate's {deadline_base:.1f} s); the points after it are not tried")
+            tried.append({**point, "stopped": "over the budget"})
+            _finish_all(new for new in learners if new is not None and not (best and new in best.learners))
+            learners = best.learners
+            break
+        if choice.auto and i == 0:
+            deadline_base = time.perf_counter() - start
+            deadline = start + max(choice.budget * deadline_base, BUDGET_FLOOR)
+        tried.append(_score_trial(trial, runs, choice, where, echo))
+        if path is None or point.get("learner") != path[0]:
+            path = [point.get("learner"), None, 0]  # (learner, its best key, points past it)
+        if path[1] is None or trial.key > path[1]:
+            path[1], path[2] = trial.key, 0
+        else:
+            path[2] += 1 if len(choice.varies) == 1 or choice.auto else 0
+        if best is None or trial.key > best.key:
+            _finish_all(old for old in (best.learners if best is not None else ()) if old not in learners)
+            best = trial
+        elif not choice.auto and path[2] >= 2:
+            break
+    return best, tried, learners, None
+
+
+def _point_text(point, choice, sep=" ", join=" "):
+    """A grid point for people: "c2 = 0.1"; with learner = auto, "crf c2 = 0.1"."""
+    shown = join.join(f"{k}{sep}{point[k]:g}" for k in choice.varies if k in point and k != "learner")
+    return f"{point['learner']} {shown}".strip() if choice.auto else shown
+
+
 def _plan(settings, dev):
     """The Choice to make, or None when there is none (a multi-task run's learner
     cannot be a CRF; a temperature given, or fitted on the dev set after the run)."""
+    if settings.learner == AUTO:
+        grid = candidate_grid(settings)
+        # what varies along a candidate's own path (a CRF's c2), in the order of its points
+        varies = [k for k in dict.fromkeys(k for point in grid for k in point if k != "learner")
+                  if any(len({repr(p.get(k)) for p in grid if p["learner"] == name}) > 1 for name in settings.candidates)]
+        fit = settings.temperature == 0 and dev is None
+        return Choice(grid, fit, ["learner", *varies], "the learner" + (" and the temperature" if fit else ""),
+                      auto=True, budget=settings.budget)
     learner_class = LEARNERS[settings.learner]
     grid = learner_class.grid(settings)
     fit = settings.temperature == 0 and not learner_class.probabilistic
@@ -146,7 +203,8 @@ def _folds(choice, settings, fmt, train_data, dev, echo):
         n, tokens = len(whole), whole.n_tokens
     if n < 10:
         echo(f"{n} training sentences: too few to hold out a tenth; " +
-             ("temperature 1" if choice.fit else f"{' and '.join(choice.varies)} at the defaults"))
+             (f"learner {choice.grid[0]['learner']}, the first candidate" + (", temperature 1" if choice.fit else "")
+              if choice.auto else "temperature 1" if choice.fit else f"{' and '.join(choice.varies)} at the defaults"))
         return None
     if sentences is None and (tokens <= CV_TOKENS or whole.items is not None):
         sentences, whole = read_sentences(fmt, train_data, enc)[0], None
@@ -180,12 +238,13 @@ def _prepare_folds(folds, where, settings, train_data, template_file, config, in
     return runs, bases
 
 
-def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, show_progress):
+def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, show_progress, deadline=None):
     """The trial's setting trained on every fold, each fold's learner starting where
-    the fold's previous one ended (a batch learner: a path); the trial keeps the
-    learners and passes. Returns None, or (run, learner, history, rng) of the fold a
-    Ctrl-C stopped. Unless the trial is to be scored against others, each fold's
-    model keeps only the sparse rows of its final weights."""
+    the fold's previous one ended (a batch learner of the same kind: a path); the
+    trial keeps the learners and passes. Returns None, or (run, learner, history,
+    rng) of the fold a Ctrl-C stopped. Unless the trial is to be scored against
+    others, each fold's model keeps only the sparse rows of its final weights. Past
+    the deadline (learner = auto's budget), the trial stops, over_budget."""
     learners = trial.learners = list(trial.learners)
     for f, run in enumerate(runs):
         run.settings = planned.but(trial.point, "<chosen>")
@@ -193,15 +252,18 @@ def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, sh
         learner = learners[f] = make_learner(run, bases[f] if previous is None else None, init_model,
                                              lambda line: None)
         # a batch learner's path: each setting starts where the last ended
-        if previous is not None and isinstance(learner, BatchLearner):
+        if previous is not None and isinstance(learner, BatchLearner) and type(previous) is type(learner):
             learner.warm_start(previous.parameters()[1])
         if previous is not None and not (best and previous in best.learners):
             previous.finish()
         rng = np.random.default_rng(seed)
         history = run_passes(run, learner, rng, [], echo=lambda line: None, show_progress=show_progress,
-                             score_dev=False)
+                             score_dev=False, deadline=deadline)
         if run.interrupted:
             return run, learner, history, rng
+        if len(history) < learner.passes() and not (history and history[-1].get("stop")):
+            trial.over_budget = True
+            return None
         trial.passes.append((history, rng))
         if scored:
             run.model.kind, run.model.weights = learner.parameters()
@@ -232,7 +294,7 @@ def _score_trial(trial, runs, choice, where, echo):
     probabilistic, batch = trial.learners[0].probabilistic, isinstance(trial.learners[0], BatchLearner)
     if probabilistic:
         row["nll"] = nll
-    echo("  " + ", ".join(f"{k} {trial.point[k]:g}" for k in choice.varies) + f": {where} {name} {value:.2f}" +
+    echo("  " + _point_text(trial.point, choice, " ", ", ") + f": {where} {name} {value:.2f}" +
          (f", log-likelihood {-nll:.1f}" if probabilistic else "") +
          f" ({', '.join(str(len(h)) for h, _ in trial.passes)} {'iterations' if batch else 'passes'}, "
          f"{seconds:.1f} s)")

@@ -25,7 +25,9 @@ def check_settings(settings, templates, echo):
     for name, source in settings.sources.items():
         p = table[name]
         # a config written for several learners is fine when the learner is chosen elsewhere
-        chosen_elsewhere = source != "arguments" and settings.origin("learner") == "arguments"
+        # (or by learner = auto, whose choice reads the candidates and the budget)
+        chosen_elsewhere = source != "arguments" and settings.origin("learner") in ("arguments", "<chosen>") or \
+            settings.origin("learner") == "<chosen>" and table[name].learners == (params.AUTO,)
         if not p.used_by(learner.name) and not chosen_elsewhere:
             echo(f"warning: [{p.section}] {name} (from {source}) is not used by learner {learner.name} "
                  f"(it is read by {', '.join(p.learners) or 'no learner'})")
@@ -140,6 +142,11 @@ def check_run(settings, train_data, dev, base, cluster):
     if not settings.shards and any(v is not None for v in (cluster or {}).values()):
         raise ConfigError("arguments", 0, "a Dask client, scheduler or workers are for iterative parameter "
                           "mixing: give shards too")
+    why = "multi-task training" if tasks else "continuing a model (--init-model)" if base is not None else \
+        "iterative parameter mixing (shards)" if settings.shards else None
+    if settings.learner == params.AUTO and why:
+        raise ConfigError(settings.origin("learner"), 0, f"[train] learner = {params.AUTO!r} is not for {why}: "
+                          f"name the learner")
     if settings.shards:
         check_shards(settings, train_data, tasks, base)
 
@@ -174,4 +181,6 @@ def settings_of_base(base, settings, template_file, echo, path):
         if not settings.given(key) and key in table and (table[key].section == "train" or key in made) and \
                 key != "temperature":  # fitted anew for the continued model
             carried[key] = value
+    if settings.learner == params.AUTO and settings.origin("learner") != "arguments":  # (a config's choice)
+        carried["learner"] = base.training.get("learner", settings.learner)
     return settings.but(carried)

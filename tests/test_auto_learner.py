@@ -1,0 +1,82 @@
+"""learner = auto: each candidate tried on the held-out split as it would run if named,
+the best held-out score winning, within the time budget."""
+import pytest
+
+import seqbil
+from seqbil.samples import sample_path
+from seqbil.training import selection
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """120 sentences of the CoNLL-2000 sample: small enough for 10-fold cross-validation."""
+    blocks = sample_path("conll2000_train.txt").read_text(encoding="utf-8").split("\n\n")[:120]
+    path = tmp_path_factory.mktemp("corpus") / "train.txt"
+    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    return path
+
+
+def train(corpus, lines, **options):
+    return seqbil.train(train=str(corpus), config="conll2000", echo=lines.append, **options)
+
+
+def test_auto_tries_each_candidate_as_named_and_keeps_the_best(corpus):
+    lines = []
+    model = train(corpus, lines, learner="auto", candidates=["sp", "crf"], budget=1000.0)
+    tried = model.training["selection"]["tried"]
+    assert [r["learner"] for r in tried][:2] == ["sp", "crf"] and all("value" in r for r in tried)
+    best = max(range(len(tried)), key=lambda i: (tried[i]["value"], -tried[i].get("nll", 0.0), -i))
+    assert model.training["selection"]["chosen"]["learner"] == tried[best]["learner"] == model.training["learner"]
+    if tried[best]["learner"] == "crf":
+        assert model.training["params"]["c2"] == tried[best]["c2"]
+    # the CRF's points are those of `--learner crf`'s own choice, on the same folds: the same scores
+    named = train(corpus, [], learner="crf").training["selection"]["tried"]
+    crf = [r for r in tried if r["learner"] == "crf"]
+    assert [(r["c2"], r["value"], r["passes"]) for r in crf] == [(r["c2"], r["value"], r["passes"])
+                                                                  for r in named][:len(crf)]
+    assert crf[0]["epochs"] == 1000  # the CRF's own iteration cap, not the online learner's epochs
+    assert any(line.startswith(f"chose {model.training['learner']}") for line in lines)
+    info = seqbil.info.model_info(model)
+    assert "chosen by 10-fold cross-validation: learner = " in seqbil.info.describe(info)
+
+
+def test_a_candidate_past_the_budget_is_stopped_and_not_chosen(corpus, monkeypatch):
+    monkeypatch.setattr(selection, "BUDGET_FLOOR", 0.0)
+    lines = []
+    model = train(corpus, lines, learner="auto", candidates=["sp", "crf"], budget=0.01)
+    tried = model.training["selection"]["tried"]
+    assert [(r["learner"], r.get("stopped")) for r in tried] == [("sp", None), ("crf", "over the budget")]
+    assert model.training["learner"] == "sp" and model.temperature > 0  # the online learner's temperature, fitted
+    assert any("stopped, over the budget" in line for line in lines)
+
+
+def test_a_named_learner_is_not_chosen(corpus):
+    lines = []
+    model = train(corpus, lines, learner="sp")
+    assert "tried" not in model.training.get("selection", {}) and model.training["learner"] == "sp"
+
+
+def test_auto_with_too_few_sentences_takes_the_first_candidate(tmp_path):
+    blocks = sample_path("conll2000_train.txt").read_text(encoding="utf-8").split("\n\n")[:5]
+    (tmp_path / "five.txt").write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    lines = []
+    model = train(tmp_path / "five.txt", lines, learner="auto", candidates=["crf", "sp"])
+    assert model.training["learner"] == "crf"
+    assert any("learner crf, the first candidate" in line for line in lines)
+
+
+@pytest.mark.parametrize("options,why", [
+    ({"tasks": ["a=x.txt", "b=y.txt"]}, "multi-task training"),
+    ({"shards": 2}, "iterative parameter mixing"),
+])
+def test_auto_refuses_what_it_cannot_choose_for(corpus, options, why):
+    with pytest.raises(seqbil.SeqbilError, match=f"learner = 'auto' is not for {why}"):
+        seqbil.train(train=None if "tasks" in options else str(corpus), config="conll2000", learner="auto",
+                     echo=lambda line: None, **options)
+
+
+def test_candidates_must_be_learners():
+    with pytest.raises(seqbil.SeqbilError, match="'auto' is not a learner"):
+        seqbil.params.resolve(None, {"learner": "auto", "candidates": ["sp", "auto"]})
+    with pytest.raises(seqbil.SeqbilError, match="give distinct learners"):
+        seqbil.params.resolve(None, {"learner": "auto", "candidates": ["sp", "sp"]})
