@@ -944,7 +944,7 @@ def test_zh_text_is_built_without_spaces_except_in_the_msr_test_text(tmp_path):
 
 
 def test_write_gz_writes_the_bytes_of_the_local_copy(tmp_path):
-    count, digest = unlabeled.write_gz(str(tmp_path / "abc.txt.gz"), ["a b", "c"])
+    count, digest = common.write_gz(str(tmp_path / "abc.txt.gz"), ["a b", "c"])
     assert (count, digest) == (2, hashlib.sha256(b"a b\nc\n").hexdigest())
     data = (tmp_path / "abc.txt.gz").read_bytes()
     # FNAME set, no time stamp, maximum compression, unknown OS: as the local copy's files
@@ -952,10 +952,10 @@ def test_write_gz_writes_the_bytes_of_the_local_copy(tmp_path):
     assert data == gzip_like_the_local_copy("abc.txt", b"a b\nc\n")
     assert (tmp_path / "abc.txt.gz").stat().st_mode & 0o777 == 0o644
     write(tmp_path / "plain.txt", b"x\ny\n")
-    assert unlabeled.copy_gz(str(tmp_path / "plain.txt"), str(tmp_path / "p.txt.gz")) == \
+    assert common.copy_gz(str(tmp_path / "plain.txt"), str(tmp_path / "p.txt.gz")) == \
         (2, hashlib.sha256(b"x\ny\n").hexdigest())
     assert (tmp_path / "p.txt.gz").read_bytes() == gzip_like_the_local_copy("p.txt", b"x\ny\n")
-    assert unlabeled.copy_gz(str(tmp_path / "abc.txt.gz"), str(tmp_path / "copy.gz")) == (count, digest)
+    assert common.copy_gz(str(tmp_path / "abc.txt.gz"), str(tmp_path / "copy.gz")) == (count, digest)
     assert (tmp_path / "copy.gz").read_bytes() == data
 
 
@@ -1222,7 +1222,7 @@ def test_unlabeled_interrupted_install_leaves_no_partial_files(tmp_path, unlab_l
     (tmp_path / "tmp").mkdir()
     out = tmp_path / "out"
     before = installed(out, "unlabeled", "--from", unlab_local, "--out", out)
-    real_copy = unlabeled.copy_gz
+    real_copy = common.copy_gz
     calls = []
 
     def interrupted(src, path):
@@ -1231,7 +1231,7 @@ def test_unlabeled_interrupted_install_leaves_no_partial_files(tmp_path, unlab_l
             Path(path).write_bytes(b"half")
             raise KeyboardInterrupt
         return real_copy(src, path)
-    monkeypatch.setattr(unlabeled, "copy_gz", interrupted)
+    monkeypatch.setattr(common, "copy_gz", interrupted)
     assert run("unlabeled", "--from", unlab_local, "--out", out, "--force") == 130
     after = tree(out)
     # abc and brown were reinstalled (the same bytes), nothing else changed, no temporary file is left
