@@ -1,5 +1,5 @@
-"""data_scripts/corpora.py and its corpus_lib/ modules (behind get_conll2000.sh, get_sighan2005.sh, get_cws_more.sh
-and get_unlabeled.sh), on tiny corpora built here: no network, no local copy of the real corpora, no seqbil."""
+"""data_scripts/corpora.py and its corpus_lib/ modules (behind get_conll2000.sh, get_sighan2005.sh, get_cws_more.sh,
+get_unlabeled.sh and get_pos_more.sh), on tiny corpora built here: no network, no local copy of the real corpora, no seqbil."""
 import gzip
 import hashlib
 import importlib.util
@@ -26,8 +26,8 @@ def _load_corpora():
 
 corpora = _load_corpora()
 # The modules corpora.py runs, as it imported them: a function is patched in the module that defines it
-common, conll2000, sighan, cws_more, unlabeled = (corpora.common, corpora.conll2000, corpora.sighan,
-                                                  corpora.cws_more, corpora.unlabeled)
+common, conll2000, sighan, cws_more, unlabeled, pos_more = (corpora.common, corpora.conll2000, corpora.sighan,
+                                                            corpora.cws_more, corpora.unlabeled, corpora.pos_more)
 REAL_DOWNLOAD = common.download
 REAL_EXTRACT = common.extract
 
@@ -1300,11 +1300,12 @@ def test_help(capsys, argv, first_line):
 
 
 def test_registry_runs_each_family_module():
-    assert list(corpora.COMMANDS) == ["conll2000", "sighan2005", "cws-more", "unlabeled"]
+    assert list(corpora.COMMANDS) == ["conll2000", "sighan2005", "cws-more", "unlabeled", "pos-more"]
     for name, module, prog, install in [("conll2000", conll2000, "get_conll2000", "install_conll2000"),
                                         ("sighan2005", sighan, "get_sighan2005", "install_sighan"),
                                         ("cws-more", cws_more, "get_cws_more", "install_cws_more"),
-                                        ("unlabeled", unlabeled, "get_unlabeled", "install_unlabeled")]:
+                                        ("unlabeled", unlabeled, "get_unlabeled", "install_unlabeled"),
+                                        ("pos-more", pos_more, "get_pos_more", "install_pos_more")]:
         command = corpora.COMMANDS[name]
         assert command.prog == prog
         assert command.usage.startswith(f"Usage: bash data_scripts/{prog}.sh ")
