@@ -1,5 +1,6 @@
 """data_scripts/corpora.py and its corpus_lib/ modules (behind get_conll2000.sh, get_sighan2005.sh, get_cws_more.sh,
-get_unlabeled.sh and get_pos_more.sh), on tiny corpora built here: no network, no local copy of the real corpora, no seqbil."""
+get_unlabeled.sh and get_pos_more.sh), on tiny corpora built here: no network, no local copy of the real corpora,
+no seqbil."""
 import gzip
 import hashlib
 import importlib.util
@@ -1405,7 +1406,8 @@ POS_NLTK_ZIPS = {
         "conll2007/README": b"CoNLL 2007\n",
         # read in the order of the names: test, then train
         "conll2007/esp.train": conll_x(ES_FILLER).encode(),
-        "conll2007/esp.test": ("1\tEl\tel\td\tda\tgen=m|num=s\t2\tspec\t_\t_\n1\tde vez\tde_vez\ts\tsp\t_\t0\tROOT\t_\t_\n"
+        "conll2007/esp.test": ("1\tEl\tel\td\tda\tgen=m|num=s\t2\tspec\t_\t_\n"
+                               "1\tde vez\tde_vez\ts\tsp\t_\t0\tROOT\t_\t_\n"
                                "2\t\u00edndice\t\u00edndice\tn\tnc\t_\t0\tROOT\t_\t_\n\n\n"
                                "1\tSe\tse\tp\tp0\t_\t0\tROOT\t_\t_\n").encode(),
         "conll2007/eus.test": conll_x(EU_FILLER[:2]).replace("\n", "\r\n").encode("latin-1"),
@@ -1601,8 +1603,8 @@ def test_pos_download_is_converted(tmp_path, capsys, monkeypatch):
     assert captured.err == ""
     assert captured.out.splitlines()[:5] == [
         f"get_pos_more: downloading {NLTK_URL}/mac_morpho.zip",
-        f"get_pos_more: installed 3 files into {out}/pos-more/pt-macmorpho from download from {NLTK_URL}/mac_morpho.zip, "
-        "converted: 10 sentences, the reference text (sha256 in SHA256SUMS)",
+        f"get_pos_more: installed 3 files into {out}/pos-more/pt-macmorpho from download from "
+        f"{NLTK_URL}/mac_morpho.zip, converted: 10 sentences, the reference text (sha256 in SHA256SUMS)",
         f"get_pos_more: downloading {NLTK_URL}/conll2007.zip",
         f"get_pos_more: installed 3 files into {out}/pos-more/es-cast3lb from download from {NLTK_URL}/conll2007.zip, "
         "converted: 10 sentences, the reference text (sha256 in SHA256SUMS)",

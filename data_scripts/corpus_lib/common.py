@@ -1,8 +1,9 @@
 """What every corpus family shares: the messages, the run's temporary directories (Scratch),
 SHA256SUMS manifests, glibc-compatible Big5 decoding, unpacking (also the files of an NLTK data
 package), gzip files written as the local copy's are, downloads with retries and timeouts, and
-installing a plan of files (or files already staged beside the output) atomically.  The family modules call these through
-the module (common.download(...)), so that replacing one here reaches every caller."""
+installing a plan of files (or files already staged beside the output) atomically.  The family
+modules call these through the module (common.download(...)), so that replacing one here reaches
+every caller."""
 import gzip
 import hashlib
 import http.client

@@ -280,7 +280,8 @@ def unlab_download(run, corpus, tried):
         if isinstance(e, common.DownloadError) and e.status is None:  # no answer: the other downloads would fail too
             run.offline = "as an earlier download failed"
         return None
-    return run.stage(corpus, Text(f"download from {url}", lambda path: common.write_gz(path, nltk_sentences(zip_path, corpus)),
+    return run.stage(corpus, Text(f"download from {url}",
+                                  lambda path: common.write_gz(path, nltk_sentences(zip_path, corpus)),
                                   "converted from"), tried)
 
 
