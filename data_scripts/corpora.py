@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Install the corpora of the seqbil benchmarks into data/ (see README.md here): the command
-line behind get_conll2000.sh, get_sighan2005.sh, get_cws_more.sh and get_unlabeled.sh, which
+line behind get_conll2000.sh, get_sighan2005.sh, get_cws_more.sh, get_unlabeled.sh and get_pos_more.sh, which
 run `python3 corpora.py COMMAND [--from PATH] [--out DIR] [--only WHICH] [--force]`.  COMMANDS
 registers each command with its corpus family's module in corpus_lib/; this file parses the
 command line (exit status 2 when it is bad) and runs the family's install function (0 done or
@@ -16,7 +16,7 @@ _HERE = os.path.dirname(os.path.realpath(__file__))
 if sys.path[:1] != [_HERE]:
     sys.path.insert(0, _HERE)
 
-from corpus_lib import common, conll2000, cws_more, sighan, unlabeled  # noqa: E402
+from corpus_lib import common, conll2000, cws_more, pos_more, sighan, unlabeled  # noqa: E402
 
 
 class Only(NamedTuple):
@@ -47,6 +47,9 @@ COMMANDS = {
     "unlabeled": Command(unlabeled.UNLAB_PROG, unlabeled.UNLAB_USAGE, unlabeled.install_unlabeled,
                          Only("en, zh, abc, brown, inaugural, movie_reviews, state_union or webtext", True,
                               unlabeled.UNLAB_ONLY)),
+    "pos-more": Command(pos_more.POS_PROG, pos_more.POS_USAGE, pos_more.install_pos_more,
+                        Only(f"{', '.join(pos_more.POS_CORPORA[:-1])} or {pos_more.POS_CORPORA[-1]}", True,
+                             pos_more.POS_CORPORA)),
 }
 
 TOP_USAGE = """\
@@ -54,6 +57,7 @@ Usage: python3 data_scripts/corpora.py conll2000  [--from DIR]  [--out DIR] [--f
        python3 data_scripts/corpora.py sighan2005 [--from PATH] [--out DIR] [--only WHICH] [--force]
        python3 data_scripts/corpora.py cws-more   [--from DIR]  [--out DIR] [--only WHICH] [--force]
        python3 data_scripts/corpora.py unlabeled  [--from DIR]  [--out DIR] [--only WHICH] [--force]
+       python3 data_scripts/corpora.py pos-more   [--from DIR]  [--out DIR] [--only WHICH] [--force]
 Installs the corpora of the seqbil benchmarks; COMMAND --help tells more.
 """
 

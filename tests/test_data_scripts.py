@@ -1,5 +1,6 @@
-"""data_scripts/corpora.py and its corpus_lib/ modules (behind get_conll2000.sh, get_sighan2005.sh, get_cws_more.sh
-and get_unlabeled.sh), on tiny corpora built here: no network, no local copy of the real corpora, no seqbil."""
+"""data_scripts/corpora.py and its corpus_lib/ modules (behind get_conll2000.sh, get_sighan2005.sh, get_cws_more.sh,
+get_unlabeled.sh and get_pos_more.sh), on tiny corpora built here: no network, no local copy of the real corpora,
+no seqbil."""
 import gzip
 import hashlib
 import importlib.util
@@ -26,8 +27,8 @@ def _load_corpora():
 
 corpora = _load_corpora()
 # The modules corpora.py runs, as it imported them: a function is patched in the module that defines it
-common, conll2000, sighan, cws_more, unlabeled = (corpora.common, corpora.conll2000, corpora.sighan,
-                                                  corpora.cws_more, corpora.unlabeled)
+common, conll2000, sighan, cws_more, unlabeled, pos_more = (corpora.common, corpora.conll2000, corpora.sighan,
+                                                            corpora.cws_more, corpora.unlabeled, corpora.pos_more)
 REAL_DOWNLOAD = common.download
 REAL_EXTRACT = common.extract
 
@@ -944,7 +945,7 @@ def test_zh_text_is_built_without_spaces_except_in_the_msr_test_text(tmp_path):
 
 
 def test_write_gz_writes_the_bytes_of_the_local_copy(tmp_path):
-    count, digest = unlabeled.write_gz(str(tmp_path / "abc.txt.gz"), ["a b", "c"])
+    count, digest = common.write_gz(str(tmp_path / "abc.txt.gz"), ["a b", "c"])
     assert (count, digest) == (2, hashlib.sha256(b"a b\nc\n").hexdigest())
     data = (tmp_path / "abc.txt.gz").read_bytes()
     # FNAME set, no time stamp, maximum compression, unknown OS: as the local copy's files
@@ -952,10 +953,10 @@ def test_write_gz_writes_the_bytes_of_the_local_copy(tmp_path):
     assert data == gzip_like_the_local_copy("abc.txt", b"a b\nc\n")
     assert (tmp_path / "abc.txt.gz").stat().st_mode & 0o777 == 0o644
     write(tmp_path / "plain.txt", b"x\ny\n")
-    assert unlabeled.copy_gz(str(tmp_path / "plain.txt"), str(tmp_path / "p.txt.gz")) == \
+    assert common.copy_gz(str(tmp_path / "plain.txt"), str(tmp_path / "p.txt.gz")) == \
         (2, hashlib.sha256(b"x\ny\n").hexdigest())
     assert (tmp_path / "p.txt.gz").read_bytes() == gzip_like_the_local_copy("p.txt", b"x\ny\n")
-    assert unlabeled.copy_gz(str(tmp_path / "abc.txt.gz"), str(tmp_path / "copy.gz")) == (count, digest)
+    assert common.copy_gz(str(tmp_path / "abc.txt.gz"), str(tmp_path / "copy.gz")) == (count, digest)
     assert (tmp_path / "copy.gz").read_bytes() == data
 
 
@@ -1222,7 +1223,7 @@ def test_unlabeled_interrupted_install_leaves_no_partial_files(tmp_path, unlab_l
     (tmp_path / "tmp").mkdir()
     out = tmp_path / "out"
     before = installed(out, "unlabeled", "--from", unlab_local, "--out", out)
-    real_copy = unlabeled.copy_gz
+    real_copy = common.copy_gz
     calls = []
 
     def interrupted(src, path):
@@ -1231,7 +1232,7 @@ def test_unlabeled_interrupted_install_leaves_no_partial_files(tmp_path, unlab_l
             Path(path).write_bytes(b"half")
             raise KeyboardInterrupt
         return real_copy(src, path)
-    monkeypatch.setattr(unlabeled, "copy_gz", interrupted)
+    monkeypatch.setattr(common, "copy_gz", interrupted)
     assert run("unlabeled", "--from", unlab_local, "--out", out, "--force") == 130
     after = tree(out)
     # abc and brown were reinstalled (the same bytes), nothing else changed, no temporary file is left
@@ -1300,11 +1301,12 @@ def test_help(capsys, argv, first_line):
 
 
 def test_registry_runs_each_family_module():
-    assert list(corpora.COMMANDS) == ["conll2000", "sighan2005", "cws-more", "unlabeled"]
+    assert list(corpora.COMMANDS) == ["conll2000", "sighan2005", "cws-more", "unlabeled", "pos-more"]
     for name, module, prog, install in [("conll2000", conll2000, "get_conll2000", "install_conll2000"),
                                         ("sighan2005", sighan, "get_sighan2005", "install_sighan"),
                                         ("cws-more", cws_more, "get_cws_more", "install_cws_more"),
-                                        ("unlabeled", unlabeled, "get_unlabeled", "install_unlabeled")]:
+                                        ("unlabeled", unlabeled, "get_unlabeled", "install_unlabeled"),
+                                        ("pos-more", pos_more, "get_pos_more", "install_pos_more")]:
         command = corpora.COMMANDS[name]
         assert command.prog == prog
         assert command.usage.startswith(f"Usage: bash data_scripts/{prog}.sh ")
@@ -1356,3 +1358,393 @@ def test_shell_entry_points(tmp_path, local):
     proc = _script("get_unlabeled.sh", "--only", "zh", "--from", local, "--out", "out", cwd=elsewhere)
     assert proc.returncode == 0, proc.stderr
     assert "not the reference text" in proc.stderr
+
+
+# ---------------------------------------------------------------- pos-more: part-of-speech corpora
+
+POS_CORPORA = ["pt-macmorpho", "es-cast3lb", "eu-3lb", "en-masc", "en-npschat", "hi-indian", "bn-indian", "mr-indian",
+               "te-indian"]
+POS_PACKAGES = ["mac_morpho", "conll2007", "masc_tagged", "nps_chat", "indian"]
+
+
+def pos_filler(prefix, n, tag):
+    """N sentences [(word, TAG), (".", ".")] to make up ten sentences of a corpus."""
+    return [[(f"{prefix}{i}", tag), (".", ".")] for i in range(n)]
+
+
+def conll_x(sentences):
+    """SENTENCES in the CoNLL-X format: ID FORM LEMMA CPOSTAG POSTAG FEATS HEAD DEPREL PHEAD PDEPREL."""
+    return "".join("".join(f"{i}\t{w}\t{w.lower()}\t{t[:1]}\t{t}\t_\t0\tROOT\t_\t_\n" for i, (w, t) in enumerate(s, 1))
+                   + "\n" for s in sentences)
+
+
+def word_tag_lines(sentences):
+    return "".join(" ".join(f"{w}_{t}" for w, t in s) + "\n" for s in sentences)
+
+
+def nps_posts(sentences):
+    return "".join('<Post class="Statement" user="u">x<terminals>'
+                   + "".join(f'<t pos="{t}" word="{w}"/>' for w, t in s) + "</terminals></Post>\n" for s in sentences)
+
+
+MACMORPHO_FILLER, ES_FILLER, EU_FILLER = pos_filler("palavra", 7, "N"), pos_filler("palabra", 8, "nc"), \
+    pos_filler("hitz", 9, "IZE_ARR")
+MASC_FILLER, NPS_FILLER = pos_filler("word", 7, "NN"), pos_filler("lol", 8, "UH")
+INDIAN = {"hindi": ("hi", "NN"), "bangla": ("bn", "VM"), "marathi": ("mr", "NNP"), "telugu": ("te", "QC")}
+# The five NLTK packages, with out-of-order members that are not text: package -> {path in its zip: bytes}
+POS_NLTK_ZIPS = {
+    "mac_morpho": {
+        "mac_morpho/README": b"Mac-Morpho\n",
+        # a sentence ends at the tag ., not at another punctuation mark; the last one of a file is kept
+        "mac_morpho/b.txt": ("".join(f"{w}_{t}\n" for s in MACMORPHO_FILLER[3:] for w, t in s)
+                             + "fim_N\n").encode("latin-1"),
+        "mac_morpho/a.txt": ("Jersei_N\natinge_V\nm\xe9dia_N\nem_PREP|+\na_ART\nS\xe3o Paulo_NPROP\n._.\n\n"
+                             "Cr$_CUR\n1,4_NUM\n a_b_N\n?_?\n._.\n"
+                             + "".join(f"{w}_{t}\n" for s in MACMORPHO_FILLER[:3] for w, t in s)).encode("latin-1"),
+    },
+    "conll2007": {
+        "conll2007/README": b"CoNLL 2007\n",
+        # read in the order of the names: test, then train
+        "conll2007/esp.train": conll_x(ES_FILLER).encode(),
+        "conll2007/esp.test": ("1\tEl\tel\td\tda\tgen=m|num=s\t2\tspec\t_\t_\n"
+                               "1\tde vez\tde_vez\ts\tsp\t_\t0\tROOT\t_\t_\n"
+                               "2\t\u00edndice\t\u00edndice\tn\tnc\t_\t0\tROOT\t_\t_\n\n\n"
+                               "1\tSe\tse\tp\tp0\t_\t0\tROOT\t_\t_\n").encode(),
+        "conll2007/eus.test": conll_x(EU_FILLER[:2]).replace("\n", "\r\n").encode("latin-1"),
+        "conll2007/eus.train": (conll_x([[("i\xf1igo", "IZE_IZB"), ("eta", "LOT_JNT")]])
+                                + conll_x(EU_FILLER[2:])).encode("latin-1"),
+    },
+    "masc_tagged": {
+        "masc_tagged/categories.txt": b"spoken/s.txt spoken\n",
+        "masc_tagged/written/w.txt": ("December_NNP 1998_CD\n\nX_M_L_NNP is_VBZ\tone_CD\n"
+                                      + word_tag_lines(MASC_FILLER)).encode(),
+        "masc_tagged/spoken/s.txt": "\ufeffYeah_UH ._.\n".encode(),
+    },
+    "nps_chat": {
+        "nps_chat/README": b"NPS Chat\n",
+        "nps_chat/11-08-20s_705posts.xml": ('<?xml version="1.0" encoding="UTF-8"?>\n<Session><Posts>\n'
+                                            + nps_posts(NPS_FILLER) + "</Posts></Session>\n").encode(),
+        "nps_chat/10-19-20s_706posts.xml": (
+            '<?xml version="1.0" encoding="UTF-8"?>\n<Session><Posts>\n'
+            '<Post class="Statement" user="10-19-20sUser7">now im left<terminals><t pos="RB" word="now"/>'
+            '<t pos="PRP" word="im"/><t pos="VBD" word="left"/></terminals></Post>\n'
+            '<Post class="System" user="u2">JOIN<terminals/></Post>\n'  # no terminals: no sentence
+            '<Post class="Emotion" user="u3">:P<terminals><t pos="UH" word=":P"/><t pos="NNP" word="New York"/>'
+            '<t pos="^NN" word="&gt;_&gt;"/></terminals></Post>\n</Posts></Session>\n').encode(),
+    },
+    "indian": {
+        **{f"indian/{name}.pos": (f'<Corpora type="POS" language="{name}">\n<Sentence id="1">\n\n'
+                                  + word_tag_lines(pos_filler(code, 10, tag))).encode()
+           for name, (code, tag) in INDIAN.items()},
+        "indian/README": b"Indian languages POS corpus\n",
+    },
+}
+# What must come of them: corpus -> its ten sentences
+POS_SENTENCES = {
+    "pt-macmorpho": [[("Jersei", "N"), ("atinge", "V"), ("m\xe9dia", "N"), ("em", "PREP"), ("a", "ART"),
+                      ("S\xe3o_Paulo", "NPROP"), (".", ".")],
+                     [("Cr$", "CUR"), ("1,4", "NUM"), ("a_b", "N"), ("?", "?"), (".", ".")],
+                     *MACMORPHO_FILLER, [("fim", "N")]],
+    "es-cast3lb": [[("El", "da"), ("de_vez", "sp"), ("\u00edndice", "nc")], [("Se", "p0")], *ES_FILLER],
+    "eu-3lb": [*EU_FILLER[:2], [("i\xf1igo", "IZE_IZB"), ("eta", "LOT_JNT")], *EU_FILLER[2:]],
+    "en-masc": [[("Yeah", "UH"), (".", ".")], [("December", "NNP"), ("1998", "CD")],
+                [("X_M_L", "NNP"), ("is", "VBZ"), ("one", "CD")], *MASC_FILLER],
+    "en-npschat": [[("now", "RB"), ("im", "PRP"), ("left", "VBD")], [(":P", "UH"), ("New_York", "NNP"), (">_>", "^NN")],
+                   *NPS_FILLER],
+    **{f"{code}-indian": pos_filler(code, 10, tag) for code, tag in INDIAN.values()},
+}
+
+
+def pos_text(sentences):
+    return "".join("".join(f"{w} {t}\n" for w, t in s) + "\n" for s in sentences)
+
+
+# corpus -> {installed file: its text}: ten sentences give 8, 1 and 1
+POS_TEXT = {corpus: {"train.txt.gz": pos_text(s[:8]), "dev.txt.gz": pos_text(s[8:9]), "test.txt.gz": pos_text(s[9:])}
+            for corpus, s in POS_SENTENCES.items()}
+POS_SHA256 = {corpus: tuple(hashlib.sha256(text.encode()).hexdigest() for text in files.values())
+              for corpus, files in POS_TEXT.items()}
+
+
+def local_pos(root, corpora=POS_CORPORA, compress=True):
+    """ROOT/pos-more/<c>/ laid out as the local copy is."""
+    for corpus in corpora:
+        for name, text in POS_TEXT[corpus].items():
+            path = root / "pos-more" / corpus / name
+            if compress:
+                write(path, gzip_like_the_local_copy(name.removesuffix(".gz"), text.encode()))
+            else:
+                write(path.with_suffix(""), text.encode())
+    return root
+
+
+def pos_files(out):
+    """{corpus: {name: text}} installed under OUT/pos-more, checking the SHA256SUMS and the modes."""
+    found = {}
+    for d in sorted((Path(out) / "pos-more").iterdir(), key=lambda d: POS_CORPORA.index(d.name)):
+        files = {name: (d / name).read_bytes() for name in ("train.txt.gz", "dev.txt.gz", "test.txt.gz")}
+        assert (d / "SHA256SUMS").read_text() == manifest_text(files)
+        assert sorted(os.listdir(d)) == sorted([*files, "SHA256SUMS"])
+        assert {(d / name).stat().st_mode & 0o777 for name in os.listdir(d)} == {0o644}
+        found[d.name] = {name: gzip.decompress(data).decode() for name, data in files.items()}
+    return found
+
+
+@pytest.fixture
+def pos_local(tmp_path, monkeypatch):
+    """A local copy with pos-more/, and the fixture's text as the reference text."""
+    monkeypatch.setattr(pos_more, "POS_SHA256", dict(POS_SHA256))
+    return local_pos(tmp_path / "pos-local")
+
+
+def serve_pos(monkeypatch, zips):
+    """Downloads from NLTK_URL get the zip of ZIPS[package] (None: no answer; an int: that HTTP status);
+    returns the packages asked for."""
+    asked = []
+
+    def download(url, dest, retries=2):
+        package = url.removeprefix(f"{NLTK_URL}/").removesuffix(".zip")
+        asked.append(package)
+        if zips[package] is None:
+            raise common.DownloadError("could not resolve host raw.githubusercontent.com (Temporary failure)")
+        if isinstance(zips[package], int):
+            raise common.DownloadError(f"the server answered HTTP {zips[package]} Not Found", False, zips[package])
+        make_zip(Path(dest), zips[package])
+    monkeypatch.setattr(common, "download", download)
+    return asked
+
+
+@pytest.mark.parametrize("corpus", POS_CORPORA)
+def test_pos_nltk_formats_are_converted(tmp_path, corpus):
+    package, sentences = pos_more.POS_NLTK[corpus]
+    zipped = make_zip(tmp_path / f"{package}.zip", POS_NLTK_ZIPS[package])
+    assert [pos_more.conll_lines(s) for s in sentences(str(zipped))] == \
+        ["".join(f"{w} {t}\n" for w, t in s) for s in POS_SENTENCES[corpus]]
+    for name, data in POS_NLTK_ZIPS[package].items():  # the directory the zip unpacks to gives the same
+        write(tmp_path / "unpacked" / name, data)
+    assert list(sentences(str(tmp_path / "unpacked" / package))) == list(sentences(str(zipped)))
+
+
+def test_pos_conversion_details():
+    assert pos_more.tagged_token("a_b__NN") == ("a_b_", "NN")
+    for bad in ("word", "_NN", "word_"):
+        with pytest.raises(ValueError, match="not a word_TAG token"):
+            pos_more.tagged_token(bad)
+    assert pos_more.conll_lines([("New  York", "NNP"), (" x\t", "NN")]) == "New_York NNP\nx NN\n"
+    with pytest.raises(ValueError, match="a blank word or tag"):
+        pos_more.conll_lines([(" ", "NN")])
+    # 80/10/10 by sentence order, rounded down as in the local copy (its README's numbers of sentences)
+    for train, dev, test in [(8, 1, 1), (40756, 5094, 5095), (2809, 351, 352), (716, 90, 90), (795, 99, 100)]:
+        parts = pos_more.split_sentences(list(range(train + dev + test)))
+        assert [len(p) for p in parts] == [train, dev, test]
+        assert parts[0] + parts[1] + parts[2] == list(range(train + dev + test))
+
+
+def test_pos_installs_the_local_copy(tmp_path, pos_local, capsys):
+    out = tmp_path / "out"
+    assert run("pos-more", "--from", pos_local, "--out", out) == 0
+    assert pos_files(out) == POS_TEXT
+    for corpus in POS_CORPORA:  # the compressed files are copied as they are
+        for name in POS_TEXT[corpus]:
+            assert (out / "pos-more" / corpus / name).read_bytes() == \
+                (pos_local / "pos-more" / corpus / name).read_bytes()
+    assert capsys.readouterr().out == "".join(
+        f"get_pos_more: installed 3 files into {out}/pos-more/{corpus} from local copy {pos_local}/pos-more/{corpus} "
+        "(sha256 in SHA256SUMS)\n" for corpus in POS_CORPORA)
+    assert sorted(os.listdir(out / "pos-more")) == sorted(POS_CORPORA)  # no temporary directory left
+    # the pos-more/ directory itself, or uncompressed files
+    assert run("pos-more", "--from", pos_local / "pos-more", "--out", tmp_path / "out2", "--only", "eu-3lb") == 0
+    assert pos_files(tmp_path / "out2") == {"eu-3lb": POS_TEXT["eu-3lb"]}
+    plain = local_pos(tmp_path / "plain", ["en-masc"], compress=False)
+    assert run("pos-more", "--from", plain, "--out", tmp_path / "out3", "--only", "en-masc") == 0
+    assert pos_files(tmp_path / "out3") == {"en-masc": POS_TEXT["en-masc"]}
+
+
+def test_pos_second_run_changes_nothing_and_force_reinstalls(tmp_path, pos_local, capsys):
+    out = tmp_path / "out"
+    argv = ["pos-more", "--from", pos_local, "--out", out]
+    before = installed(out, *argv)
+    capsys.readouterr()
+    for again in (argv, argv[:1] + argv[3:]):  # (without --from: no download when up to date)
+        assert run(*again) == 0 and tree(out) == before
+        assert capsys.readouterr().out == "".join(f"get_pos_more: up to date: {out}/pos-more/{corpus} matches its "
+                                                  "SHA256SUMS; nothing to do (--force to reinstall)\n"
+                                                  for corpus in POS_CORPORA)
+    # a corrupted file is noticed and reinstalled, the other corpora stay as they are
+    path = out / "pos-more" / "bn-indian" / "dev.txt.gz"
+    path.write_bytes(path.read_bytes()[:-3] + b"xyz")
+    assert run(*argv) == 0
+    assert ("get_pos_more: reinstalling bn-indian: dev.txt.gz does not match its sha256 in SHA256SUMS\n"
+            in capsys.readouterr().out)
+    assert pos_files(out) == POS_TEXT
+    rewritten = {k for k, v in tree(out).items() if v[2] != before[k][2]}
+    assert rewritten == {f"pos-more/bn-indian/{name}" for name in ("train.txt.gz", "dev.txt.gz", "test.txt.gz",
+                                                                   "SHA256SUMS")}
+    before = installed(out, *argv)
+    assert run(*argv, "--force") == 0
+    assert_rewritten(before, tree(out))
+
+
+@pytest.mark.parametrize("only", ["pt-macmorpho", "eu-3lb,te-indian", "hi-indian,en-masc,hi-indian"])
+def test_pos_only(tmp_path, pos_local, only):
+    assert run("pos-more", "--from", pos_local, "--out", tmp_path / "out", "--only", only) == 0
+    assert pos_files(tmp_path / "out") == {c: POS_TEXT[c] for c in POS_CORPORA if c in only.split(",")}
+
+
+def test_pos_download_is_converted(tmp_path, capsys, monkeypatch):
+    assert pos_more.POS_CORPORA == tuple(POS_CORPORA) and common.NLTK_URL == NLTK_URL
+    monkeypatch.setattr(pos_more, "POS_SHA256", dict(POS_SHA256))
+    asked = serve_pos(monkeypatch, POS_NLTK_ZIPS)
+    out = tmp_path / "out"
+    assert run("pos-more", "--out", out) == 0
+    assert asked == POS_PACKAGES  # each package once, though conll2007 and indian give several corpora
+    assert pos_files(out) == POS_TEXT
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert captured.out.splitlines()[:5] == [
+        f"get_pos_more: downloading {NLTK_URL}/mac_morpho.zip",
+        f"get_pos_more: installed 3 files into {out}/pos-more/pt-macmorpho from download from "
+        f"{NLTK_URL}/mac_morpho.zip, converted: 10 sentences, the reference text (sha256 in SHA256SUMS)",
+        f"get_pos_more: downloading {NLTK_URL}/conll2007.zip",
+        f"get_pos_more: installed 3 files into {out}/pos-more/es-cast3lb from download from {NLTK_URL}/conll2007.zip, "
+        "converted: 10 sentences, the reference text (sha256 in SHA256SUMS)",
+        f"get_pos_more: installed 3 files into {out}/pos-more/eu-3lb from download from {NLTK_URL}/conll2007.zip, "
+        "converted: 10 sentences, the reference text (sha256 in SHA256SUMS)"]
+    monkeypatch.setattr(common, "download", lambda *a, **k: pytest.fail("downloaded although up to date"))
+    assert run("pos-more", "--out", out) == 0
+
+
+def test_pos_download_failure_falls_back_to_the_local_copy(tmp_path, pos_local, capsys, monkeypatch):
+    monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(pos_local))
+    # no answer from the server: the other packages are not downloaded at all
+    asked = serve_pos(monkeypatch, dict.fromkeys(POS_NLTK_ZIPS))
+    out = tmp_path / "out"
+    assert run("pos-more", "--out", out, "--only", "pt-macmorpho,en-masc") == 0
+    assert asked == ["mac_morpho"]
+    assert pos_files(out) == {c: POS_TEXT[c] for c in ("pt-macmorpho", "en-masc")}
+    captured = capsys.readouterr()
+    assert captured.err == (f"get_pos_more: warning: download {NLTK_URL}/mac_morpho.zip: could not resolve host "
+                            "raw.githubusercontent.com (Temporary failure)\n")
+    assert captured.out.splitlines() == [
+        f"get_pos_more: downloading {NLTK_URL}/mac_morpho.zip",
+        f"get_pos_more: the download failed; falling back to the local copy in {pos_local}",
+        f"get_pos_more: installed 3 files into {out}/pos-more/pt-macmorpho from local copy "
+        f"{pos_local}/pos-more/pt-macmorpho, as the download failed (sha256 in SHA256SUMS)",
+        f"get_pos_more: not downloading {NLTK_URL}/masc_tagged.zip, as an earlier download failed; "
+        f"falling back to the local copy in {pos_local}",
+        f"get_pos_more: installed 3 files into {out}/pos-more/en-masc from local copy "
+        f"{pos_local}/pos-more/en-masc, as the download failed (sha256 in SHA256SUMS)"]
+    # an HTTP error is about one package only; a zip that cannot be converted falls back too
+    broken = {"masc_tagged/written/w.txt": b"December_NNP 1998\n"}
+    asked = serve_pos(monkeypatch, {**POS_NLTK_ZIPS, "conll2007": 404, "masc_tagged": broken})
+    assert run("pos-more", "--out", tmp_path / "out2") == 0
+    assert asked == POS_PACKAGES
+    assert pos_files(tmp_path / "out2") == POS_TEXT
+    err = capsys.readouterr().err
+    assert err.count(f"get_pos_more: warning: download {NLTK_URL}/conll2007.zip: the server answered HTTP 404 "
+                     "Not Found\n") == 2  # es-cast3lb and eu-3lb
+    assert (f"get_pos_more: warning: download from {NLTK_URL}/masc_tagged.zip: could not read/convert en-masc "
+            "(not a word_TAG token: '1998')\n") in err
+
+
+def test_pos_text_that_is_not_the_reference_gives_way_to_the_local_copy(tmp_path, pos_local, capsys, monkeypatch):
+    monkeypatch.setattr(pos_more, "POS_SHA256", {**POS_SHA256, "hi-indian": (POS_SHA256["hi-indian"][0], "1" * 64,
+                                                                             POS_SHA256["hi-indian"][2])})
+    monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(pos_local))
+    serve_pos(monkeypatch, POS_NLTK_ZIPS)
+    out = tmp_path / "out"
+    assert run("pos-more", "--out", out, "--only", "hi-indian,bn-indian") == 0
+    assert pos_files(out) == {c: POS_TEXT[c] for c in ("hi-indian", "bn-indian")}
+    captured = capsys.readouterr()
+    assert captured.err == (f"get_pos_more: warning: download from {NLTK_URL}/indian.zip: not the reference text "
+                            "(dev.txt.gz differs from the local copy's)\n")
+    assert (f"installed 3 files into {out}/pos-more/hi-indian from local copy {pos_local}/pos-more/hi-indian, "
+            "as the downloaded text is not the reference text (sha256 in SHA256SUMS)\n") in captured.out
+    assert (f"installed 3 files into {out}/pos-more/bn-indian from download from {NLTK_URL}/indian.zip, "
+            "converted: 10 sentences, the reference text (sha256 in SHA256SUMS)\n") in captured.out
+    # without a local copy, the converted text is installed after all
+    monkeypatch.setenv("SEQBIL_LOCAL_DATA", str(tmp_path / "none"))
+    assert run("pos-more", "--out", out, "--only", "hi-indian", "--force") == 0
+    assert pos_files(out)["hi-indian"] == POS_TEXT["hi-indian"]
+    captured = capsys.readouterr()
+    assert (f"get_pos_more: warning: installing hi-indian converted from download from {NLTK_URL}/indian.zip all "
+            "the same: there is no local copy to use instead\n") in captured.err
+    assert captured.out.endswith(f"from download from {NLTK_URL}/indian.zip, converted: not the reference text "
+                                 "(sha256 in SHA256SUMS)\n")
+
+
+POS_HINT = ("Point --from at the local copy (a directory with pos-more/, or a pos-more/ directory), e.g.:\n"
+            "  bash data_scripts/get_pos_more.sh --from ../shared/data\n")
+
+
+def test_pos_failure_lists_what_was_tried(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert run("pos-more", "--out", out, "--only", "en-npschat") == 1
+    assert capsys.readouterr().err.endswith(
+        "get_pos_more: error: could not obtain en-npschat. Tried:\n"
+        f"  - download {NLTK_URL}/nps_chat.zip: network disabled in the tests\n"
+        f"  - local copy {tmp_path}/no-local-copy: no such directory\n" + POS_HINT)
+    assert not out.exists()
+    # a local copy without some of the corpora: the others are installed
+    partial = local_pos(tmp_path / "partial", ["mr-indian"])
+    assert run("pos-more", "--from", partial, "--out", out, "--only", "mr-indian,te-indian") == 1
+    assert capsys.readouterr().err == (
+        "get_pos_more: error: could not obtain te-indian. Tried:\n"
+        f"  - local copy {partial}: no te-indian/{{train,dev,test}}.txt[.gz] in it or in its pos-more/ subdirectory\n"
+        f"{POS_HINT}(installed: mr-indian; to ask for these only, add --only mr-indian)\n")
+    assert pos_files(out) == {"mr-indian": POS_TEXT["mr-indian"]}
+
+
+def test_pos_interrupted_install_leaves_no_partial_files(tmp_path, pos_local, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    out = tmp_path / "out"
+    before = installed(out, "pos-more", "--from", pos_local, "--out", out)
+    real_copy = common.copy_gz
+    calls = []
+
+    def interrupted(src, path):
+        calls.append(src)
+        if len(calls) == 5:  # the second corpus's dev file
+            Path(path).write_bytes(b"half")
+            raise KeyboardInterrupt
+        return real_copy(src, path)
+    monkeypatch.setattr(common, "copy_gz", interrupted)
+    assert run("pos-more", "--from", pos_local, "--out", out, "--force") == 130
+    after = tree(out)
+    assert {k: v[:2] for k, v in after.items()} == {k: v[:2] for k, v in before.items()}
+    assert {k for k in after if after[k][2] != before[k][2]} <= {f"pos-more/pt-macmorpho/{name}" for name in (
+        "train.txt.gz", "dev.txt.gz", "test.txt.gz", "SHA256SUMS")}
+    calls.clear()
+    assert run("pos-more", "--from", pos_local, "--out", tmp_path / "new") == 130
+    assert sorted(p.relative_to(tmp_path / "new").as_posix() for p in (tmp_path / "new").rglob("*")) == [
+        "pos-more", "pos-more/pt-macmorpho", *(f"pos-more/pt-macmorpho/{name}" for name in (
+            "SHA256SUMS", "dev.txt.gz", "test.txt.gz", "train.txt.gz"))]
+    assert os.listdir(tmp_path / "tmp") == []
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["pos-more", "--only"], "get_pos_more: error: --only needs pt-macmorpho, es-cast3lb, eu-3lb, en-masc, en-npschat, "
+                             "hi-indian, bn-indian, mr-indian or te-indian"),
+    (["pos-more", "--only", "hi-indian,hindi"], "get_pos_more: error: --only takes pt-macmorpho, es-cast3lb, eu-3lb, "
+     "en-masc, en-npschat, hi-indian, bn-indian, mr-indian or te-indian (or a comma-separated list of them), "
+     "not 'hi-indian,hindi'"),
+    (["pos-more", "--from"], "get_pos_more: error: --from needs a directory (try --help)"),
+    (["pos-more", "--bogus"], "get_pos_more: error: unknown argument: --bogus (try --help)"),
+])
+def test_pos_bad_command_line_exits_2(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    assert run(*argv) == 2
+    assert capsys.readouterr().err.startswith(message)
+    assert os.listdir(tmp_path) == []
+
+
+def test_pos_help_and_shell_entry_point(tmp_path, pos_local, capsys):
+    assert run("pos-more", "--help") == 0
+    assert capsys.readouterr().out.splitlines()[0] == \
+        "Usage: bash data_scripts/get_pos_more.sh [--from DIR] [--out DIR] [--only WHICH] [--force]"
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    proc = _script("get_pos_more.sh", "--only", "te-indian", "--from", pos_local, "--out", "out", cwd=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    assert pos_files(elsewhere / "out") == {"te-indian": POS_TEXT["te-indian"]}

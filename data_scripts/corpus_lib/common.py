@@ -1,7 +1,9 @@
 """What every corpus family shares: the messages, the run's temporary directories (Scratch),
-SHA256SUMS manifests, glibc-compatible Big5 decoding, unpacking, downloads with retries and
-timeouts, and installing a plan of files atomically.  The family modules call these through
-the module (common.download(...)), so that replacing one here reaches every caller."""
+SHA256SUMS manifests, glibc-compatible Big5 decoding, unpacking (also the files of an NLTK data
+package), gzip files written as the local copy's are, downloads with retries and timeouts, and
+installing a plan of files (or files already staged beside the output) atomically.  The family
+modules call these through the module (common.download(...)), so that replacing one here reaches
+every caller."""
 import gzip
 import hashlib
 import http.client
@@ -16,12 +18,15 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import zipfile
 import zlib
 from typing import Callable, NamedTuple
 
 # the repository: data_scripts/corpus_lib/common.py is three levels down
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 DATA_DIR = f"{ROOT}/data"
+# The NLTK data collection's packages, each as NAME.zip
+NLTK_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora"
 
 MANIFEST = "SHA256SUMS"
 BIG5 = "BIG5-HKSCS"
@@ -55,6 +60,11 @@ def warn(prog, message):
 
 def error(prog, message):
     print(f"{prog}: error: {message}", file=sys.stderr, flush=True)
+
+
+def say_up_to_date(prog, path):
+    """Say that PATH (a file or a directory) matches its SHA256SUMS, so that nothing is done."""
+    say(prog, f"up to date: {showpath(path)} matches its {MANIFEST}; nothing to do (--force to reinstall)")
 
 
 def showpath(path):
@@ -365,6 +375,63 @@ def extract(src, dest, encoding=None, sentences=None):
         return False
 
 
+def write_gz(path, sentences):
+    """Write SENTENCES, one a line, gzip-compressed to PATH (mode 644) as the local copy's files are, so that
+    the same text gives the same bytes (no time stamp).  Returns (number of lines, sha256 of the text)."""
+    h, count = hashlib.sha256(), 0
+    with open(path, "wb") as raw, gzip.GzipFile(path, "wb", 9, raw, mtime=0) as out:
+        for s in sentences:
+            data = f"{s}\n".encode()
+            h.update(data)
+            out.write(data)
+            count += 1
+    os.chmod(path, 0o644)
+    return count, h.hexdigest()
+
+
+def copy_gz(src, path):
+    """Copy SRC, a gzip-compressed or plain text file, to PATH gzip-compressed (a compressed SRC is copied
+    unchanged, once it has been read through).  Returns (number of lines, sha256 of the text)."""
+    h, count = hashlib.sha256(), 0
+    if is_gzip(src):
+        with gzip.open(src, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+                count += block.count(b"\n")
+        shutil.copyfile(src, path)
+    else:
+        with open(src, "rb") as f, open(path, "wb") as raw, gzip.GzipFile(path, "wb", 9, raw, mtime=0) as out:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+                count += block.count(b"\n")
+                out.write(block)
+    os.chmod(path, 0o644)
+    return count, h.hexdigest()
+
+
+def nltk_members(path, corpus, pattern):
+    """The files of CORPUS in PATH, its NLTK data zip or the directory that unpacks to, whose paths in the
+    corpus directory match PATTERN, in the order of those paths (NLTK's file ids): (path, binary file) pairs,
+    each file open until the next pair is asked for.  ValueError if none matches."""
+    archive = None
+    if os.path.isdir(path):
+        names = [os.path.relpath(os.path.join(d, f), path).replace(os.sep, "/")
+                 for d, _, files in os.walk(path) for f in files]
+    else:
+        archive = zipfile.ZipFile(path)
+        names = [n.removeprefix(f"{corpus}/") for n in archive.namelist() if n.startswith(f"{corpus}/")]
+    try:
+        names = sorted(n for n in names if re.fullmatch(pattern, n))
+        if not names:
+            raise ValueError(f"no {corpus} text files in it")
+        for name in names:
+            with (archive.open(f"{corpus}/{name}") if archive else open(f"{path}/{name}", "rb")) as f:
+                yield name, f
+    finally:
+        if archive is not None:
+            archive.close()
+
+
 # ---------------------------------------------------------------- download
 
 _TRANSIENT_HTTP = {408, 429, 500, 502, 503, 504}
@@ -480,6 +547,13 @@ def install_plan(prog, dest, found, scratch):
     if not names:
         warn(prog, f"nothing could be installed into {dest}")
         return False
+    install_staged(prog, dest, stage, names, found.description)
+    return True
+
+
+def install_staged(prog, dest, stage, names, description):
+    """Move the files NAMES from STAGE (a directory beside DEST) into DEST, then write DEST/SHA256SUMS for
+    them, saying that they come from DESCRIPTION."""
     old = manifest_names(dest)
     remove_file(f"{dest}/{MANIFEST}")  # an interrupted run must not look up to date
     for name in names:
@@ -492,8 +566,7 @@ def install_plan(prog, dest, found, scratch):
             warn(prog, f"kept {name} from an earlier install "
                        f"(not in this source; no longer listed in {MANIFEST})")
     say(prog, f"installed {len(names)} files into {showpath(dest)} "
-              f"from {found.description} (sha256 in {MANIFEST})")
-    return True
+              f"from {description} (sha256 in {MANIFEST})")
 
 
 def report_failed(prog, failed, tried, installed, advice):

@@ -153,8 +153,7 @@ def install_cws_corpus(dest, corpus, source, force, scratch, tried):
     problem = None if force else common.manifest_verify(dest, expected)
     found = cws_from_path(source, corpus, tried) if source else None
     if not force and problem is None and (found or not source):
-        common.say(CWS_PROG, f"up to date: {common.showpath(dest)} matches its {common.MANIFEST}; "
-                             "nothing to do (--force to reinstall)")
+        common.say_up_to_date(CWS_PROG, dest)
         return True
     if source:
         found = cws_stage(found, scratch, tried)

@@ -4,11 +4,9 @@ to one sentence per line, and unsegmented Chinese built from the installed cws-m
 msr files, each checked against the local copy's text and installed gzip-compressed into
 <out>/unlabeled/{en,zh}/, falling back on the local copy file by file."""
 import gzip
-import hashlib
 import io
 import os
 import re
-import shutil
 import tempfile
 import zipfile
 import zlib
@@ -17,7 +15,7 @@ from typing import Callable, NamedTuple
 from . import common
 
 UNLAB_PROG = "get_unlabeled"
-NLTK_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora"
+NLTK_URL = common.NLTK_URL
 UNLAB_EN = ("abc", "brown", "inaugural", "movie_reviews", "state_union", "webtext")
 UNLAB_PARTS = (*UNLAB_EN, "zh")
 UNLAB_ONLY = ("en", *UNLAB_PARTS)  # en: all of UNLAB_EN
@@ -141,26 +139,11 @@ def unlab_name(part):
 def nltk_sentences(path, corpus):
     """The sentences of CORPUS in PATH, its NLTK data zip or the directory that unpacks to."""
     pattern, sentence = NLTK_CORPORA[corpus]
-    archive = None
-    if os.path.isdir(path):
-        names = [os.path.relpath(os.path.join(d, f), path).replace(os.sep, "/")
-                 for d, _, files in os.walk(path) for f in files]
-    else:
-        archive = zipfile.ZipFile(path)
-        names = [n.removeprefix(f"{corpus}/") for n in archive.namelist() if n.startswith(f"{corpus}/")]
-    try:
-        names = sorted(n for n in names if re.fullmatch(pattern, n))
-        if not names:
-            raise ValueError(f"no {corpus} text files in it")
-        for name in names:
-            encoding = "utf-8-sig" if f"{corpus}/{name}" in NLTK_UTF8 else "latin-1"
-            with (archive.open(f"{corpus}/{name}") if archive else open(f"{path}/{name}", "rb")) as f:
-                for line in io.TextIOWrapper(f, encoding):
-                    if s := sentence(line):
-                        yield s
-    finally:
-        if archive is not None:
-            archive.close()
+    for name, f in common.nltk_members(path, corpus, pattern):
+        encoding = "utf-8-sig" if f"{corpus}/{name}" in NLTK_UTF8 else "latin-1"
+        for line in io.TextIOWrapper(f, encoding):
+            if s := sentence(line):
+                yield s
 
 
 def zh_sentences(files):
@@ -170,40 +153,6 @@ def zh_sentences(files):
             for line in io.TextIOWrapper(f, "utf-8-sig"):
                 if s := line.strip() if keep_spaces else "".join(line.split()):
                     yield s
-
-
-def write_gz(path, sentences):
-    """Write SENTENCES, one a line, gzip-compressed to PATH (mode 644) as the local copy's files are, so that
-    the same text gives the same bytes (no time stamp).  Returns (number of lines, sha256 of the text)."""
-    h, count = hashlib.sha256(), 0
-    with open(path, "wb") as raw, gzip.GzipFile(path, "wb", 9, raw, mtime=0) as out:
-        for s in sentences:
-            data = f"{s}\n".encode()
-            h.update(data)
-            out.write(data)
-            count += 1
-    os.chmod(path, 0o644)
-    return count, h.hexdigest()
-
-
-def copy_gz(src, path):
-    """Copy SRC, a gzip-compressed or plain text file, to PATH gzip-compressed (a compressed SRC is copied
-    unchanged, once it has been read through).  Returns (number of lines, sha256 of the text)."""
-    h, count = hashlib.sha256(), 0
-    if common.is_gzip(src):
-        with gzip.open(src, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-                count += block.count(b"\n")
-        shutil.copyfile(src, path)
-    else:
-        with open(src, "rb") as f, open(path, "wb") as raw, gzip.GzipFile(path, "wb", 9, raw, mtime=0) as out:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-                count += block.count(b"\n")
-                out.write(block)
-    os.chmod(path, 0o644)
-    return count, h.hexdigest()
 
 
 class Text(NamedTuple):
@@ -229,7 +178,7 @@ def unlab_local(part, directory):
     stem = name.removesuffix(".gz")
     for d in (f"{directory}/unlabeled/{sub}", f"{directory}/{sub}", directory):
         if src := common.find_file(f"{d}/{stem}"):
-            return Text(f"local copy {common.showpath(os.path.dirname(src))}", lambda path: copy_gz(src, path))
+            return Text(f"local copy {common.showpath(os.path.dirname(src))}", lambda path: common.copy_gz(src, path))
     return None
 
 
@@ -239,7 +188,7 @@ def unlab_nltk(corpus, directory):
         for src in (f"{d}/{corpus}.zip", f"{d}/{corpus}"):
             if os.path.isfile(src) or os.path.isdir(src):
                 return Text(f"NLTK data {common.showpath(src)}",
-                            lambda path: write_gz(path, nltk_sentences(src, corpus)), "converted from")
+                            lambda path: common.write_gz(path, nltk_sentences(src, corpus)), "converted from")
     return None
 
 
@@ -248,7 +197,7 @@ def unlab_built(directory):
     files = [common.find_file(f"{directory}/{rel}") for rel, _ in ZH_SOURCES]
     if missing := [rel for (rel, _), f in zip(ZH_SOURCES, files) if f is None]:
         return None, missing
-    return Text(f"the corpora in {common.showpath(directory)}", lambda path: write_gz(path, zh_sentences(files)),
+    return Text(f"the corpora in {common.showpath(directory)}", lambda path: common.write_gz(path, zh_sentences(files)),
                 "built from"), []
 
 
@@ -331,7 +280,8 @@ def unlab_download(run, corpus, tried):
         if isinstance(e, common.DownloadError) and e.status is None:  # no answer: the other downloads would fail too
             run.offline = "as an earlier download failed"
         return None
-    return run.stage(corpus, Text(f"download from {url}", lambda path: write_gz(path, nltk_sentences(zip_path, corpus)),
+    return run.stage(corpus, Text(f"download from {url}",
+                                  lambda path: common.write_gz(path, nltk_sentences(zip_path, corpus)),
                                   "converted from"), tried)
 
 
@@ -352,8 +302,7 @@ def install_unlab_part(run, part, source, force, tried):
                 tried.append(unlab_missing(part, source, also))
                 return False
     if not force and problem is None:
-        common.say(UNLAB_PROG, f"up to date: {common.showpath(dest)}/{name} matches its {common.MANIFEST}; "
-                               "nothing to do (--force to reinstall)")
+        common.say_up_to_date(UNLAB_PROG, f"{dest}/{name}")
         return True
     if problem and os.path.isfile(f"{dest}/{name}"):
         common.say(UNLAB_PROG, f"reinstalling {unlab_name(part)}: {problem}")
