@@ -54,7 +54,8 @@ subprocess of its own: CPU seconds are its user + sys time (os.wait4, its childr
 included), peak RSS its own (GNU time's %M when /usr/bin/time is there, else ru_maxrss),
 wall seconds, and the model's size in bytes. --repeats N trains and tags each system N
 times (default 1: the suite is long), the systems in turn; the record keeps every run's
-figures, and min / median / max when N >= 2.
+figures, and min / median / max when N >= 2. The record is rewritten after each corpus
+(with "complete": false until the last), so a stopped run keeps the corpora it finished.
 
 Writes results/suite/suite.json (the record) and suite.md (its table, benchmarks/tables.py):
 one row per corpus, per system the score, training CPU seconds, training peak RSS and the
@@ -80,7 +81,7 @@ import time
 from pathlib import Path
 
 from peer_build import build_crfpp, build_wapiti, default_crfpp_dir, default_wapiti_dir, sha256
-from record import ROOT, header, stats
+from record import ROOT, header, stats, write_record
 from tables import publish
 
 POS = ("pt-macmorpho", "es-cast3lb", "eu-3lb", "en-masc", "en-npschat", "hi-indian", "bn-indian", "mr-indian",
@@ -460,6 +461,9 @@ def main():
                               f"{result['train_cpu_s']:.2f} s, {result['train_peak_rss_mib']:.0f} MiB", file=sys.stderr)
             record["corpora"][name] = {**corpus.info, "template": corpus.template,
                                        "rows": [s.row(repeats) for s in systems]}
+            record["complete"] = name == names[-1]
+            # after each corpus: a run stopped on a long corpus keeps those it finished (complete: false)
+            write_record(Path(args.out) / "suite.json", record)
     finally:
         if tmp:
             tmp.cleanup()

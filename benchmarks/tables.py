@@ -533,20 +533,31 @@ def suite_table(record):
         for r in c["rows"]:
             if r.get("command") and r["command"] not in commands.setdefault(r["system"], []):
                 commands[r["system"]].append(r["command"])
-    failed = "\n\nNot run or failed:\n\n" + "\n".join(f"- ({i}) {n}" for i, n in enumerate(notes, 1)) \
-        if notes else ""
+    parts = []  # CRFsuite's Python feature building, timed apart from its training call
+    for name, c in record["corpora"].items():
+        for r in c["rows"]:
+            if "runs" in r and "feature_cpu_s" in r["runs"][0]:
+                parts.append(f"{name} {median(r, 'feature_cpu_s'):.1f} of {median(r, 'train_cpu_s'):.1f} "
+                             f"(its training call {median(r, 'crfsuite_train_cpu_s'):.1f})")
+    features = ("\n\nCRFsuite's training CPU seconds spent building the features in Python and appending them: "
+             + "; ".join(parts) + ".") if parts else ""
+    failed = features + "\n\nNot run or failed:\n\n" + "\n".join(f"- ({i}) {n}" for i, n in enumerate(notes, 1)) \
+        if notes else features
     how = "; ".join(f"{n}: " + " or ".join(f"`{cmd}`" for cmd in cmds) for n, cmds in commands.items())
     peers = record.get("peers", {})
+    once = {k: v for k, v in record.items() if not (k == "repeat" and v == 1)}  # provenance: "one run"
     versions = ", ".join(f"{v['name']}: {v['version']}" for v in peers.values() if "version" in v)
     quick = " **--quick: a few iterations only; its scores say nothing of the systems.**" if record.get("quick") \
         else ""
+    if record.get("complete") is False:
+        quick += " **The run stopped before its last corpus: these are the corpora it finished.**"
     return (f"The development suite, scored on its {record['split']} split by seqbil's scorer (acc: token accuracy; "
             f"F1: conlleval's for chunking, SIGHAN word F1 for segmentation), each system run as its users run it "
             f"on the same training file.{quick} Train CPU: user + sys seconds of the training process; RSS: its "
             f"peak; model: the model file. The best score of a row in bold; the average row is over the corpora "
             f"where every system ran. Commands, in each corpus's work folder (benchmarks/suite.py says what its files are): "
             f"{how}. {'Versions: ' + versions + '.' if versions else ''}\n\n" + "\n".join(rows) + failed
-            + f"\n\n{provenance(record)}\n")
+            + f"\n\n{provenance(once)}\n")
 
 
 RENDERERS = {"train_memory": train_memory_table, "train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
