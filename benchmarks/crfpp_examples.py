@@ -18,7 +18,8 @@ its message instead of scores.
 
 CRF++ is built from its source tarball with its own `./configure && make` into
 --crfpp-dir (default: a folder under $XDG_CACHE_HOME or ~/.cache named after the
-tarball's hash), once; the corpora are extracted from the same tarball.
+tarball's hash), once (benchmarks/peer_build.py); the corpora are extracted from the
+same tarball.
 
 Each training runs --repeats times (default 5), the systems in turn; training seconds and
 peak RSS are min / median / max over the runs, every run's model is tagged and scored.
@@ -30,12 +31,9 @@ benchmarks/tables.py).
     python benchmarks/crfpp_examples.py --quick       # one run of basenp (a test)
 """
 import argparse
-import fcntl
-import hashlib
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -43,6 +41,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from peer_build import build_crfpp, default_crfpp_dir, sha256  # noqa: F401 (imported from here by others)
 from record import ROOT, header, stats
 from tables import publish
 
@@ -57,48 +56,7 @@ FIELDS = re.compile(r"[ \t]+")  # CRF++ splits a line at spaces and tabs (tokeni
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
 
 
-# --- CRF++: build and corpora from the source tarball ----------------------------------------------
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def default_crfpp_dir(src):
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "seqbil" / f"crfpp-{sha256(src)[:12]}"
-
-
-def build_crfpp(src, folder):
-    """CRF++ built as its README says (./configure --prefix; make; make install) in
-    FOLDER, unless it is there already; the bin folder. A lock keeps two runs from
-    building at once."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    bin_dir = folder / "inst" / "bin"
-    with open(folder / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (bin_dir / "crf_learn").exists() and (bin_dir / "crf_test").exists():
-            return bin_dir
-        print(f"building CRF++ from {src} in {folder} ...", file=sys.stderr)
-        shutil.rmtree(folder / "crfpp", ignore_errors=True)
-        with tarfile.open(src) as tar:
-            tar.extractall(folder, **({"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}))
-        winmain = folder / "crfpp" / "winmain.h"
-        if not winmain.exists():
-            # Missing from CRF++'s repository (taku910/crfpp issue 31, pull request 15), included by
-            # crf_learn.cpp and crf_test.cpp; the released header only defines anything under _WIN32.
-            winmain.write_text("/* empty: winmain.h only matters on Windows */\n")
-        with open(folder / "build.log", "w") as log:
-            for cmd in (["./configure", f"--prefix={folder / 'inst'}"], ["make", "-j2"], ["make", "install"]):
-                if subprocess.run(cmd, cwd=folder / "crfpp", stdout=log, stderr=subprocess.STDOUT).returncode:
-                    sys.exit(f"crfpp_examples: `{' '.join(cmd)}` failed in {folder / 'crfpp'}; see "
-                             f"{folder / 'build.log'}")
-    return bin_dir
-
+# --- CRF++: corpora from the source tarball (built by peer_build) ---------------------------------
 
 def extract_examples(src, work, names):
     """example/NAME/{template,train.data,test.data,exec.sh} of the tarball into WORK/NAME."""

@@ -486,12 +486,87 @@ def tag_breakdown_table(record):
             f"{m['cpu']} ({m['cores']} cores).\n")
 
 
+def suite_table(record):
+    """One row per corpus; per system its score, training CPU seconds, training peak RSS
+    and model size (medians over the runs); the best score in bold; the average over the
+    corpora where every system ran."""
+    names = list(dict.fromkeys(r["system"] for c in record["corpora"].values() for r in c["rows"]))
+    metric = {"accuracy": "acc", "chunk": "F1", "segment": "F1"}
+    head = ["corpus", "metric"] + [f"{n} {what}" for n in names for what in ("score", "train CPU (s)",
+                                                                              "RSS (MiB)", "model (KiB)")]
+    rows = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] * len(head)) + " |"]
+    notes, complete = [], {}
+
+    def median(r, key):
+        return statistics.median(run[key] for run in r["runs"])
+    for name, c in record["corpora"].items():
+        by = {r["system"]: r for r in c["rows"]}
+        scores = {n: median(by[n], "score") for n in names if n in by and "error" not in by[n]}
+        best = max(scores.values(), default=None)
+        cells = [f"{name} ({c['train_tokens']:,} tokens)", metric[c["metric"]]]
+        for n in names:
+            r = by.get(n)
+            if r is None or "error" in r:
+                if r is not None:
+                    notes += [] if r["error"] in notes else [r["error"]]
+                cells += [f"({notes.index(r['error']) + 1})" if r is not None else "–", "–", "–", "–"]
+                continue
+            score = f"{scores[n]:.2f}"
+            cells += [f"**{score}**" if scores[n] == best and len(scores) > 1 else score,
+                      f"{median(r, 'train_cpu_s'):.1f}", f"{median(r, 'train_peak_rss_mib'):.0f}",
+                      f"{median(r, 'model_bytes') / 1024:,.0f}"]
+        if len(scores) == len(names):
+            complete[name] = {n: [median(by[n], k) for k in ("score", "train_cpu_s", "train_peak_rss_mib",
+                                                              "model_bytes")] for n in names}
+        rows.append("| " + " | ".join(cells) + " |")
+    if complete:
+        cells = [f"average of {len(complete)}", ""]
+        means = {n: [statistics.mean(v[n][i] for v in complete.values()) for i in range(4)] for n in names}
+        best = max(m[0] for m in means.values())
+        for n in names:
+            s, cpu, rss, size = means[n]
+            cells += [f"**{s:.2f}**" if s == best and len(names) > 1 else f"{s:.2f}", f"{cpu:.1f}", f"{rss:.0f}",
+                      f"{size / 1024:,.0f}"]
+        rows.append("| " + " | ".join(cells) + " |")
+    commands = {}  # each system's distinct commands (one per task)
+    for c in record["corpora"].values():
+        for r in c["rows"]:
+            if r.get("command") and r["command"] not in commands.setdefault(r["system"], []):
+                commands[r["system"]].append(r["command"])
+    parts = []  # CRFsuite's Python feature building, timed apart from its training call
+    for name, c in record["corpora"].items():
+        for r in c["rows"]:
+            if "runs" in r and "feature_cpu_s" in r["runs"][0]:
+                parts.append(f"{name} {median(r, 'feature_cpu_s'):.1f} of {median(r, 'train_cpu_s'):.1f} "
+                             f"(its training call {median(r, 'crfsuite_train_cpu_s'):.1f})")
+    features = ("\n\nCRFsuite's training CPU seconds spent building the features in Python and appending them: "
+             + "; ".join(parts) + ".") if parts else ""
+    failed = features + "\n\nNot run or failed:\n\n" + "\n".join(f"- ({i}) {n}" for i, n in enumerate(notes, 1)) \
+        if notes else features
+    how = "; ".join(f"{n}: " + " or ".join(f"`{cmd}`" for cmd in cmds) for n, cmds in commands.items())
+    peers = record.get("peers", {})
+    once = {k: v for k, v in record.items() if not (k == "repeat" and v == 1)}  # provenance: "one run"
+    versions = ", ".join(f"{v['name']}: {v['version']}" for v in peers.values() if "version" in v)
+    quick = " **--quick: a few iterations only; its scores say nothing of the systems.**" if record.get("quick") \
+        else ""
+    if record.get("complete") is False:
+        quick += " **The run stopped before its last corpus: these are the corpora it finished.**"
+    return (f"The development suite, scored on its {record['split']} split by seqbil's scorer (acc: token accuracy; "
+            f"F1: conlleval's for chunking, SIGHAN word F1 for segmentation), each system run as its users run it "
+            f"on the same training file.{quick} Train CPU: user + sys seconds of the training process; RSS: its "
+            f"peak; model: the model file. The best score of a row in bold; the average row is over the corpora "
+            f"where every system ran. Commands, in each corpus's work folder (benchmarks/suite.py says what its files are): "
+            f"{how}. {'Versions: ' + versions + '.' if versions else ''}\n\n" + "\n".join(rows) + failed
+            + f"\n\n{provenance(once)}\n")
+
+
 RENDERERS = {"train_memory": train_memory_table, "train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
              "foreign_models": foreign_table, "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table, "aso_shards": aso_shards_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
              "ipm_speed": ipm_table, "calibration": calibration_table, "crf_speed": crf_speed_table,
              "crf_chosen": crf_chosen_table, "ipm_recovery": ipm_recovery_table, "ipm_memory": ipm_memory_table,
-             "tag_breakdown": tag_breakdown_table, "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table}
+             "tag_breakdown": tag_breakdown_table, "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table,
+             "suite": suite_table}
 
 
 def render_record(record):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from seqbil.samples import sample_path
-from test_cli import ENV, conll_sentences, reference_chunk_scores
+from test_cli import ENV, conll_sentences, reference_chunk_scores, reference_segment_scores
 
 ROOT = Path(__file__).resolve().parent.parent
 CRFPP_SRC = ROOT.parent / "shared" / "peers" / "crfpp-src.tar.gz"
@@ -160,3 +160,162 @@ def test_no_published_page_or_record_names_a_folder_of_a_machine():
              for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
              if absolute.search(line)]
     assert not found, found[:20]
+
+
+# --- benchmarks/suite.py on small fake corpora in the suite's layout (no ../shared needed) ------------
+
+WAPITI_SRC = ROOT.parent / "shared" / "peers" / "wapiti-src.tar.gz"
+C_TOOLS = all(shutil.which(tool) for tool in ("make", "cc"))
+
+
+def fake_suite(folder):
+    """pos-more/hi-indian, conll2000 and cws-more/wtb, small and made up, gzipped as the real ones."""
+    import gzip
+    import random
+    rng = random.Random(7)
+    lexicon = {"DET": ["the", "a", "this"], "NOUN": ["dog", "cat", "Paris", "idea", "car"],
+               "VERB": ["runs", "sees", "likes"], "NUM": ["12", "3"], "PUNCT": ["."]}
+
+    def pos_sentence():
+        tags = ["DET", "NOUN", "VERB"] + rng.choice([["DET", "NOUN"], ["NUM", "NOUN"], []]) + ["PUNCT"]
+        return [(rng.choice(lexicon[t]), t) for t in tags]
+
+    def write(path, text):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            f.write(text)
+
+    def columns(sentences):
+        return "".join("".join(" ".join(row) + "\n" for row in s) + "\n" for s in sentences)
+    for split, n in (("train", 60), ("dev", 12), ("test", 12)):
+        write(folder / "pos-more" / "hi-indian" / f"{split}.txt.gz", columns([pos_sentence() for _ in range(n)]))
+    chunk = {"DET": "B-NP", "NUM": "B-NP", "NOUN": "I-NP", "VERB": "B-VP", "PUNCT": "O"}
+
+    def chunk_sentence():
+        rows = pos_sentence()
+        return [(w, t, chunk[t] if t != "NOUN" or i == 0 or rows[i - 1][1] in ("DET", "NUM") else "B-NP")
+                for i, (w, t) in enumerate(rows)]
+    write(folder / "conll2000" / "train.txt.gz", columns([chunk_sentence() for _ in range(50)]))
+    write(folder / "conll2000" / "test.txt.gz", columns([chunk_sentence() for _ in range(10)]))
+    words = ["我们", "喜欢", "中国", "的", "人", "了", "学习", "很", "好"]
+    for split, n in (("train", 60), ("dev", 10), ("test", 10)):
+        write(folder / "cws-more" / "wtb" / f"{split}.txt.gz",
+              "".join(" ".join(rng.choice(words) for _ in range(rng.randint(2, 7))) + "\n" for _ in range(n)))
+
+
+def run_suite(tmp_path, systems):
+    fake_suite(tmp_path / "data")
+    out, work = tmp_path / "out", tmp_path / "work"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "suite.py"), "--quick", "--data",
+                           str(tmp_path / "data"), "--corpora", "hi-indian,conll2000,wtb", "--systems", systems,
+                           "--out", str(out), "--work", str(work)], env=ENV, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads((out / "suite.json").read_text(encoding="utf-8"))
+    assert record["benchmark"] == "suite" and record["repeat"] == 1 and record["split"] == "dev" and record["quick"]
+    assert record["complete"]
+    assert all(record[key] for key in ("command", "commit", "machine", "date", "seqbil"))
+    assert list(record["corpora"]) == ["hi-indian", "conll2000", "wtb"]
+    tables = module("tables")
+    assert (out / "suite.md").read_text(encoding="utf-8") == tables.render_record(record) + "\n"
+    return record, work
+
+
+def char_words(rows):
+    """The words of character rows [char, ..., B/I/E/S]: one starts at B or S, or after E or S."""
+    words = []
+    for i, row in enumerate(rows):
+        if i == 0 or row[-1] in ("B", "S") or rows[i - 1][-1] in ("E", "S"):
+            words.append(row[0])
+        else:
+            words[-1] += row[0]
+    return words
+
+
+def check_rows(record, work, names):
+    """Every row ran once, and its score is the reference scorer's of the output the run wrote."""
+    corpora = record["corpora"]
+    for corpus, c in corpora.items():
+        assert [r["system"] for r in c["rows"]] == names
+        gold = conll_sentences((work / corpus / "eval.txt").read_text(encoding="utf-8"))
+        for r in c["rows"]:
+            assert "error" not in r, r
+            assert len(r["runs"]) == 1 and "stats" not in r
+            run = r["runs"][0]
+            for key in ("train_cpu_s", "train_wall_s", "train_peak_rss_mib", "tag_cpu_s", "tag_peak_rss_mib"):
+                assert run[key] > 0, key
+            stem = {"seqbil": "seqbil", "CRF++": "crfpp", "CRFsuite": "crfsuite", "Wapiti": "wapiti"}[r["system"]]
+            model = work / corpus / (stem + (".sbm" if stem == "seqbil" else ".model"))
+            assert run["model_bytes"] == model.stat().st_size > 0
+            text = (work / corpus / f"{stem}.out").read_text(encoding="utf-8")
+            if corpus == "wtb":
+                words = [line.split() for line in (work / corpus / "train.seg.txt").read_text("utf-8").splitlines()]
+                gold_words = [char_words(rows) for rows in gold]
+                pred_words = [line.split() for line in text.splitlines()] if stem == "seqbil" else \
+                    [char_words(rows) for rows in conll_sentences(text)]
+                expected = reference_segment_scores(gold_words, pred_words, {w for s in words for w in s})
+                for key in ("precision", "recall", "f1", "oov_recall"):
+                    assert run["scores"][key] == pytest.approx(expected[key], abs=1e-9)
+                assert run["score"] == run["scores"]["f1"]
+                continue
+            out = conll_sentences(text)
+            assert [[row[:-1] for row in s] for s in out] == gold  # the scored file, a label appended
+            pred, labels = [[row[-1] for row in s] for s in out], [[row[-1] for row in s] for s in gold]
+            if corpus == "conll2000":
+                expected = reference_chunk_scores(labels, pred)["f1"]
+            else:
+                pairs = [(g, p) for gs, ps in zip(labels, pred) for g, p in zip(gs, ps)]
+                expected = 100 * sum(g == p for g, p in pairs) / len(pairs)
+            assert run["score"] == pytest.approx(expected, abs=1e-9)
+    # CoNLL-2000 has no dev split: the last len // 10 of the 50 training sentences
+    assert corpora["conll2000"]["train_sentences"] == 45 and corpora["conll2000"]["eval_sentences"] == 5
+    assert corpora["hi-indian"]["eval_sentences"] == 12 and corpora["wtb"]["eval_sentences"] == 10
+
+
+def test_suite_quick_seqbil_and_crfsuite(tmp_path):
+    """benchmarks/suite.py --quick on fake corpora: seqbil's default and python-crfsuite,
+    each scored by the reference scorers on the outputs the runs wrote."""
+    pytest.importorskip("pycrfsuite", reason="python-crfsuite is not installed")
+    record, work = run_suite(tmp_path, "seqbil,crfsuite")
+    check_rows(record, work, ["seqbil", "CRFsuite"])
+    rows = {r["system"]: r for r in record["corpora"]["hi-indian"]["rows"]}
+    assert rows["seqbil"]["command"].startswith("seqbil train --config pos --train train.txt --model seqbil.sbm")
+    assert rows["seqbil"]["runs"][0]["learner"]
+    cs = rows["CRFsuite"]["runs"][0]
+    assert cs["iterations"] == 3 and cs["c1"] == cs["c2"] == 0.1 and cs["sentences"] == 60
+    assert 0 <= cs["feature_cpu_s"] <= cs["train_cpu_s"]
+    wtb = {r["system"]: r for r in record["corpora"]["wtb"]["rows"]}
+    assert "--config cws --train train.seg.txt" in wtb["seqbil"]["command"]
+    assert "--kind chars" in wtb["CRFsuite"]["command"]
+
+
+@pytest.mark.skipif(not CRFPP_SRC.is_file(), reason=f"CRF++'s source tarball is not at {CRFPP_SRC}")
+@pytest.mark.skipif(not WAPITI_SRC.is_file(), reason=f"Wapiti's source tarball is not at {WAPITI_SRC}")
+@pytest.mark.skipif(not (BUILD_TOOLS and C_TOOLS), reason="building CRF++ and Wapiti needs make, cc and g++")
+def test_suite_quick_crfpp_and_wapiti(tmp_path):
+    """benchmarks/suite.py --quick on fake corpora: CRF++ and Wapiti built from their
+    tarballs, run with their defaults (3 iterations here) and the same template."""
+    record, work = run_suite(tmp_path, "crfpp,wapiti")
+    check_rows(record, work, ["CRF++", "Wapiti"])
+    assert record["peers"]["crfpp"]["version"] and record["peers"]["wapiti"]["version"].startswith("Wapiti")
+    for corpus, c in record["corpora"].items():
+        rows = {r["system"]: r for r in c["rows"]}
+        assert 1 <= rows["CRF++"]["runs"][0]["iterations"] <= 3 and 1 <= rows["Wapiti"]["runs"][0]["iterations"] <= 3
+        template = (work / corpus / "template").read_text(encoding="utf-8")
+        assert template == c["template"] and template.rstrip().endswith("B")
+    assert "%x[2,1]" in record["corpora"]["conll2000"]["template"]  # CRF++'s chunking template, POS column
+
+
+def test_suite_names_a_peer_that_is_not_there(tmp_path):
+    """A peer whose tarball is missing gives its rows a reason, and the rest still run."""
+    fake_suite(tmp_path / "data")
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "suite.py"), "--quick", "--data",
+                           str(tmp_path / "data"), "--corpora", "hi-indian", "--systems", "seqbil,wapiti",
+                           "--wapiti-src", str(tmp_path / "missing.tar.gz"), "--out", str(out)], env=ENV,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads((out / "suite.json").read_text(encoding="utf-8"))
+    rows = record["corpora"]["hi-indian"]["rows"]
+    assert "error" not in rows[0] and rows[1]["error"].startswith("not run: missing.tar.gz not found")
+    assert "(1)" in (out / "suite.md").read_text(encoding="utf-8")
