@@ -38,10 +38,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
-from peer_build import build_crfpp, default_crfpp_dir, sha256  # noqa: F401 (imported from here by others)
+from peer_build import build_crfpp, column_sentences, default_crfpp_dir, measure, message, sha256  # noqa: F401 (imported from here by others)
 from record import ROOT, header, stats
 from tables import publish
 
@@ -52,7 +51,6 @@ DESCRIPTION = {"basenp": "base NP chunking (word, POS; B/I/O)", "chunking": "chu
                "seg": "Japanese word segmentation (character, character type; B/I)"}
 SEQBIL_LEARNERS = ("crf", "sp", None)  # None: no --learner, the default one
 SETTINGS = {"crf": ("epochs", "c1", "c2"), "sp": ("epochs", "averaged"), "bol": ("epochs", "C", "averaged", "rank1")}
-FIELDS = re.compile(r"[ \t]+")  # CRF++ splits a line at spaces and tabs (tokenize2(line, "\t ") in tagger.cpp)
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
 
 
@@ -117,18 +115,7 @@ def algorithm(flags):
 
 def read_columns(path, encoding):
     """Sentences as lists of field lists, fields split at spaces and tabs only."""
-    sentences, rows = [], []
-    for line in Path(path).read_text(encoding=encoding).splitlines():
-        line = line.strip(" \t")
-        if not line:
-            if rows:
-                sentences.append(rows)
-                rows = []
-            continue
-        rows.append(FIELDS.split(line))
-    if rows:
-        sentences.append(rows)
-    return sentences
+    return column_sentences(Path(path).read_text(encoding=encoding))
 
 
 def score(gold, out_path, encoding):
@@ -146,35 +133,14 @@ def score(gold, out_path, encoding):
 # --- running ---------------------------------------------------------------------------------------
 
 def run(cmd, cwd, stdout=None, env=None):
-    """(exit status, wall seconds, peak RSS in MiB, stderr) of one process. The peak
-    RSS is GNU time's when it is there (Linux carries a process's peak over exec, see
-    record.run_measured)."""
-    gnu_time = Path("/usr/bin/time")
-    with tempfile.NamedTemporaryFile(suffix=".rss") as rss_file:
-        wrapped = [str(gnu_time), "-f", "%M", "-o", rss_file.name, *map(str, cmd)] if gnu_time.exists() else cmd
-        out = open(stdout, "wb") if stdout else subprocess.DEVNULL
-        try:
-            start = time.perf_counter()
-            proc = subprocess.Popen(wrapped, cwd=cwd, stdout=out, stderr=subprocess.PIPE, env=env)
-            err = proc.stderr.read().decode("utf-8", "replace")
-            _, status, usage = os.wait4(proc.pid, 0)
-            wall = time.perf_counter() - start
-        finally:
-            if stdout:
-                out.close()
-        text = Path(rss_file.name).read_text().split() if gnu_time.exists() else []
-        peak_kib = int(text[-1]) if text and text[-1].isdigit() else usage.ru_maxrss
-    return os.waitstatus_to_exitcode(status), wall, peak_kib / 1024, err
+    """(exit status, wall s, peak RSS MiB, stderr) of one command (peer_build.measure)."""
+    status, wall, _, rss, err = measure(cmd, cwd, stdout, env)
+    return status, wall, rss, err
 
 
 def refusal(err, work):
     """The message of a failed command, without the paths of this machine."""
-    lines = [line for line in err.splitlines() if line.strip()]
-    picked = [line for line in lines if "error" in line.lower()] or lines[-1:]
-    text = " ".join(picked) or "(no message)"
-    for path, short in ((f"{work}/", ""), (f"{ROOT}/", "")):
-        text = text.replace(path, short)
-    return text
+    return message(err, work, ROOT)
 
 
 class System:

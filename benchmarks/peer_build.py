@@ -10,10 +10,13 @@ naming its log (SystemExit: a caller that can go on without the tool catches it)
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
+import time
 from pathlib import Path
 
 
@@ -94,3 +97,54 @@ def build_wapiti(src, folder):
         if not program.exists():
             sys.exit(f"Wapiti build: make left no {program}; see {folder / 'build.log'}")
     return program
+
+
+def measure(cmd, cwd, stdout=None, env=None):
+    """(exit status, wall s, CPU s (user + sys, its children included), peak RSS MiB,
+    stderr) of one command in a subprocess. The peak RSS is GNU time's when it is there
+    (Linux carries a process's peak over exec, see record.run_measured)."""
+    gnu_time = Path("/usr/bin/time")
+    with tempfile.NamedTemporaryFile(suffix=".rss") as rss_file:
+        wrapped = [str(gnu_time), "-f", "%M", "-o", rss_file.name, *map(str, cmd)] if gnu_time.exists() \
+            else [*map(str, cmd)]
+        out = open(stdout, "wb") if stdout else subprocess.DEVNULL
+        try:
+            start = time.perf_counter()
+            proc = subprocess.Popen(wrapped, cwd=cwd, stdout=out, stderr=subprocess.PIPE, env=env)
+            err = proc.stderr.read().decode("utf-8", "replace")
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - start
+        finally:
+            if stdout:
+                out.close()
+        text = Path(rss_file.name).read_text().split() if gnu_time.exists() else []
+        peak_kib = int(text[-1]) if text and text[-1].isdigit() else usage.ru_maxrss
+    return os.waitstatus_to_exitcode(status), wall, usage.ru_utime + usage.ru_stime, peak_kib / 1024, err
+
+
+def message(err, work, root):
+    """The gist of a failed command's stderr, without this machine's paths."""
+    lines = [line.strip() for line in err.replace("\r", "\n").splitlines() if line.strip()]
+    picked = [line for line in lines if re.search(r"error|fail|cannot|not ", line, re.I)] or lines[-2:]
+    text = " ".join(picked[-3:]) or "(no message)"
+    return text.replace(f"{work}/", "").replace(f"{root}/", "")
+
+
+# CRF++ splits a line at spaces and tabs (tokenize2(line, "\t ") in tagger.cpp)
+FIELDS = re.compile(r"[ \t]+")
+
+
+def column_sentences(text):
+    """Sentences as lists of field lists, fields split at spaces and tabs as CRF++ splits them."""
+    sentences, rows = [], []
+    for line in text.splitlines():
+        line = line.strip(" \t\r")
+        if not line:
+            if rows:
+                sentences.append(rows)
+                rows = []
+            continue
+        rows.append(FIELDS.split(line))
+    if rows:
+        sentences.append(rows)
+    return sentences

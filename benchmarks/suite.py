@@ -77,10 +77,10 @@ import shlex
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from peer_build import build_crfpp, build_wapiti, default_crfpp_dir, default_wapiti_dir, sha256
+from peer_build import (build_crfpp, build_wapiti, column_sentences, default_crfpp_dir, default_wapiti_dir,
+                        measure, message, sha256)
 from record import ROOT, header, stats, write_record
 from tables import publish
 
@@ -91,7 +91,6 @@ CORPORA = POS + ("conll2000",) + CWS
 QUICK = ("hi-indian", "wtb")
 SYSTEMS = ("seqbil", "crfpp", "crfsuite", "wapiti")
 SHOWN = {"seqbil": "seqbil", "crfpp": "CRF++", "crfsuite": "CRFsuite", "wapiti": "Wapiti"}
-FIELDS = re.compile(r"[ \t]+")
 SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
 HERE = Path(__file__).resolve().parent
 # words (or characters) at -2..2, the bigrams -1/0 and 0/1, the label bigram
@@ -122,22 +121,6 @@ def read_text(path):
     with (gzip.open(path, "rt", encoding="utf-8") if str(path).endswith(".gz")
           else open(path, encoding="utf-8")) as f:
         return f.read()
-
-
-def column_sentences(text):
-    """Sentences as lists of field lists, fields split at spaces and tabs as CRF++ splits them."""
-    sentences, rows = [], []
-    for line in text.splitlines():
-        line = line.strip(" \t\r")
-        if not line:
-            if rows:
-                sentences.append(rows)
-                rows = []
-            continue
-        rows.append(FIELDS.split(line))
-    if rows:
-        sentences.append(rows)
-    return sentences
 
 
 def segmented_sentences(text):
@@ -236,37 +219,6 @@ class Corpus:
 
 # --- running ---------------------------------------------------------------------------------------
 
-def measure(cmd, cwd, stdout=None, env=None):
-    """(exit status, wall s, CPU s (user + sys, its children included), peak RSS MiB,
-    stderr) of one command in a subprocess. The peak RSS is GNU time's when it is there
-    (Linux carries a process's peak over exec, see record.run_measured)."""
-    gnu_time = Path("/usr/bin/time")
-    with tempfile.NamedTemporaryFile(suffix=".rss") as rss_file:
-        wrapped = [str(gnu_time), "-f", "%M", "-o", rss_file.name, *map(str, cmd)] if gnu_time.exists() \
-            else [*map(str, cmd)]
-        out = open(stdout, "wb") if stdout else subprocess.DEVNULL
-        try:
-            start = time.perf_counter()
-            proc = subprocess.Popen(wrapped, cwd=cwd, stdout=out, stderr=subprocess.PIPE, env=env)
-            err = proc.stderr.read().decode("utf-8", "replace")
-            _, status, usage = os.wait4(proc.pid, 0)
-            wall = time.perf_counter() - start
-        finally:
-            if stdout:
-                out.close()
-        text = Path(rss_file.name).read_text().split() if gnu_time.exists() else []
-        peak_kib = int(text[-1]) if text and text[-1].isdigit() else usage.ru_maxrss
-    return os.waitstatus_to_exitcode(status), wall, usage.ru_utime + usage.ru_stime, peak_kib / 1024, err
-
-
-def message(err, work):
-    """The gist of a failed command's stderr, without this machine's paths."""
-    lines = [line.strip() for line in err.replace("\r", "\n").splitlines() if line.strip()]
-    picked = [line for line in lines if re.search(r"error|fail|cannot|not ", line, re.I)] or lines[-2:]
-    text = " ".join(picked[-3:]) or "(no message)"
-    return text.replace(f"{work}/", "").replace(f"{ROOT}/", "")
-
-
 class System:
     """One system on one corpus: its commands (as run, and as shown), its runs, its error."""
 
@@ -338,13 +290,13 @@ def run_once(system, corpus, env, work):
     stem = system.model.split(".")[0]
     status, wall, cpu, rss, err = measure(system.train_cmd, folder, stdout=folder / f"{stem}.train.log", env=env)
     if status:
-        system.error = f"training (exit status {status}): {message(err, work)}"
+        system.error = f"training (exit status {status}): {message(err, work, ROOT)}"
         return None
     train_log = (folder / f"{stem}.train.log").read_text(encoding="utf-8", errors="replace")
     tag_stdout = folder / f"{stem}.tag.log" if system.key != "crfpp" else folder / system.output
     status, tag_wall, tag_cpu, tag_rss, tag_err = measure(system.tag_cmd, folder, stdout=tag_stdout, env=env)
     if status:
-        system.error = f"tagging (exit status {status}): {message(tag_err, work)}"
+        system.error = f"tagging (exit status {status}): {message(tag_err, work, ROOT)}"
         return None
     try:
         headline, scores = corpus.score(corpus.read_output(folder / system.output, system.kind))
