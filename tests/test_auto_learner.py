@@ -80,3 +80,11 @@ def test_candidates_must_be_learners():
         seqbil.params.resolve(None, {"learner": "auto", "candidates": ["sp", "auto"]})
     with pytest.raises(seqbil.SeqbilError, match="give distinct learners"):
         seqbil.params.resolve(None, {"learner": "auto", "candidates": ["sp", "sp"]})
+
+
+def test_the_candidates_are_the_configs_learner_and_the_crf_unless_given():
+    resolve, config = seqbil.params.resolve, seqbil.params.find_config
+    assert resolve(config("cws"), {"learner": "auto"}).candidates == ["bol", "crf"]
+    assert resolve(config("pos"), {"learner": "auto"}).candidates == ["sp", "crf"]
+    assert resolve(config("cws"), {"learner": "auto", "candidates": ["sp", "pa"]}).candidates == ["sp", "pa"]
+    assert resolve(config("cws"), {"learner": "bol"}).candidates == seqbil.params.by_name()["candidates"].default
