@@ -39,3 +39,10 @@ def pku_sample():
 def sentence(*columns, labels=None):
     """A Sentence from token columns, e.g. sentence(["He", "ran"], ["PRP", "VBD"], labels=["B-NP", "B-VP"])."""
     return Sentence([list(c) for c in columns] + ([None] if labels is not None else []), labels, 1)
+
+
+def sample_head(name, n, path):
+    """The first n sentences of a bundled CoNLL sample, written to path (returned)."""
+    blocks = sample_path(name).read_text(encoding="utf-8").strip().split("\n\n")[:n]
+    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    return path

@@ -3,17 +3,14 @@ the best held-out score winning, within the time budget."""
 import pytest
 
 import seqbil
-from seqbil.samples import sample_path
+from conftest import sample_head
 from seqbil.training import selection
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """120 sentences of the CoNLL-2000 sample: small enough for 10-fold cross-validation."""
-    blocks = sample_path("conll2000_train.txt").read_text(encoding="utf-8").split("\n\n")[:120]
-    path = tmp_path_factory.mktemp("corpus") / "train.txt"
-    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
-    return path
+    return sample_head("conll2000_train.txt", 120, tmp_path_factory.mktemp("corpus") / "train.txt")
 
 
 def train(corpus, lines, **options):
@@ -57,10 +54,9 @@ def test_a_named_learner_is_not_chosen(corpus):
 
 
 def test_auto_with_too_few_sentences_takes_the_first_candidate(tmp_path):
-    blocks = sample_path("conll2000_train.txt").read_text(encoding="utf-8").split("\n\n")[:5]
-    (tmp_path / "five.txt").write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    five = sample_head("conll2000_train.txt", 5, tmp_path / "five.txt")
     lines = []
-    model = train(tmp_path / "five.txt", lines, learner="auto", candidates=["crf", "sp"])
+    model = train(five, lines, learner="auto", candidates=["crf", "sp"])
     assert model.training["learner"] == "crf"
     assert any("learner crf, the first candidate" in line for line in lines)
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import seqbil
+from conftest import sample_head
 from seqbil import params
 from seqbil._kernels.decode import viterbi_best
 from seqbil.learners import LEARNERS, OnlineLearner, register
@@ -74,10 +75,7 @@ def registered():
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """The first 60 sentences of the CoNLL-2000 sample."""
-    blocks = sample_path("conll2000_train.txt").read_text(encoding="utf-8").split("\n\n")[:60]
-    path = tmp_path_factory.mktemp("corpus") / "train.txt"
-    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
-    return path
+    return sample_head("conll2000_train.txt", 60, tmp_path_factory.mktemp("corpus") / "train.txt")
 
 
 def test_a_registered_learner_trains_saves_and_tags_as_its_reference(registered, corpus, tmp_path):

@@ -599,3 +599,12 @@ def install_each(prog, items, failed_report, install_one):
     if failed:
         return failed_report(failed, tried, [i for i in items if i not in failed])
     return 0
+
+
+def only_list(only, choices):
+    """The names a comma-separated --only value lists (all the choices when None); corpora.py
+    checks the value first, so a name outside the choices is a caller's bug (ValueError)."""
+    selected = only.split(",") if only else list(choices)
+    if not set(selected) <= set(choices):
+        raise ValueError(f"only must list some of {choices}, not {only!r}")
+    return selected

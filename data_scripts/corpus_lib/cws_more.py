@@ -183,9 +183,7 @@ def cws_failed(failed, tried, installed):
 def install_cws_more(out=None, source=None, only=None, force=False):
     """Install udc, wtb and zx into OUT/cws-more/<c> (OUT default <repo>/data; ONLY: a comma-separated
     list of some of them).  Returns the exit status."""
-    selected = only.split(",") if only else CWS_CORPORA
-    if not set(selected) <= set(CWS_CORPORA):
-        raise ValueError(f"only must list some of {CWS_CORPORA}, not {only!r}")
+    selected = common.only_list(only, CWS_CORPORA)
     root = f"{out or common.DATA_DIR}/cws-more"
     with common.Scratch() as scratch:
         return common.install_each(CWS_PROG, [c for c in CWS_CORPORA if c in selected], cws_failed,

@@ -392,9 +392,7 @@ def pos_failed(failed, tried, installed):
 def install_pos_more(out=None, source=None, only=None, force=False):
     """Install the pos-more corpora into OUT/pos-more/<c> (OUT default <repo>/data; ONLY: a comma-separated
     list of some of them).  Returns the exit status."""
-    selected = only.split(",") if only else POS_CORPORA
-    if not set(selected) <= set(POS_CORPORA):
-        raise ValueError(f"only must list some of {POS_CORPORA}, not {only!r}")
+    selected = common.only_list(only, POS_CORPORA)
     with common.Scratch() as scratch:
         run = _PosRun(f"{out or common.DATA_DIR}/pos-more", scratch)
         return common.install_each(POS_PROG, [c for c in POS_CORPORA if c in selected], pos_failed,

@@ -363,9 +363,7 @@ def unlab_failed(failed, tried, installed):
 def install_unlabeled(out=None, source=None, only=None, force=False):
     """Install the unlabeled text into OUT/unlabeled/{en,zh} (OUT default <repo>/data; ONLY: a comma-separated
     list of parts, en standing for the six English files).  Returns the exit status."""
-    selected = only.split(",") if only else UNLAB_ONLY
-    if not set(selected) <= set(UNLAB_ONLY):
-        raise ValueError(f"only must list some of {UNLAB_ONLY}, not {only!r}")
+    selected = common.only_list(only, UNLAB_ONLY)
     selected = {p for s in selected for p in (UNLAB_EN if s == "en" else [s])}
     with common.Scratch() as scratch:
         run = _UnlabRun(out or common.DATA_DIR, scratch)
