@@ -205,7 +205,9 @@ def test_a_worker_killed_mid_run_changes_nothing(tmp_path, learner):
     same_model(got, want)
     recovered = [r for line in log.read_text().splitlines() for r in json.loads(line)["mixing"].get("recovered", [])]
     assert any(r["lost_worker"] == victim and r["shard"] == 2 for r in recovered)
-    assert any(line.startswith("shard 2 of 3 lost with Dask worker " + victim) for line in seen)
+    # (whether the scheduler still listed the killed worker when the loss was seen is a race:
+    # "lost with Dask worker W" or "its inputs lost on Dask worker W", W the victim either way)
+    assert any(line.startswith("shard 2 of 3 ") and f"Dask worker {victim} " in line for line in seen)
 
 
 @pytest.mark.parametrize("learner", ["sp", "bol"])
