@@ -162,3 +162,74 @@ def test_nfkc_normalization_merges_full_width_forms():
     test = [sentence(list("2000年"), labels=None)]
     assert list(index.encode(test)[1]) == list(index.encode(train)[1])  # ASCII digits read as full-width ones
     assert list(plain.encode(test)[1]) == list(plain.encode(train)[1])[-1:]  # only 年 is known
+
+
+def expanded_by_hand(text, start, n_fields, label):
+    """The copies of a ranged template read directly off its text: for each column c
+    from start to the last, but the label, every %x[r,start:] made %x[r,c] and .c put
+    after the template's name."""
+    out = []
+    for c in range(start, n_fields):
+        if c == label:
+            continue
+        body = text.replace(f",{start}:]", f",{c}]")
+        name, _, rest = body.partition(":")
+        out.append(f"{name}.{c}:{rest}")
+    return out
+
+
+@pytest.mark.parametrize("n_fields, label", [(2, 1), (3, 2), (5, 4), (5, 2), (4, 0)])
+def test_a_column_range_is_one_template_per_column_but_the_label(n_fields, label):
+    texts = ["U00:%x[0,0]", "U30:%x[-1,1:]/%x[0,1:]|lower", "U31:%x[0,0:]", "B"]
+    got = [t.text for t in TemplateSet(parse_template(t) for t in texts).over_columns(n_fields, label).templates]
+    want = ["U00:%x[0,0]", *expanded_by_hand(texts[1], 1, n_fields, label),
+            *expanded_by_hand(texts[2], 0, n_fields, label), "B"]
+    assert got == want
+    assert not TemplateSet(parse_template(t) for t in got).ranged
+
+
+def test_column_ranges_are_refused_where_no_corpus_says_the_columns(tmp_path):
+    with pytest.raises(ConfigError, match="different columns"):
+        parse_template("U:%x[0,1:]/%x[0,2:]")
+    with pytest.raises(ConfigError, match="only in training"):
+        TemplateSet([parse_template("U:%x[0,1:]")]).check_columns(3, 2, "data", "t")
+
+
+def test_a_range_trains_the_model_its_columns_written_out_train(tmp_path):
+    """Training with %x[r,1:] gives the model (the same predictions, the same weights)
+    that the templates written out column by column give; on a file with no column
+    between the word and the label, the range adds nothing."""
+    from seqbil import api
+    from seqbil.errors import ModelFileError
+    from seqbil.model import Model
+    from seqbil.modelfile import read_model, write_model
+    rng = np.random.default_rng(3)
+    words, tags = ["a", "b", "c", "d"], ["X", "Y", "Z"]
+    rows = []
+    for _ in range(40):
+        n = int(rng.integers(1, 6))
+        rows.append([(rng.choice(words), rng.choice(tags), rng.choice(tags), rng.choice(["L", "M"]))
+                     for _ in range(n)])
+    four, two = tmp_path / "four.txt", tmp_path / "two.txt"
+    four.write_text("".join("".join(" ".join(t) + "\n" for t in s) + "\n" for s in rows))
+    two.write_text("".join("".join(f"{t[0]} {t[3]}\n" for t in s) + "\n" for s in rows))
+    ranged = ["U00:%x[0,0]", "U30:%x[-1,1:]/%x[0,1:]", "B"]
+    written = ["U00:%x[0,0]", "U30.1:%x[-1,1]/%x[0,1]", "U30.2:%x[-1,2]/%x[0,2]", "B"]
+    options = dict(learner="sp", epochs=3, temperature=1.0)
+    for path, plain in ((four, written), (two, ["U00:%x[0,0]", "B"])):
+        models = []
+        for k, templates in enumerate((ranged, plain)):
+            cfg = tmp_path / f"c{k}.toml"
+            cfg.write_text('[corpus]\nformat = "conll"\n[features]\ntemplates = [' +
+                           ", ".join(f'"{t}"' for t in templates) + ']\n')
+            models.append(api.train(str(path), config=str(cfg), model=str(tmp_path / f"m{k}.sbm"), **options))
+        assert [t.text for t in models[0].templates.templates] == plain
+        inputs = [sentence(*[list(col) for col in zip(*s)][:3 if path == four else 1]) for s in rows]
+        assert models[0].predict(inputs) == models[1].predict(inputs)
+        assert read_model(tmp_path / "m0.sbm")[1].keys() == read_model(tmp_path / "m1.sbm")[1].keys()
+        for name, a in read_model(tmp_path / "m0.sbm")[1].items():
+            assert np.array_equal(a, read_model(tmp_path / "m1.sbm")[1][name]), name
+    meta, arrays = read_model(tmp_path / "m0.sbm")
+    write_model(tmp_path / "bad.sbm", {**meta, "templates": ["U00:%x[0,0]", "U30:%x[0,1:]", "B"]}, dict(arrays))
+    with pytest.raises(ModelFileError, match="range of columns"):
+        Model.load(tmp_path / "bad.sbm")

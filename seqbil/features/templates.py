@@ -21,7 +21,7 @@ from .dictionaries import KINDS
 from .functions import chain_text, describe, parse_chain
 
 _CHAIN = r"((?:\|[A-Za-z_]+(?::[^|/%\s]*)?)*)"
-_MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]" + _CHAIN + r"|%(dict|gaz)\[([^\]]*)\]" + _CHAIN +
+_MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+:?)\s*\]" + _CHAIN + r"|%(dict|gaz)\[([^\]]*)\]" + _CHAIN +
                     r"|%vec\[\s*(-?\d+)\s*,\s*(\d+)\s*,\s*([A-Za-z_][\w.-]*)\s*\]"
                     r"|%emb\[\s*(-?\d+)\s*,\s*(\d+)\s*\]|(%task)\b"
                     r"|(%attr)\b(?:\[((?:[^\[\]]|\[[^\[\]]*\])*)\])?")
@@ -30,6 +30,10 @@ TASK = "%task"  # the task of the sentence, in multi-task models (task_copies)
 # learner learns (a name no %vec can take)
 EMB = "%emb"
 ATTR = "%attr"  # every attribute of an item (CRFsuite's files, feature dicts), or those of some keys
+# %x[r,N:] is column N and every column after it but the label: such a template stands
+# for one copy per column (TemplateSet.over_columns), made once the training corpus's
+# columns are known, so that one config serves files of any number of columns
+RANGE = "range"
 
 
 def split_keys(text):
@@ -78,6 +82,8 @@ class Field:
             return f"{ATTR}[{self.source}]" if self.source else ATTR
         if self.kind == "vec":
             return f"{self.column}%vec[{self.source}]"
+        if self.kind == RANGE:
+            return f"{self.column}:{chain_text(self.chain)}"
         if self.source:
             macro = "gaz" if self.kind == "bilou" else "dict"
             return f"{self.column}%{macro}[{self.source},{self.kind}]{chain_text(self.chain)}"
@@ -113,6 +119,22 @@ class Template:
         """Whether a macro reads the sentence's task (%task)."""
         return any(f.kind == "task" for _, f in self.refs)
 
+    @property
+    def ranged(self):
+        """Whether a macro reads a range of columns (%x[r,N:])."""
+        return any(f.kind == RANGE for _, f in self.refs)
+
+    def at_column(self, c):
+        """The copy of a ranged template that reads column c where it reads the range:
+        U30:%x[-1,1:]/%x[0,1:] at column 2 is U30.2:%x[-1,2]/%x[0,2] (the column joins
+        the template's name, so that two columns' values never make one attribute)."""
+        text = _MACRO.sub(lambda m: m.group(0) if not (m.group(2) or "").endswith(":") else
+                          f"%x[{m.group(1)},{c}]{m.group(3) or ''}", self.text)
+        at = text.index("%")
+        colon = text.find(":", 0, at)
+        text = text[:colon] + f".{c}" + text[colon:] if colon >= 0 else text[:at] + f".{c}:" + text[at:]
+        return parse_template(text)
+
 
 def parse_template(text, source="<template>", line=0):
     text = text.strip()
@@ -147,7 +169,8 @@ def parse_template(text, source="<template>", line=0):
         elif m.group(4):
             row, field = _lexicon_macro(m.group(4), m.group(5), text, source, line)
         else:
-            row, field = int(m.group(1)), Field(int(m.group(2)))
+            column = m.group(2)
+            row, field = int(m.group(1)), Field(int(column.rstrip(":")), (), "", RANGE if column[-1] == ":" else "")
             if field.column < 0:
                 raise ConfigError(source, line, f"template {text!r}: negative column {field.column}")
         try:
@@ -160,6 +183,10 @@ def parse_template(text, source="<template>", line=0):
     if "%" in "".join(p for p in pieces if p != "{}") + rest:
         raise ConfigError(source, line, f"template {text!r}: {_bad_macro(text)} (seqbil train --help-templates)")
     pieces.append(rest.replace("{", "{{").replace("}", "}}"))
+    starts = {f.column for _, f in refs if f.kind == RANGE}
+    if len(starts) > 1:
+        raise ConfigError(source, line, f"template {text!r}: its column ranges start at different columns "
+                                        f"({', '.join(f'{c}:' for c in sorted(starts))}); one range per template")
     return Template(text, 0 if text[0] == "U" else 1, "".join(pieces), tuple(refs))
 
 
@@ -205,6 +232,10 @@ In <text>, each macro is replaced by what it reads at the token:
   %x[r,c]           column c (from 0) of the token r rows away (r < 0: before); rows outside
                     the sentence read _B-1, _B-2, ... and _B+1, _B+2, ...
   %x[r,c]|f|g:N     that cell through functions f, then g with argument N
+  %x[r,N:]          column N and each column after it but the label: the template stands for
+                    one copy per such column of the training corpus, c in the copy's name
+                    (U30:%x[0,1:] on word-POS-chunk-label columns is U30.1:%x[0,1] and
+                    U30.2:%x[0,2]; on word-label columns, nothing)
   %dict[NAME]       where the words of dictionary NAME cover the token: its position in the
                     longest word covering it and that word's length (B3, M4, E2, S1; - for none)
   %dict[NAME,KIND]  KIND begin / end: the length of the longest word starting / ending here;
@@ -246,6 +277,7 @@ Examples:
   U01:%x[0,0]|suffix:3                 its last three characters
   U02:%x[-1,0]|shape/%x[0,0]|shape     the shapes of the previous and current words
   B10:%x[-1,1]/%x[0,1]                 the POS bigram, 1st-order (bilinear in bol)
+  U30:%x[-1,1:]/%x[0,1:]               the bigram of every column after the word, each apart
   U20:%dict[words]/%x[0,0]|chartype    dictionary position and length, with the character type
 """
 
@@ -333,6 +365,26 @@ class TemplateSet:
         self.reach = max([abs(r) for t in keyed for r, _ in t.refs] or [0])
         self.tasks = any(f.kind == "task" for f in self.fields)
 
+    @property
+    def ranged(self):
+        """The templates that read a range of columns (%x[r,N:])."""
+        return [t for t in self.templates if t.ranged]
+
+    def over_columns(self, n_fields, label_index):
+        """The set with each ranged template replaced by its copies, one per column from
+        its range's start to the last that is not the label (label_index, from 0; None:
+        no label column), in place: the set a model keeps."""
+        if not self.ranged:
+            return self
+        out = []
+        for t in self.templates:
+            if not t.ranged:
+                out.append(t)
+                continue
+            start = next(f.column for _, f in t.refs if f.kind == RANGE)
+            out += [t.at_column(c) for c in range(start, n_fields) if c != label_index]
+        return TemplateSet(out)
+
     def check_columns(self, n_fields, label_index, data, origin):
         """Every column a template reads exists in `data` and is not its label column."""
         for t in self.templates:
@@ -340,6 +392,9 @@ class TemplateSet:
                 c = f.column
                 if f.kind in ("task", "attr"):
                     continue
+                if f.kind == RANGE:  # (over_columns makes the copies before a corpus is read)
+                    raise ConfigError(origin, 0, f"template {t.text!r}: a column range is read only in "
+                                                 f"training, where the corpus's columns are known")
                 if c >= n_fields or c == label_index:
                     what = (f"column {c}, the label column of {n_fields}-field data (are the labels missing?)"
                             if c == label_index else f"column {c}, but the data has {n_fields} fields")

@@ -86,15 +86,19 @@ class Format:
         return False
 
     def check_templates(self, templates, corpus, origin, tokens=None):
-        """Refuse templates that read what this format's corpus does not give (ConfigError
-        at their origin; `corpus` names the training corpus, `tokens` is it read)."""
+        """The templates for this format's corpus: a column range (%x[r,N:]) made one
+        template per column; refuse templates that read what the corpus does not give
+        (ConfigError at their origin; `corpus` names the training corpus, `tokens` is it
+        read)."""
         if templates.items and not self.attributes:
             bad = next(t.text for t in templates.item_templates)
             raise ConfigError(origin, line_in_file(origin, bad), f"template {bad!r}: %attr reads the attributes "
                               "of tokens given as attributes (--format crfsuite, seqbil.sklearn); this corpus "
                               "gives columns")
         n_fields, label = self.layout()
+        templates = templates.over_columns(n_fields, label)
         templates.check_columns(n_fields, label, corpus, origin)
+        return templates
 
     @classmethod
     def check_corpus_record(cls, corpus):

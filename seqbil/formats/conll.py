@@ -98,7 +98,7 @@ class ConllFormat(Format):
     def check_templates(self, templates, corpus, origin, tokens=None):
         if self.n_fields is None:  # sentences given in memory
             self.n_fields = tokens.n_fields
-        super().check_templates(templates, corpus, origin, tokens)
+        return super().check_templates(templates, corpus, origin, tokens)
 
     @classmethod
     def check_corpus_record(cls, corpus):

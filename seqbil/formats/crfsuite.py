@@ -192,6 +192,7 @@ class CrfsuiteFormat(Format):
                               f"attributes: use U:%attr (and B, B:%attr)")
         if not templates.items:
             raise ConfigError(origin, 0, "CRFsuite's files give each token's attributes: the templates need U:%attr")
+        return templates
 
     def sentence(self, tokens, number):
         """The Sentence of a list of items, each a dict of attributes or a list of

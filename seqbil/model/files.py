@@ -74,6 +74,8 @@ def read(cls, path, verify=True):
     try:
         check_meta(meta)
         templates = TemplateSet(parse_template(t) for t in meta["templates"])
+        if templates.ranged:  # (training keeps one template per column of a range)
+            raise ValueError(f"template {templates.ranged[0].text!r} reads a range of columns")
         index = _index(meta, arrays, templates)
         if "W0" in arrays:  # a file of seqbil 0.2 or older: dense float64 blocks
             weights = {name: arrays[name] for name in KINDS[meta["kind"]]}

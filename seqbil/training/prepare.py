@@ -121,7 +121,7 @@ def _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, 
     else:
         tokens, train_name = corpus_of(fmt, train_data, enc)
     templates, origin = _templates(settings, template_file, config, base, tasks)
-    fmt.check_templates(templates, train_name, origin, tokens)
+    templates = fmt.check_templates(templates, train_name, origin, tokens)
     settings = check_settings(settings, templates, echo)
     if mixer is not None:
         surveyed = survey_shards(mixer, settings, templates)
