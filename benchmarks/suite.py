@@ -306,10 +306,11 @@ def run_once(system, corpus, env, work):
     result = {"score": headline, "train_cpu_s": cpu, "train_wall_s": wall, "train_peak_rss_mib": rss,
               "tag_cpu_s": tag_cpu, "tag_wall_s": tag_wall, "tag_peak_rss_mib": tag_rss,
               "model_bytes": (folder / system.model).stat().st_size, "scores": scores}
-    if system.key == "seqbil":
-        said = re.search(r"^learner (\S+) \(\w+\): (.*)$", err, re.M)
-        result["learner"] = said.group(1) if said else None
-        result["learner_line"] = said.group(0) if said else None
+    if system.key == "seqbil":  # what the model says was chosen, and on what
+        from seqbil.model import Model
+        training = Model.load(folder / system.model).training or {}
+        result["learner"] = training.get("learner")
+        result["selection"] = training.get("selection")
     elif system.key == "crfpp":
         result["iterations"] = len(re.findall(r"^iter=", train_log, re.M))
     elif system.key == "crfsuite":
