@@ -130,9 +130,9 @@ CORE = [
           "`period` passes (CRFsuite's delta)", minimum=0, learners=("crf", "l2sgd")),
     Param("jobs", int, 1, "threads computing the gradient, each over a block of the sentences (0: one per CPU "
           "core); the same number gives the same model", minimum=0, learners=("crf",), maximum=4096),
-    Param("candidates", list, ["sp", "crf"], f"the learners that learner = {AUTO} tries, in this order (default: "
-          "the config's learner, when it names one, and crf), on the "
-          "dev set or, without one, on the held-out tenth of the training data (10-fold cross-validation for a small "
+    Param("candidates", list, ["sp", "pa", "crf"], f"the learners that learner = {AUTO} tries, in this order "
+          "(default: the config's learner, when it names one, then pa and crf), on the "
+          "dev set or, without one, on the held-out tenth of the training data (5-fold cross-validation for a small "
           "corpus) that also fixes the temperature: each with the settings it would have if named (a CRF's c2 "
           "along its path, its own iteration cap), the best held-out score winning, an earlier candidate on a tie",
           learners=(AUTO,), metavar="LEARNERS", validate=_candidates_problem),
@@ -472,7 +472,7 @@ def resolve(config=None, overrides=None):
             sources.pop(key, None)
     if settings["learner"] == AUTO and "candidates" not in sources and config_learner not in (AUTO, "crf"):
         # the config's own learner, chosen for its corpora, is the one the CRF is tried against
-        settings["candidates"] = [config_learner, "crf"]
+        settings["candidates"] = list(dict.fromkeys([config_learner, "pa", "crf"]))
     return settings_type()(**settings, sources=MappingProxyType(sources))
 
 

@@ -9,7 +9,7 @@ from seqbil.training import selection
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """120 sentences of the CoNLL-2000 sample: small enough for 10-fold cross-validation."""
+    """120 sentences of the CoNLL-2000 sample: small enough for cross-validation."""
     return sample_head("conll2000_train.txt", 120, tmp_path_factory.mktemp("corpus") / "train.txt")
 
 
@@ -17,7 +17,7 @@ def train(corpus, lines, **options):
     return seqbil.train(train=str(corpus), config="conll2000", echo=lines.append, **options)
 
 
-def test_auto_tries_each_candidate_as_named_and_keeps_the_best(corpus):
+def test_auto_tries_each_candidate_as_named_and_keeps_the_best(corpus, monkeypatch):
     lines = []
     model = train(corpus, lines, learner="auto", candidates=["sp", "crf"], budget=1000.0)
     tried = model.training["selection"]["tried"]
@@ -26,7 +26,9 @@ def test_auto_tries_each_candidate_as_named_and_keeps_the_best(corpus):
     assert model.training["selection"]["chosen"]["learner"] == tried[best]["learner"] == model.training["learner"]
     if tried[best]["learner"] == "crf":
         assert model.training["params"]["c2"] == tried[best]["c2"]
-    # the CRF's points are those of `--learner crf`'s own choice, on the same folds: the same scores
+    # the CRF's points are those of `--learner crf`'s own choice on the same folds (auto takes
+    # fewer on a small corpus): the same scores
+    monkeypatch.setattr(selection, "CV_FOLDS", selection.AUTO_FOLDS)
     named = train(corpus, [], learner="crf").training["selection"]["tried"]
     crf = [r for r in tried if r["learner"] == "crf"]
     assert [(r["c2"], r["value"], r["passes"]) for r in crf] == [(r["c2"], r["value"], r["passes"])
@@ -34,7 +36,7 @@ def test_auto_tries_each_candidate_as_named_and_keeps_the_best(corpus):
     assert crf[0]["epochs"] == 1000  # the CRF's own iteration cap, not the online learner's epochs
     assert any(line.startswith(f"chose {model.training['learner']}") for line in lines)
     info = seqbil.info.model_info(model)
-    assert "chosen by 10-fold cross-validation: learner = " in seqbil.info.describe(info)
+    assert f"chosen by {selection.AUTO_FOLDS}-fold cross-validation: learner = " in seqbil.info.describe(info)
 
 
 def test_a_candidate_past_the_budget_is_stopped_and_not_chosen(corpus, monkeypatch):
@@ -78,9 +80,34 @@ def test_candidates_must_be_learners():
         seqbil.params.resolve(None, {"learner": "auto", "candidates": ["sp", "sp"]})
 
 
-def test_the_candidates_are_the_configs_learner_and_the_crf_unless_given():
+def test_the_candidates_are_the_configs_learner_pa_and_the_crf_unless_given(tmp_path):
     resolve, config = seqbil.params.resolve, seqbil.params.find_config
-    assert resolve(config("cws"), {"learner": "auto"}).candidates == ["bol", "crf"]
-    assert resolve(config("pos"), {"learner": "auto"}).candidates == ["sp", "crf"]
+    assert resolve(config("cws"), {"learner": "auto"}).candidates == ["bol", "pa", "crf"]
+    assert resolve(config("pos"), {"learner": "auto"}).candidates == ["sp", "pa", "crf"]
+    own = tmp_path / "pa.toml"
+    own.write_text('[train]\nlearner = "pa"\n')
+    assert resolve(str(own), {"learner": "auto"}).candidates == ["pa", "crf"]
     assert resolve(config("cws"), {"learner": "auto", "candidates": ["sp", "pa"]}).candidates == ["sp", "pa"]
     assert resolve(config("cws"), {"learner": "bol"}).candidates == seqbil.params.by_name()["candidates"].default
+
+
+
+def test_a_run_stops_when_its_forecast_passes_would_end_past_the_deadline(corpus):
+    """The deadline is far off, but at the pace of the first pass the forecast passes
+    would end past it: the run stops after one pass; without a forecast it runs all
+    its passes."""
+    import time
+
+    import numpy as np
+    from seqbil.params import Settings
+    from seqbil.training.prepare import make_learner, prepare
+    settings = Settings.of({"learner": "sp", "epochs": 4, "temperature": 1.0,
+                            "templates": ["U00:%x[0,0]", "U01:%x[0,1]", "B"]})
+    for forecast, passes in ((10 ** 12, 1), (0, 4)):
+        run = prepare(settings, str(corpus), None, None, None, None, lambda line: None)
+        learner = make_learner(run, echo=lambda line: None)
+        history = selection.run_passes(run, learner, np.random.default_rng(1), [], echo=lambda line: None,
+                                       show_progress=False, score_dev=False, deadline=time.perf_counter() + 1000.0,
+                                       forecast=forecast)
+        assert len(history) == passes
+        learner.finish()

@@ -53,12 +53,14 @@ def graceful_stop():
 
 
 def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, log_path=None, append_log=False,
-               checkpoint_every=0, checkpoint_path=None, checkpoint_record=None, score_dev=True, deadline=None):
+               checkpoint_every=0, checkpoint_path=None, checkpoint_record=None, score_dev=True, deadline=None,
+               forecast=0):
     """The learner's passes over run.data, from len(history) on, each appended to
     history as its record: progress bar, the log (JSON lines), dev scores after every
     pass (score_dev), checkpoints, Ctrl-C (the run stops after the pass), and the
     passes on the shards of a Dask cluster (run.mixer, which prepare() made). Past
-    the deadline (a time.perf_counter() value), no pass is begun: the history is
+    the deadline (a time.perf_counter() value), no pass is begun, nor when `forecast`
+    passes in all, at the passes' mean time so far, would end past it: the history is
     then shorter than learner.passes() and its last record has no "stop"."""
     data, mixer, tasks = run.data, run.mixer, run.tasks
     N = data.n_sequences if data is not None else 0
@@ -73,6 +75,7 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
             N = sum(mixer.sizes)
         with graceful_stop() as stop:
             done = bool(history and history[-1].get("stop"))  # a batch learner's optimizer ended the run
+            first, began = len(history), time.perf_counter()
             for k in range(len(history), 0 if done else learner.passes()):
                 learner.start_pass(k)
                 start, mixed = time.perf_counter(), None
@@ -112,8 +115,10 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
                 if record.get("stop"):
                     echo(f"{learner.name}: {record['stop']} after {record['name']}")
                     break
-                if deadline is not None and time.perf_counter() > deadline:
-                    break
+                if deadline is not None:
+                    now = time.perf_counter()
+                    if now + max(forecast - k - 1, 0) * (now - began) / (k + 1 - first) > deadline:
+                        break
     finally:
         if log:
             log.close()

@@ -27,10 +27,18 @@ from .scoring import gold_labels, segment_chars
 # 2,000 to 9,000 tokens), and ten runs on it cost little
 CV_TOKENS = 25_000
 CV_FOLDS = 10
+# learner = auto tries a CRF's c2 path on every fold: on a small corpus it takes this
+# many folds (1: the held-out tenth alone)
+AUTO_FOLDS = 5
 # learner = auto may always take this many seconds: on a small corpus, where the
 # online learner takes a second or two, a CRF's c2 path takes some seconds more, and
 # there the CRF won (CRF++'s example corpora)
 BUDGET_FLOOR = 30.0
+# a candidate is stopped as soon as this many passes (or its own number, if fewer) would
+# end past the budget at its pace so far: a CRF's first point takes 50 to 130 L-BFGS
+# iterations on the development suite, a warm-started one 40 or more, so a CRF that
+# cannot reach a useful point in time does not spend the budget trying
+FORECAST_PASSES = 40
 
 
 @dataclass
@@ -134,8 +142,9 @@ def _try_grid(choice, runs, bases, planned, where, seed, init_model, show_progre
         if not choice.grid:  # one setting: nothing to compare
             return trial, tried, learners, None
         if trial.over_budget:
-            echo(f"  {_point_text(point, choice)}: stopped, over the budget (the greater of {BUDGET_FLOOR:g} s and "
-                 f"{choice.budget:g} x the first candidate's {deadline_base:.1f} s); the points after it are not tried")
+            echo(f"  {_point_text(point, choice)}: stopped, over the budget: at its pace it would not finish within "
+                 f"the greater of {BUDGET_FLOOR:g} s and {choice.budget:g} x the first candidate's "
+                 f"{deadline_base:.1f} s; the points after it are not tried")
             tried.append({**point, "stopped": "over the budget"})
             _finish_all(new for new in learners if new is not None and not (best and new in best.learners))
             learners = best.learners
@@ -206,11 +215,12 @@ def _folds(choice, settings, fmt, train_data, dev, echo):
              (f"learner {choice.grid[0]['learner']}, the first candidate" + (", temperature 1" if choice.fit else "")
               if choice.auto else "temperature 1" if choice.fit else f"{' and '.join(choice.varies)} at the defaults"))
         return None
-    if sentences is None and (tokens <= CV_TOKENS or whole.items is not None):
+    n_folds = AUTO_FOLDS if choice.auto else CV_FOLDS
+    if sentences is None and (tokens <= CV_TOKENS and n_folds > 1 or whole.items is not None):
         sentences, whole = read_sentences(fmt, train_data, enc)[0], None
-    if tokens <= CV_TOKENS:
-        cuts = np.linspace(0, n, CV_FOLDS + 1).astype(int)
-        where = f"{CV_FOLDS}-fold cross-validation"
+    if tokens <= CV_TOKENS and n_folds > 1:
+        cuts = np.linspace(0, n, n_folds + 1).astype(int)
+        where = f"{n_folds}-fold cross-validation"
         echo(f"choosing {what} by {where} on the {n} training sentences ({tokens} tokens)" +
              (f" from {len(grid)} settings" if grid else ""))
         return where, [(sentences[:a] + sentences[b:], sentences[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
@@ -257,8 +267,11 @@ def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, sh
         if previous is not None and not (best and previous in best.learners):
             previous.finish()
         rng = np.random.default_rng(seed)
+        # (each fold left gets an even share of the time left, so that the forecast of
+        # the first folds keeps the time the later ones need)
+        share = None if deadline is None else time.perf_counter() + (deadline - time.perf_counter()) / (len(runs) - f)
         history = run_passes(run, learner, rng, [], echo=lambda line: None, show_progress=show_progress,
-                             score_dev=False, deadline=deadline)
+                             score_dev=False, deadline=share, forecast=min(learner.passes(), FORECAST_PASSES))
         if run.interrupted:
             return run, learner, history, rng
         if len(history) < learner.passes() and not (history and history[-1].get("stop")):
