@@ -102,7 +102,7 @@ def _selection_line(selection):
     it was stopped: learner = auto's budget)."""
     rows = selection["tried"]
     keys = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in ("metric", "value", "passes", "nll",
-                                                                                "stopped")]
+                                                                                "stopped", "curve")]
     varies = [k for k in keys if len({repr(r.get(k)) for r in rows}) > 1]
 
     def text(row, sep):

@@ -111,3 +111,37 @@ def test_a_run_stops_when_its_forecast_passes_would_end_past_the_deadline(corpus
                                        forecast=forecast)
         assert len(history) == passes
         learner.finish()
+
+
+def test_an_online_candidate_takes_its_best_number_of_epochs_on_the_pooled_folds(corpus):
+    """Each online candidate is scored after every epoch over the folds' held-out parts
+    together; it takes the first epoch count with the best score. Reference: the same
+    folds cut by hand, a model of that many epochs trained on each fold's rest by the
+    API, its predictions pooled and scored."""
+    import numpy as np
+    from seqbil.evaluation import headline, score
+    from seqbil.formats import make_format
+    lines = []
+    model = train(corpus, lines, learner="auto", candidates=["sp", "pa"], epochs=6)
+    tried = model.training["selection"]["tried"]
+    sentences = list(make_format("conll", None, -1).read(str(corpus)))
+    rows = [[line.split() for line in block.splitlines()] for block in corpus.read_text().strip().split("\n\n")]
+    assert [[r[-1] for r in s] for s in rows] == [s.labels for s in sentences]
+    cuts = np.linspace(0, len(sentences), selection.AUTO_FOLDS + 1).astype(int)
+    for row in tried:
+        curve = row["curve"]
+        assert len(curve) == 6 and round(row["value"], 4) == max(curve)  # (the curve is kept to 4 places)
+        best = curve.index(max(curve)) + 1
+        assert row.get("epochs", 6) == best
+        for epochs in sorted({best, 6}):
+            gold, pred = [], []
+            for a, b in zip(cuts[:-1], cuts[1:]):
+                fold = seqbil.train(train=rows[:a] + rows[b:], config="conll2000", learner=row["learner"],
+                                    epochs=epochs, temperature=1.0, echo=lambda line: None)
+                gold += [s.labels for s in sentences[a:b]]
+                pred += fold.predict(sentences[a:b])
+            assert headline(score("chunk", gold, pred))[1] == pytest.approx(curve[epochs - 1], abs=5e-5)
+    chosen = model.training["selection"]["chosen"]
+    winner = next(r for r in tried if r["learner"] == chosen["learner"])
+    assert model.training["params"]["epochs"] == winner.get("epochs", 6)
+    assert any(f"best after {winner.get('epochs', 6)} of 6 epochs" in line for line in lines)

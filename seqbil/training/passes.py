@@ -54,14 +54,15 @@ def graceful_stop():
 
 def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, log_path=None, append_log=False,
                checkpoint_every=0, checkpoint_path=None, checkpoint_record=None, score_dev=True, deadline=None,
-               forecast=0):
+               forecast=0, on_pass=None):
     """The learner's passes over run.data, from len(history) on, each appended to
     history as its record: progress bar, the log (JSON lines), dev scores after every
     pass (score_dev), checkpoints, Ctrl-C (the run stops after the pass), and the
     passes on the shards of a Dask cluster (run.mixer, which prepare() made). Past
     the deadline (a time.perf_counter() value), no pass is begun, nor when `forecast`
     passes in all, at the passes' mean time so far, would end past it: the history is
-    then shorter than learner.passes() and its last record has no "stop"."""
+    then shorter than learner.passes() and its last record has no "stop". on_pass(learner)
+    is called after each pass (what a held-out choice reads of each)."""
     data, mixer, tasks = run.data, run.mixer, run.tasks
     N = data.n_sequences if data is not None else 0
     log = open(log_path, "a" if append_log else "w", encoding="utf-8") if log_path else None
@@ -100,6 +101,8 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
                     line += _score_dev(run, learner, record)
                 echo(line)
                 history.append(record)
+                if on_pass is not None:
+                    on_pass(learner)
                 if log:
                     # multi-task runs: each chunk's sequences and mistakes per task, in the log only
                     log.write(json.dumps({**record, **(epoch.curves() if tasks else {})}) + "\n")

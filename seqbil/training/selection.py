@@ -51,6 +51,9 @@ class Trial:
     passes: list = field(default_factory=list)
     key: tuple = ()
     over_budget: bool = False  # stopped by the deadline of learner = auto: not comparable
+    # learner = auto's online learners: each fold's held-out label ids after each pass,
+    # from which the trial takes its best number of passes (early stopping)
+    curve: list = field(default_factory=list)
 
 
 @dataclass
@@ -109,6 +112,18 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
         return settings, stopped, {"interrupted": f"while choosing {choice.what}"}
     _finish_all(learner for learner in learners if learner not in best.learners)
     point = best.point
+    if best.curve and point.get("epochs", 0) < len(best.passes[0][0]) and (where == "dev" or choice.fit):
+        # an online learner best after fewer passes than it ran: the model it makes (on the
+        # dev set) or the temperature its folds fit is that of the run of those passes
+        _finish_all(best.learners)
+        best = Trial(point, [None] * len(runs))
+        stopped = _train_folds(best, runs, bases, planned, None, settings.seed, init_model, True, show_progress)
+        if stopped is not None:
+            run, learner, history, _ = stopped
+            echo(f"interrupted while choosing {choice.what}: the model is that of the run on part of the "
+                 f"training corpus ({len(history)} of {learner.passes()} passes)")
+            run.settings = run.settings.but({"temperature": run.settings.temperature or 1.0})
+            return settings, stopped, {"interrupted": f"while choosing {choice.what}"}
     settings = settings.but(point, "<chosen>")
     record = {"on": where, "tried": tried, "chosen": point} if choice.grid else {}
     if choice.grid:
@@ -135,7 +150,7 @@ def _try_grid(choice, runs, bases, planned, where, seed, init_model, show_progre
             continue  # two steps past the best along this learner's path
         trial, start = Trial(point, learners), time.perf_counter()
         stopped = _train_folds(trial, runs, bases, planned, best, seed, init_model, bool(choice.grid), show_progress,
-                               deadline)
+                               deadline, early=choice.auto)
         if stopped is not None:
             return best, tried, trial.learners, stopped
         learners = trial.learners
@@ -248,13 +263,15 @@ def _prepare_folds(folds, where, settings, train_data, template_file, config, in
     return runs, bases
 
 
-def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, show_progress, deadline=None):
+def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, show_progress, deadline=None,
+                 early=False):
     """The trial's setting trained on every fold, each fold's learner starting where
     the fold's previous one ended (a batch learner of the same kind: a path); the
     trial keeps the learners and passes. Returns None, or (run, learner, history,
     rng) of the fold a Ctrl-C stopped. Unless the trial is to be scored against
     others, each fold's model keeps only the sparse rows of its final weights. Past
-    the deadline (learner = auto's budget), the trial stops, over_budget."""
+    the deadline (learner = auto's budget), the trial stops, over_budget. With early,
+    an online learner's held-out labels after each pass go to trial.curve."""
     learners = trial.learners = list(trial.learners)
     for f, run in enumerate(runs):
         run.settings = planned.but(trial.point, "<chosen>")
@@ -270,14 +287,19 @@ def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, sh
         # (each fold left gets an even share of the time left, so that the forecast of
         # the first folds keeps the time the later ones need)
         share = None if deadline is None else time.perf_counter() + (deadline - time.perf_counter()) / (len(runs) - f)
+        ids = [] if early and not isinstance(learner, BatchLearner) and not run.emb.learning else None
         history = run_passes(run, learner, rng, [], echo=lambda line: None, show_progress=show_progress,
-                             score_dev=False, deadline=share, forecast=min(learner.passes(), FORECAST_PASSES))
+                             score_dev=False, deadline=share, forecast=min(learner.passes(), FORECAST_PASSES),
+                             on_pass=None if ids is None else lambda learner, run=run, ids=ids: ids.append(
+                                 _held_out_ids(run, learner)))
         if run.interrupted:
             return run, learner, history, rng
         if len(history) < learner.passes() and not (history and history[-1].get("stop")):
             trial.over_budget = True
             return None
         trial.passes.append((history, rng))
+        if ids is not None:
+            trial.curve.append(ids)
         if scored:
             run.model.kind, run.model.weights = learner.parameters()
         else:  # the one setting: the learner is done, and only its model's sparse rows are needed
@@ -289,26 +311,64 @@ def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, sh
     return None
 
 
-def _score_trial(trial, runs, choice, where, echo):
-    """Score the trial over all the folds' held-out predictions together (and their
-    log-likelihood, for a CRF); its row of the record."""
-    start, gold, pred, nll = time.perf_counter(), [], [], 0.0
-    for run in runs:
-        gold += gold_labels(run.dev_sentences)
-        pred += run.model.predict_data(run.dev_data)
-        if trial.learners[0].probabilistic:
-            nll += token_nll(run.model, run.dev_data, 1.0)[0]
+def _held_out_ids(run, learner):
+    """The label ids the learner's current parameters give the run's held-out part."""
+    run.model.kind, run.model.weights = learner.parameters()
+    return run.model.decode(run.dev_data)
+
+
+def _pooled_score(runs, pred):
+    """(metric name, value) of predicted label sequences over all the folds' held-out
+    parts together."""
+    gold = [labels for run in runs for labels in gold_labels(run.dev_sentences)]
     metric = runs[0].model.corpus["metric"]
     result = score(metric, gold, pred, scheme=runs[0].model.corpus.get("scheme", "auto"),
                    chars=[c for run in runs for c in segment_chars(run)] if metric == "segment" else None)
-    name, value = headline(result)
+    return headline(result)
+
+
+def _best_pass(trial, runs):
+    """(name, value, its number of passes, the value after each pass) of an online
+    learner's trial, at the first pass whose pooled held-out score is best."""
+    values = []
+    for k in range(min(len(ids) for ids in trial.curve)):
+        pred = []
+        for run, ids in zip(runs, trial.curve):
+            labels, ptr = run.model.label_array(), run.dev_data.seq_ptr
+            pred += [list(labels[ids[k][ptr[j]:ptr[j + 1]]]) for j in range(run.dev_data.n_sequences)]
+        name, value = _pooled_score(runs, pred)
+        values.append(value)
+    k = int(np.argmax(values))
+    return name, values[k], k + 1, values
+
+
+def _score_trial(trial, runs, choice, where, echo):
+    """Score the trial over all the folds' held-out predictions together (and their
+    log-likelihood, for a CRF); an online learner's trial after each of its passes,
+    the best number of passes then joining its point (early stopping). Its row of the
+    record."""
+    start, pred, nll = time.perf_counter(), [], 0.0
+    row = {}
+    if trial.curve:
+        name, value, best, values = _best_pass(trial, runs)
+        row["curve"] = [round(v, 4) for v in values]
+        if best < len(values):
+            trial.point = {**trial.point, "epochs": best}
+    else:
+        for run in runs:
+            pred += run.model.predict_data(run.dev_data)
+            if trial.learners[0].probabilistic:
+                nll += token_nll(run.model, run.dev_data, 1.0)[0]
+        name, value = _pooled_score(runs, pred)
     seconds = time.perf_counter() - start  # (not in the record: the same run gives the same model bytes)
-    row = {**trial.point, "metric": name, "value": value, "passes": [len(h) for h, _ in trial.passes]}
+    row = {**trial.point, "metric": name, "value": value, "passes": [len(h) for h, _ in trial.passes], **row}
     probabilistic, batch = trial.learners[0].probabilistic, isinstance(trial.learners[0], BatchLearner)
     if probabilistic:
         row["nll"] = nll
     echo("  " + _point_text(trial.point, choice, " ", ", ") + f": {where} {name} {value:.2f}" +
          (f", log-likelihood {-nll:.1f}" if probabilistic else "") +
+         (f", best after {trial.point.get('epochs', len(row['curve']))} of {len(row['curve'])} epochs"
+          if trial.curve else "") +
          f" ({', '.join(str(len(h)) for h, _ in trial.passes)} {'iterations' if batch else 'passes'}, "
          f"{seconds:.1f} s)")
     trial.key = (value, -nll)
