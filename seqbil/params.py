@@ -132,9 +132,10 @@ CORE = [
           "core); the same number gives the same model", minimum=0, learners=("crf",), maximum=4096),
     Param("candidates", list, ["sp", "pa", "crf"], f"the learners that learner = {AUTO} tries, in this order "
           "(default: the config's learner, when it names one, then pa and crf), on the "
-          "dev set or, without one, on the held-out tenth of the training data (5-fold cross-validation for a small "
-          "corpus) that also fixes the temperature: each with the settings it would have if named (a CRF's c2 "
-          "along its path, its own iteration cap), the best held-out score winning, an earlier candidate on a tie",
+          "dev set or, without one, on the held-out tenth of the training data that also fixes the temperature: "
+          "each with the settings it would have if named (a CRF's own iteration cap and its c2 along a path of a "
+          "point a decade; an online learner's best number of epochs up to its own), the best held-out score "
+          "winning, an earlier candidate on a tie",
           learners=(AUTO,), metavar="LEARNERS", validate=_candidates_problem),
     Param("budget", float, 3.0, f"with learner = {AUTO}: how long the choice may take, as a multiple of the first "
           "candidate's time on the held-out split; a candidate still training when it is spent is stopped and not "

@@ -28,7 +28,9 @@ def test_auto_tries_each_candidate_as_named_and_keeps_the_best(corpus, monkeypat
         assert model.training["params"]["c2"] == tried[best]["c2"]
     # the CRF's points are those of `--learner crf`'s own choice on the same folds (auto takes
     # fewer on a small corpus): the same scores
+    from seqbil.learners import crf as crf_module
     monkeypatch.setattr(selection, "CV_FOLDS", selection.AUTO_FOLDS)
+    monkeypatch.setattr(crf_module, "C2_GRID", crf_module.COARSE_GRID)  # (auto walks a coarser path)
     named = train(corpus, [], learner="crf").training["selection"]["tried"]
     crf = [r for r in tried if r["learner"] == "crf"]
     assert [(r["c2"], r["value"], r["passes"]) for r in crf] == [(r["c2"], r["value"], r["passes"])
@@ -36,7 +38,7 @@ def test_auto_tries_each_candidate_as_named_and_keeps_the_best(corpus, monkeypat
     assert crf[0]["epochs"] == 1000  # the CRF's own iteration cap, not the online learner's epochs
     assert any(line.startswith(f"chose {model.training['learner']}") for line in lines)
     info = seqbil.info.model_info(model)
-    assert f"chosen by {selection.AUTO_FOLDS}-fold cross-validation: learner = " in seqbil.info.describe(info)
+    assert "chosen on the last tenth of the training data: learner = " in seqbil.info.describe(info)
 
 
 def test_a_candidate_past_the_budget_is_stopped_and_not_chosen(corpus, monkeypatch):
@@ -114,9 +116,9 @@ def test_a_run_stops_when_its_forecast_passes_would_end_past_the_deadline(corpus
 
 
 def test_an_online_candidate_takes_its_best_number_of_epochs_on_the_pooled_folds(corpus):
-    """Each online candidate is scored after every epoch over the folds' held-out parts
-    together; it takes the first epoch count with the best score. Reference: the same
-    folds cut by hand, a model of that many epochs trained on each fold's rest by the
+    """Each online candidate is scored after every epoch over the held-out part (the
+    folds' together); it takes the first epoch count with the best score. Reference:
+    the same split cut by hand, a model of that many epochs trained on each fold's rest by the
     API, its predictions pooled and scored."""
     import numpy as np
     from seqbil.evaluation import headline, score
@@ -127,7 +129,9 @@ def test_an_online_candidate_takes_its_best_number_of_epochs_on_the_pooled_folds
     sentences = list(make_format("conll", None, -1).read(str(corpus)))
     rows = [[line.split() for line in block.splitlines()] for block in corpus.read_text().strip().split("\n\n")]
     assert [[r[-1] for r in s] for s in rows] == [s.labels for s in sentences]
-    cuts = np.linspace(0, len(sentences), selection.AUTO_FOLDS + 1).astype(int)
+    n, k = len(sentences), len(sentences) // 10
+    # the held-out tenth, or the folds of cross-validation
+    cuts = [n - k, n] if selection.AUTO_FOLDS == 1 else np.linspace(0, n, selection.AUTO_FOLDS + 1).astype(int)
     for row in tried:
         curve = row["curve"]
         assert len(curve) == 6 and round(row["value"], 4) == max(curve)  # (the curve is kept to 4 places)

@@ -94,10 +94,11 @@ class Learner(ABC):
         self.copies = 1 if tasks is None else tasks[0] + 1
 
     @classmethod
-    def grid(cls, settings):
+    def grid(cls, settings, coarse=False):
         """The settings to choose on held-out data before training (dicts of parameter
         values, tried in this order, each continuing from the one before when the
-        learner is a BatchLearner), or [] when nothing is chosen."""
+        learner is a BatchLearner), or [] when nothing is chosen. coarse: the fewer,
+        farther points learner = auto tries, where each costs a training per fold."""
         return []
 
     @classmethod

@@ -8,15 +8,15 @@ from .settings import check_settings
 def candidate_grid(settings):
     """The grid of learner = auto: for each candidate in order, its learner's own
     defaults for what no argument gave (a CRF's iteration cap, which a config's
-    epochs for an online learner does not set) and each point of its own grid (a
-    CRF's c2 path), or one point. A candidate that refuses the settings is left out."""
+    epochs for an online learner does not set) and each point of its own coarse grid
+    (a CRF's c2 path, a point a decade), or one point. A candidate that refuses the settings is left out."""
     grid = []
     for name in settings.candidates:
         cls = LEARNERS[name]
         own = {k: v for k, v in cls.defaults.items() if settings.origin(k) != "arguments"}
         named = settings.but({"learner": name, **own})
         if cls.refuse(named) is None:
-            grid += [{"learner": name, **own, **point} for point in cls.grid(named) or [{}]]
+            grid += [{"learner": name, **own, **point} for point in cls.grid(named, coarse=True) or [{}]]
     if not grid:
         raise ConfigError(settings.origin("candidates"), 0, f"[train] candidates = {settings.candidates!r}: none "
                           f"of them can learn with these settings")
