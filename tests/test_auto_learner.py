@@ -70,7 +70,7 @@ def test_auto_with_too_few_sentences_takes_the_first_candidate(tmp_path):
     ({"shards": 2}, "iterative parameter mixing"),
 ])
 def test_auto_refuses_what_it_cannot_choose_for(corpus, options, why):
-    with pytest.raises(seqbil.SeqbilError, match=f"learner = 'auto' is not for {why}"):
+    with pytest.raises(seqbil.SeqbilError, match=f"learner 'auto' is not for {why}"):
         seqbil.train(train=None if "tasks" in options else str(corpus), config="conll2000", learner="auto",
                      echo=lambda line: None, **options)
 
@@ -84,14 +84,31 @@ def test_candidates_must_be_learners():
 
 def test_the_candidates_are_the_configs_learner_pa_and_the_crf_unless_given(tmp_path):
     resolve, config = seqbil.params.resolve, seqbil.params.find_config
-    assert resolve(config("cws"), {"learner": "auto"}).candidates == ["bol", "pa", "crf"]
-    assert resolve(config("pos"), {"learner": "auto"}).candidates == ["sp", "pa", "crf"]
-    own = tmp_path / "pa.toml"
-    own.write_text('[train]\nlearner = "pa"\n')
-    assert resolve(str(own), {"learner": "auto"}).candidates == ["pa", "crf"]
+    for learner, candidates in (("sp", ["sp", "pa", "crf"]), ("pa", ["pa", "crf"]), ("auto", ["sp", "pa", "crf"])):
+        own = tmp_path / f"{learner}.toml"
+        own.write_text(f'[train]\nlearner = "{learner}"\n')
+        assert resolve(str(own), {"learner": "auto"}).candidates == candidates
+    # the shipped configs name their own, their learner first
+    assert resolve(config("cws"), {}).candidates == ["bol", "pa", "crf"]
+    assert resolve(config("pos"), {}).learner == "auto"
     assert resolve(config("cws"), {"learner": "auto", "candidates": ["sp", "pa"]}).candidates == ["sp", "pa"]
-    assert resolve(config("cws"), {"learner": "bol"}).candidates == seqbil.params.by_name()["candidates"].default
 
+
+def test_a_configs_auto_takes_its_first_candidate_where_nothing_can_be_chosen(tmp_path):
+    """learner = auto from a config, for a multi-task run: the first candidate, said;
+    the same run with auto as an argument is refused (above)."""
+    cfg = tmp_path / "auto.toml"
+    cfg.write_text('[corpus]\nformat = "conll"\n[features]\ntemplates = ["U00:%x[0,0]", "B"]\n'
+                   '[train]\nlearner = "auto"\ncandidates = ["sp", "crf"]\nepochs = 2\n')
+    tasks = []
+    for name in ("a", "b"):
+        sample_head("conll2000_train.txt", 20, tmp_path / f"{name}.txt")
+        tasks.append(f"{name}={tmp_path / f'{name}.txt'}")
+    lines = []
+    model = seqbil.train(config=str(cfg), tasks=tasks, echo=lines.append)
+    assert model.training["learner"] == "sp"
+    assert any("learner sp, the config's first candidate: learner = auto cannot choose for multi-task training"
+               in line for line in lines)
 
 
 def test_a_run_stops_when_its_forecast_passes_would_end_past_the_deadline(corpus):

@@ -7,13 +7,14 @@ from .settings import check_settings
 
 def candidate_grid(settings):
     """The grid of learner = auto: for each candidate in order, its learner's own
-    defaults for what no argument gave (a CRF's iteration cap, which a config's
-    epochs for an online learner does not set) and each point of its own coarse grid
+    defaults (a CRF's iteration cap, which the epochs of a config or an argument, an
+    online learner's passes, do not set) and each point of its own coarse grid
     (a CRF's c2 path, a point a decade), or one point. A candidate that refuses the settings is left out."""
     grid = []
     for name in settings.candidates:
         cls = LEARNERS[name]
-        own = {k: v for k, v in cls.defaults.items() if settings.origin(k) != "arguments"}
+        # (an epochs given is the online learners' passes: a CRF keeps its iteration cap)
+        own = dict(cls.defaults)
         named = settings.but({"learner": name, **own})
         if cls.refuse(named) is None:
             grid += [{"learner": name, **own, **point} for point in cls.grid(named, coarse=True) or [{}]]

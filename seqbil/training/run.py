@@ -58,7 +58,7 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
     _check_outputs(run_inputs(settings, train_data, dev, template_file, config, init_model), resume,
                    model=model_path, log=log_path, checkpoint=checkpoint_path if checkpoint_every else None)
     base, settings = _continued(init_model, settings, template_file, echo)
-    check_run(settings, train_data, dev, base, cluster)
+    settings = check_run(settings, train_data, dev, base, cluster, echo)
     if not isinstance(train_data, (str, type(None))) and not hasattr(train_data, "__fspath__") and \
             checkpoint_every:
         raise ConfigError("arguments", 0, "checkpoints need the training data as a file")

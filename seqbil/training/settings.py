@@ -132,8 +132,10 @@ def run_inputs(settings, *given):
     return found
 
 
-def check_run(settings, train_data, dev, base, cluster):
-    """The settings that cannot go together, as ConfigErrors before anything is read."""
+def check_run(settings, train_data, dev, base, cluster, echo=print):
+    """The settings that cannot go together, as ConfigErrors before anything is read;
+    the settings to run (a config's learner = auto where nothing can be chosen: its
+    first candidate, said)."""
     tasks = task_list(settings.tasks, settings.origin("tasks")) if settings.tasks else None
     if tasks and (train_data is not None or dev is not None or base is not None):
         raise ConfigError(settings.origin("tasks"), 0, "multi-task training reads each task's corpora "
@@ -145,10 +147,15 @@ def check_run(settings, train_data, dev, base, cluster):
     why = "multi-task training" if tasks else "continuing a model (--init-model)" if base is not None else \
         "iterative parameter mixing (shards)" if settings.shards else None
     if settings.learner == params.AUTO and why:
-        raise ConfigError(settings.origin("learner"), 0, f"[train] learner = {params.AUTO!r} is not for {why}: "
-                          f"name the learner")
+        if settings.origin("learner") == "arguments":
+            raise ConfigError("arguments", 0, f"learner {params.AUTO!r} is not for {why}: name the learner")
+        first = settings.candidates[0]
+        echo(f"learner {first}, the config's first candidate: learner = {params.AUTO} cannot choose for {why}")
+        settings = settings.but({"learner": first, **{k: v for k, v in LEARNERS[first].defaults.items()
+                                                      if not settings.given(k)}}, "<chosen>")
     if settings.shards:
         check_shards(settings, train_data, tasks, base)
+    return settings
 
 
 def cluster_arguments(settings, cluster):
