@@ -1,5 +1,6 @@
 """learner = auto: each candidate tried on the held-out split as it would run if named,
 the best held-out score winning, within the time budget."""
+import numpy as np
 import pytest
 
 import seqbil
@@ -134,7 +135,8 @@ def test_a_run_stops_when_its_forecast_passes_would_end_past_the_deadline(corpus
 
 def test_an_online_candidate_takes_its_best_number_of_epochs_on_the_pooled_folds(corpus):
     """Each online candidate is scored after every epoch over the held-out part (the
-    folds' together); it takes the first epoch count with the best score. Reference:
+    folds' together); it takes the last epoch count within one standard error of the
+    best score. Reference:
     the same split cut by hand, a model of that many epochs trained on each fold's rest by the
     API, its predictions pooled and scored."""
     import numpy as np
@@ -151,8 +153,11 @@ def test_an_online_candidate_takes_its_best_number_of_epochs_on_the_pooled_folds
     cuts = [n - k, n] if selection.AUTO_FOLDS == 1 else np.linspace(0, n, selection.AUTO_FOLDS + 1).astype(int)
     for row in tried:
         curve = row["curve"]
-        assert len(curve) == 6 and round(row["value"], 4) == max(curve)  # (the curve is kept to 4 places)
-        best = curve.index(max(curve)) + 1
+        # the last epoch within one standard error of the best, sqrt(p (1 - p) / n) on n held-out tokens
+        tokens = sum(len(s) for a, b in zip(cuts[:-1], cuts[1:]) for s in rows[a:b])
+        top = max(curve) / 100
+        best = max(i for i, v in enumerate(curve) if v >= max(curve) - 100 * (top * (1 - top) / tokens) ** 0.5) + 1
+        assert len(curve) == 6 and round(row["value"], 4) == curve[best - 1]  # (the curve is kept to 4 places)
         assert row.get("epochs", 6) == best
         for epochs in sorted({best, 6}):
             gold, pred = [], []
@@ -166,3 +171,26 @@ def test_an_online_candidate_takes_its_best_number_of_epochs_on_the_pooled_folds
     winner = next(r for r in tried if r["learner"] == chosen["learner"])
     assert model.training["params"]["epochs"] == winner.get("epochs", 6)
     assert any(f"best after {winner.get('epochs', 6)} of 6 epochs" in line for line in lines)
+
+
+def test_an_online_learner_stopped_early_is_the_run_of_that_many_epochs(corpus, monkeypatch):
+    """When the held-out curve stops an online learner early (forced here at 2 of 6
+    epochs), the temperature is fitted to held-out models of 2 epochs and the model
+    trains 2 epochs: the model and temperature of `--learner sp --epochs 2` with its
+    temperature fitted on the same held-out tenth."""
+    real = selection._best_pass
+
+    def at_two(trial, runs):
+        name, _, _, values = real(trial, runs)
+        return name, values[1], 2, values
+    monkeypatch.setattr(selection, "_best_pass", at_two)
+    auto = train(corpus, [], learner="auto", candidates=["sp"], epochs=6)
+    assert auto.training["params"]["epochs"] == 2 and auto.training["selection"]["tried"][0]["epochs"] == 2
+    monkeypatch.setattr(selection, "CV_FOLDS", 1)  # (a named learner's temperature on the held-out tenth too)
+    named = train(corpus, [], learner="sp", epochs=2)
+    assert auto.temperature == named.temperature
+    from seqbil.formats import make_format
+    sentences = list(make_format("conll", None, -1).read(str(sample_head("conll2000_test.txt", 30,
+                                                                          corpus.parent / "test.txt"))))
+    assert auto.predict(sentences) == named.predict(sentences)
+    assert np.array_equal(auto.weights["W0"], named.weights["W0"])

@@ -143,19 +143,21 @@ def test_help(command):
 
 def test_train_reports_dev_scores_per_epoch(chunker):
     result = run("train", "--epochs", 2, "--model", chunker.parent / "again.sbm", "-q", "--dev",
-                 sample_path("conll2000_train.txt"))
+                 sample_path("conll2000_train.txt"), "--learner", "bol")
     assert result.output.count("dev F1") == 2
 
 
 def test_a_bare_train_never_reads_the_test_sample(tmp_path):
-    """The bundled run chooses its temperature on held-out training sentences, as any
-    run without --dev: the test sample is for scoring only."""
+    """The bundled run chooses its learner (and an online learner's temperature) on
+    held-out training sentences, as any run without --dev: the test sample is for
+    scoring only."""
     result = run("train", "--epochs", 1, "--model", tmp_path / "bare.sbm", "-q")
     assert result.exit_code == 0, result.output
     assert "conll2000_test" not in result.output and "dev F1" not in result.output
     assert "cross-validation" in result.output or "held-out" in result.output
     info = seqbil.load(tmp_path / "bare.sbm").training
-    assert info["dev"] is None and info["selection"]["temperature"]["on"] == "10-fold cross-validation"
+    assert info["dev"] is None and info["selection"]["on"] == "held-out"
+    assert info["selection"].get("temperature", {"on": "held-out"})["on"] == "held-out"
     assert "conll2000_test" not in json.dumps(info)
 
 

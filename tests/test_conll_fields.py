@@ -128,7 +128,7 @@ def crfpp_model(tmp_path_factory):
     write_corpus(folder / "train.data", crfpp_corpus(rng, 120), rng)
     said = []
     model = seqbil.train(str(folder / "train.data"), template=str(folder / "template"), epochs=4,
-                         model=str(folder / "m.sbm"), echo=said.append)  # the default learner, bol
+                         model=str(folder / "m.sbm"), echo=said.append, learner="bol")
     return folder, model, said
 
 
@@ -253,7 +253,7 @@ def test_bol_without_first_order_attributes_learns_the_perceptrons_weights(rng):
 
 
 def test_the_model_of_bol_without_first_order_templates_is_sps(crfpp_model, tmp_path):
-    folder, model, said = crfpp_model  # trained with the default learner, bol
+    folder, model, said = crfpp_model  # trained with bol, the default config's own learner
     assert "bol: no 1st-order templates with %x macros to factor; training the linear model (as sp)" in said
     sp = seqbil.train(str(folder / "train.data"), template=str(folder / "template"), epochs=4, learner="sp")
     assert model.kind == "linear" and model.training["learner"] == "sp"

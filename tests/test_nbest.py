@@ -197,7 +197,7 @@ def test_nbest_corpus_asks_for_no_more_rows_than_paths(rng):
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     folder = tmp_path_factory.mktemp("nbest")
-    trained = {"chunker": seqbil.train(config="conll2000", epochs=2),              # bilinear (bol)
+    trained = {"chunker": seqbil.train(config="conll2000", epochs=2, learner="bol"),  # bilinear
                "linear": seqbil.train(config="conll2000", epochs=2, learner="sp"),
                "segmenter": seqbil.train(config="sighan2005", epochs=2)}
     for name, model in trained.items():

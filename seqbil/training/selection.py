@@ -19,6 +19,7 @@ from .candidates import candidate_grid, settled_candidates
 from .passes import run_passes
 from .prepare import make_learner, prepare
 from .reading import corpus_of, read_sentences
+from .settings import settings_header
 from .scoring import gold_labels, segment_chars
 
 
@@ -33,9 +34,10 @@ CV_FOLDS = 10
 # (average accuracy 79.24 against 79.40) at five times the cost (57 to 129 CPU s)
 AUTO_FOLDS = 1
 # learner = auto may always take this many seconds: on a small corpus, where the
-# online learner takes a second or two, a CRF's c2 path takes some seconds more, and
-# there the CRF won (CRF++'s example corpora)
-BUDGET_FLOOR = 30.0
+# online learners take a second or two, a CRF's c2 path takes some seconds more, and
+# there the CRF won (CRF++'s example corpora; on the held-out tenth of the development
+# suite's small corpora the whole path took 7 to 80 s)
+BUDGET_FLOOR = 10.0
 # a candidate is stopped as soon as this many passes (or its own number, if fewer) would
 # end past the budget at its pace so far: a CRF's first point takes 50 to 130 L-BFGS
 # iterations on the development suite, a warm-started one 40 or more, so a CRF that
@@ -98,7 +100,11 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
         return (settings.but(choice.grid[0], "<chosen>") if choice.auto else settings), None, {}
     where, folds = folds
     first = settings.but(choice.grid[0], "<chosen>") if choice.auto else settings
-    runs, bases = _prepare_folds(folds, where, first, train_data, template_file, config, init_model, echo)
+    # (on the dev set the run is the model's: what it read is said, and with learner =
+    # auto its settings once they are chosen, not the first candidate's)
+    told = echo if where == "dev" and not choice.auto else \
+        (lambda line: line.startswith("learner ") or echo(line)) if where == "dev" else lambda line: None
+    runs, bases = _prepare_folds(folds, told, first, train_data, template_file, config, init_model)
     del folds  # (encoded now: a Corpus given is not needed again)
     planned = runs[0].settings  # (prepare may settle the learner: bol with nothing to factor is sp)
     if choice.auto:
@@ -132,6 +138,8 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
         echo(f"chose {_point_text(point, choice, ' = ', ', ')}")
     if where == "dev":
         runs[0].settings = planned.but(point, "<chosen>")
+        if choice.auto:
+            echo(settings_header(runs[0].settings))
         return settings, (runs[0], best.learners[0], *best.passes[0]), record
     learners = best.learners
     if choice.fit and not LEARNERS[settings.learner].probabilistic:
@@ -250,14 +258,14 @@ def _folds(choice, settings, fmt, train_data, dev, echo):
         [(whole.head(n - k), whole.part(n - k, n))]
 
 
-def _prepare_folds(folds, where, settings, train_data, template_file, config, init_model, echo):
-    """(runs, bases): each fold read and encoded, and the model it continues."""
+def _prepare_folds(folds, echo, settings, train_data, template_file, config, init_model):
+    """(runs, bases): each fold read and encoded (what prepare says goes to echo), and
+    the model it continues."""
     runs, bases = [], []
     for part, held in folds:
         bases.append(Model.load(init_model) if init_model is not None else None)
         try:
-            runs.append(prepare(settings, part, held, template_file, config, bases[-1],
-                                echo if where == "dev" else lambda line: None))
+            runs.append(prepare(settings, part, held, template_file, config, bases[-1], echo))
         except InputError as exc:  # a part held out of a file is that file for the user
             if exc.path != "<memory>" or not isinstance(train_data, (str, os.PathLike)):
                 raise
@@ -331,7 +339,13 @@ def _pooled_score(runs, pred):
 
 def _best_pass(trial, runs):
     """(name, value, its number of passes, the value after each pass) of an online
-    learner's trial, at the first pass whose pooled held-out score is best."""
+    learner's trial, at the last pass whose pooled held-out score is within one
+    standard error of the best (Breiman et al.'s one-standard-error rule, here for the
+    noise of a score on n held-out tokens, sqrt(p (1 - p) / n)): an averaged online
+    learner's curve is flat near its top, where the first maximum is noise (on the
+    development suite's en-npschat, 5 epochs of 20 by the maximum, 0.26 accuracy
+    below the 20 on the dev split), so the passes stop early only where the score
+    falls clearly."""
     values = []
     for k in range(min(len(ids) for ids in trial.curve)):
         pred = []
@@ -340,7 +354,10 @@ def _best_pass(trial, runs):
             pred += [list(labels[ids[k][ptr[j]:ptr[j + 1]]]) for j in range(run.dev_data.n_sequences)]
         name, value = _pooled_score(runs, pred)
         values.append(value)
-    k = int(np.argmax(values))
+    n = sum(int(run.dev_data.seq_ptr[-1]) for run in runs)
+    p = min(max(max(values) / 100.0, 0.0), 1.0)
+    floor = max(values) - 100.0 * np.sqrt(p * (1.0 - p) / max(n, 1))
+    k = max(i for i, v in enumerate(values) if v >= floor)
     return name, values[k], k + 1, values
 
 

@@ -26,8 +26,10 @@ def check_settings(settings, templates, echo):
         p = table[name]
         # a config written for several learners is fine when the learner is chosen elsewhere
         # (or by learner = auto, whose choice reads the candidates and the budget)
+        # (or a config's learner = auto that could not choose: its own first candidate)
         chosen_elsewhere = source != "arguments" and settings.origin("learner") in ("arguments", "<chosen>") or \
-            settings.origin("learner") == "<chosen>" and table[name].learners == (params.AUTO,)
+            table[name].learners == (params.AUTO,) and (settings.origin("learner") == "<chosen>" or
+                                                        source != "arguments")
         if not p.used_by(learner.name) and not chosen_elsewhere:
             echo(f"warning: [{p.section}] {name} (from {source}) is not used by learner {learner.name} "
                  f"(it is read by {', '.join(p.learners) or 'no learner'})")
@@ -152,7 +154,7 @@ def check_run(settings, train_data, dev, base, cluster, echo=print):
         first = settings.candidates[0]
         echo(f"learner {first}, the config's first candidate: learner = {params.AUTO} cannot choose for {why}")
         settings = settings.but({"learner": first, **{k: v for k, v in LEARNERS[first].defaults.items()
-                                                      if not settings.given(k)}}, "<chosen>")
+                                                      if not settings.given(k)}}, settings.origin("learner"))
     if settings.shards:
         check_shards(settings, train_data, tasks, base)
     return settings
