@@ -40,7 +40,7 @@ from seqbil.evaluation import headline
 from seqbil.formats import make_format, read_corpus
 from seqbil.info import model_info
 from seqbil.model import Model
-from seqbil.params import find_config, resolve
+from seqbil.params import AUTO, find_config, resolve
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -94,7 +94,8 @@ class Corpus:
             if not path.is_file():
                 sys.exit(f"--corpus {spec!r}: {path} not found")
         self.settings = resolve(find_config(self.config))
-        self.shipped = self.settings.learner
+        # (a config that chooses its learner, learner = auto, ships its first candidate, its own)
+        self.shipped = self.settings.learner if self.settings.learner != AUTO else self.settings.candidates[0]
 
     def sizes(self):
         """{train, dev: {sentences, tokens}} (tokens: characters for segmentation)."""
