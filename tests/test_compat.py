@@ -10,7 +10,7 @@ from seqbil.samples import sample_path
 
 def test_old_layout_and_old_header_load(tmp_path, monkeypatch):
     monkeypatch.setattr(index_module, "LAYOUT", "values-first")
-    model = seqbil.train(str(sample_path("conll2000_train.txt")), config="conll2000", epochs=2,
+    model = seqbil.train(str(sample_path("conll2000_train.txt")), config="conll2000", learner="bol", epochs=2,
                          model=str(tmp_path / "new.sbm"))
     assert model.index.layout == "values-first"
     meta, arrays = read_model(tmp_path / "new.sbm")
@@ -24,6 +24,6 @@ def test_old_layout_and_old_header_load(tmp_path, monkeypatch):
     assert old.index.layout == "values-first" and old.corpus["metric"] == "chunk"
     test = read_corpus(old.format, sample_path("conll2000_test.txt"))
     assert old.predict(test) == model.predict(test)
-    fresh = seqbil.train(str(sample_path("conll2000_train.txt")), config="conll2000", epochs=2)
+    fresh = seqbil.train(str(sample_path("conll2000_train.txt")), config="conll2000", learner="bol", epochs=2)
     assert fresh.index.layout == "boundaries-first"
     assert fresh.predict(test) == model.predict(test)  # the numbering of ids changes no score
