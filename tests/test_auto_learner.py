@@ -10,7 +10,7 @@ from seqbil.training import selection
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """120 sentences of the CoNLL-2000 sample: small enough for cross-validation."""
+    """120 sentences of the CoNLL-2000 sample (2,800 tokens): small enough for cross-validation."""
     return sample_head("conll2000_train.txt", 120, tmp_path_factory.mktemp("corpus") / "train.txt")
 
 
@@ -30,7 +30,7 @@ def test_auto_tries_each_candidate_as_named_and_keeps_the_best(corpus, monkeypat
     # the CRF's points are those of `--learner crf`'s own choice on the same folds (auto takes
     # fewer on a small corpus): the same scores
     from seqbil.learners import crf as crf_module
-    monkeypatch.setattr(selection, "CV_FOLDS", selection.AUTO_FOLDS)
+    monkeypatch.setattr(selection, "CV_TOKENS", selection.AUTO_CV_TOKENS)
     monkeypatch.setattr(crf_module, "C2_GRID", crf_module.COARSE_GRID)  # (auto walks a coarser path)
     named = train(corpus, [], learner="crf").training["selection"]["tried"]
     crf = [r for r in tried if r["learner"] == "crf"]
@@ -39,7 +39,7 @@ def test_auto_tries_each_candidate_as_named_and_keeps_the_best(corpus, monkeypat
     assert crf[0]["epochs"] == 1000  # the CRF's own iteration cap, not the online learner's epochs
     assert any(line.startswith(f"chose {model.training['learner']}") for line in lines)
     info = seqbil.info.model_info(model)
-    assert "chosen on the last tenth of the training data: learner = " in seqbil.info.describe(info)
+    assert "chosen by 10-fold cross-validation: learner = " in seqbil.info.describe(info)
 
 
 def test_a_candidate_past_the_budget_is_stopped_and_not_chosen(corpus, monkeypatch):
@@ -150,7 +150,8 @@ def test_an_online_candidate_takes_its_best_number_of_epochs_on_the_pooled_folds
     assert [[r[-1] for r in s] for s in rows] == [s.labels for s in sentences]
     n, k = len(sentences), len(sentences) // 10
     # the held-out tenth, or the folds of cross-validation
-    cuts = [n - k, n] if selection.AUTO_FOLDS == 1 else np.linspace(0, n, selection.AUTO_FOLDS + 1).astype(int)
+    tokens = sum(map(len, rows))  # the held-out tenth, or each tenth in turn on a small corpus
+    cuts = np.linspace(0, n, selection.CV_FOLDS + 1).astype(int) if tokens <= selection.AUTO_CV_TOKENS else [n - k, n]
     for row in tried:
         curve = row["curve"]
         # the last epoch within one standard error of the best, sqrt(p (1 - p) / n) on n held-out tokens
@@ -176,8 +177,8 @@ def test_an_online_candidate_takes_its_best_number_of_epochs_on_the_pooled_folds
 def test_an_online_learner_stopped_early_is_the_run_of_that_many_epochs(corpus, monkeypatch):
     """When the held-out curve stops an online learner early (forced here at 2 of 6
     epochs), the temperature is fitted to held-out models of 2 epochs and the model
-    trains 2 epochs: the model and temperature of `--learner sp --epochs 2` with its
-    temperature fitted on the same held-out tenth."""
+    trains 2 epochs: the model and temperature of `--learner sp --epochs 2`, whose
+    temperature is fitted on the same folds."""
     real = selection._best_pass
 
     def at_two(trial, runs):
@@ -186,7 +187,6 @@ def test_an_online_learner_stopped_early_is_the_run_of_that_many_epochs(corpus, 
     monkeypatch.setattr(selection, "_best_pass", at_two)
     auto = train(corpus, [], learner="auto", candidates=["sp"], epochs=6)
     assert auto.training["params"]["epochs"] == 2 and auto.training["selection"]["tried"][0]["epochs"] == 2
-    monkeypatch.setattr(selection, "CV_FOLDS", 1)  # (a named learner's temperature on the held-out tenth too)
     named = train(corpus, [], learner="sp", epochs=2)
     assert auto.temperature == named.temperature
     from seqbil.formats import make_format

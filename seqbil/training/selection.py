@@ -28,11 +28,13 @@ from .scoring import gold_labels, segment_chars
 # 2,000 to 9,000 tokens), and ten runs on it cost little
 CV_TOKENS = 25_000
 CV_FOLDS = 10
-# learner = auto tries a CRF's c2 path on every fold: on a small corpus it takes this
-# many folds (1: the held-out tenth alone). On the small corpora of the development
-# suite's dev splits (hi-, bn-, te-indian), 5 folds chose no better than the tenth
-# (average accuracy 79.24 against 79.40) at five times the cost (57 to 129 CPU s)
-AUTO_FOLDS = 1
+# learner = auto tries a CRF's c2 path on every fold, so it cross-validates only a
+# corpus of at most this many tokens, where a tenth is a few sentences (CRF++'s example
+# corpora: 965 to 4,772 tokens), and chooses on the held-out tenth above: on the
+# development suite's small corpora (7,500 to 23,000 tokens, dev splits), 10 folds cost
+# 2 to 5 times the tenth and, within the budget, chose the online learner everywhere,
+# 0.3 to 1.9 behind the tenth's choice on two corpora of five, level on the others
+AUTO_CV_TOKENS = 5_000
 # learner = auto may always take this many seconds: on a small corpus, where the
 # online learners take a second or two, a CRF's c2 path takes some seconds more, and
 # there the CRF won (CRF++'s example corpora; on the held-out tenth of the development
@@ -84,8 +86,8 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
     On the dev set when there is one: the grid then runs on the whole training
     corpus and its best run is the model, returned as (run, learner, history, rng).
     Without one, on the last tenth of the training sentences (a small corpus, up to
-    CV_TOKENS tokens: each tenth in turn, 10-fold cross-validation, scored over all
-    the held-out predictions together): the models trained on the rest fix the
+    CV_TOKENS tokens, or AUTO_CV_TOKENS with learner = auto: each tenth in turn,
+    10-fold cross-validation, scored over all the held-out predictions together): the models trained on the rest fix the
     settings, which the run on all the data then keeps. A setting wins by its score
     (the dev metric), then by the held-out log-likelihood for a CRF, then by coming
     first (the stronger regularisation; with learner = auto, the earlier
@@ -240,12 +242,12 @@ def _folds(choice, settings, fmt, train_data, dev, echo):
              (f"learner {choice.grid[0]['learner']}, the first candidate" + (", temperature 1" if choice.fit else "")
               if choice.auto else "temperature 1" if choice.fit else f"{' and '.join(choice.varies)} at the defaults"))
         return None
-    n_folds = AUTO_FOLDS if choice.auto else CV_FOLDS
-    if sentences is None and (tokens <= CV_TOKENS and n_folds > 1 or whole.items is not None):
+    small = tokens <= (AUTO_CV_TOKENS if choice.auto else CV_TOKENS)
+    if sentences is None and (small or whole.items is not None):
         sentences, whole = read_sentences(fmt, train_data, enc)[0], None
-    if tokens <= CV_TOKENS and n_folds > 1:
-        cuts = np.linspace(0, n, n_folds + 1).astype(int)
-        where = f"{n_folds}-fold cross-validation"
+    if small:
+        cuts = np.linspace(0, n, CV_FOLDS + 1).astype(int)
+        where = f"{CV_FOLDS}-fold cross-validation"
         echo(f"choosing {what} by {where} on the {n} training sentences ({tokens} tokens)" +
              (f" from {len(grid)} settings" if grid else ""))
         return where, [(sentences[:a] + sentences[b:], sentences[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
