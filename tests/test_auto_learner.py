@@ -43,7 +43,7 @@ def test_auto_tries_each_candidate_as_named_and_keeps_the_best(corpus, monkeypat
 
 
 def test_a_candidate_past_the_budget_is_stopped_and_not_chosen(corpus, monkeypatch):
-    monkeypatch.setattr(selection, "BUDGET_FLOOR", 0.0)
+    monkeypatch.setattr(selection, "CV_BUDGET_FLOOR", 0.0)
     lines = []
     model = train(corpus, lines, learner="auto", candidates=["sp", "crf"], budget=0.01)
     tried = model.training["selection"]["tried"]
