@@ -394,8 +394,8 @@ def test_columns_of_tagged_text_and_two_structures(structure_file, tmp_path):
     assert [sp.column for sp in s.splits] == [2, 1]
     assert s.splits[1].dim == 5
     test = conll(sample_path("conll2000_test.txt"))
-    one = seqbil.train(config="conll2000", epochs=1, structure=str(structure_file))
-    two = seqbil.train(config="conll2000", epochs=1, structure=[str(structure_file), str(path)])
+    one = seqbil.train(config="conll2000", learner="bol", epochs=1, structure=str(structure_file))
+    two = seqbil.train(config="conll2000", learner="bol", epochs=1, structure=[str(structure_file), str(path)])
     extra = [m.index.n_attributes(0) - m.index.n_keyed(0) for m in (one, two)]
     assert extra[1] - extra[0] == 3 * s.dim
     two.save(tmp_path / "two.sbm")

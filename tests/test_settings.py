@@ -222,8 +222,9 @@ def test_options_outside_the_table_refuse_absurd_numbers(args, message):
     ["aso", "--unlabeled", "{data}", "--out", "{dir}/s.sbs", "--vectors", "{missing}/v.txt"],
 ])
 def test_outputs_that_cannot_be_written_are_refused_before_the_work(tmp_path, command):
-    model = tmp_path / "m0.sbm"
-    assert CliRunner().invoke(main, ["train", "--model", str(model), "--epochs", "1", "-q"]).exit_code == 0
+    model = tmp_path / "m0.sbm"  # (any model: the learner named, no choice to wait for)
+    assert CliRunner().invoke(main, ["train", "--model", str(model), "--epochs", "1", "--learner", "bol",
+                                     "-q"]).exit_code == 0
     before = model.read_bytes()
     places = {"missing": str(tmp_path / "no" / "such"), "dir": str(tmp_path), "model": str(model),
               "data": str(sample_path("conll2000_test.txt"))}
