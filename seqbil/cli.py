@@ -125,7 +125,7 @@ def _help_templates(ctx, _param, value):
               "its workers.  [default: a local cluster]")
 @click.option("--workers", type=click.IntRange(min=1), metavar="N", help="With --shards: a local Dask cluster of N "
               "worker processes.  [default: one per shard, at most one per CPU core]")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bars or Dask dashboard link.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars or Dask dashboard link (bars show only on a terminal).")
 @click.option("--help-templates", is_flag=True, expose_value=False, is_eager=True, callback=_help_templates,
               help="Show the template grammar and its functions, and exit.")
 @param_options(("corpus", "features", "train"))
@@ -162,7 +162,7 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
                 and resume_path.endswith(".ckpt")):
             model_path = resume_path[:-len(".ckpt")]  # the run's own model, whose checkpoint it is
         model = api.resume(resume_path, model_path, epochs=overrides["epochs"], log=log_path, echo=echo_err,
-                           progress=not quiet, checkpoint_to=checkpoint_path, checkpoint_every=checkpoint_every,
+                           progress=_bars(quiet), checkpoint_to=checkpoint_path, checkpoint_every=checkpoint_every,
                            scheduler=scheduler, workers=workers)
         _exit_if_interrupted(model, model_path)
         return
@@ -171,10 +171,16 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
     if (scheduler is not None or workers is not None) and not overrides.get("shards"):
         raise click.UsageError("--scheduler and --workers go with --shards")
     model = api.train(train_path, dev_path, config=config, template=template_file, model=model_path,
-                      init_model=init_model, log=log_path, echo=echo_err, progress=not quiet,
+                      init_model=init_model, log=log_path, echo=echo_err, progress=_bars(quiet),
                       checkpoint_every=checkpoint_every, checkpoint=checkpoint_path, scheduler=scheduler,
                       workers=workers, **overrides)
     _exit_if_interrupted(model, model_path)
+
+
+def _bars(quiet):
+    """Progress bars, only where a person watches: a log redirected to a file or a
+    pipe would keep every redraw of every bar."""
+    return not quiet and sys.stderr.isatty()
 
 
 def _exit_if_interrupted(model, model_path):
@@ -198,7 +204,7 @@ def _exit_if_interrupted(model, model_path):
               help="Threads training the auxiliary problems.")
 @click.option("--vectors", "vectors_path", metavar="FILE", help="Also write word vectors (word2vec text format) "
               "from the split that reads only the token itself.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bars or Dask dashboard link.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars or Dask dashboard link (bars show only on a terminal).")
 @click.option("--shards", type=click.IntRange(min=1), metavar="K", help="Train the auxiliary problems on K shards of "
               "the text on a Dask cluster (pip install \"seqbil[dask]\"): each worker holds its part of the text; "
               "see seqbil/dask/aso.py.  [default: one process]")
@@ -234,7 +240,7 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, shards, schedul
     if scheduler is not None and workers is not None:
         raise click.UsageError("give --workers (a local cluster) or --scheduler, not both")
     learn_structure(list(unlabeled) + list(more), out, config=config, jobs=jobs, vectors=vectors_path, echo=echo_err,
-                    progress=not quiet, shards=shards or 0, scheduler=scheduler, workers=workers, **overrides)
+                    progress=_bars(quiet), shards=shards or 0, scheduler=scheduler, workers=workers, **overrides)
 
 
 @main.command(context_settings={"show_default": True}, short_help="Tag text in a pipe or files, or many files on "
@@ -392,7 +398,7 @@ def _tag_files(model_path, inputs, output_path, output_dir, workers, scheduler, 
         done = tag_files(model_path, inputs, output_dir, scheduler=scheduler, workers=workers, encoding=encoding,
                          task=task, dicts=user_dicts, nbest=nbest, confidence=confidence, marginals=marginals,
                          partition_bytes=max(1, int(partition_mb * (1 << 20))), overwrite=overwrite,
-                         progress=not quiet, echo=None if quiet else echo_err)
+                         progress=_bars(quiet), echo=None if quiet else echo_err)
     if not quiet:
         echo_err(f"tagged {done['files']} files ({done['sentences']:,} sentences) into {output_dir}"
                  + (f"; {done['skipped']} were done before" if done["skipped"] else ""))
