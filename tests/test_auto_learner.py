@@ -194,3 +194,22 @@ def test_an_online_learner_stopped_early_is_the_run_of_that_many_epochs(corpus, 
                                                                           corpus.parent / "test.txt"))))
     assert auto.predict(sentences) == named.predict(sentences)
     assert np.array_equal(auto.weights["W0"], named.weights["W0"])
+
+
+def test_an_online_learner_best_after_its_last_epoch_is_not_trained_again(corpus, monkeypatch):
+    """The held-out runs of a candidate whose curve peaks at its last epoch are the runs the
+    temperature is fitted to: each fold trains once (forced at 6 of 6)."""
+    real, calls = selection._best_pass, []
+
+    def at_last(trial, runs):
+        name, _, _, values = real(trial, runs)
+        return name, values[-1], len(values), values
+    monkeypatch.setattr(selection, "_best_pass", at_last)
+    counted = selection._train_folds
+    monkeypatch.setattr(selection, "_train_folds", lambda trial, *a, **k: calls.append(trial.point) or
+                        counted(trial, *a, **k))
+    auto = train(corpus, [], learner="auto", candidates=["sp"], epochs=6)
+    assert auto.training["params"]["epochs"] == 6 and "epochs" not in auto.training["selection"]["tried"][0]
+    assert len(calls) == 1
+    named = train(corpus, [], learner="sp", epochs=6)
+    assert auto.temperature == named.temperature

@@ -63,6 +63,7 @@ class Trial:
     # learner = auto's online learners: each fold's held-out label ids after each pass,
     # from which the trial takes its best number of passes (early stopping)
     curve: list = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)  # its training and scoring time is shown
 
 
 @dataclass
@@ -125,7 +126,9 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
         return settings, stopped, {"interrupted": f"while choosing {choice.what}"}
     _finish_all(learner for learner in learners if learner not in best.learners)
     point = best.point
-    if best.curve and point.get("epochs", 0) < len(best.passes[0][0]) and (where == "dev" or choice.fit):
+    ran = len(best.passes[0][0]) if best.passes else 0
+    # (_score_trial gives a point epochs only where the curve stopped it early)
+    if best.curve and point.get("epochs", ran) < ran and (where == "dev" or choice.fit):
         # an online learner best after fewer passes than it ran: the model it makes (on the
         # dev set) or the temperature its folds fit is that of the run of those passes
         _finish_all(best.learners)
@@ -164,7 +167,7 @@ def _try_grid(choice, runs, bases, planned, where, seed, init_model, show_progre
     for i, point in enumerate(choice.grid or [{}]):
         if path is not None and point.get("learner") == path[0] and path[2] >= 2:
             continue  # two steps past the best along this learner's path
-        trial, start = Trial(point, learners), time.perf_counter()
+        trial = Trial(point, learners)
         stopped = _train_folds(trial, runs, bases, planned, best, seed, init_model, bool(choice.grid), show_progress,
                                deadline, early=choice.auto)
         if stopped is not None:
@@ -181,8 +184,8 @@ def _try_grid(choice, runs, bases, planned, where, seed, init_model, show_progre
             learners = best.learners
             break
         if choice.auto and i == 0:
-            deadline_base = time.perf_counter() - start
-            deadline = start + max(choice.budget * deadline_base, floor)
+            deadline_base = time.perf_counter() - trial.started
+            deadline = trial.started + max(choice.budget * deadline_base, floor)
         tried.append(_score_trial(trial, runs, choice, where, echo))
         if path is None or point.get("learner") != path[0]:
             path = [point.get("learner"), None, 0]  # (learner, its best key, points past it)
@@ -372,8 +375,7 @@ def _score_trial(trial, runs, choice, where, echo):
     log-likelihood, for a CRF); an online learner's trial after each of its passes,
     the best number of passes then joining its point (early stopping). Its row of the
     record."""
-    start, pred, nll = time.perf_counter(), [], 0.0
-    row = {}
+    pred, nll, row = [], 0.0, {}
     if trial.curve:
         name, value, best, values = _best_pass(trial, runs)
         row["curve"] = [round(v, 4) for v in values]
@@ -385,7 +387,7 @@ def _score_trial(trial, runs, choice, where, echo):
             if trial.learners[0].probabilistic:
                 nll += token_nll(run.model, run.dev_data, 1.0)[0]
         name, value = _pooled_score(runs, pred)
-    seconds = time.perf_counter() - start  # (not in the record: the same run gives the same model bytes)
+    seconds = time.perf_counter() - trial.started  # (not in the record: the same run gives the same model bytes)
     row = {**trial.point, "metric": name, "value": value, "passes": [len(h) for h, _ in trial.passes], **row}
     probabilistic, batch = trial.learners[0].probabilistic, isinstance(trial.learners[0], BatchLearner)
     if probabilistic:
