@@ -68,8 +68,8 @@ def train(train=None, dev=None, *, config=None, template=None, model=None, init_
         A file for per-pass diagnostics, as JSON lines.
     verbose : bool, default=False
         Print the run's messages on standard error.
-    progress : bool, default=False
-        Show progress bars.
+    progress : bool or "auto", default=False
+        Show progress bars; "auto": only on a terminal.
     checkpoint_every : int, default=0
         Write a checkpoint every that many passes (and when the run is interrupted),
         to continue with `resume`; 0: none.
@@ -177,8 +177,8 @@ def resume(checkpoint, model=None, *, epochs=None, log=None, verbose=False, prog
         The per-pass diagnostics file (JSON lines), appended to.
     verbose : bool, default=False
         Print the run's messages on standard error.
-    progress : bool, default=False
-        Show progress bars.
+    progress : bool or "auto", default=False
+        Show progress bars; "auto": only on a terminal.
     echo : callable, default=None
         A function of one line, given the run's messages in place of `verbose`.
     checkpoint_to : str or os.PathLike, default=None
@@ -542,8 +542,8 @@ def learn_structure(unlabeled, out=None, *, config=None, jobs=1, vectors=None, v
         token itself, for every word of the text seen `aux_min_count` times.
     verbose : bool, default=False
         Print the run's messages on standard error.
-    progress : bool, default=False
-        Show progress bars.
+    progress : bool or "auto", default=False
+        Show progress bars; "auto": only on a terminal.
     echo : callable, default=None
         A function of one line, given the run's messages in place of `verbose`.
     shards : int, default=0

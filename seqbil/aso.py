@@ -44,6 +44,7 @@ from .features.structure import DEFAULT_SPLITS, Split, Structure, parse_split
 from .features.templates import TemplateSet, parse_template
 from .formats import FORMATS
 from .formats.sentence import Corpus, Ids
+from .progress import disabled
 
 BLOCK = 64  # problems per kernel call: a feature's weights for them are one 256-byte row
 
@@ -275,7 +276,7 @@ class StructureLearner:
         blocks = [[k, b0, next(W), np.zeros((h, min(b0 + BLOCK, m) - b0), np.float32), 0, 1.0]
                   for k in range(len(offsets)) for b0 in range(0, m, BLOCK)]
         bar = tqdm(total=P * s.aux_epochs, desc=f"split {name}" + (f", round {rnd + 1}" if rnd else ""),
-                   unit="tok", unit_scale=True, leave=False, disable=not self.progress, dynamic_ncols=True)
+                   unit="tok", unit_scale=True, leave=False, disable=disabled(self.progress), dynamic_ncols=True)
 
         def run(block, ptr, ids, targets):
             k, b0, W, V, t, scale = block
@@ -396,7 +397,7 @@ def learn_from_files(unlabeled, settings, config, echo, *, out=None, vectors=Non
         raise SeqbilError("a Dask client, scheduler or workers go with shards")
     t0 = time.perf_counter()
     columns = settings.unlabeled_format == "columns"
-    with tqdm(desc="reading", unit=" " + unit + "s", unit_scale=True, leave=False, disable=not progress,
+    with tqdm(desc="reading", unit=" " + unit + "s", unit_scale=True, leave=False, disable=disabled(progress),
               dynamic_ncols=True) as bar:
         # with shards, the driver only counts the sentences (and checks the files): the
         # workers read their parts

@@ -14,6 +14,7 @@ from . import params
 from ._version import __version__
 from .errors import SeqbilError, silence_stderr
 from .formats import FORMATS
+from .progress import AUTO as AUTO_PROGRESS
 from .model import NBEST_MAX
 
 
@@ -178,9 +179,8 @@ def train(config, template_file, train_path, dev_path, model_path, init_model, l
 
 
 def _bars(quiet):
-    """Progress bars, only where a person watches: a log redirected to a file or a
-    pipe would keep every redraw of every bar."""
-    return not quiet and sys.stderr.isatty()
+    """The progress setting of a command: bars only where a person watches (progress.AUTO)."""
+    return False if quiet else AUTO_PROGRESS
 
 
 def _exit_if_interrupted(model, model_path):

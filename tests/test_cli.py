@@ -358,3 +358,34 @@ def test_every_bundled_config_trains_by_name(tmp_path, name):
         assert scores["f1"] > baseline_f1(loaded.format.name)  # it learned more than a trivial rule
     if loaded.templates.by_order[0]:  # the 0-order part learned something
         assert loaded.weights["W0"].any()
+
+
+def test_progress_bars_show_on_a_terminal_and_stay_out_of_a_redirected_log(tmp_path):
+    """Without -q, the bars are drawn on a terminal; stderr redirected to a pipe gets the
+    run's lines and no bars (the carriage-return redraws of tqdm)."""
+    import pty
+    command = [sys.executable, "-m", "seqbil", "train", "--learner", "sp", "--epochs", "2", "--model", "m.sbm"]
+    piped = subprocess.run(command, cwd=tmp_path, env=ENV, capture_output=True)
+    assert piped.returncode == 0 and b"epoch 2/2: " in piped.stderr
+    assert b"\r" not in piped.stderr and b"seq/s" not in piped.stderr
+    import fcntl
+    import struct
+    import termios
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # (a new pty is 0 wide)
+    try:
+        with open(os.devnull, "wb") as null:
+            proc = subprocess.run(command, cwd=tmp_path, env=ENV, stdout=null, stderr=follower)
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 1 << 16)
+            except OSError:  # (the terminal is closed once the process is gone)
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+    assert proc.returncode == 0 and b"seq/s" in shown and b"epoch 2/2: " in shown

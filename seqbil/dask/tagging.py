@@ -32,6 +32,7 @@ from tqdm import tqdm
 
 from ..errors import InputError, SeqbilError
 from ..formats.textio import is_gzip, open_binary, wide_encoding
+from ..progress import disabled
 from ..tagging import (BLANK_LINE, BlockReader, BlockTagger, block_bytes, byte_order_mark, failure_of, prepare,
                        raise_failure, warm_model)
 from .cluster import connect
@@ -90,8 +91,8 @@ def tag_files(model, inputs, output_dir, *, client=None, scheduler=None, workers
     overwrite : bool, default=False
         Tag files whose output exists too (default: skip them, so that a rerun
         goes on where a failed or stopped run was).
-    progress : bool, default=False
-        Show a progress bar of the input bytes.
+    progress : bool or "auto", default=False
+        Show a progress bar of the input bytes; "auto": only on a terminal.
     echo : callable, default=None
         A function of one line, told the dashboard link and the files skipped.
 
@@ -288,7 +289,7 @@ def _run(client, job, plans, summary, progress):
             plan.futures.append(future)
             owner[future.key] = (plan, j)
     failed, pending = {}, list(plans)  # pending: not yet written or failed, in input order
-    bar = tqdm(total=sum(p.size for p in plans), unit="B", unit_scale=True, desc="tagging", disable=not progress)
+    bar = tqdm(total=sum(p.size for p in plans), unit="B", unit_scale=True, desc="tagging", disable=disabled(progress))
     finished = False
     try:
         for future in as_completed(futures):

@@ -14,6 +14,7 @@ from ..errors import ConfigError
 from ..evaluation import headline
 from ..features.templates import EMB
 from ..learners.base import CHUNK
+from ..progress import disabled
 from .scoring import dev_score
 
 
@@ -54,14 +55,16 @@ def graceful_stop():
 
 def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, log_path=None, append_log=False,
                checkpoint_every=0, checkpoint_path=None, checkpoint_record=None, score_dev=True, deadline=None,
-               forecast=0, on_pass=None):
+               forecast=0, warmup=0, on_pass=None):
     """The learner's passes over run.data, from len(history) on, each appended to
     history as its record: progress bar, the log (JSON lines), dev scores after every
     pass (score_dev), checkpoints, Ctrl-C (the run stops after the pass), and the
     passes on the shards of a Dask cluster (run.mixer, which prepare() made). Past
     the deadline (a time.perf_counter() value), no pass is begun, nor when `forecast`
-    passes in all, at the passes' mean time so far, would end past it: the history is
-    then shorter than learner.passes() and its last record has no "stop". on_pass(learner)
+    passes in all, at the mean time of the passes after the first `warmup` ones (an
+    online learner's first pass, with the most mistakes, is its slowest), would end
+    past it: the history is then shorter than learner.passes() and its last record
+    has no "stop". on_pass(learner)
     is called after each pass (what a held-out choice reads of each)."""
     data, mixer, tasks = run.data, run.mixer, run.tasks
     N = data.n_sequences if data is not None else 0
@@ -81,7 +84,7 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
                 learner.start_pass(k)
                 start, mixed = time.perf_counter(), None
                 with tqdm(total=N, desc=learner.pass_name(k), unit="seq", leave=False,
-                          disable=not show_progress, dynamic_ncols=True) as bar:
+                          disable=disabled(show_progress), dynamic_ncols=True) as bar:
                     if mixer is None:
                         epoch = Epoch(run, rng, bar)
                         stats = learner.run_pass(data, k, epoch)
@@ -120,7 +123,11 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
                     break
                 if deadline is not None:
                     now = time.perf_counter()
-                    if now + max(forecast - k - 1, 0) * (now - began) / (k + 1 - first) > deadline:
+                    if k + 1 - first == warmup:
+                        began = now
+                    paced = k + 1 - first - warmup
+                    if now > deadline or paced > 0 and \
+                            now + max(forecast - k - 1, 0) * (now - began) / paced > deadline:
                         break
     finally:
         if log:
