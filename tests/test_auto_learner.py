@@ -42,14 +42,17 @@ def test_auto_tries_each_candidate_as_named_and_keeps_the_best(corpus, monkeypat
     assert "chosen by 10-fold cross-validation: learner = " in seqbil.info.describe(info)
 
 
-def test_a_candidate_past_the_budget_is_stopped_and_not_chosen(corpus, monkeypatch):
+@pytest.mark.parametrize("second, what", [("crf", "not started"), ("pa", "stopped")])
+def test_a_candidate_past_the_budget_is_stopped_and_not_chosen(corpus, monkeypatch, second, what):
+    """A CRF is not started when less time is left than the quickest candidate took; an
+    online learner starts, and stops when its pace says it cannot finish in time."""
     monkeypatch.setattr(selection, "CV_BUDGET_FLOOR", 0.0)
     lines = []
-    model = train(corpus, lines, learner="auto", candidates=["sp", "crf"], budget=0.01)
+    model = train(corpus, lines, learner="auto", candidates=["sp", second], budget=0.01)
     tried = model.training["selection"]["tried"]
-    assert [(r["learner"], r.get("stopped")) for r in tried] == [("sp", None), ("crf", "over the budget")]
+    assert [(r["learner"], r.get("stopped")) for r in tried] == [("sp", None), (second, "over the budget")]
     assert model.training["learner"] == "sp" and model.temperature > 0  # the online learner's temperature, fitted
-    assert any("stopped, over the budget" in line for line in lines)
+    assert any(line.strip().startswith(second) and f": {what}, over the budget" in line for line in lines)
 
 
 def test_a_named_learner_is_not_chosen(corpus):
@@ -113,9 +116,10 @@ def test_a_configs_auto_takes_its_first_candidate_where_nothing_can_be_chosen(tm
 
 
 def test_a_run_stops_when_its_forecast_passes_would_end_past_the_deadline(corpus):
-    """The deadline is far off, but at the pace of the first pass the forecast passes
-    would end past it: the run stops after one pass; without a forecast it runs all
-    its passes."""
+    """The deadline is far off, but at the pace of the passes so far the forecast passes
+    would end past it: the run stops after one pass, or two when the first is warm-up
+    (not the pace); without a forecast it runs all its passes; past the deadline, it
+    stops after the pass that crossed it."""
     import time
 
     import numpy as np
@@ -123,12 +127,13 @@ def test_a_run_stops_when_its_forecast_passes_would_end_past_the_deadline(corpus
     from seqbil.training.prepare import make_learner, prepare
     settings = Settings.of({"learner": "sp", "epochs": 4, "temperature": 1.0,
                             "templates": ["U00:%x[0,0]", "U01:%x[0,1]", "B"]})
-    for forecast, passes in ((10 ** 12, 1), (0, 4)):
+    for forecast, warmup, passes, seconds in ((10 ** 12, 0, 1, 1000.0), (10 ** 12, 1, 2, 1000.0),
+                                              (0, 0, 4, 1000.0), (0, 1, 1, 0.0)):
         run = prepare(settings, str(corpus), None, None, None, None, lambda line: None)
         learner = make_learner(run, echo=lambda line: None)
         history = selection.run_passes(run, learner, np.random.default_rng(1), [], echo=lambda line: None,
-                                       show_progress=False, score_dev=False, deadline=time.perf_counter() + 1000.0,
-                                       forecast=forecast)
+                                       show_progress=False, score_dev=False, deadline=time.perf_counter() + seconds,
+                                       forecast=forecast, warmup=warmup)
         assert len(history) == passes
         learner.finish()
 
@@ -213,3 +218,30 @@ def test_an_online_learner_best_after_its_last_epoch_is_not_trained_again(corpus
     assert len(calls) == 1
     named = train(corpus, [], learner="sp", epochs=6)
     assert auto.temperature == named.temperature
+
+
+def test_the_best_candidate_lets_its_learner_go_while_the_next_trains(tmp_path, monkeypatch):
+    """On the held-out tenth, the best candidate so far keeps only its held-out model while
+    the next one trains (forced here: the first candidate wins). Its temperature is still
+    the one fitted to that model: the temperature of the choice among sp alone, where no
+    other candidate trains."""
+    corpus = sample_head("conll2000_train.txt", 300, tmp_path / "train.txt")  # (held out: above AUTO_CV_TOKENS)
+    seen, train_folds, score_trial = [], selection._train_folds, selection._score_trial
+
+    def recording(trial, runs, bases, planned, best, *args, **kwargs):
+        seen.append(None if best is None else (best.point["learner"], list(best.learners), len(best.frozen)))
+        return train_folds(trial, runs, bases, planned, best, *args, **kwargs)
+
+    def first_wins(trial, runs, choice, *args):
+        row = score_trial(trial, runs, choice, *args)
+        if trial.point["learner"] != choice.grid[0]["learner"]:
+            trial.key = (-np.inf,)
+        return row
+    monkeypatch.setattr(selection, "_train_folds", recording)
+    monkeypatch.setattr(selection, "_score_trial", first_wins)
+    auto = train(corpus, [], learner="auto", candidates=["sp", "pa"])
+    assert auto.training["selection"]["on"] == "held-out" and auto.training["learner"] == "sp"
+    assert seen == [None, ("sp", [None], 1)]
+    monkeypatch.undo()
+    alone = train(corpus, [], learner="auto", candidates=["sp"])
+    assert auto.temperature == alone.temperature and auto.temperature != 1.0

@@ -172,6 +172,12 @@ class Model(Probabilities):
         """The multi-task model of the view of one of its tasks (for_task); the model itself otherwise."""
         return self._base if self._base is not None else self
 
+    def use_store(self, kind, store):
+        """Decode from a storage.Store kept from before (a held-out model's, whose
+        learner is gone)."""
+        self.kind, self._weights = kind, None
+        self._set_store(store)
+
     def keep_sparse(self):
         """Make the sparse rows that decoding reads from the dense weights, and let the
         dense weights go (a model that is only scored from now on)."""

@@ -37,11 +37,14 @@ CV_FOLDS = 10
 # one, level on two
 AUTO_CV_TOKENS = 5_000
 # learner = auto may always take this many seconds, and on a corpus it cross-validates
-# CV_BUDGET_FLOOR: where the online learners take a second or two, a CRF's c2 path takes
-# some seconds more. On CRF++'s example corpora (cross-validated) the path took 2 to 20
-# s and the CRF won on three of four; on the held-out tenth of the development suite's
-# small corpora it took 7 to 80 s and did not win on their dev splits
-BUDGET_FLOOR = 10.0
+# CV_BUDGET_FLOOR. On CRF++'s example corpora (cross-validated) a CRF's c2 path took 2 to
+# 20 s where the online learners take a second or two, and the CRF won on three of four.
+# On a held-out tenth the budget (a multiple of the first candidate's time) bounds it
+# alone: on the development suite's six corpora of 7,500 to 23,000 tokens the CRF, given
+# a larger floor, never scored above the best online candidate on the tenth (0.2 to 2.0
+# below on five, level on one; its path cut short on two), and on the bundled CoNLL-2000
+# sample a floor of 10 s took 9 of the run's 9.4 s for a CRF that lost
+BUDGET_FLOOR = 1.0
 CV_BUDGET_FLOOR = 30.0
 # a candidate is stopped as soon as this many passes (or its own number, if fewer) would
 # end past the budget at its pace so far: a CRF's first point takes 50 to 130 L-BFGS
@@ -64,6 +67,8 @@ class Trial:
     # from which the trial takes its best number of passes (early stopping)
     curve: list = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)  # its training and scoring time is shown
+    # each fold's (kind, Store) once its learner is let go (_freeze)
+    frozen: list = field(default_factory=list)
 
 
 @dataclass
@@ -149,11 +154,10 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
         if choice.auto:
             echo(settings_header(runs[0].settings))
         return settings, (runs[0], best.learners[0], *best.passes[0]), record
-    learners = best.learners
     if choice.fit and not LEARNERS[settings.learner].probabilistic:
-        temperature = _fit_temperature(runs, learners, bool(choice.grid), where, record, echo)
+        temperature = _fit_temperature(runs, best, bool(choice.grid), where, record, echo)
         settings = settings.but({"temperature": temperature}, "<chosen>")
-    _finish_all(learner for learner in learners if learner is not None)
+    _finish_all(best.learners)
     return settings, None, record
 
 
@@ -163,16 +167,29 @@ def _try_grid(choice, runs, bases, planned, where, seed, init_model, show_progre
     spent. Returns (the best Trial, the record's rows, the learners of the last
     trial, the stopped run of a Ctrl-C or None)."""
     tried, best, learners, path, deadline, deadline_base = [], None, [None] * len(runs), None, None, 0.0
+    quickest = np.inf  # the shortest training of a trial so far
     floor = CV_BUDGET_FLOOR if len(runs) > 1 else BUDGET_FLOOR
     for i, point in enumerate(choice.grid or [{}]):
         if path is not None and point.get("learner") == path[0] and path[2] >= 2:
             continue  # two steps past the best along this learner's path
-        trial = Trial(point, learners)
+        if best is not None and where != "dev" and (best.learners is not learners or
+                                                    point.get("learner") != best.point.get("learner")):
+            _freeze(best, runs)  # (nothing continues it: the next point starts anew)
+        if deadline is not None and point.get("learner") != (path or [None])[0] and \
+                issubclass(LEARNERS[point["learner"]], BatchLearner) and deadline - time.perf_counter() < quickest:
+            # a CRF's first point is 40 or more iterations, each a forward-backward pass over
+            # every sentence: more than the epochs of an online learner, one Viterbi pass each
+            echo(f"  {_point_text(point, choice)}: not started, over the budget: the "
+                 f"{max(deadline - time.perf_counter(), 0):.1f} s left are less than the quickest candidate's "
+                 f"{quickest:.1f} s; the points after it are not tried")
+            tried.append({**point, "stopped": "over the budget"})
+            break
+        trial, learners = Trial(point, learners), None  # (the trial holds the learners it may continue)
         stopped = _train_folds(trial, runs, bases, planned, best, seed, init_model, bool(choice.grid), show_progress,
                                deadline, early=choice.auto)
         if stopped is not None:
             return best, tried, trial.learners, stopped
-        learners = trial.learners
+        learners, quickest = trial.learners, min(quickest, time.perf_counter() - trial.started)
         if not choice.grid:  # one setting: nothing to compare
             return trial, tried, learners, None
         if trial.over_budget:
@@ -294,14 +311,19 @@ def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, sh
     learners = trial.learners = list(trial.learners)
     for f, run in enumerate(runs):
         run.settings = planned.but(trial.point, "<chosen>")
-        previous = learners[f]
-        learner = learners[f] = make_learner(run, bases[f] if previous is None else None, init_model,
-                                             lambda line: None)
-        # a batch learner's path: each setting starts where the last ended
-        if previous is not None and isinstance(learner, BatchLearner) and type(previous) is type(learner):
+        previous, base = learners[f], bases[f] if learners[f] is None else None  # (the first setting continues it)
+        # a batch learner's path: each setting starts where the last ended; a learner
+        # nothing continues goes before the next is made (the peak memory of the choice)
+        if previous is not None and not (issubclass(LEARNERS[run.settings.learner], BatchLearner) and
+                                         type(previous) is LEARNERS[run.settings.learner]):
+            _finish_all([previous] if not (best and previous in best.learners) else [])
+            previous = learners[f] = None
+            return_freed_memory()
+        learner = learners[f] = make_learner(run, base, init_model, lambda line: None)
+        if previous is not None:
             learner.warm_start(previous.parameters()[1])
-        if previous is not None and not (best and previous in best.learners):
-            previous.finish()
+            if not (best and previous in best.learners):
+                previous.finish()
         rng = np.random.default_rng(seed)
         # (each fold left gets an even share of the time left, so that the forecast of
         # the first folds keeps the time the later ones need)
@@ -309,6 +331,7 @@ def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, sh
         ids = [] if early and not isinstance(learner, BatchLearner) and not run.emb.learning else None
         history = run_passes(run, learner, rng, [], echo=lambda line: None, show_progress=show_progress,
                              score_dev=False, deadline=share, forecast=min(learner.passes(), FORECAST_PASSES),
+                             warmup=0 if isinstance(learner, BatchLearner) else 1,
                              on_pass=None if ids is None else lambda learner, run=run, ids=ids: ids.append(
                                  _held_out_ids(run, learner)))
         if run.interrupted:
@@ -333,7 +356,9 @@ def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, sh
 def _held_out_ids(run, learner):
     """The label ids the learner's current parameters give the run's held-out part."""
     run.model.kind, run.model.weights = learner.parameters()
-    return run.model.decode(run.dev_data)
+    ids = run.model.decode(run.dev_data)
+    run.model.weights = {}  # (this pass's copy of the weights goes before the next pass makes one)
+    return ids
 
 
 def _pooled_score(runs, pred):
@@ -402,11 +427,14 @@ def _score_trial(trial, runs, choice, where, echo):
     return row
 
 
-def _fit_temperature(runs, learners, grid, where, record, echo):
+def _fit_temperature(runs, trial, grid, where, record, echo):
     """The temperature fitted to the held-out models' marginals; the learners' arrays
     go as soon as their models have weights."""
+    learners = trial.learners
     for f, run in enumerate(runs):
-        if grid:  # (without a grid, the runs' models have their weights already)
+        if trial.frozen:
+            run.model.use_store(*trial.frozen[f])
+        elif grid:  # (without a grid, the runs' models have their weights already)
             learners[f].finish()
             run.model.kind, run.model.weights = learners[f].final_parameters()
             run.model.keep_sparse()
@@ -417,6 +445,25 @@ def _fit_temperature(runs, learners, grid, where, record, echo):
     return temperature
 
 
+def _freeze(trial, runs):
+    """Let the trial's learners go, keeping each fold's final weights as the sparse rows
+    the temperature is fitted to (trial.frozen): on a held-out choice, the best
+    candidate so far need not keep its working arrays (a linear learner's 1st-order
+    block, its sums for averaging) beside the next candidate's, the peak memory of
+    the choice on a large corpus."""
+    if trial.frozen:
+        return
+    for f, learner in enumerate(trial.learners):
+        learner.finish()
+        model = runs[f].model
+        model.kind, model.weights = learner.final_parameters()
+        model.keep_sparse()
+        trial.frozen.append((model.kind, model.store))
+    trial.learners[:] = [None] * len(trial.learners)
+    return_freed_memory()
+
+
 def _finish_all(learners):
     for learner in learners:
-        learner.finish()
+        if learner is not None:
+            learner.finish()
