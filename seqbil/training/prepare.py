@@ -81,11 +81,12 @@ class Run:
         return [name for name, _, _ in self.tasks] if self.tasks else None
 
 
-def prepare(settings, train_data, dev, template_file, config, base, echo, client=None):
+def prepare(settings, train_data, dev, template_file, config, base, echo, client=None, header=True):
     """Read the training corpus (or the tasks' corpora) and encode it once: the
     templates checked against its columns, the labels, the metric, dictionaries,
     vectors and structure; the model that will hold the weights, and the dev corpora
-    encoded by it. Returns a Run.
+    encoded by it. Returns a Run. header=False leaves the learner's settings unsaid
+    (a run whose learner is still to be chosen).
 
     With settings.shards, on the Dask cluster of `client`: the workers read and
     encode the shards, and this process merges what they count into the index
@@ -103,14 +104,14 @@ def prepare(settings, train_data, dev, template_file, config, base, echo, client
         from ..dask.ipm import Mixer
         mixer = Mixer(client, settings, train_data, fmt, echo)
     try:
-        return _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, mixer)
+        return _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, mixer, header)
     except BaseException:
         if mixer is not None:  # (a cluster given by --scheduler outlives the run)
             mixer.close()
         raise
 
 
-def _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, mixer):
+def _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, mixer, header):
     enc = settings.encoding
     tasks = task_list(settings.tasks, settings.origin("tasks")) if settings.tasks else None
     t0 = time.perf_counter()
@@ -199,7 +200,8 @@ def _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, 
          f"{A0} 0-order and {A1} 1st-order attributes "
          f"({len(templates.by_order[0])} + {len(templates.by_order[1])} templates"
          f"{', label transitions' if templates.transition else ''}) in {t_encode:.1f} s")
-    echo(settings_header(settings))
+    if header:
+        echo(settings_header(settings))
     echo(f"metric: {metric}" + (f" ({scheme})" if metric == "chunk" else "") +
          (f", chosen because {why}" if settings.metric == "auto" else ""))
     return run

@@ -113,9 +113,8 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
     first = settings.but(choice.grid[0], "<chosen>") if choice.auto else settings
     # (on the dev set the run is the model's: what it read is said, and with learner =
     # auto its settings once they are chosen, not the first candidate's)
-    told = echo if where == "dev" and not choice.auto else \
-        (lambda line: line.startswith("learner ") or echo(line)) if where == "dev" else lambda line: None
-    runs, bases = _prepare_folds(folds, told, first, train_data, template_file, config, init_model)
+    runs, bases = _prepare_folds(folds, echo if where == "dev" else lambda line: None, not choice.auto, first,
+                                 train_data, template_file, config, init_model)
     del folds  # (encoded now: a Corpus given is not needed again)
     planned = runs[0].settings  # (prepare may settle the learner: bol with nothing to factor is sp)
     if choice.auto:
@@ -123,12 +122,8 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
     best, tried, learners, stopped = _try_grid(choice, runs, bases, planned, where, settings.seed, init_model,
                                                show_progress, echo)
     if stopped is not None:  # interrupted: what there is, this held-out run's model
-        run, learner, history, _ = stopped
-        echo(f"interrupted while choosing {choice.what}: the model is that of the run on part of the training "
-             f"corpus ({len(history)} of {learner.passes()} passes)")
-        _finish_all(other for other in learners if other is not None and other is not learner)
-        run.settings = run.settings.but({"temperature": run.settings.temperature or 1.0})
-        return settings, stopped, {"interrupted": f"while choosing {choice.what}"}
+        _finish_all(other for other in learners if other is not stopped[1])
+        return _interrupted(stopped, choice, settings, echo)
     _finish_all(learner for learner in learners if learner not in best.learners)
     point = best.point
     ran = len(best.passes[0][0]) if best.passes else 0
@@ -140,11 +135,7 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
         best = Trial(point, [None] * len(runs))
         stopped = _train_folds(best, runs, bases, planned, None, settings.seed, init_model, True, show_progress)
         if stopped is not None:
-            run, learner, history, _ = stopped
-            echo(f"interrupted while choosing {choice.what}: the model is that of the run on part of the "
-                 f"training corpus ({len(history)} of {learner.passes()} passes)")
-            run.settings = run.settings.but({"temperature": run.settings.temperature or 1.0})
-            return settings, stopped, {"interrupted": f"while choosing {choice.what}"}
+            return _interrupted(stopped, choice, settings, echo)
     settings = settings.but(point, "<chosen>")
     record = {"on": where, "tried": tried, "chosen": point} if choice.grid else {}
     if choice.grid:
@@ -159,6 +150,16 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
         settings = settings.but({"temperature": temperature}, "<chosen>")
     _finish_all(best.learners)
     return settings, None, record
+
+
+def _interrupted(stopped, choice, settings, echo):
+    """What select() returns when a Ctrl-C stopped a held-out run (run, learner,
+    history, rng): that run's model, at temperature 1 unless one was given."""
+    run, learner, history, _ = stopped
+    echo(f"interrupted while choosing {choice.what}: the model is that of the run on part of the training "
+         f"corpus ({len(history)} of {learner.passes()} passes)")
+    run.settings = run.settings.but({"temperature": run.settings.temperature or 1.0})
+    return settings, stopped, {"interrupted": f"while choosing {choice.what}"}
 
 
 def _try_grid(choice, runs, bases, planned, where, seed, init_model, show_progress, echo):
@@ -284,14 +285,14 @@ def _folds(choice, settings, fmt, train_data, dev, echo):
         [(whole.head(n - k), whole.part(n - k, n))]
 
 
-def _prepare_folds(folds, echo, settings, train_data, template_file, config, init_model):
-    """(runs, bases): each fold read and encoded (what prepare says goes to echo), and
-    the model it continues."""
+def _prepare_folds(folds, echo, header, settings, train_data, template_file, config, init_model):
+    """(runs, bases): each fold read and encoded (what prepare says goes to echo, the
+    learner's settings with header), and the model it continues."""
     runs, bases = [], []
     for part, held in folds:
         bases.append(Model.load(init_model) if init_model is not None else None)
         try:
-            runs.append(prepare(settings, part, held, template_file, config, bases[-1], echo))
+            runs.append(prepare(settings, part, held, template_file, config, bases[-1], echo, header=header))
         except InputError as exc:  # a part held out of a file is that file for the user
             if exc.path != "<memory>" or not isinstance(train_data, (str, os.PathLike)):
                 raise
@@ -361,10 +362,10 @@ def _held_out_ids(run, learner):
     return ids
 
 
-def _pooled_score(runs, pred):
+def _pooled_score(runs, pred, gold=None):
     """(metric name, value) of predicted label sequences over all the folds' held-out
-    parts together."""
-    gold = [labels for run in runs for labels in gold_labels(run.dev_sentences)]
+    parts together (whose gold label sequences may be given)."""
+    gold = gold if gold is not None else [labels for run in runs for labels in gold_labels(run.dev_sentences)]
     metric = runs[0].model.corpus["metric"]
     result = score(metric, gold, pred, scheme=runs[0].model.corpus.get("scheme", "auto"),
                    chars=[c for run in runs for c in segment_chars(run)] if metric == "segment" else None)
@@ -380,13 +381,13 @@ def _best_pass(trial, runs):
     development suite's en-npschat, 5 epochs of 20 by the maximum, 0.26 accuracy
     below the 20 on the dev split), so the passes stop early only where the score
     falls clearly."""
-    values = []
+    values, gold = [], [labels for run in runs for labels in gold_labels(run.dev_sentences)]
     for k in range(min(len(ids) for ids in trial.curve)):
         pred = []
         for run, ids in zip(runs, trial.curve):
             labels, ptr = run.model.label_array(), run.dev_data.seq_ptr
             pred += [list(labels[ids[k][ptr[j]:ptr[j + 1]]]) for j in range(run.dev_data.n_sequences)]
-        name, value = _pooled_score(runs, pred)
+        name, value = _pooled_score(runs, pred, gold)
         values.append(value)
     n = sum(int(run.dev_data.seq_ptr[-1]) for run in runs)
     p = min(max(max(values) / 100.0, 0.0), 1.0)
