@@ -165,6 +165,12 @@ class Learner(ABC):
             scalars.update((prefix + name, value) for name, value in part_scalars.items())
         return arrays, scalars
 
+    def state_problem(self, arrays, scalars):
+        """What is wrong with a snapshot's values that fit this learner's names, shapes
+        and types, or None: the invariants of its state that its kernels rely on (they
+        run without bounds checks), declared here by each learner that has them."""
+        return None
+
     def restore(self, arrays, scalars):
         """Take over a snapshot, after checking that it fits this learner exactly: the
         same names, arrays of the same shapes and types, the fixed arrays and numbers
@@ -193,6 +199,9 @@ class Learner(ABC):
                 raise ValueError(f"checkpoint array {name} does not fit this learner")
             if name.startswith("mark") and np.any(value != -1):  # indices into per-update buffers
                 raise ValueError(f"checkpoint array {name} is not at rest")
+        problem = self.state_problem(arrays, scalars)
+        if problem:
+            raise ValueError(problem)
         for name in own:
             if name not in kept.fixed:
                 np.copyto(fresh_arrays[name], arrays[name])  # in place, so views (alpha, beta) and kernels follow

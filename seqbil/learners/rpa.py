@@ -34,7 +34,9 @@ class ReEmbeddingPA(AveragedLinear):
     )
     embeds = True  # training hands it the %emb vectors (attach) and the corpus's rows of them
     mixes = False  # the vectors would need mixing too: no shards
-    checkpointed = AveragedLinear.checkpointed.plus(arrays=("first", "Phi", "UPhi"))
+    # (first, the %emb templates' rows of W0, which the kernel reads unchecked, is fixed by
+    # the templates: a checkpoint's must be this run's)
+    checkpointed = AveragedLinear.checkpointed.plus(arrays=("Phi", "UPhi"), fixed=("first",))
 
     def __init__(self, n_labels, n_attributes0, n_attributes1, settings, transitions=True, tasks=None):
         super().__init__(n_labels, n_attributes0, n_attributes1, settings, transitions, tasks)

@@ -24,6 +24,19 @@ class Perceptron(AveragedLinear):
                                        self.Uend, C=self.C, averaged=self.averaged, transitions=self.transitions,
                                        slot=self.slot, tasks=tasks)
 
+    def state_problem(self, arrays, scalars):
+        """The kernel writes row slot[a] of the pool W1 (U1) unchecked, and gives the
+        next new attribute row `used`: the rows held are 0 .. used - 1, one attribute
+        each, within the pool."""
+        used, slot = scalars["used"], arrays["slot"]
+        if not used <= len(self.W1):
+            return f"used = {used} is past the {len(self.W1)} rows of the pool"
+        held = slot[slot >= 0]
+        if np.any(slot < -1) or np.any(held >= used) or len(held) != used or \
+                np.any(np.bincount(held, minlength=used) != 1):
+            return f"slot does not give the rows 0 .. {used - 1} one attribute each"
+        return None
+
     def train_chunk(self, data, order):
         mistakes, self.counter, self.used = self.kernel.train_chunk(data, order, self.counter, self.used)
         return mistakes

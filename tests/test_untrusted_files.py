@@ -1,0 +1,95 @@
+"""Files from strangers: a file whose checksums are right but whose contents are not is
+refused with a clear error (exit status 2), never a signal or a write out of bounds."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import seqbil
+from seqbil import checkpoint
+from seqbil.modelfile import write_model
+
+ENV = {**os.environ, "PYTHONPATH": str(Path(seqbil.__file__).resolve().parent.parent)}
+
+
+@pytest.fixture(scope="module")
+def sp_checkpoint(tmp_path_factory):
+    """A checkpoint of sp after one of two epochs on the bundled sample."""
+    where = tmp_path_factory.mktemp("ckpt")
+    seqbil.train(None, config="conll2000", learner="sp", epochs=1, model=str(where / "m.sbm"),
+                 checkpoint_every=1, temperature=1.0)
+    return where / "m.sbm.ckpt"
+
+
+def tampered(path, out, arrays=None, scalars=None):
+    """The checkpoint at path with some arrays or scalars replaced, written with valid
+    checksums, as a hostile or buggy writer would."""
+    run, kept_scalars, kept_arrays, rng_state, history = checkpoint.load(str(path))
+    meta = {"format": checkpoint.FORMAT, "run": run, "scalars": {**kept_scalars, **(scalars or {})},
+            "rng": rng_state, "history": history}
+    write_model(str(out), meta, {**kept_arrays, **(arrays or {})})
+    return out
+
+
+def _slot_cases(slot, used):
+    duplicated = slot.copy()
+    held = np.flatnonzero(slot >= 0)
+    duplicated[held[1]] = slot[held[0]]  # two attributes on one row
+    past = slot.copy()
+    past[held[0]] = used  # a row not handed out
+    far = slot.copy()
+    far[held[0]] = 2 ** 30  # far outside the pool: a write there crashes
+    below = slot.copy()
+    below[0] = -7
+    return {"slot 2**30": ({"slot": far}, {}), "slot past used": ({"slot": past}, {}),
+            "slot duplicated": ({"slot": duplicated}, {}), "slot below -1": ({"slot": below}, {}),
+            "used 2**30": ({}, {"used": 2 ** 30}), "used past the pool": ({}, {"used": len(slot) + 1}),
+            "used less than held": ({}, {"used": used - 1})}
+
+
+def test_an_sp_checkpoint_whose_slots_leave_the_pool_is_refused(sp_checkpoint, tmp_path):
+    """sp's kernel writes its 1st-order rows at slot[a] without a bounds check: every way
+    of putting a slot or `used` out of range is a clear error of `--resume`, exit 2."""
+    _, scalars, arrays, _, _ = checkpoint.load(str(sp_checkpoint))
+    slot, used = arrays["slot"], scalars["used"]
+    assert used > 2 and np.array_equal(np.sort(slot[slot >= 0]), np.arange(used))  # the invariant, as written
+    for name, (new_arrays, new_scalars) in _slot_cases(slot, used).items():
+        bad = tampered(sp_checkpoint, tmp_path / f"{name.replace(' ', '_')}.ckpt", new_arrays, new_scalars)
+        proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "--resume", str(bad), "--epochs", "2",
+                               "--model", str(tmp_path / "out.sbm"), "-q"], env=ENV, capture_output=True, text=True)
+        assert proc.returncode == 2, (name, proc.returncode, proc.stderr)
+        assert "corrupt checkpoint" in proc.stderr and "Traceback" not in proc.stderr, (name, proc.stderr)
+    # the untampered checkpoint, rewritten the same way, still resumes
+    same = tampered(sp_checkpoint, tmp_path / "same.ckpt")
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "--resume", str(same), "--epochs", "2",
+                           "--model", str(tmp_path / "out.sbm"), "-q"], env=ENV, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_an_rpa_checkpoint_whose_vector_rows_leave_w0_is_refused(tmp_path):
+    """rpa's kernel reads W0 at first[e] + j unchecked: a checkpoint whose `first` is not
+    the run's own is refused; its own, rewritten, resumes."""
+    from test_rpa_tagger import TEMPLATES, TRAIN
+    rng = np.random.default_rng(0)
+    words = sorted({line.split()[0] for line in TRAIN.read_text().splitlines() if line.strip()})[:300]
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("".join(f"{w} " + " ".join(f"{x:.4f}" for x in rng.normal(size=4)) + "\n" for w in words))
+    seqbil.train(str(TRAIN), templates=TEMPLATES, learner="rpa", epochs=1, embeddings=str(vectors),
+                 model=str(tmp_path / "m.sbm"), checkpoint_every=1, temperature=1.0)
+    ckpt = tmp_path / "m.sbm.ckpt"
+    first = checkpoint.load(str(ckpt))[2]["first"]
+    assert len(first) > 0
+    for name, value in (("far", 2 ** 30), ("negative", -1), ("shifted", int(first[0]) + 1)):
+        bad = first.copy()
+        bad[0] = value
+        out = tampered(ckpt, tmp_path / f"{name}.ckpt", {"first": bad})
+        proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "--resume", str(out), "--epochs", "2",
+                               "--model", str(tmp_path / "out.sbm"), "-q"], env=ENV, capture_output=True, text=True)
+        assert proc.returncode == 2 and "corrupt checkpoint" in proc.stderr, (name, proc.returncode, proc.stderr)
+    same = tampered(ckpt, tmp_path / "same.ckpt")
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "--resume", str(same), "--epochs", "2",
+                           "--model", str(tmp_path / "out.sbm"), "-q"], env=ENV, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
