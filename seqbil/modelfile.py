@@ -32,6 +32,10 @@ VERSION = 2
 _PREFIX = struct.Struct("<8sIIII")
 _DTYPES = {"<f8", "<f4", "<i4", "<i8", "|u1"}
 _MAX_HEADER = 1 << 26
+# the deepest nesting of lists and dicts a header may have: seqbil's own go 7 deep (a
+# training record's choice, its rows, their curves); one nested 200,000 deep would
+# exhaust the recursion of whatever reads it next
+MAX_DEPTH = 64
 
 
 def _pad(n):
@@ -110,7 +114,9 @@ def read_model(path, verify=True):
                 specs, total, crc, meta = header["arrays"], header["payload_bytes"], header["payload_crc32"], header["meta"]
                 if not (_is_int(total) and _is_int(crc) and isinstance(meta, dict) and isinstance(specs, list)):
                     raise TypeError
-            except (ValueError, KeyError, TypeError):
+                if _depth(header) > MAX_DEPTH:
+                    raise ModelFileError(f"{path}: corrupt header (nested more than {MAX_DEPTH} deep)")
+            except (ValueError, KeyError, TypeError, RecursionError):
                 raise ModelFileError(f"{path}: corrupt header") from None
             start = _PREFIX.size + hlen + _pad(_PREFIX.size + hlen)
             if total != size - start:
@@ -139,6 +145,17 @@ def file_version(path):
     if len(prefix) < _PREFIX.size or not prefix.startswith(MAGIC):
         raise ModelFileError(f"{path}: not a seqbil model file ({_guess(prefix)})")
     return _PREFIX.unpack(prefix)[1]
+
+
+def _depth(value):
+    """How deep lists and dicts nest in a parsed header (without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return deepest
 
 
 def _is_int(x):

@@ -93,3 +93,25 @@ def test_an_rpa_checkpoint_whose_vector_rows_leave_w0_is_refused(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "--resume", str(same), "--epochs", "2",
                            "--model", str(tmp_path / "out.sbm"), "-q"], env=ENV, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("depth", [200_000, 65])
+def test_a_header_nested_too_deep_is_a_corrupt_header(tmp_path, depth):
+    """A header of valid JSON and a right checksum, nested deeper than any seqbil writes:
+    every command that reads the file says it is corrupt (a RecursionError escaped
+    read_model at 200,000)."""
+    import zlib
+    from seqbil import modelfile
+    hbytes = ('{"meta": {"x": ' + "[" * depth + "]" * depth + '}, "arrays": [], "payload_bytes": 0, '
+              '"payload_crc32": 0}').encode()
+    path = tmp_path / "deep.sbm"
+    pad = modelfile._pad(modelfile._PREFIX.size + len(hbytes))
+    path.write_bytes(modelfile._PREFIX.pack(modelfile.MAGIC, modelfile.VERSION, len(hbytes), zlib.crc32(hbytes), 0)
+                     + hbytes + b"\0" * pad)
+    with pytest.raises(seqbil.SeqbilError, match="corrupt header"):
+        modelfile.read_model(str(path))
+    for command in (["inspect", str(path)], ["tag", "-m", str(path)], ["train", "--resume", str(path)]):
+        proc = subprocess.run([sys.executable, "-m", "seqbil", *command], env=ENV, capture_output=True, text=True,
+                              input="a\n")
+        assert proc.returncode == 2 and "corrupt header" in proc.stderr and "Traceback" not in proc.stderr, \
+            (command, proc.returncode, proc.stderr[-500:])
