@@ -11,8 +11,12 @@ import math
 
 import numpy as np
 
-# log T is searched in [-LOG_RANGE, LOG_RANGE]: perceptron scores run to the hundreds
-LOG_RANGE = math.log(1e4)
+# log T is searched in [-LOG_RANGE, LOG_RANGE]: perceptron scores run to the hundreds.
+# A temperature given or kept in a model lies in [T_MIN, T_MAX] too: scores divided by a
+# smaller one (scores of 1e3 by 1e-30) leave float64's range of exact differences, and
+# the marginals come out 0 on the best path while its probability is 1
+T_MIN, T_MAX = 1e-4, 1e4
+LOG_RANGE = math.log(T_MAX)
 
 
 def token_nll(model, data, temperature):
@@ -44,7 +48,7 @@ def fit_temperature(pairs, data=None):
         parts = [token_nll(m, d, t) for m, d in pairs]
         return sum(p[0] for p in parts), sum(p[1] for p in parts)
     log_t = minimize_bounded(lambda t: total(math.exp(t))[0], -LOG_RANGE, LOG_RANGE, xatol=1e-4)
-    temperature = math.exp(log_t)
+    temperature = min(max(math.exp(log_t), T_MIN), T_MAX)
     before, n = total(1.0)
     after, _ = total(temperature)
     return temperature, {"tokens": n, "nll_at_1": before / n, "nll": after / n,

@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
+from .calibration import T_MAX, T_MIN
 from .errors import ConfigError
 from .formats import FORMATS
 from .learners import LEARNERS
@@ -36,6 +37,12 @@ def offsets(text):
 
 
 AUTO = "auto"  # the learner value that chooses among the candidates
+
+
+def _temperature_problem(value):
+    if value != 0 and not T_MIN <= value <= T_MAX:
+        return f"give 0 (fitted) or a temperature from {T_MIN:g} to {T_MAX:g}"
+    return None
 
 
 def _candidates_problem(names):
@@ -154,7 +161,9 @@ CORE = [
     Param("temperature", float, 0.0, "what the scores are divided by in the model's probabilities (marginals, "
           "tag --marginals); 0: fitted after training by the least negative log-likelihood of the gold labels' "
           "token marginals on the dev set or, without one, on a held-out tenth of the training data (the model "
-          "trained on the other nine tenths fixes it; CRF learners' scores are log-probabilities: 1)", minimum=0),
+          "trained on the other nine tenths fixes it; CRF learners' scores are log-probabilities: 1); a temperature "
+          "given is from 1e-4 to 1e4, the range the fit searches", minimum=0,
+          maximum=T_MAX, validate=_temperature_problem),
     Param("tasks", list, [], "multi-task training (Cavallanti, Cesa-Bianchi & Gentile 2008): one NAME=TRAIN_FILE"
           "[,DEV_FILE] per task, e.g. corpora of different segmentation standards (in a config also "
           "[tasks.NAME] tables with train and dev keys); every feature gets a shared weight and one per task, "

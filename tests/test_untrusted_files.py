@@ -115,3 +115,23 @@ def test_a_header_nested_too_deep_is_a_corrupt_header(tmp_path, depth):
                               input="a\n")
         assert proc.returncode == 2 and "corrupt header" in proc.stderr and "Traceback" not in proc.stderr, \
             (command, proc.returncode, proc.stderr[-500:])
+
+
+@pytest.mark.parametrize("temperature", [1e-30, 5e-5, 2e4, float("inf")])
+def test_a_temperature_outside_the_fitted_range_is_refused_given_or_in_a_file(tmp_path, temperature):
+    """Scores divided by a temperature far below any fitted one leave float64's exact
+    differences (the marginals of the best path printed 0 while its probability printed 1):
+    a temperature is 0 (fitted) or within the range the fit searches, as an argument and
+    as a model file's field."""
+    from seqbil.calibration import T_MIN
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "--learner", "sp", "--epochs", "1", "-q",
+                           "--temperature", repr(temperature), "--model", str(tmp_path / "m.sbm")],
+                          env=ENV, capture_output=True, text=True)
+    assert proc.returncode == 2 and "temperature" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    model = seqbil.train(None, config="conll2000", learner="sp", epochs=1, temperature=T_MIN)
+    assert model.temperature == T_MIN  # the ends of the range are allowed
+    model.temperature = temperature  # (an attribute: a writer may put anything in the file)
+    model.save(str(tmp_path / "bad.sbm"))
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "-m", str(tmp_path / "bad.sbm"), "--marginals"],
+                          env=ENV, capture_output=True, text=True, input="Confidence NN\n")
+    assert proc.returncode == 2 and "temperature" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

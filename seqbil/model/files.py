@@ -5,6 +5,7 @@ import codecs
 import numpy as np
 
 from .._version import __version__
+from ..calibration import T_MAX, T_MIN
 from ..errors import ConfigError, ModelFileError, SeqbilError
 from ..features.dictionaries import Lexicon
 from ..features.index import (LAYOUTS, NORMALIZERS, FeatureIndex, attribute_arrays, read_attributes,
@@ -156,7 +157,7 @@ def _tasks(meta, templates):
 def _temperature(meta):
     temperature = meta.get("temperature", 1.0)
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or \
-            not 0 < temperature < float("inf"):
+            not T_MIN <= temperature <= T_MAX:
         raise ValueError("temperature")
     return temperature
 
