@@ -24,6 +24,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .errors import SeqbilError
+
 PRECISIONS = {"float32": np.float32, "float64": np.float64}
 
 
@@ -157,14 +159,20 @@ class Rows:
             val = arrays[f"{name}.val"]
             if val.dtype not in (np.float32, np.float64) or val.ndim != 2 or val.shape[1] != width:
                 raise ValueError(f"dense weights {name} are inconsistent")
+            if not np.isfinite(val).all():
+                raise ValueError(f"weights {name} are not all finite")
             return cls(None, None, val, width)
         ptr, idx, val = arrays[f"{name}.ptr"], arrays[f"{name}.idx"], arrays[f"{name}.val"]
         if ptr.dtype != np.int64 or idx.dtype != np.int32 or val.dtype not in (np.float32, np.float64) \
                 or ptr.ndim != 1 or idx.ndim != 1 or val.shape != idx.shape or len(ptr) < 1 \
                 or ptr[0] != 0 or ptr[-1] != len(idx):
             raise ValueError(f"sparse weights {name} are inconsistent")
-        # the decoder checks every row's bounds and every cell's index as it reads
-        # them, so a damaged file cannot make it read outside the arrays
+        # the decoder checks every row's bounds and every cell's index as it reads them;
+        # what densifies the rows (convert, --init-model) relies on these
+        if np.any(ptr[1:] < ptr[:-1]) or len(idx) and (idx.min() < 0 or idx.max() >= width):
+            raise ValueError(f"sparse weights {name}: row pointers that go back or cells outside a row")
+        if not np.isfinite(val).all():
+            raise ValueError(f"weights {name} are not all finite")
         return cls(ptr, idx, val, width)
 
 
@@ -263,6 +271,9 @@ def compact_weights(kind, S, dense, store, tables, precision, prune=0.0):
                    sum(np.count_nonzero(dense[k]) for k in (("W1",) if kind == "linear" else ("alpha", "beta")))]
         store = sparse_weights(kind, dense, S, precision, prune, layout=False)
         dense = None  # (the dense blocks go before the rows are taken: the peak of a run's end)
+    if not (np.isfinite(store.w0.val).all() and np.isfinite(store.w1.val).all()):
+        raise SeqbilError(f"weights that are not finite in {precision} (beyond its range): keep "
+                          f"{'float64' if precision == 'float32' else 'them out'}")
     report, kept_tables, blocks = {}, [], []
     for order in (0, 1):
         table, ptr = tables[order]

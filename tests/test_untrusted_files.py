@@ -135,3 +135,98 @@ def test_a_temperature_outside_the_fitted_range_is_refused_given_or_in_a_file(tm
     proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "-m", str(tmp_path / "bad.sbm"), "--marginals"],
                           env=ENV, capture_output=True, text=True, input="Confidence NN\n")
     assert proc.returncode == 2 and "temperature" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def _rewritten(src, out, change):
+    """The model file src with change(arrays) applied to copies of its arrays, written with
+    valid checksums."""
+    from seqbil.modelfile import read_model
+    meta, arrays = read_model(str(src))
+    arrays = {name: np.array(value) for name, value in arrays.items()}
+    change(arrays)
+    write_model(str(out), meta, arrays)
+    return out
+
+
+def _set(name, index, value):
+    def change(arrays):
+        arrays[name][index] = value
+    return change
+
+
+def _precision(name, dtype):
+    def change(arrays):
+        arrays[name] = arrays[name].astype(dtype)
+    return change
+
+
+@pytest.fixture(scope="module")
+def linear_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "m.sbm"
+    seqbil.train(None, config="conll2000", learner="sp", epochs=1, temperature=1.0, model=str(path))
+    return path
+
+
+@pytest.mark.parametrize("case, change", [
+    ("nan weight", _set("W0.val", 0, np.nan)), ("inf weight", _set("W1.val", -1, np.inf)),
+    ("inf transition", _set("trans", (0, 0), -np.inf)), ("nan end", _set("end", 0, np.nan)),
+    ("pointer going back", _set("W0.ptr", 1, 10 ** 6)), ("cell past its row", _set("W1.idx", 0, 10 ** 6)),
+    ("negative cell", _set("W0.idx", 0, -1)), ("mixed precision", _precision("W1.val", np.float64))])
+def test_weights_that_are_not_finite_or_not_consistent_are_refused(linear_model, tmp_path, case, change):
+    """Weights a file holds are finite, of the one precision it names, and its sparse rows'
+    pointers ascend and cells lie inside their rows: otherwise every command refuses the
+    model (non-finite weights tagged with exit 0; mixed precisions failed in every decode;
+    backward pointers were densified unchecked by convert)."""
+    from seqbil.modelfile import read_model
+    assert read_model(str(linear_model))[0]["weights"]["precision"] == "float32"
+    bad = _rewritten(linear_model, tmp_path / "bad.sbm", change)
+    for command in (["tag", "-m", str(bad)], ["inspect", str(bad)],
+                    ["convert", str(bad), str(tmp_path / "out.sbm"), "--precision", "float64"]):
+        proc = subprocess.run([sys.executable, "-m", "seqbil", *command], env=ENV, capture_output=True, text=True,
+                              input="Confidence NN\n")
+        assert proc.returncode == 2 and "inconsistent model contents" in proc.stderr and \
+            "Traceback" not in proc.stderr, (case, command, proc.returncode, proc.stderr[-400:])
+
+
+@pytest.mark.parametrize("weight", [float("nan"), float("inf"), 1e300])
+def test_foreign_models_with_weights_that_are_not_finite_are_refused(tmp_path, weight):
+    """A CRF++ text model or a CRFsuite model whose weights are not finite, or do not fit
+    the precision kept (1e300 in float32), is refused at conversion: CRF++'s were
+    converted and tagged with exit 0, CRFsuite's beyond float32's range became inf."""
+    from test_foreign import random_crfpp, write_crfsuite, write_text
+    crfpp = random_crfpp(np.random.default_rng(1))
+    crfpp["alpha"] = np.array(crfpp["alpha"])
+    crfpp["alpha"][min(i for key, i in crfpp["dic"].items() if key[0] == "U")] = weight  # (a state weight)
+    write_text(crfpp, tmp_path / "model.txt")
+    runs = [["--from", "crfpp", str(tmp_path / "model.txt")] + (["--precision", "float32"] if weight == 1e300 else [])]
+    write_crfsuite(tmp_path / "model.crfsuite", ["A", "B"], ["x", "y"], [(0, 0, 0, 0.5), (0, 1, 1, weight),
+                                                                        (1, 0, 1, 0.25)])
+    runs.append(["--from", "crfsuite", str(tmp_path / "model.crfsuite")] +
+                (["--precision", "float32"] if weight == 1e300 else []))
+    for run in runs:
+        proc = subprocess.run([sys.executable, "-m", "seqbil", "convert", *run, str(tmp_path / "out.sbm")],
+                              env=ENV, capture_output=True, text=True)
+        assert proc.returncode == 2 and "not finite" in proc.stderr and "Traceback" not in proc.stderr, \
+            (run, proc.returncode, proc.stderr[-400:])
+
+
+def test_weights_beyond_float32_are_refused_when_a_model_is_made_float32(linear_model, tmp_path):
+    """A float64 model holding a weight beyond float32's range: `convert --precision
+    float32` refuses (it wrote a model that every later command refused); float64 keeps it."""
+    def huge(arrays):
+        arrays["W0.val"] = arrays["W0.val"].astype(np.float64)
+        arrays["W1.val"] = arrays["W1.val"].astype(np.float64)
+        arrays["W0.val"][0] = 1e300
+    from seqbil.modelfile import read_model
+    meta, arrays = read_model(str(linear_model))
+    meta["weights"]["precision"] = "float64"
+    path = tmp_path / "wide.sbm"
+    write_model(str(path), meta, {name: np.array(value) for name, value in arrays.items()})
+    path = _rewritten(path, tmp_path / "huge.sbm", huge)
+    for precision, status in (("float32", 2), ("float64", 0)):
+        proc = subprocess.run([sys.executable, "-m", "seqbil", "convert", str(path), str(tmp_path / "out.sbm"),
+                               "--precision", precision], env=ENV, capture_output=True, text=True)
+        assert proc.returncode == status and "Traceback" not in proc.stderr, (precision, proc.stderr[-400:])
+    assert "not finite in float32" in subprocess.run(
+        [sys.executable, "-m", "seqbil", "convert", str(path), str(tmp_path / "out.sbm"), "--precision", "float32"],
+        env=ENV, capture_output=True, text=True).stderr

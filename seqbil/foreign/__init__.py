@@ -1,5 +1,7 @@
 """Models trained by other tools, read into seqbil models that label and score every
 sequence as those tools do: CRF++ (crfpp.py) and CRFsuite (crfsuite.py)."""
+import numpy as np
+
 from ..errors import ModelFileError
 from ..modelfile import other_tool
 from . import crfpp, crfsuite
@@ -28,7 +30,13 @@ def load(path, source, *, encoding=None, precision=None):
     except OSError as exc:
         raise ModelFileError(f"{path}: cannot read the model ({exc.strerror})") from None
     if source == "crfpp":
-        return crfpp.to_model(crfpp.read(path), path, encoding or "utf-8", precision)
-    if encoding not in (None, "utf-8", "utf8"):
-        raise ValueError("a CRFsuite model's strings are UTF-8: give no encoding")
-    return crfsuite.to_model(crfsuite.read(path), path, precision)
+        model = crfpp.to_model(crfpp.read(path), path, encoding or "utf-8", precision)
+    else:
+        if encoding not in (None, "utf-8", "utf8"):
+            raise ValueError("a CRFsuite model's strings are UTF-8: give no encoding")
+        model = crfsuite.to_model(crfsuite.read(path), path, precision)
+    store = model.store
+    if not all(np.isfinite(a).all() for a in (store.w0.val, store.w1.val, store.trans, store.end)):
+        raise ModelFileError(f"{path}: a {'CRF++' if source == 'crfpp' else 'CRFsuite'} model with a weight that is "
+                             f"not finite, or beyond the range of {model.precision}")
+    return model

@@ -134,8 +134,12 @@ def _store(meta, arrays):
         raise ValueError("weights layout")
     S = len(meta["labels"])
     first, width = first_order_block(meta["kind"], S)
-    return Store(Rows.from_arrays(arrays, "W0", S), Rows.from_arrays(arrays, first, width), arrays["trans"],
-                 arrays["end"], bilinear=meta["kind"] != "linear"), info["precision"]
+    w0, w1 = Rows.from_arrays(arrays, "W0", S), Rows.from_arrays(arrays, first, width)
+    if not w0.val.dtype == w1.val.dtype == PRECISIONS[info["precision"]]:
+        raise ValueError(f"the weight blocks are not all {info['precision']}, the precision the file gives")
+    if not (np.isfinite(arrays["trans"]).all() and np.isfinite(arrays["end"]).all()):
+        raise ValueError("trans or end are not all finite")
+    return Store(w0, w1, arrays["trans"], arrays["end"], bilinear=meta["kind"] != "linear"), info["precision"]
 
 
 def _tasks(meta, templates):
