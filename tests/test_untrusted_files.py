@@ -230,3 +230,46 @@ def test_weights_beyond_float32_are_refused_when_a_model_is_made_float32(linear_
     assert "not finite in float32" in subprocess.run(
         [sys.executable, "-m", "seqbil", "convert", str(path), str(tmp_path / "out.sbm"), "--precision", "float32"],
         env=ENV, capture_output=True, text=True).stderr
+
+
+def _rewritten_meta(src, out, change):
+    from seqbil.modelfile import read_model
+    meta, arrays = read_model(str(src))
+    change(meta)
+    write_model(str(out), meta, {name: np.array(value) for name, value in arrays.items()})
+    return out
+
+
+@pytest.fixture(scope="module")
+def segmenter(tmp_path_factory):
+    path = tmp_path_factory.mktemp("segmenter") / "s.sbm"
+    seqbil.train(str(Path(seqbil.__file__).parent / "samples" / "pku_train.utf8"), config="cws", learner="sp",
+                 epochs=1, temperature=1.0, model=str(path))
+    return path
+
+
+def test_work_a_model_asks_for_is_bounded(linear_model, segmenter, tmp_path):
+    """A template reading a row 2e9 away made every tag allocate 2e9 positions; a %dict
+    cap of 1e7 made every tag build 4e7 strings: a model's templates read at most 1000
+    rows away and 1000 columns, its cap is within the parameter table's range."""
+    def far(meta):
+        meta["templates"][0] = "U00:%x[-2000000000,0]"
+
+    def wide(meta):
+        meta["templates"][0] = "U00:%x[0,5000]"
+
+    def capped(meta):
+        meta["lexicons"]["length_cap"] = 10 ** 7
+    for src, change, what in ((linear_model, far, "rows are read at most 1000 away"),
+                              (linear_model, wide, "columns up to 1000"),
+                              (segmenter, capped, "dict_length_cap")):
+        bad = _rewritten_meta(src, tmp_path / "bad.sbm", change)
+        proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "-m", str(bad)], env=ENV, capture_output=True,
+                              text=True, input="Confidence NN\n", timeout=60)
+        assert proc.returncode == 2 and what in proc.stderr and "Traceback" not in proc.stderr, \
+            (what, proc.returncode, proc.stderr[-400:])
+    (tmp_path / "template").write_text("U00:%x[1001,0]\nB\n")
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "--learner", "sp", "--epochs", "1", "-q",
+                           "--template", str(tmp_path / "template"), "--model", str(tmp_path / "m.sbm")],
+                          env=ENV, capture_output=True, text=True)
+    assert proc.returncode == 2 and "rows are read at most 1000 away" in proc.stderr, proc.stderr

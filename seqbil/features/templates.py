@@ -34,6 +34,11 @@ ATTR = "%attr"  # every attribute of an item (CRFsuite's files, feature dicts), 
 # for one copy per column (TemplateSet.over_columns), made once the training corpus's
 # columns are known, so that one config serves files of any number of columns
 RANGE = "range"
+# the farthest row a macro may read and the highest column: each tag pads a sentence's
+# fields by the farthest row (a model's %x[-2000000000,0] made every tag allocate 2e9
+# positions), and no corpus has a thousand columns
+MAX_ROW = 1000
+MAX_COLUMN = 1000
 
 
 def split_keys(text):
@@ -177,6 +182,9 @@ def parse_template(text, source="<template>", line=0):
             chain = parse_chain(m.group(3) or m.group(6) or "")
         except ValueError as exc:
             raise ConfigError(source, line, f"template {text!r}: {exc} (seqbil train --help-templates)") from None
+        if abs(row) > MAX_ROW or field.column > MAX_COLUMN:
+            raise ConfigError(source, line, f"template {text!r}: rows are read at most {MAX_ROW} away and "
+                              f"columns up to {MAX_COLUMN}")
         refs.append((row, Field(field.column, chain, field.source, field.kind)))
         last = m.end()
     rest = text[last:]
@@ -230,7 +238,8 @@ Templates (CRF++ syntax, one per line; a line starting with # is a comment):
 In <text>, each macro is replaced by what it reads at the token:
 
   %x[r,c]           column c (from 0) of the token r rows away (r < 0: before); rows outside
-                    the sentence read _B-1, _B-2, ... and _B+1, _B+2, ...
+                    the sentence read _B-1, _B-2, ... and _B+1, _B+2, ...; r at most 1000
+                    away, c at most 1000 (every macro)
   %x[r,c]|f|g:N     that cell through functions f, then g with argument N
   %x[r,N:]          column N and each column after it but the label: the template stands for
                     one copy per such column of the training corpus, c in the copy's name

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._version import __version__
 from ..calibration import T_MAX, T_MIN
+from ..params import by_name, check_value
 from ..errors import ConfigError, ModelFileError, SeqbilError
 from ..features.dictionaries import Lexicon
 from ..features.index import (LAYOUTS, NORMALIZERS, FeatureIndex, attribute_arrays, read_attributes,
@@ -106,6 +107,8 @@ def _index(meta, arrays, templates):
     if templates.dictionaries:
         info = meta["lexicons"]
         cap = info["length_cap"]
+        # (the table's range holds for a file's value too: each tag builds strings up to the cap)
+        check_value(by_name()["dict_length_cap"], cap, "the model's lexicons")
         for name in templates.dictionaries:
             text = arrays[f"lexicon:{name}"].tobytes().decode("utf-8")
             lexicons[name] = Lexicon.from_text(text)
