@@ -19,6 +19,7 @@ from types import MappingProxyType
 from .calibration import T_MAX, T_MIN
 from .errors import ConfigError
 from .formats import FORMATS
+from .formats.textio import encoding_problem
 from .learners import LEARNERS
 from .parameter import Param
 
@@ -68,7 +69,7 @@ CORE = [
           tuple(FORMATS)),
     Param("label_column", int, -1, "CoNLL field holding the label (negative: from the end)", "corpus",
           maximum=999),
-    Param("encoding", str, "utf-8", "text encoding of the corpus files", "corpus"),
+    Param("encoding", str, "utf-8", "text encoding of the corpus files", "corpus", validate=encoding_problem),
     Param("normalize", str, "none", "fold field values before the templates read them: none, or nfkc "
           "(full-width digits and letters read as ASCII; the output keeps the input as it was)", "corpus",
           ("none", "nfkc")),

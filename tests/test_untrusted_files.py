@@ -273,3 +273,34 @@ def test_work_a_model_asks_for_is_bounded(linear_model, segmenter, tmp_path):
                            "--template", str(tmp_path / "template"), "--model", str(tmp_path / "m.sbm")],
                           env=ENV, capture_output=True, text=True)
     assert proc.returncode == 2 and "rows are read at most 1000 away" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("encoding", ["unicode_escape", "raw_unicode_escape", "utf-7", "rot13", "base64", "nonesuch"])
+def test_an_encoding_that_does_not_read_ascii_as_itself_is_refused(linear_model, tmp_path, encoding):
+    """Text codecs that turn ASCII into something else (unicode_escape reads the two
+    characters \\n as a line break: silently wrong output) and codecs that are not text
+    codecs (rot13, base64: tracebacks) are refused wherever an encoding is given: training,
+    tagging, scoring, and a model file's corpus record."""
+    (tmp_path / "in.txt").write_text("Confidence NN B-NP\n\n")
+    for command in (["train", "--learner", "sp", "--epochs", "1", "-q", "--train", str(tmp_path / "in.txt"),
+                     "--model", str(tmp_path / "m.sbm")],
+                    ["tag", "-m", str(linear_model), str(tmp_path / "in.txt")],
+                    ["eval", "-m", str(linear_model), "--data", str(tmp_path / "in.txt")]):
+        proc = subprocess.run([sys.executable, "-m", "seqbil", *command, "--encoding", encoding], env=ENV,
+                              capture_output=True, text=True)
+        assert proc.returncode == 2 and repr(encoding) in proc.stderr and "Traceback" not in proc.stderr, \
+            (command, proc.returncode, proc.stderr[-400:])
+
+    def recorded(meta):
+        meta["corpus"]["encoding"] = encoding
+    bad = _rewritten_meta(linear_model, tmp_path / "bad.sbm", recorded)
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "-m", str(bad)], env=ENV, capture_output=True,
+                          text=True, input="Confidence NN\n")
+    assert proc.returncode == 2 and "corpus encoding" in proc.stderr, proc.stderr[-400:]
+
+
+def test_the_encodings_corpora_come_in_are_accepted():
+    from seqbil.formats.textio import encoding_problem
+    for encoding in ("utf-8", "utf-8-sig", "latin-1", "cp1252", "euc-jp", "shift_jis", "gb18030", "big5", "utf-16",
+                     "utf-32-le"):
+        assert encoding_problem(encoding) is None, encoding

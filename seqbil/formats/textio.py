@@ -43,6 +43,31 @@ WIDE_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
               (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
 
+# ASCII text with a plus and backslash escapes: what every encoding a corpus can be in
+# decodes as itself (UTF-16 and UTF-32 aside: they are read by a path of their own)
+_PROBE = b"a+b\\n\\u0041"
+
+
+def encoding_problem(encoding):
+    """What is wrong with reading and writing text in `encoding`, or None: unknown, not a
+    text codec (rot13, base64), or one that does not read ASCII as itself
+    (unicode_escape turns the characters \\n into a line break, utf-7 reads + as the
+    start of base64)."""
+    try:
+        info = codecs.lookup(encoding)
+    except (LookupError, TypeError, ValueError):
+        return f"unknown encoding {encoding!r}"
+    if not getattr(info, "_is_text_encoding", True):
+        return f"{encoding!r} is not a text encoding"
+    if info.name.startswith(("utf-16", "utf-32")):
+        return None
+    try:
+        same = info.decode(_PROBE)[0] == _PROBE.decode("ascii")
+    except (UnicodeError, ValueError, TypeError):
+        same = False
+    return None if same else f"encoding {encoding!r} does not read ASCII text as itself"
+
+
 def wide_encoding(stream, encoding):
     """The UTF-16 or UTF-32 codec to read stream with, or None: the one named, or the
     one whose byte-order mark starts a stream read as UTF-8 (the default), which UTF-8
@@ -110,6 +135,9 @@ def read_lines(source, encoding="utf-8"):
     Lines are read one at a time, so a pipe is consumed as its data arrives. UTF-16
     and UTF-32 are read when named or marked by a byte-order mark (see utf8_input).
     """
+    problem = encoding_problem(encoding)
+    if problem:
+        raise InputError(str(source) if isinstance(source, (str, os.PathLike)) else "<input>", 0, problem)
     stream, name, close = open_binary(source)
     offset, number = 0, 0
     outer, (stream, encoding) = stream, utf8_input(stream, name, encoding)

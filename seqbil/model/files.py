@@ -1,6 +1,5 @@
 """A model's file: what Model.save writes and Model.load reads and checks, in the
 container of modelfile.py (versioned, checksummed, no pickle, atomic writes)."""
-import codecs
 
 import numpy as np
 
@@ -15,6 +14,7 @@ from ..features.structure import Structure, StructureFeatures
 from ..features.templates import TemplateSet, parse_template
 from ..features.vectors import VectorFeatures, VectorTable
 from ..formats import FORMATS
+from ..formats.textio import encoding_problem
 from ..modelfile import read_model, write_model
 from ..storage import PRECISIONS, Rows, Store, first_order_block
 
@@ -191,10 +191,7 @@ def check_meta(meta):
     need(corpus.get("normalize", "none") in NORMALIZERS, "corpus normalize")
     corpus.setdefault("normalize", "none")
     need(isinstance(corpus.get("encoding", "utf-8"), str), "corpus encoding")
-    try:
-        codecs.lookup(corpus.get("encoding", "utf-8"))
-    except LookupError:
-        need(False, "corpus encoding")
+    need(encoding_problem(corpus.get("encoding", "utf-8")) is None, "corpus encoding")
     if "metric" not in corpus and "evaluation" in corpus:  # files of seqbil 0.1.0
         corpus["metric"], corpus["scheme"] = corpus.pop("evaluation"), "auto"
     need(corpus.get("metric") in ("chunk", "segment", "accuracy"), "corpus metric")

@@ -14,11 +14,10 @@ The parts: reader.py cuts the input into blocks (BlockReader), tagger.py tags a 
 it and writes it where it goes, workers.py runs the worker processes of jobs>1.
 dask/tagging.py tags files on a cluster with the same reader and tagger.
 """
-import codecs
 import os
 
 from ..errors import SeqbilError, check_output
-from ..formats.textio import open_binary, utf8_input
+from ..formats.textio import encoding_problem, open_binary, utf8_input
 from ..model import Model
 from .output import byte_order_mark, destination, encode_text
 from .reader import BLANK_LINE, BlockReader, block_bytes
@@ -137,10 +136,9 @@ def prepare(model, task, encoding, nbest, confidence, marginals=False):
     if marginals and confidence:
         raise SeqbilError("marginals and confidence print different layouts; give one of them")
     encoding = encoding or model.corpus.get("encoding", "utf-8")
-    try:
-        codecs.lookup(encoding)
-    except LookupError:
-        raise SeqbilError(f"unknown encoding {encoding!r}") from None
+    problem = encoding_problem(encoding)
+    if problem:
+        raise SeqbilError(problem)
     return model, encoding
 
 
