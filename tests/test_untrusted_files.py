@@ -304,3 +304,30 @@ def test_the_encodings_corpora_come_in_are_accepted():
     for encoding in ("utf-8", "utf-8-sig", "latin-1", "cp1252", "euc-jp", "shift_jis", "gb18030", "big5", "utf-16",
                      "utf-32-le"):
         assert encoding_problem(encoding) is None, encoding
+
+
+def test_labels_that_are_not_text_or_not_the_formats_are_refused(linear_model, segmenter, tmp_path):
+    """A label holding a lone surrogate (valid JSON, not text: printing it raised), and a
+    segmentation model whose labels are not B, I, E, S (--marginals raised KeyError)."""
+    import zlib
+    from seqbil import modelfile
+
+    def surrogate(meta):  # a label of the length of its JSON escape, the escape put in below
+        meta["labels"][0] = "B-SURROGATE"
+
+    def relabelled(meta):
+        meta["labels"][meta["labels"].index("E")] = "X"
+    for src, change, what in ((linear_model, surrogate, "not text"), (segmenter, relabelled, "labels")):
+        bad = _rewritten_meta(src, tmp_path / "bad.sbm", change)
+        if change is surrogate:  # JSON may hold a lone surrogate; json.dumps of one fails in UTF-8
+            data = bad.read_bytes()
+            size = modelfile._PREFIX.size
+            magic, version, hlen, _, rest = modelfile._PREFIX.unpack(data[:size])
+            header = data[size:size + hlen].replace(b'"B-SURROGATE"', b'"B-\\udc80abc"')
+            bad.write_bytes(modelfile._PREFIX.pack(magic, version, hlen, zlib.crc32(header), rest) + header +
+                            data[size + hlen:])
+        for command in (["tag", "-m", str(bad), "--marginals"], ["inspect", str(bad)]):
+            proc = subprocess.run([sys.executable, "-m", "seqbil", *command], env=ENV, capture_output=True,
+                                  text=True, input="Confidence NN\n")
+            assert proc.returncode == 2 and what in proc.stderr and "Traceback" not in proc.stderr, \
+                (command, proc.returncode, proc.stderr[-400:])

@@ -175,6 +175,14 @@ def _sums32(meta):
     return meta.get("scores") == "float32 sums"
 
 
+def _utf8(text):
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_meta(meta):
     """The header fields a model needs, with their types, before anything uses them."""
     def need(ok, what):
@@ -187,6 +195,10 @@ def check_meta(meta):
     need(isinstance(labels, list) and labels and all(isinstance(y, str) and y and (spaced or not any(
         ch.isspace() for ch in y)) for y in labels) and len(set(labels)) == len(labels), "labels")
     need(isinstance(meta.get("templates"), list) and all(isinstance(t, str) for t in meta["templates"]), "templates")
+    # (a lone surrogate reads from JSON but cannot be written out)
+    need(all(_utf8(s) for s in labels + meta["templates"]), "labels or templates that are not text")
+    fixed = FORMATS[corpus["format"]].labels
+    need(fixed is None or labels == list(fixed), f"labels: a {corpus['format']} model's are {fixed}")
     FORMATS[corpus["format"]].check_corpus_record(corpus)
     need(corpus.get("normalize", "none") in NORMALIZERS, "corpus normalize")
     corpus.setdefault("normalize", "none")
