@@ -331,3 +331,35 @@ def test_labels_that_are_not_text_or_not_the_formats_are_refused(linear_model, s
                                   text=True, input="Confidence NN\n")
             assert proc.returncode == 2 and what in proc.stderr and "Traceback" not in proc.stderr, \
                 (command, proc.returncode, proc.stderr[-400:])
+
+
+def _limited(gib):
+    """A preexec_fn that caps the child's address space."""
+    def limit():
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+    return limit
+
+
+def test_a_crfsuite_model_claiming_many_labels_is_refused_within_bounded_memory(tmp_path):
+    """A CRFsuite file of about 1 MB naming 30,000 labels and 30,000 attributes made
+    convert allocate 13 GiB of dense arrays. Its state weights are now read as the
+    sparse rows they are, and a model of more labels than seqbil reads is refused, in a
+    process limited to 4 GiB of address space; 30,000 attributes over 40 labels convert."""
+    from test_foreign import write_crfsuite
+    names = [f"a{i}" for i in range(30_000)]
+    write_crfsuite(tmp_path / "many.crfsuite", [f"L{i}" for i in range(30_000)], names,
+                   [(0, 5, 7, 1.0), (1, 0, 1, 0.5)])
+    assert (tmp_path / "many.crfsuite").stat().st_size < 2 << 20
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "convert", "--from", "crfsuite",
+                           str(tmp_path / "many.crfsuite"), str(tmp_path / "out.sbm")], env=ENV, capture_output=True,
+                          text=True, preexec_fn=_limited(4), timeout=120)
+    assert proc.returncode == 2 and "at most 4096" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    write_crfsuite(tmp_path / "wide.crfsuite", [f"L{i}" for i in range(40)], names,
+                   [(0, a, a % 40, 0.25) for a in range(0, 30_000, 7)] + [(1, 0, 1, 0.5)])
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "convert", "--from", "crfsuite",
+                           str(tmp_path / "wide.crfsuite"), str(tmp_path / "out.sbm")], env=ENV, capture_output=True,
+                          text=True, preexec_fn=_limited(4), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    model = seqbil.load(str(tmp_path / "out.sbm"))
+    assert model.store.w0.nnz == len(range(0, 30_000, 7))

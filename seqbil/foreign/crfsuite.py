@@ -28,6 +28,7 @@ from ..features.index import LAYOUT, FeatureIndex, Vocabulary
 from ..features.templates import TemplateSet, parse_template
 from ..model import Model
 from ..modelfile import is_crfsuite
+from ..storage import PRECISIONS, Rows, Store
 
 MAGIC, TYPE = b"lCRF", b"FOMC"
 _HEADER = struct.Struct("<4sI4s9I")
@@ -91,6 +92,11 @@ def _cqdb(data, at, n, broken):
     return out
 
 
+# the most labels a converted model may have: its transitions are a dense S x (S + 1)
+# block (128 MiB at 4,096), which a file of a few bytes per label could otherwise claim
+MAX_LABELS = 4096
+
+
 def to_model(crf, path, precision=None):
     """A seqbil Model (templates U:%attr and B, corpus format crfsuite) that scores
     every labelling as CRFsuite scores it. precision: of the stored weights (default
@@ -100,6 +106,9 @@ def to_model(crf, path, precision=None):
     if not labels or len(set(labels)) != len(labels):
         raise ModelFileError(f"{path}: a CRFsuite model with {'duplicate' if labels else 'no'} labels")
     S, A = len(labels), len(crf.attributes)
+    if S > MAX_LABELS:
+        raise ModelFileError(f"{path}: a CRFsuite model of {S} labels; seqbil reads at most {MAX_LABELS} (its "
+                             f"transition weights alone would take {S * (S + 1) * 8 / 2 ** 30:.1f} GiB)")
     f = crf.features
     kind, src, dst = f["type"].astype(np.int64), f["src"].astype(np.int64), f["dst"].astype(np.int64)
     state, trans_f = kind == 0, kind == 1
@@ -107,8 +116,17 @@ def to_model(crf, path, precision=None):
         raise ModelFileError(f"{path}: a CRFsuite model with a feature of unknown type or out of range")
     if not np.all(np.isfinite(f["weight"])):
         raise ModelFileError(f"{path}: a CRFsuite model with a weight that is not finite")
-    W0 = np.zeros((A, S))
-    np.add.at(W0, (src[state], dst[state]), f["weight"][state])
+    # the state weights as the sparse rows they are, each (attribute, label) summed once
+    # in the file's order: a dense A x S block is sized by the header's counts, not by
+    # the features the file holds (30,000 labels and attributes in 1.1 MB made 7 GiB)
+    keys, inverse = np.unique(src[state] * S + dst[state], return_inverse=True)
+    sums = np.bincount(inverse, weights=f["weight"][state], minlength=len(keys))
+    dtype = PRECISIONS[precision or "float64"]
+    kept = sums.astype(dtype) != 0  # (a weight that rounds to 0 is not kept, as from_dense)
+    keys, values = keys[kept], sums[kept].astype(dtype)
+    ptr = np.zeros(A + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys // S, minlength=A), out=ptr[1:])
+    w0 = Rows(ptr, (keys % S).astype(np.int32), values, S)
     trans = np.zeros((S, S + 1))
     np.add.at(trans, (dst[trans_f], src[trans_f]), f["weight"][trans_f])  # trans[y, y']
     names = Vocabulary(a.decode("utf-8", "surrogateescape") for a in crf.attributes)
@@ -126,7 +144,8 @@ def to_model(crf, path, precision=None):
     training = {"learner": None, "converted_from": {
         "format": "crfsuite", "version": crf.version, "file": str(path), "sha256": digest,
         "features": int(len(f)), "attributes": A}}
-    model = Model("linear", labels, index, corpus, {"W0": W0, "W1": np.zeros((0, S, S + 1)), "trans": trans,
-                                                     "end": np.zeros(S)}, training, precision=precision or "float64")
+    w1 = Rows(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=dtype), S * (S + 1))
+    model = Model("linear", labels, index, corpus, None, training, Store(w0, w1, trans, np.zeros(S)),
+                  precision=precision or "float64")
     model.compact()
     return model
