@@ -498,8 +498,14 @@ def inspect(model_path, as_json):
     from .info import describe, model_info
     from .model import Model
 
-    info = model_info(Model.load(model_path), model_path)
-    click.echo(json.dumps(info, indent=2, ensure_ascii=False) if as_json else describe(info), nl=not as_json)
+    model = Model.load(model_path)
+    try:
+        info = model_info(model, model_path)
+        text = json.dumps(info, indent=2, ensure_ascii=False) if as_json else describe(info)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:  # (the record is free JSON)
+        raise SeqbilError(f"{model_path}: a training record seqbil cannot read ({type(exc).__name__}: {exc})") \
+            from None
+    click.echo(text, nl=not as_json)
 
 
 @main.command(short_help="Convert a CRF++ or CRFsuite model, or an older seqbil one; prune, change precision.")

@@ -363,3 +363,36 @@ def test_a_crfsuite_model_claiming_many_labels_is_refused_within_bounded_memory(
     assert proc.returncode == 0, proc.stderr
     model = seqbil.load(str(tmp_path / "out.sbm"))
     assert model.store.w0.nnz == len(range(0, 30_000, 7))
+
+
+@pytest.mark.parametrize("case", ["params", "learner", "history", "selection", "row", "value"])
+def test_a_training_record_of_the_wrong_shape_is_a_clear_error(linear_model, tmp_path, case):
+    """The training record is free JSON in the header: the fields inspect and --init-model
+    read are of the types they read, a continued model's settings are held to the
+    parameter table (a C of "big"), and inspect reports what it cannot read (a score that
+    is a string) as an error, not a traceback."""
+    def change(meta):
+        t = meta["training"]
+        if case == "params":
+            t["params"] = 5
+        elif case == "learner":
+            t["learner"] = [1]
+        elif case == "history":
+            t["history"] = "x"
+        elif case == "selection":
+            t["selection"] = {"tried": 5}
+        elif case == "row":
+            t["selection"] = {"on": "held-out", "tried": [{"learner": "sp", "value": "x"}], "chosen": {"learner": "sp"}}
+        else:
+            t["params"]["C"] = "big"
+    bad = _rewritten_meta(linear_model, tmp_path / "bad.sbm", change)
+    train = str(Path(seqbil.__file__).parent / "samples" / "conll2000_test.txt")
+    commands = {"inspect": ["inspect", str(bad)],
+                "continue": ["train", "--init-model", str(bad), "--train", train, "--epochs", "1", "-q", "--model",
+                             str(tmp_path / "out.sbm")]}
+    failing = {"row": ["inspect"], "value": ["continue"]}.get(case, ["inspect", "continue"])
+    for name in failing:
+        proc = subprocess.run([sys.executable, "-m", "seqbil", *commands[name]], env=ENV, capture_output=True,
+                              text=True)
+        assert proc.returncode == 2 and str(bad) in proc.stderr and "Traceback" not in proc.stderr, \
+            (case, name, proc.returncode, proc.stderr[-400:])

@@ -209,6 +209,17 @@ def check_meta(meta):
     need(corpus.get("metric") in ("chunk", "segment", "accuracy"), "corpus metric")
     need(corpus.get("scheme", "auto") in ("auto", "iob1", "iob2", "iobes", "bilou"), "corpus scheme")
     need(isinstance(meta.get("training", {}), dict), "training")
+    training = meta.get("training") or {}
+    # the fields seqbil inspect and --init-model read, of the types they read
+    kinds = {"params": dict, "sources": dict, "selection": dict, "history": list, "tasks": dict}
+    for key, kind in kinds.items():
+        need(isinstance(training.get(key, kind()), kind), f"training {key}")
+    need(all(isinstance(k, str) for k in training.get("params", {})), "training params")
+    need(training.get("learner") is None or isinstance(training["learner"], str), "training learner")
+    need(all(isinstance(r, dict) for r in training.get("history", [])), "training history")
+    selection = training.get("selection", {})
+    need(isinstance(selection.get("tried", []), list) and all(isinstance(r, dict) for r in selection.get("tried", []))
+         and isinstance(selection.get("chosen", {}), dict), "training selection")
 
 
 def check_shapes(model):

@@ -189,7 +189,8 @@ def settings_of_base(base, settings, template_file, echo, path):
     for key, value in base.training.get("params", {}).items():
         if not settings.given(key) and key in table and (table[key].section == "train" or key in made) and \
                 key != "temperature":  # fitted anew for the continued model
-            carried[key] = value
+            carried[key] = params.check_value(table[key], value, str(path))  # (a file's values: the table's ranges)
     if settings.learner == params.AUTO and settings.origin("learner") != "arguments":  # (a config's choice)
-        carried["learner"] = base.training.get("learner", settings.learner)
+        carried["learner"] = params.check_value(table["learner"], base.training.get("learner") or settings.learner,
+                                                str(path))
     return settings.but(carried)
