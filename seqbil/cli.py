@@ -40,6 +40,10 @@ def fail_cleanly(command):
         except KeyboardInterrupt:
             click.echo("seqbil: interrupted", err=True)
             sys.exit(130)
+        except MemoryError:  # (what the input asked for is gone with the frames that held it)
+            click.echo("seqbil: error: out of memory: the input needs more than this machine gives the process "
+                       "(a corpus without blank lines between its sentences is one sentence)", err=True)
+            sys.exit(2)
         except BrokenPipeError:
             sys.stderr.close()  # the reader went away (e.g. `| head`): not an error
             sys.exit(0)

@@ -396,3 +396,29 @@ def test_a_training_record_of_the_wrong_shape_is_a_clear_error(linear_model, tmp
                               text=True)
         assert proc.returncode == 2 and str(bad) in proc.stderr and "Traceback" not in proc.stderr, \
             (case, name, proc.returncode, proc.stderr[-400:])
+
+
+def test_a_corpus_that_never_ends_a_sentence_is_a_clear_error_when_memory_runs_out(linear_model, tmp_path):
+    """A 5 MB gzip that expands to 418 MB of token lines with no blank line is one
+    sentence; in a process given 768 MiB of address space, training and tagging it ran
+    out of memory with a raw MemoryError. They now say so, exit 2."""
+    import gzip
+    line = b"x" * 200 + b" NN B-NP\n"
+    with gzip.open(tmp_path / "endless.txt.gz", "wb", compresslevel=1) as f:
+        block = line * 10_000
+        for _ in range(200):
+            f.write(block)
+    for command in (["train", "--train", str(tmp_path / "endless.txt.gz"), "--learner", "sp", "--epochs", "1", "-q",
+                     "--model", str(tmp_path / "m.sbm")],
+                    ["tag", "-m", str(linear_model), str(tmp_path / "endless.txt.gz")]):
+        proc = subprocess.run([sys.executable, "-m", "seqbil", *command], env=ENV, capture_output=True, text=True,
+                              preexec_fn=_limited_mib(768), timeout=300)
+        assert proc.returncode == 2 and "out of memory" in proc.stderr and "Traceback" not in proc.stderr, \
+            (command[0], proc.returncode, proc.stderr[-400:])
+
+
+def _limited_mib(mib):
+    def limit():
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+    return limit
