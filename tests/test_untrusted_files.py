@@ -422,3 +422,30 @@ def _limited_mib(mib):
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
     return limit
+
+
+def test_a_crfpp_double_array_with_a_cycle_is_refused_at_once():
+    """A binary CRF++ model whose double array loops (a node the child of its own child)
+    sent every key below it around the cycle 65,536 times, keeping a row of every key's
+    bytes per step: gigabytes for a large dictionary. The cycle is found before the walk."""
+    import tracemalloc
+    from seqbil.errors import ModelFileError
+    from seqbil.foreign import crfpp
+    from test_foreign import double_array
+    letters = [bytes([c]) for c in range(97, 137)]
+    keys = sorted(b"x" + a + b for a in letters for b in letters)
+    base, check = double_array(keys, list(range(len(keys))))
+    assert crfpp.double_array_keys(base, check)[0] == keys
+    x = 1 + ord("x") + 1  # the root's child on x (the root's base is 1)
+    y = base[x] + letters[0][0] + 1  # its child on the first letter
+    assert check[x] == 1 and check[y] == base[x] and base[y] > 0
+    check = check.copy()
+    check[x] = base[y]  # x is now the child of its own child
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFileError, match="a cycle"):
+            crfpp.double_array_keys(base, check, broken=ModelFileError)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 << 20, peak  # (the walk kept 65,536 rows of 1,600 bytes: 105 MB)

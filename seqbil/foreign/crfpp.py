@@ -114,6 +114,16 @@ def double_array_keys(base, check, broken=ValueError):
     node_at = np.full(n, -1, dtype=np.int64)  # the node whose children start at c
     node_at[base[inner]] = inner
     node_at[1] = 0  # the root's children start at 1
+    # every inner node reaches the root, found by doubling each node's step up: a cycle
+    # would keep every key below it walking (and a row per step) until the walk's cap
+    up = np.zeros(n, dtype=np.int64)
+    up[inner] = node_at[check[inner]]
+    if np.any(up[inner] < 0):
+        raise broken("double array")
+    for _ in range(int(n).bit_length() + 1):
+        up = up[up]
+    if np.any(up[inner] != 0):
+        raise broken("a cycle in the double array")
     values = -base[ends] - 1
     chars, lengths = [], np.zeros(len(ends), dtype=np.int64)
     at = node_at[check[ends]]
