@@ -449,3 +449,39 @@ def test_a_crfpp_double_array_with_a_cycle_is_refused_at_once():
     finally:
         tracemalloc.stop()
     assert peak < 10 << 20, peak  # (the walk kept 65,536 rows of 1,600 bytes: 105 MB)
+
+
+@pytest.mark.parametrize("case", ["scale text", "scale negative", "unknown number", "unknown other", "nan vector"])
+def test_a_vector_models_fields_are_held_to_the_parameter_table(tmp_path, case):
+    """A %vec model's scale and unknown-word rule come from its file: of the parameter
+    table's types and ranges (a scale of "big" or an unknown rule of 5 gave tracebacks),
+    and its vectors finite."""
+    sample = Path(seqbil.__file__).parent / "samples" / "conll2000_train.txt"
+    words = sorted({line.split()[0] for line in sample.read_text().splitlines() if line.strip()})[:200]
+    rng = np.random.default_rng(0)
+    (tmp_path / "v.txt").write_text("".join(f"{w} " + " ".join(f"{x:.3f}" for x in rng.normal(size=3)) + "\n"
+                                            for w in words))
+    good = tmp_path / "m.sbm"
+    seqbil.train(str(sample), templates=["U00:%x[0,0]", "U30:%vec[0,0,emb]", "B"], learner="sp", epochs=1,
+                 vectors=[f"emb={tmp_path / 'v.txt'}"], temperature=1.0, model=str(good))
+
+    def change(meta):
+        v = meta["vectors"]
+        if case == "scale text":
+            v["scale"] = "big"
+        elif case == "scale negative":
+            v["scale"] = -1.0
+        elif case == "unknown number":
+            v["unknown"] = 5
+        elif case == "unknown other":
+            v["unknown"] = "guess"
+    if case == "nan vector":
+        def poisoned(arrays):
+            arrays["vectors:emb"][0, 0] = np.nan
+        bad = _rewritten(good, tmp_path / "bad.sbm", poisoned)
+    else:
+        bad = _rewritten_meta(good, tmp_path / "bad.sbm", change)
+    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "-m", str(bad)], env=ENV, capture_output=True,
+                          text=True, input="Confidence NN\n")
+    assert proc.returncode == 2 and "inconsistent model contents" in proc.stderr and \
+        "Traceback" not in proc.stderr, (case, proc.returncode, proc.stderr[-400:])

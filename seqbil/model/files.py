@@ -122,7 +122,12 @@ def _index(meta, arrays, templates):
         for name in templates.vectors:
             text = arrays[f"vectors:{name}:words"].tobytes().decode("utf-8")
             vector_tables[name] = VectorTable(text.split("\n") if text else [], arrays[f"vectors:{name}"])
-        index.vectors = VectorFeatures(templates.vector_templates, vector_tables, info["unknown"], info["scale"])
+            if not np.isfinite(vector_tables[name].matrix).all():
+                raise ValueError(f"vectors {name} are not all finite")
+        table = by_name()
+        index.vectors = VectorFeatures(templates.vector_templates, vector_tables,
+                                       check_value(table["vector_unknown"], info["unknown"], "the model's vectors"),
+                                       check_value(table["vector_scale"], info["scale"], "the model's vectors"))
     if "structure" in meta:
         info = meta["structure"]
         index.structure = StructureFeatures(Structure.from_arrays(info, arrays),
