@@ -13,6 +13,8 @@ from seqbil import checkpoint
 from seqbil.modelfile import write_model
 
 ENV = {**os.environ, "PYTHONPATH": str(Path(seqbil.__file__).resolve().parent.parent)}
+# (the commands run as `python -P -m seqbil`: -P keeps the working directory, the
+# repository root under CI, whose seqbil/ has no compiled kernels, off sys.path)
 
 
 @pytest.fixture(scope="module")
@@ -58,13 +60,13 @@ def test_an_sp_checkpoint_whose_slots_leave_the_pool_is_refused(sp_checkpoint, t
     assert used > 2 and np.array_equal(np.sort(slot[slot >= 0]), np.arange(used))  # the invariant, as written
     for name, (new_arrays, new_scalars) in _slot_cases(slot, used).items():
         bad = tampered(sp_checkpoint, tmp_path / f"{name.replace(' ', '_')}.ckpt", new_arrays, new_scalars)
-        proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "--resume", str(bad), "--epochs", "2",
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "train", "--resume", str(bad), "--epochs", "2",
                                "--model", str(tmp_path / "out.sbm"), "-q"], env=ENV, capture_output=True, text=True)
         assert proc.returncode == 2, (name, proc.returncode, proc.stderr)
         assert "corrupt checkpoint" in proc.stderr and "Traceback" not in proc.stderr, (name, proc.stderr)
     # the untampered checkpoint, rewritten the same way, still resumes
     same = tampered(sp_checkpoint, tmp_path / "same.ckpt")
-    proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "--resume", str(same), "--epochs", "2",
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "train", "--resume", str(same), "--epochs", "2",
                            "--model", str(tmp_path / "out.sbm"), "-q"], env=ENV, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
@@ -86,11 +88,11 @@ def test_an_rpa_checkpoint_whose_vector_rows_leave_w0_is_refused(tmp_path):
         bad = first.copy()
         bad[0] = value
         out = tampered(ckpt, tmp_path / f"{name}.ckpt", {"first": bad})
-        proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "--resume", str(out), "--epochs", "2",
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "train", "--resume", str(out), "--epochs", "2",
                                "--model", str(tmp_path / "out.sbm"), "-q"], env=ENV, capture_output=True, text=True)
         assert proc.returncode == 2 and "corrupt checkpoint" in proc.stderr, (name, proc.returncode, proc.stderr)
     same = tampered(ckpt, tmp_path / "same.ckpt")
-    proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "--resume", str(same), "--epochs", "2",
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "train", "--resume", str(same), "--epochs", "2",
                            "--model", str(tmp_path / "out.sbm"), "-q"], env=ENV, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
@@ -111,7 +113,7 @@ def test_a_header_nested_too_deep_is_a_corrupt_header(tmp_path, depth):
     with pytest.raises(seqbil.SeqbilError, match="corrupt header"):
         modelfile.read_model(str(path))
     for command in (["inspect", str(path)], ["tag", "-m", str(path)], ["train", "--resume", str(path)]):
-        proc = subprocess.run([sys.executable, "-m", "seqbil", *command], env=ENV, capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", *command], env=ENV, capture_output=True, text=True,
                               input="a\n")
         assert proc.returncode == 2 and "corrupt header" in proc.stderr and "Traceback" not in proc.stderr, \
             (command, proc.returncode, proc.stderr[-500:])
@@ -124,7 +126,7 @@ def test_a_temperature_outside_the_fitted_range_is_refused_given_or_in_a_file(tm
     a temperature is 0 (fitted) or within the range the fit searches, as an argument and
     as a model file's field."""
     from seqbil.calibration import T_MIN
-    proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "--learner", "sp", "--epochs", "1", "-q",
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "train", "--learner", "sp", "--epochs", "1", "-q",
                            "--temperature", repr(temperature), "--model", str(tmp_path / "m.sbm")],
                           env=ENV, capture_output=True, text=True)
     assert proc.returncode == 2 and "temperature" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
@@ -132,7 +134,7 @@ def test_a_temperature_outside_the_fitted_range_is_refused_given_or_in_a_file(tm
     assert model.temperature == T_MIN  # the ends of the range are allowed
     model.temperature = temperature  # (an attribute: a writer may put anything in the file)
     model.save(str(tmp_path / "bad.sbm"))
-    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "-m", str(tmp_path / "bad.sbm"), "--marginals"],
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(tmp_path / "bad.sbm"), "--marginals"],
                           env=ENV, capture_output=True, text=True, input="Confidence NN\n")
     assert proc.returncode == 2 and "temperature" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
@@ -182,7 +184,7 @@ def test_weights_that_are_not_finite_or_not_consistent_are_refused(linear_model,
     bad = _rewritten(linear_model, tmp_path / "bad.sbm", change)
     for command in (["tag", "-m", str(bad)], ["inspect", str(bad)],
                     ["convert", str(bad), str(tmp_path / "out.sbm"), "--precision", "float64"]):
-        proc = subprocess.run([sys.executable, "-m", "seqbil", *command], env=ENV, capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", *command], env=ENV, capture_output=True, text=True,
                               input="Confidence NN\n")
         assert proc.returncode == 2 and "inconsistent model contents" in proc.stderr and \
             "Traceback" not in proc.stderr, (case, command, proc.returncode, proc.stderr[-400:])
@@ -204,7 +206,7 @@ def test_foreign_models_with_weights_that_are_not_finite_are_refused(tmp_path, w
     runs.append(["--from", "crfsuite", str(tmp_path / "model.crfsuite")] +
                 (["--precision", "float32"] if weight == 1e300 else []))
     for run in runs:
-        proc = subprocess.run([sys.executable, "-m", "seqbil", "convert", *run, str(tmp_path / "out.sbm")],
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "convert", *run, str(tmp_path / "out.sbm")],
                               env=ENV, capture_output=True, text=True)
         assert proc.returncode == 2 and "not finite" in proc.stderr and "Traceback" not in proc.stderr, \
             (run, proc.returncode, proc.stderr[-400:])
@@ -224,11 +226,11 @@ def test_weights_beyond_float32_are_refused_when_a_model_is_made_float32(linear_
     write_model(str(path), meta, {name: np.array(value) for name, value in arrays.items()})
     path = _rewritten(path, tmp_path / "huge.sbm", huge)
     for precision, status in (("float32", 2), ("float64", 0)):
-        proc = subprocess.run([sys.executable, "-m", "seqbil", "convert", str(path), str(tmp_path / "out.sbm"),
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "convert", str(path), str(tmp_path / "out.sbm"),
                                "--precision", precision], env=ENV, capture_output=True, text=True)
         assert proc.returncode == status and "Traceback" not in proc.stderr, (precision, proc.stderr[-400:])
     assert "not finite in float32" in subprocess.run(
-        [sys.executable, "-m", "seqbil", "convert", str(path), str(tmp_path / "out.sbm"), "--precision", "float32"],
+        [sys.executable, "-P", "-m", "seqbil", "convert", str(path), str(tmp_path / "out.sbm"), "--precision", "float32"],
         env=ENV, capture_output=True, text=True).stderr
 
 
@@ -264,12 +266,12 @@ def test_work_a_model_asks_for_is_bounded(linear_model, segmenter, tmp_path):
                               (linear_model, wide, "columns up to 1000"),
                               (segmenter, capped, "dict_length_cap")):
         bad = _rewritten_meta(src, tmp_path / "bad.sbm", change)
-        proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "-m", str(bad)], env=ENV, capture_output=True,
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(bad)], env=ENV, capture_output=True,
                               text=True, input="Confidence NN\n", timeout=60)
         assert proc.returncode == 2 and what in proc.stderr and "Traceback" not in proc.stderr, \
             (what, proc.returncode, proc.stderr[-400:])
     (tmp_path / "template").write_text("U00:%x[1001,0]\nB\n")
-    proc = subprocess.run([sys.executable, "-m", "seqbil", "train", "--learner", "sp", "--epochs", "1", "-q",
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "train", "--learner", "sp", "--epochs", "1", "-q",
                            "--template", str(tmp_path / "template"), "--model", str(tmp_path / "m.sbm")],
                           env=ENV, capture_output=True, text=True)
     assert proc.returncode == 2 and "rows are read at most 1000 away" in proc.stderr, proc.stderr
@@ -286,7 +288,7 @@ def test_an_encoding_that_does_not_read_ascii_as_itself_is_refused(linear_model,
                      "--model", str(tmp_path / "m.sbm")],
                     ["tag", "-m", str(linear_model), str(tmp_path / "in.txt")],
                     ["eval", "-m", str(linear_model), "--data", str(tmp_path / "in.txt")]):
-        proc = subprocess.run([sys.executable, "-m", "seqbil", *command, "--encoding", encoding], env=ENV,
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", *command, "--encoding", encoding], env=ENV,
                               capture_output=True, text=True)
         assert proc.returncode == 2 and repr(encoding) in proc.stderr and "Traceback" not in proc.stderr, \
             (command, proc.returncode, proc.stderr[-400:])
@@ -294,7 +296,7 @@ def test_an_encoding_that_does_not_read_ascii_as_itself_is_refused(linear_model,
     def recorded(meta):
         meta["corpus"]["encoding"] = encoding
     bad = _rewritten_meta(linear_model, tmp_path / "bad.sbm", recorded)
-    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "-m", str(bad)], env=ENV, capture_output=True,
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(bad)], env=ENV, capture_output=True,
                           text=True, input="Confidence NN\n")
     assert proc.returncode == 2 and "corpus encoding" in proc.stderr, proc.stderr[-400:]
 
@@ -327,7 +329,7 @@ def test_labels_that_are_not_text_or_not_the_formats_are_refused(linear_model, s
             bad.write_bytes(modelfile._PREFIX.pack(magic, version, hlen, zlib.crc32(header), rest) + header +
                             data[size + hlen:])
         for command in (["tag", "-m", str(bad), "--marginals"], ["inspect", str(bad)]):
-            proc = subprocess.run([sys.executable, "-m", "seqbil", *command], env=ENV, capture_output=True,
+            proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", *command], env=ENV, capture_output=True,
                                   text=True, input="Confidence NN\n")
             assert proc.returncode == 2 and what in proc.stderr and "Traceback" not in proc.stderr, \
                 (command, proc.returncode, proc.stderr[-400:])
@@ -351,13 +353,13 @@ def test_a_crfsuite_model_claiming_many_labels_is_refused_within_bounded_memory(
     write_crfsuite(tmp_path / "many.crfsuite", [f"L{i}" for i in range(30_000)], names,
                    [(0, 5, 7, 1.0), (1, 0, 1, 0.5)])
     assert (tmp_path / "many.crfsuite").stat().st_size < 2 << 20
-    proc = subprocess.run([sys.executable, "-m", "seqbil", "convert", "--from", "crfsuite",
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "convert", "--from", "crfsuite",
                            str(tmp_path / "many.crfsuite"), str(tmp_path / "out.sbm")], env=ENV, capture_output=True,
                           text=True, preexec_fn=_limited(4), timeout=120)
     assert proc.returncode == 2 and "at most 4096" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     write_crfsuite(tmp_path / "wide.crfsuite", [f"L{i}" for i in range(40)], names,
                    [(0, a, a % 40, 0.25) for a in range(0, 30_000, 7)] + [(1, 0, 1, 0.5)])
-    proc = subprocess.run([sys.executable, "-m", "seqbil", "convert", "--from", "crfsuite",
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "convert", "--from", "crfsuite",
                            str(tmp_path / "wide.crfsuite"), str(tmp_path / "out.sbm")], env=ENV, capture_output=True,
                           text=True, preexec_fn=_limited(4), timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -392,7 +394,7 @@ def test_a_training_record_of_the_wrong_shape_is_a_clear_error(linear_model, tmp
                              str(tmp_path / "out.sbm")]}
     failing = {"row": ["inspect"], "value": ["continue"]}.get(case, ["inspect", "continue"])
     for name in failing:
-        proc = subprocess.run([sys.executable, "-m", "seqbil", *commands[name]], env=ENV, capture_output=True,
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", *commands[name]], env=ENV, capture_output=True,
                               text=True)
         assert proc.returncode == 2 and str(bad) in proc.stderr and "Traceback" not in proc.stderr, \
             (case, name, proc.returncode, proc.stderr[-400:])
@@ -411,7 +413,7 @@ def test_a_corpus_that_never_ends_a_sentence_is_a_clear_error_when_memory_runs_o
     for command in (["train", "--train", str(tmp_path / "endless.txt.gz"), "--learner", "sp", "--epochs", "1", "-q",
                      "--model", str(tmp_path / "m.sbm")],
                     ["tag", "-m", str(linear_model), str(tmp_path / "endless.txt.gz")]):
-        proc = subprocess.run([sys.executable, "-m", "seqbil", *command], env=ENV, capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", *command], env=ENV, capture_output=True, text=True,
                               preexec_fn=_limited_mib(768), timeout=300)
         assert proc.returncode == 2 and "out of memory" in proc.stderr and "Traceback" not in proc.stderr, \
             (command[0], proc.returncode, proc.stderr[-400:])
@@ -481,7 +483,7 @@ def test_a_vector_models_fields_are_held_to_the_parameter_table(tmp_path, case):
         bad = _rewritten(good, tmp_path / "bad.sbm", poisoned)
     else:
         bad = _rewritten_meta(good, tmp_path / "bad.sbm", change)
-    proc = subprocess.run([sys.executable, "-m", "seqbil", "tag", "-m", str(bad)], env=ENV, capture_output=True,
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(bad)], env=ENV, capture_output=True,
                           text=True, input="Confidence NN\n")
     assert proc.returncode == 2 and "inconsistent model contents" in proc.stderr and \
         "Traceback" not in proc.stderr, (case, proc.returncode, proc.stderr[-400:])
