@@ -32,6 +32,7 @@ def fail_cleanly(command):
     """Errors the user can fix become one line on stderr and exit status 2."""
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
+        sys.unraisablehook = _quiet_memory_errors
         try:
             return command(*args, **kwargs)
         except SeqbilError as exc:
@@ -48,6 +49,14 @@ def fail_cleanly(command):
             sys.stderr.close()  # the reader went away (e.g. `| head`): not an error
             sys.exit(0)
     return wrapper
+
+
+def _quiet_memory_errors(unraisable):
+    """Out of memory, the frames torn down on the way to the one error said (fail_cleanly)
+    fail again in their finalizers: those go unsaid, whatever else is said as Python would."""
+    if isinstance(unraisable.exc_value, MemoryError):
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def echo_err(message):
