@@ -159,8 +159,6 @@ class Rows:
             val = arrays[f"{name}.val"]
             if val.dtype not in (np.float32, np.float64) or val.ndim != 2 or val.shape[1] != width:
                 raise ValueError(f"dense weights {name} are inconsistent")
-            if not np.isfinite(val).all():
-                raise ValueError(f"weights {name} are not all finite")
             return cls(None, None, val, width)
         ptr, idx, val = arrays[f"{name}.ptr"], arrays[f"{name}.idx"], arrays[f"{name}.val"]
         if ptr.dtype != np.int64 or idx.dtype != np.int32 or val.dtype not in (np.float32, np.float64) \
@@ -171,8 +169,6 @@ class Rows:
         # what densifies the rows (convert, --init-model) relies on these
         if np.any(ptr[1:] < ptr[:-1]) or len(idx) and (idx.min() < 0 or idx.max() >= width):
             raise ValueError(f"sparse weights {name}: row pointers that go back or cells outside a row")
-        if not np.isfinite(val).all():
-            raise ValueError(f"weights {name} are not all finite")
         return cls(ptr, idx, val, width)
 
 
@@ -201,6 +197,11 @@ class Store:
 
     def block(self, order):
         return self.w0 if order == 0 else self.w1
+
+    def finite(self):
+        """Whether every weight is finite (a file's, a converted model's, or one rounded to
+        a precision whose range it leaves)."""
+        return all(np.isfinite(a).all() for a in (self.w0.val, self.w1.val, self.trans, self.end))
 
     def with_blocks(self, w0, w1):
         return replace(self, w0=w0, w1=w1)
@@ -271,7 +272,7 @@ def compact_weights(kind, S, dense, store, tables, precision, prune=0.0):
                    sum(np.count_nonzero(dense[k]) for k in (("W1",) if kind == "linear" else ("alpha", "beta")))]
         store = sparse_weights(kind, dense, S, precision, prune, layout=False)
         dense = None  # (the dense blocks go before the rows are taken: the peak of a run's end)
-    if not (np.isfinite(store.w0.val).all() and np.isfinite(store.w1.val).all()):
+    if not store.finite():
         raise SeqbilError(f"weights that are not finite in {precision} (beyond its range): keep "
                           f"{'float64' if precision == 'float32' else 'them out'}")
     report, kept_tables, blocks = {}, [], []

@@ -1,7 +1,5 @@
 """Models trained by other tools, read into seqbil models that label and score every
 sequence as those tools do: CRF++ (crfpp.py) and CRFsuite (crfsuite.py)."""
-import numpy as np
-
 from ..errors import ModelFileError
 from ..modelfile import other_tool
 from . import crfpp, crfsuite
@@ -35,8 +33,7 @@ def load(path, source, *, encoding=None, precision=None):
         if encoding not in (None, "utf-8", "utf8"):
             raise ValueError("a CRFsuite model's strings are UTF-8: give no encoding")
         model = crfsuite.to_model(crfsuite.read(path), path, precision)
-    store = model.store
-    if not all(np.isfinite(a).all() for a in (store.w0.val, store.w1.val, store.trans, store.end)):
+    if not model.store.finite():
         raise ModelFileError(f"{path}: a {'CRF++' if source == 'crfpp' else 'CRFsuite'} model with a weight that is "
                              f"not finite, or beyond the range of {model.precision}")
     return model

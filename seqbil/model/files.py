@@ -145,9 +145,10 @@ def _store(meta, arrays):
     w0, w1 = Rows.from_arrays(arrays, "W0", S), Rows.from_arrays(arrays, first, width)
     if not w0.val.dtype == w1.val.dtype == PRECISIONS[info["precision"]]:
         raise ValueError(f"the weight blocks are not all {info['precision']}, the precision the file gives")
-    if not (np.isfinite(arrays["trans"]).all() and np.isfinite(arrays["end"]).all()):
-        raise ValueError("trans or end are not all finite")
-    return Store(w0, w1, arrays["trans"], arrays["end"], bilinear=meta["kind"] != "linear"), info["precision"]
+    store = Store(w0, w1, arrays["trans"], arrays["end"], bilinear=meta["kind"] != "linear")
+    if not store.finite():
+        raise ValueError("weights that are not all finite")
+    return store, info["precision"]
 
 
 def _tasks(meta, templates):
@@ -222,9 +223,9 @@ def check_meta(meta):
     need(all(isinstance(k, str) for k in training.get("params", {})), "training params")
     need(training.get("learner") is None or isinstance(training["learner"], str), "training learner")
     need(all(isinstance(r, dict) for r in training.get("history", [])), "training history")
-    selection = training.get("selection", {})
-    need(isinstance(selection.get("tried", []), list) and all(isinstance(r, dict) for r in selection.get("tried", []))
-         and isinstance(selection.get("chosen", {}), dict), "training selection")
+    tried = training.get("selection", {}).get("tried", [])
+    need(isinstance(tried, list) and all(isinstance(r, dict) for r in tried)
+         and isinstance(training.get("selection", {}).get("chosen", {}), dict), "training selection")
 
 
 def check_shapes(model):
