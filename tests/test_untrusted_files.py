@@ -487,3 +487,64 @@ def test_a_vector_models_fields_are_held_to_the_parameter_table(tmp_path, case):
                           text=True, input="Confidence NN\n")
     assert proc.returncode == 2 and "inconsistent model contents" in proc.stderr and \
         "Traceback" not in proc.stderr, (case, proc.returncode, proc.stderr[-400:])
+
+
+@pytest.fixture(scope="module")
+def item_and_task_models(tmp_path_factory):
+    """A model of CRFsuite attributes (%attr) and a model of two segmentation tasks."""
+    where = tmp_path_factory.mktemp("keys")
+    samples = Path(seqbil.__file__).parent / "samples"
+    lines = [line.strip() for line in (samples / "pku_train.utf8").read_text(encoding="utf-8").splitlines()
+             if line.strip()][:60]
+    (where / "a.utf8").write_text("\n".join(lines[:30]) + "\n", encoding="utf-8")
+    (where / "b.utf8").write_text("\n".join(lines[30:]) + "\n", encoding="utf-8")
+    seqbil.train(config="sighan2005", tasks=[f"a={where / 'a.utf8'}", f"b={where / 'b.utf8'}"], learner="sp",
+                 epochs=1, temperature=1.0, model=str(where / "tasks.sbm"))
+    seqbil.train(str(samples / "conll2000_train.crfsuite.gz"), config="crfsuite", learner="sp", epochs=1,
+                 temperature=1.0, model=str(where / "items.sbm"))
+    return where / "items.sbm", where / "tasks.sbm"
+
+
+def _keys_of(arrays, order, t):
+    return slice(int(arrays[f"table{order}_ptr"][t]), int(arrays[f"table{order}_ptr"][t + 1]))
+
+
+@pytest.mark.parametrize("case", ["attribute id past the names", "negative attribute id", "keys out of order",
+                                  "key past its fields", "task field empty", "task field renamed"])
+def test_attribute_keys_and_task_values_must_fit_their_fields(item_and_task_models, tmp_path, case):
+    """A template's keys ascend and lie in the range of what they read: %attr keys are
+    ids of the attribute names (one past them made convert raise IndexError), column keys
+    within their fields' values; a multi-task model's task field holds its tasks (an empty
+    one passed tag and inspect). Every command refuses such a file."""
+    items, tasks = item_and_task_models
+
+    def change(arrays):
+        if case == "attribute id past the names":
+            arrays["table0"][_keys_of(arrays, 0, 0).stop - 1] = len(arrays["attributes_ptr"]) - 1
+        elif case == "negative attribute id":
+            arrays["table0"][0] = -1
+        elif case == "keys out of order":
+            arrays["table0"][[0, 1]] = arrays["table0"][[1, 0]]
+        elif case == "key past its fields":
+            arrays["table1"][_keys_of(arrays, 1, 0).stop - 1] = 2 ** 40
+        elif case == "task field empty":
+            arrays["field%task"] = np.zeros(0, np.uint8)
+        else:
+            arrays["field%task"] = np.frombuffer(b"a\nc", np.uint8)
+    src = items if "attribute" in case or "order" in case else tasks
+    bad = _rewritten(src, tmp_path / "bad.sbm", change)
+    task = [] if src == items else ["--task", "a"]
+    for command in (["tag", "-m", str(bad), *task], ["inspect", str(bad)],
+                    ["convert", str(bad), str(tmp_path / "out.sbm")],
+                    ["train", "--init-model", str(bad), "--train", str(bad.parent / "in.txt"), "--epochs", "1", "-q",
+                     "--model", str(tmp_path / "out.sbm"), *task]):
+        (bad.parent / "in.txt").write_text("x=1\ty=2\tB-NP\n\n" if src == items else "扬帆 远东\n", encoding="utf-8")
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", *command], env=ENV, capture_output=True,
+                              text=True, input="x=1\n\n" if src == items else "扬帆远东\n")
+        assert proc.returncode == 2 and "inconsistent model contents" in proc.stderr and \
+            "Traceback" not in proc.stderr, (command, proc.returncode, proc.stderr[-400:])
+    # the same files, rewritten unchanged, are read
+    same = _rewritten(src, tmp_path / "same.sbm", lambda arrays: None)
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(same), *task], env=ENV,
+                          capture_output=True, text=True, input="x=1\n\n" if src == items else "扬帆远东\n")
+    assert proc.returncode == 0, proc.stderr[-400:]

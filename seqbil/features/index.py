@@ -231,6 +231,34 @@ class FeatureIndex:
     def n_keyed(self, order):
         return len(self.tables[order][0])
 
+    def check_keys(self):
+        """Raise ValueError unless every template's keys ascend strictly and lie in the
+        range its macros give: ids of the attribute names for %attr, 0 for a template
+        without macros, below the product of its fields' radixes where it is not hashed.
+        A model file's keys decide what each attribute means (convert, --task and the
+        pruning take them apart), so a file's are checked before anything reads them."""
+        for order in (0, 1):
+            table, ptr = self.tables[order]
+            t_ptr, _, cols, mults = self.specs[order]
+            for t, template in enumerate(self.templates.by_order[order]):
+                keys = table[ptr[t]:ptr[t + 1]]
+                if not len(keys):
+                    continue
+                if len(keys) > 1 and not np.all(keys[1:] > keys[:-1]):
+                    raise ValueError(f"the keys of template {template.text!r} do not ascend")
+                first = t_ptr[t]
+                if template in self.templates.item_templates:
+                    top = len(self.attributes) if self.attributes is not None else 0
+                elif first == t_ptr[t + 1]:
+                    top = 1
+                elif mults[first] == 0:
+                    top = 1 << 63  # hashed: any key a shift right of 64 bits gives
+                else:
+                    column = self.field_list[cols[first]]
+                    top = int(mults[first]) * (len(self.fields[column]) + 2 * self.K + 1)
+                if keys[0] < 0 or (top < (1 << 63) and keys[-1] >= top):
+                    raise ValueError(f"template {template.text!r} has keys outside the range of its fields")
+
     def rekeyed(self, order, new):
         """(keys, ptr) of this index's attributes of one order, keyed as the index
         `new` (same templates, vocabularies extending these) keys them: each key is

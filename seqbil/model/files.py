@@ -240,6 +240,10 @@ def check_shapes(model):
         if table.dtype != np.int64 or ptr.dtype != np.int64 or len(ptr) != len(model.index.specs[o][0]) \
                 or ptr[0] != 0 or ptr[-1] != len(table) or np.any(np.diff(ptr) < 0):
             raise ValueError(f"attribute table {o} is inconsistent")
+    model.index.check_keys()
+    task_field = next((f for f in model.templates.fields if f.kind == "task"), None)
+    if task_field is not None and sorted(model.index.fields[task_field].strings) != sorted(model.tasks or []):
+        raise ValueError("the task field's values are not the model's tasks")
     copies = 1 if model.task is not None else len(model.tasks) + 1 if model.tasks else 1
     if model.holds_dense:
         w = model.weights
