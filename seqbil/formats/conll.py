@@ -26,6 +26,9 @@ def separator(line):
     return "\t" if "\t" in line else " "
 
 
+MAX_FIELDS = 100_000  # of a corpus line: what a model file may claim, and what training reads
+
+
 @register
 class ConllFormat(Format):
     """One token per line, fields separated by spaces or tabs, a blank line between
@@ -63,6 +66,8 @@ class ConllFormat(Format):
                     raise InputError(name, number, "the number of fields is unknown")
                 if len(fields) < 2:
                     raise InputError(name, number, "expected at least 2 fields (attributes and a label), found 1")
+                if len(fields) > MAX_FIELDS:
+                    raise InputError(name, number, f"{len(fields)} fields: seqbil reads at most {MAX_FIELDS:,}")
                 n_fields = self.n_fields = len(fields)
                 try:
                     self.label_index(n_fields)
@@ -103,7 +108,7 @@ class ConllFormat(Format):
     @classmethod
     def check_corpus_record(cls, corpus):
         n, label = corpus.get("n_fields"), corpus.get("label_column", -1)
-        if not (type(n) is int and 2 <= n <= 1000 and type(label) is int and -n <= label < n):
+        if not (type(n) is int and 2 <= n <= MAX_FIELDS and type(label) is int and -n <= label < n):
             raise ValueError("corpus columns")
 
     def example(self):
@@ -145,6 +150,8 @@ class ConllFormat(Format):
                 raise InputError(where, 0, "every token is a list of the same number (>= 2) of non-empty strings, "
                                  "the label among them")
             if self.n_fields is None:
+                if width > MAX_FIELDS:
+                    raise InputError(where, 0, f"{width} columns: seqbil reads at most {MAX_FIELDS:,}")
                 self.n_fields = width
             elif width != self.n_fields:
                 raise InputError(where, 0, f"{width} columns, but the first sentence has {self.n_fields}")

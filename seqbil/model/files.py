@@ -1,6 +1,8 @@
 """A model's file: what Model.save writes and Model.load reads and checks, in the
 container of modelfile.py (versioned, checksummed, no pickle, atomic writes)."""
 
+import json
+
 import numpy as np
 
 from .._version import __version__
@@ -62,6 +64,10 @@ def write(model, path):
     if structure is not None:  # Theta and the split indexes travel with the model
         meta["structure"] = {"window": structure.window, "scale": structure.scale, **structure.structure.meta()}
         arrays.update(structure.structure.arrays())
+    try:  # what every reader will check: a model written is a model read (a conversion too)
+        check_meta(json.loads(json.dumps(meta)))
+    except ValueError as exc:
+        raise SeqbilError(f"{path}: the model would not be readable ({exc}); nothing written") from None
     write_model(path, meta, arrays)
 
 
