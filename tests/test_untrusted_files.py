@@ -548,3 +548,55 @@ def test_attribute_keys_and_task_values_must_fit_their_fields(item_and_task_mode
     proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(same), *task], env=ENV,
                           capture_output=True, text=True, input="x=1\n\n" if src == items else "扬帆远东\n")
     assert proc.returncode == 0, proc.stderr[-400:]
+
+
+@pytest.mark.parametrize("case", ["unigram past the weights", "transition past the weights", "xsize 5000",
+                                  "xsize past the limit"])
+def test_crfpp_text_models_are_converted_into_models_that_load_or_refused(tmp_path, case):
+    """A CRF++ text model whose feature offsets run past its weights is refused at
+    conversion (one offset below the end but not the last, or a transition block, made
+    numpy's reshape fail with its own words); a model of 5,000 columns converts into one
+    that tags 5,000-column lines (it converted into a file every later command refused)."""
+    from test_foreign import random_crfpp, write_text
+    crfpp = random_crfpp(np.random.default_rng(3))
+    dic, end = dict(crfpp["dic"]), len(crfpp["alpha"])
+    first_unigram = min(key for key in dic if key[0] == "U")
+    if case == "unigram past the weights":
+        dic[first_unigram] = end - 1
+    elif case == "transition past the weights":
+        dic["B"] = end - 3
+    crfpp["dic"] = dic
+    crfpp["xsize"] = {"xsize 5000": 5000, "xsize past the limit": 100_000}.get(case, crfpp["xsize"])
+    write_text(crfpp, tmp_path / "model.txt")
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "convert", "--from", "crfpp", str(tmp_path / "model.txt"),
+                           str(tmp_path / "out.sbm")], env=ENV, capture_output=True, text=True)
+    if case != "xsize 5000":
+        assert proc.returncode == 2 and not (tmp_path / "out.sbm").exists() and "Traceback" not in proc.stderr
+        assert ("outside the model's" if "past the weights" in case else "reads 1 to 99,999") in proc.stderr, proc.stderr
+        return
+    assert proc.returncode == 0, proc.stderr
+    line = " ".join(["x"] * 5000)
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(tmp_path / "out.sbm")], env=ENV,
+                          capture_output=True, text=True, input=f"{line}\n{line}\n\n")
+    assert proc.returncode == 0 and proc.stdout.splitlines()[0].startswith(line + " "), proc.stderr[-300:]
+
+
+def test_a_corpus_of_more_columns_than_templates_read_trains_a_model_that_loads(tmp_path):
+    """Training on 1,200 columns wrote a model whose corpus record the loader refused
+    (at most 1,000 columns); a line may have up to 100,000 fields, and more is a clear
+    error naming the line."""
+    rng = np.random.default_rng(0)
+    rows = [" ".join([f"w{rng.integers(3)}"] * 1200 + [str(rng.choice(["B-NP", "O"]))]) for _ in range(12)]
+    (tmp_path / "wide.txt").write_text("\n".join(rows[:6]) + "\n\n" + "\n".join(rows[6:]) + "\n")
+    (tmp_path / "wider.txt").write_text(" ".join(["w"] * 100_001) + " O\n\n")
+    for corpus, status in (("wide.txt", 0), ("wider.txt", 2)):
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "train", "--train", str(tmp_path / corpus), "--learner",
+                               "sp", "--epochs", "1", "-q", "--model", str(tmp_path / "m.sbm"),
+                               "--template", str(Path(seqbil.__file__).parent.parent / "configs" /
+                                                 "crfpp_chunking.template")],
+                              env=ENV, capture_output=True, text=True)
+        assert proc.returncode == status, proc.stderr[-300:]
+    assert "wider.txt:1: 100002 fields" in proc.stderr
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(tmp_path / "m.sbm"),
+                           str(tmp_path / "wide.txt")], env=ENV, capture_output=True, text=True)
+    assert proc.returncode == 0 and len(proc.stdout.split("\n\n")[0].splitlines()) == 6, proc.stderr[-300:]

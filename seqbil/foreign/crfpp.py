@@ -37,6 +37,7 @@ from ..errors import ModelFileError
 from ..evaluation import choose_metric
 from ..features.index import LAYOUT, FeatureIndex, Vocabulary
 from ..features.templates import TemplateSet, parse_template
+from ..formats.conll import MAX_FIELDS
 from ..model import Model
 from ..modelfile import crfpp_form
 
@@ -330,7 +331,7 @@ def _weight_tables(path, index, texts, parts, found, ids, alpha, S):
                 for combo in product(*options):
                     offs.append(off)
                     tuples.append(combo)
-            if offs and offs[-1] + width > len(alpha):
+            if offs and max(offs) + width > len(alpha):
                 raise ModelFileError(f"{path}: a feature's weights lie outside the model's {len(alpha)}")
             cols = np.array(tuples, dtype=np.int64).reshape(len(tuples), len(macros))
             key = index.combine(order, ti, [cols[:, m] for m in range(len(macros))]) if macros else \
@@ -364,6 +365,8 @@ def to_model(crf, path, encoding="utf-8", precision=None):
     if not labels or len(set(labels)) != len(labels):
         raise ModelFileError(f"{path}: a CRF++ model with {'duplicate' if labels else 'no'} labels")
     S = len(labels)
+    if not 0 < crf.xsize < MAX_FIELDS:  # (the columns of a line but the label)
+        raise ModelFileError(f"{path}: a CRF++ model of {crf.xsize} columns: seqbil reads 1 to {MAX_FIELDS - 1:,}")
     templates, parts, texts = _read_templates(crf, path, text)
     tset = TemplateSet(templates)
     keys, offsets, found = _feature_cells(crf, parts, text)
@@ -378,6 +381,8 @@ def to_model(crf, path, encoding="utf-8", precision=None):
         if tmpl.order == 1 and not tmpl.refs:
             pieces, _, mult = parts[t]
             for off, _ in found[t]:
+                if off + S * S > len(alpha):
+                    raise ModelFileError(f"{path}: a feature's weights lie outside the model's {len(alpha)}")
                 trans[:, :S] += alpha[off:off + S * S].reshape(S, S).T * mult  # [y, y'] from alpha[y' * S + y]
     index.tables = tables
     W1 = np.zeros((len(blocks[1]), S, S + 1))
