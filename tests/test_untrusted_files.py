@@ -600,3 +600,30 @@ def test_a_corpus_of_more_columns_than_templates_read_trains_a_model_that_loads(
     proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(tmp_path / "m.sbm"),
                            str(tmp_path / "wide.txt")], env=ENV, capture_output=True, text=True)
     assert proc.returncode == 0 and len(proc.stdout.split("\n\n")[0].splitlines()) == 6, proc.stderr[-300:]
+
+
+def test_a_template_reading_a_column_the_format_lacks_is_named(item_and_task_models, tmp_path):
+    """A model whose templates read a column its corpus format does not have is refused
+    naming the template (the message named only the missing array, 'field3')."""
+    items, tasks = item_and_task_models
+    for src, task in ((items, []), (tasks, ["--task", "a"])):
+        bad = _rewritten_meta(src, tmp_path / "bad.sbm", lambda meta: meta["templates"].insert(0, "U99:%x[0,3]"))
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(bad), *task], env=ENV,
+                              capture_output=True, text=True, input="x\n\n")
+        assert proc.returncode == 2 and "'U99:%x[0,3]'" in proc.stderr and "column 3" in proc.stderr, proc.stderr
+
+
+def test_a_crfsuite_label_that_is_not_text_is_refused_at_conversion(tmp_path):
+    """Attribute names may hold any bytes (they are matched as bytes); a label is printed,
+    so one that is not UTF-8 is refused when the model is converted (it converted, and
+    every later command refused the result)."""
+    from test_foreign import write_crfsuite
+    write_crfsuite(tmp_path / "m.crfsuite", ["A", "B"], ["x", "y"], [(0, 0, 0, 0.5), (0, 1, 1, 0.3), (1, 0, 1, 0.25)])
+    good = (tmp_path / "m.crfsuite").read_bytes()
+    for old, new, status in ((b"B\0", b"\xff\0", 2), (b"y\0", b"\xff\0", 0)):
+        (tmp_path / "bad.crfsuite").write_bytes(good.replace(old, new))
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "convert", "--from", "crfsuite",
+                               str(tmp_path / "bad.crfsuite"), str(tmp_path / "out.sbm")], env=ENV,
+                              capture_output=True, text=True)
+        assert proc.returncode == status and "Traceback" not in proc.stderr, (old, proc.stderr)
+        assert status == 0 or "a label that is not UTF-8" in proc.stderr, proc.stderr

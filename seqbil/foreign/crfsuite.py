@@ -102,7 +102,10 @@ def to_model(crf, path, precision=None):
     every labelling as CRFsuite scores it. precision: of the stored weights (default
     float64, CRFsuite's)."""
 
-    labels = [y.decode("utf-8", "surrogateescape") for y in crf.labels]
+    try:  # (attribute names are matched as bytes and may hold any; labels are printed)
+        labels = [y.decode("utf-8") for y in crf.labels]
+    except UnicodeDecodeError as exc:
+        raise ModelFileError(f"{path}: a label that is not UTF-8 text ({exc.object[:40]!r})") from None
     if not labels or len(set(labels)) != len(labels):
         raise ModelFileError(f"{path}: a CRFsuite model with {'duplicate' if labels else 'no'} labels")
     S, A = len(labels), len(crf.attributes)

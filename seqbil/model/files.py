@@ -15,7 +15,7 @@ from ..features.index import (LAYOUTS, NORMALIZERS, FeatureIndex, attribute_arra
 from ..features.structure import Structure, StructureFeatures
 from ..features.templates import TemplateSet, parse_template
 from ..features.vectors import VectorFeatures, VectorTable
-from ..formats import FORMATS
+from ..formats import FORMATS, make_format
 from ..formats.textio import encoding_problem
 from ..modelfile import read_model, write_model
 from ..storage import PRECISIONS, Rows, Store, first_order_block
@@ -84,6 +84,8 @@ def read(cls, path, verify=True):
         templates = TemplateSet(parse_template(t) for t in meta["templates"])
         if templates.ranged:  # (training keeps one template per column of a range)
             raise ValueError(f"template {templates.ranged[0].text!r} reads a range of columns")
+        corpus = meta["corpus"]
+        _check_columns(templates, make_format(corpus["format"], corpus.get("n_fields"), corpus.get("label_column", -1)))
         index = _index(meta, arrays, templates)
         if "W0" in arrays:  # a file of seqbil 0.2 or older: dense float64 blocks
             weights = {name: arrays[name] for name in KINDS[meta["kind"]]}
@@ -234,13 +236,18 @@ def check_meta(meta):
          and isinstance(training.get("selection", {}).get("chosen", {}), dict), "training selection")
 
 
+def _check_columns(templates, fmt):
+    """Raise ValueError naming a template that reads a column the format does not have."""
+    try:
+        templates.check_columns(*fmt.layout(), fmt.name, "the model")
+    except ConfigError as exc:
+        raise ValueError(f"{exc.message} ({fmt.name} data)") from None
+
+
 def check_shapes(model):
     """Raise ValueError when the weights, tables and templates do not fit together."""
     S = len(model.labels)
-    try:
-        model.templates.check_columns(*model.format.layout(), model.format.name, "the model")
-    except ConfigError:
-        raise ValueError("the templates read columns the corpus format does not have") from None
+    _check_columns(model.templates, model.format)
     A0, A1 = model.index.n_attributes(0), model.index.n_attributes(1)
     for o, (table, ptr) in enumerate(model.index.tables):
         if table.dtype != np.int64 or ptr.dtype != np.int64 or len(ptr) != len(model.index.specs[o][0]) \
