@@ -73,8 +73,14 @@ def _check_run(run, path):
     for p in params.table():
         if p.name in settings:
             params.check_value(p, settings[p.name], path)
-    if not isinstance(run.get("sources", {}), dict):
+    sources = run.get("sources", {})
+    if not isinstance(sources, dict) or set(sources) - set(settings) or \
+            not all(isinstance(v, str) for v in sources.values()):
         raise ValueError("sources")
+    if not (run.get("init_model") is None or isinstance(run["init_model"], str)):
+        raise ValueError("init_model")
+    if not isinstance(run.get("selection", {}), dict):
+        raise ValueError("selection")
     for key in ("train", "dev", "template", "config"):  # multi-task runs read the corpora of their tasks
         if not (isinstance(run[key], str) or ((key != "train" or settings.get("tasks")) and run[key] is None)):
             raise ValueError(key)

@@ -627,3 +627,42 @@ def test_a_crfsuite_label_that_is_not_text_is_refused_at_conversion(tmp_path):
                               capture_output=True, text=True)
         assert proc.returncode == status and "Traceback" not in proc.stderr, (old, proc.stderr)
         assert status == 0 or "a label that is not UTF-8" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("field, value", [("init_model", {"x": 1}), ("init_model", 1.5), ("sources", {"": "arguments"}),
+                                          ("sources", {"epochs": 3}), ("selection", [])])
+def test_a_checkpoints_run_record_of_the_wrong_types_is_refused(sp_checkpoint, tmp_path, field, value):
+    """The run record a checkpoint carries is typed before a resumed run reads it (an
+    init_model that was not a path reached os.stat; a source naming no setting raised
+    KeyError)."""
+    run, scalars, arrays, rng_state, history = checkpoint.load(str(sp_checkpoint))
+    run[field] = value
+    bad = tmp_path / "bad.ckpt"
+    write_model(str(bad), {"format": checkpoint.FORMAT, "run": run, "scalars": scalars, "rng": rng_state,
+                           "history": history}, dict(arrays))
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "train", "--resume", str(bad), "--epochs", "2",
+                           "--model", str(tmp_path / "out.sbm"), "-q"], env=ENV, capture_output=True, text=True)
+    assert proc.returncode == 2 and f"corrupt checkpoint ({field})" in proc.stderr, proc.stderr[-400:]
+
+
+@pytest.mark.parametrize("field, value", [("weights", []), ("weights", "sparse rows"), ("lexicons", 3),
+                                          ("vectors", "x"), ("structure", 7)])
+def test_a_header_record_of_the_wrong_type_is_an_inconsistent_model(linear_model, tmp_path, field, value):
+    """The header's records are dicts before their fields are read (a list where the
+    weights record belongs raised AttributeError in every command)."""
+    bad = _rewritten_meta(linear_model, tmp_path / "bad.sbm", lambda meta: meta.update({field: value}))
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(bad)], env=ENV, capture_output=True,
+                          text=True, input="Confidence NN\n")
+    assert proc.returncode == 2 and "inconsistent model contents" in proc.stderr and "Traceback" not in proc.stderr, \
+        proc.stderr[-400:]
+
+
+def test_a_crfpp_feature_offset_past_any_integer_is_refused(tmp_path):
+    """A text model's feature offset of 10**30 (an OverflowError in numpy) lies past the weights."""
+    from test_foreign import random_crfpp, write_text
+    crfpp = random_crfpp(np.random.default_rng(3))
+    crfpp["dic"] = {**crfpp["dic"], min(crfpp["dic"]): 10 ** 30}
+    write_text(crfpp, tmp_path / "model.txt")
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "convert", "--from", "crfpp", str(tmp_path / "model.txt"),
+                           str(tmp_path / "out.sbm")], env=ENV, capture_output=True, text=True)
+    assert proc.returncode == 2 and "outside the model's" in proc.stderr, proc.stderr[-400:]
