@@ -190,7 +190,7 @@ def _read_text(path, data):
         if not fid.isdigit() or not key:
             raise broken("a feature line is ID KEY")
         keys.append(key)
-        offsets.append(int(fid))
+        offsets.append(min(int(fid), maxid))  # (past the weights either way: refused with the others)
     rest = [line for line in lines[number:] if line.strip()]
     if len(rest) != maxid:
         number = len(lines)

@@ -98,7 +98,7 @@ def read(cls, path, verify=True):
         model = cls(meta["kind"], meta["labels"], index, meta["corpus"], None, meta.get("training"), store,
                     precision, *_tasks(meta, templates), _temperature(meta), sums32=_sums32(meta))
         check_shapes(model)
-    except (KeyError, ValueError, TypeError, UnicodeDecodeError, SeqbilError) as exc:
+    except (KeyError, IndexError, AttributeError, ValueError, TypeError, UnicodeDecodeError, SeqbilError) as exc:
         # (the header is JSON of any shape: a missing key, a value of the wrong type)
         raise ModelFileError(f"{path}: inconsistent model contents ({exc})") from None
     return model
@@ -222,7 +222,8 @@ def check_meta(meta):
         corpus["metric"], corpus["scheme"] = corpus.pop("evaluation"), "auto"
     need(corpus.get("metric") in ("chunk", "segment", "accuracy"), "corpus metric")
     need(corpus.get("scheme", "auto") in ("auto", "iob1", "iob2", "iobes", "bilou"), "corpus scheme")
-    need(isinstance(meta.get("training", {}), dict), "training")
+    for key in ("training", "weights", "lexicons", "vectors", "structure"):
+        need(isinstance(meta.get(key, {}), dict), key)
     training = meta.get("training") or {}
     # the fields seqbil inspect and --init-model read, of the types they read
     kinds = {"params": dict, "sources": dict, "selection": dict, "history": list, "tasks": dict}
