@@ -25,7 +25,7 @@ from ..errors import ConfigError, ModelFileError
 from ..formats.sentence import Corpus
 from ..modelfile import read_model, write_model
 from .index import LAYOUT, LAYOUTS, FeatureIndex, read_vocabularies, vocabulary_arrays
-from .templates import TemplateSet, parse_template
+from .templates import MAX_COLUMN, MAX_ROW, TemplateSet, parse_template
 
 FORMAT = "seqbil-structure"
 VERSION = 1
@@ -122,6 +122,18 @@ class Split:
         return np.asarray(self.features(corpus) @ self.theta, dtype=np.float32)
 
 
+def _check_split_record(info):
+    """Raise ValueError unless a split's record holds what from_arrays reads, typed."""
+    def number(x):
+        return type(x) in (int, float) and np.isfinite(x)
+    if not (isinstance(info.get("name"), str) and isinstance(info.get("templates"), list)
+            and all(isinstance(t, str) for t in info["templates"]) and isinstance(info.get("offsets"), list)
+            and all(type(o) is int and abs(o) <= MAX_ROW for o in info["offsets"])
+            and type(info.get("dim")) is int and info["dim"] > 0 and number(info.get("rms")) and info["rms"] >= 0
+            and type(info.get("column", 0)) is int and 0 <= info.get("column", 0) <= MAX_COLUMN):
+        raise ValueError(f"split record {str(info.get('name'))[:40]!r}")
+
+
 class Structure:
     """The splits learned from unlabeled text and where they came from."""
 
@@ -174,8 +186,11 @@ class Structure:
         """The structure of a file's meta and arrays (ValueError/KeyError/TypeError on
         inconsistent contents)."""
         splits = []
+        if not isinstance(meta["splits"], list) or not all(isinstance(info, dict) for info in meta["splits"]):
+            raise ValueError("splits")
         for k, info in enumerate(meta["splits"]):
             p = f"{prefix}{k}:"
+            _check_split_record(info)
             templates = TemplateSet(parse_template(t) for t in info["templates"])
             if templates.by_order[1] or templates.transition:
                 raise ValueError("a split has 1st-order templates")
@@ -189,8 +204,10 @@ class Structure:
             if layout not in LAYOUTS:
                 raise ValueError("index layout")
             index = FeatureIndex(templates, fields, [(table, ptr), empty], "none", layout)
+            index.check_keys()
             theta = arrays[f"{p}theta"]
-            if theta.dtype != np.float32 or theta.ndim != 2 or theta.shape[1] != info["dim"]:
+            if theta.dtype != np.float32 or theta.ndim != 2 or theta.shape[1] != info["dim"] or \
+                    not np.isfinite(theta).all():
                 raise ValueError(f"split {info['name']}: Theta")
             splits.append(Split(info["name"], [int(o) for o in info["offsets"]], index, theta, info["rms"],
                                 int(info.get("column", 0))))
@@ -214,7 +231,8 @@ class Structure:
                                  f"reads version {VERSION}")
         try:
             return cls.from_arrays(meta, arrays)
-        except (KeyError, ValueError, TypeError, UnicodeDecodeError, ConfigError) as exc:
+        except (KeyError, IndexError, AttributeError, ValueError, TypeError, UnicodeDecodeError, ConfigError) as exc:
+            # (the header is JSON of any shape: a missing key, a value of the wrong type)
             raise ModelFileError(f"{path}: inconsistent structure contents ({exc})") from None
 
 
