@@ -116,6 +116,8 @@ def read_model(path, verify=True):
                     raise TypeError
                 if _depth(header) > MAX_DEPTH:
                     raise ModelFileError(f"{path}: corrupt header (nested more than {MAX_DEPTH} deep)")
+                if b"\\u" in hbytes and not _is_text(header):
+                    raise ModelFileError(f"{path}: corrupt header (a string that is not text: a lone surrogate)")
             except (ValueError, KeyError, TypeError, RecursionError):
                 raise ModelFileError(f"{path}: corrupt header") from None
             start = _PREFIX.size + hlen + _pad(_PREFIX.size + hlen)
@@ -156,6 +158,16 @@ def _depth(value):
             deepest = max(deepest, depth)
             stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
     return deepest
+
+
+def _is_text(header):
+    """Whether every string of a parsed header is Unicode text: JSON's escapes can spell
+    a lone surrogate, which no encoding writes (every later print or save would fail)."""
+    try:
+        json.dumps(header, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _is_int(x):

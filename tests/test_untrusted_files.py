@@ -666,3 +666,23 @@ def test_a_crfpp_feature_offset_past_any_integer_is_refused(tmp_path):
     proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "convert", "--from", "crfpp", str(tmp_path / "model.txt"),
                            str(tmp_path / "out.sbm")], env=ENV, capture_output=True, text=True)
     assert proc.returncode == 2 and "outside the model's" in proc.stderr, proc.stderr[-400:]
+
+
+def test_a_header_string_that_is_not_text_is_a_corrupt_header(linear_model, sp_checkpoint, tmp_path):
+    """JSON escapes can spell a lone surrogate anywhere in a header (here in the training
+    record, which nothing checked): `inspect --json`, `convert` and a resumed run raised
+    UnicodeEncodeError when they wrote it out. The container refuses such a header."""
+    from fuzz_harness import write_container
+    from seqbil.modelfile import read_model
+    meta, arrays = read_model(str(linear_model))
+    meta["training"]["note"] = "\udc80"
+    write_container(tmp_path / "bad.sbm", meta, {k: np.array(v) for k, v in arrays.items()})
+    meta, arrays = read_model(str(sp_checkpoint))
+    meta["history"].append({"note": "x\udcff"})
+    write_container(tmp_path / "bad.ckpt", meta, {k: np.array(v) for k, v in arrays.items()})
+    for command in (["inspect", "--json", str(tmp_path / "bad.sbm")],
+                    ["convert", str(tmp_path / "bad.sbm"), str(tmp_path / "out.sbm")],
+                    ["train", "--resume", str(tmp_path / "bad.ckpt"), "--epochs", "2", "-q", "--model",
+                     str(tmp_path / "out.sbm")]):
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", *command], env=ENV, capture_output=True, text=True)
+        assert proc.returncode == 2 and "a lone surrogate" in proc.stderr, (command, proc.stderr[-400:])
