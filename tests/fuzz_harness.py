@@ -462,7 +462,11 @@ def mutate_corpus(rng, src, out):
             lines[i] = lines[i] + rng.choice([b"\xff", b"\xc3", b"\r", b"\x00", b" ", b"\t"])
         else:
             lines[i] = b" ".join([b"x"] * int(rng.choice([1, 2, 100, 1001, 5000])))
-    Path(out).write_bytes(b"\n".join(lines))
+    data = b"\n".join(lines)
+    if rng.random() < 0.1:  # gzip, whole or cut short (corpora are read compressed as they are)
+        data = gzip.compress(data)
+        data = data[:int(rng.integers(len(data)))] if rng.random() < 0.5 else data
+    Path(out).write_bytes(data)
     return out
 
 
