@@ -706,3 +706,30 @@ def test_a_bilinear_models_cell_of_minus_one_is_refused_not_moved_to_the_last_la
                               input="Confidence NN\n")
         assert proc.returncode == 2 and "inconsistent model contents" in proc.stderr and \
             not (tmp_path / "out.sbm").exists(), (command, proc.stderr[-400:])
+
+
+def test_a_corpus_whose_label_comes_first_trains_tags_and_scores(tmp_path):
+    """With --label-column 0 every sentence's first column is the label's, None once read:
+    its length was taken from it (TypeError in training; found by the coverage-guided
+    fuzzer through a checkpoint's settings). The result equals the same corpus with the
+    label last."""
+    sample = Path(seqbil.__file__).parent / "samples" / "conll2000_train.txt"
+    lines = sample.read_text().splitlines()[:400]
+    last = "\n".join(lines) + "\n"
+    first = "\n".join(" ".join([*line.split()[-1:], *line.split()[:-1]]) if line.strip() else "" for line in lines) + "\n"
+    (tmp_path / "last.txt").write_text(last)
+    (tmp_path / "first.txt").write_text(first)
+    outputs = []
+    for corpus, label, w, p in (("last.txt", -1, 0, 1), ("first.txt", 0, 1, 2)):
+        (tmp_path / "t.tmpl").write_text(f"U00:%x[0,{w}]\nU01:%x[0,{p}]\nU02:%x[-1,{p}]/%x[0,{p}]\nB\n")
+        model = tmp_path / f"{label}.sbm"
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "train", "--train", str(tmp_path / corpus),
+                               "--label-column", str(label), "--template", str(tmp_path / "t.tmpl"), "--learner", "sp",
+                               "--epochs", "2", "--temperature", "1", "-q", "--model", str(model)],
+                              env=ENV, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-400:]
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "eval", "-m", str(model), "--data",
+                               str(tmp_path / corpus), "--json"], env=ENV, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-400:]
+        outputs.append(proc.stdout)
+    assert outputs[0] == outputs[1]

@@ -27,7 +27,8 @@ class Sentence:
     def __len__(self):
         if self.items is not None:
             return len(self.items)
-        return len(self.columns[0]) if self.columns else 0
+        # (the label column is None: with the label first, the first column is not a token's)
+        return next((len(c) for c in self.columns if c is not None), len(self.labels or ()))
 
 
 @dataclass
