@@ -151,12 +151,14 @@ def file_version(path):
 
 def _depth(value):
     """How deep lists and dicts nest in a parsed header (without recursion)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
+    if not isinstance(value, (dict, list)):
+        return 0
+    deepest, stack = 1, [(value, 1)]
+    while stack:  # (containers only: a header's strings and numbers are most of its values)
         value, depth = stack.pop()
-        if isinstance(value, (dict, list)):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+        deepest = max(deepest, depth)
+        stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value)
+                     if isinstance(v, (dict, list)))
     return deepest
 
 

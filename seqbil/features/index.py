@@ -240,24 +240,38 @@ class FeatureIndex:
         for order in (0, 1):
             table, ptr = self.tables[order]
             t_ptr, _, cols, mults = self.specs[order]
-            for t, template in enumerate(self.templates.by_order[order]):
-                keys = table[ptr[t]:ptr[t + 1]]
-                if not len(keys):
-                    continue
-                if len(keys) > 1 and not np.all(keys[1:] > keys[:-1]):
-                    raise ValueError(f"the keys of template {template.text!r} do not ascend")
+            templates = self.templates.by_order[order]
+            if not len(table):
+                continue
+            starts = np.asarray(ptr[:-1])
+            # within a template each key is above the one before (whole table at once: a
+            # template's first key may be anything)
+            rises = table[1:] > table[:-1]
+            rises[starts[(starts > 0) & (starts < len(table))] - 1] = True
+            tops = np.full(len(templates), -1, dtype=np.int64)  # (-1: hashed, no bound but 0)
+            for t, template in enumerate(templates):
                 first = t_ptr[t]
                 if template in self.templates.item_templates:
-                    top = len(self.attributes) if self.attributes is not None else 0
+                    tops[t] = len(self.attributes) if self.attributes is not None else 0
                 elif first == t_ptr[t + 1]:
-                    top = 1
+                    tops[t] = 1
                 elif mults[first] == 0:
-                    top = 1 << 63  # hashed: any key a shift right of 64 bits gives
-                else:
+                    continue  # hashed: any key a shift right of 64 bits gives
+                else:  # (below 2**62: the radix product of a template that is not hashed)
                     column = self.field_list[cols[first]]
-                    top = int(mults[first]) * (len(self.fields[column]) + 2 * self.K + 1)
-                if keys[0] < 0 or (top < (1 << 63) and keys[-1] >= top):
-                    raise ValueError(f"template {template.text!r} has keys outside the range of its fields")
+                    tops[t] = int(mults[first]) * (len(self.fields[column]) + 2 * self.K + 1)
+            held = np.flatnonzero(np.diff(ptr) > 0)
+            lowest, highest = table[ptr[held]], table[ptr[held + 1] - 1]
+            top = tops[held]
+            bad = not rises.all() or np.any(lowest < 0) or np.any((top >= 0) & (highest >= top))
+            if bad:
+                for t in held:  # name the template
+                    keys = table[ptr[t]:ptr[t + 1]]
+                    if len(keys) > 1 and not np.all(keys[1:] > keys[:-1]):
+                        raise ValueError(f"the keys of template {templates[t].text!r} do not ascend")
+                    if keys[0] < 0 or 0 <= tops[t] <= keys[-1]:
+                        raise ValueError(f"template {templates[t].text!r} has keys outside the range of its fields")
+                raise ValueError(f"the key table of order {order}")
 
     def rekeyed(self, order, new):
         """(keys, ptr) of this index's attributes of one order, keyed as the index
