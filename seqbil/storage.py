@@ -167,7 +167,7 @@ class Rows:
             raise ValueError(f"sparse weights {name} are inconsistent")
         # the decoder checks every row's bounds and every cell's index as it reads them;
         # what densifies the rows (convert, --init-model) relies on these
-        if np.any(ptr[1:] < ptr[:-1]) or len(idx) and (idx.min() < 0 or idx.max() >= width):
+        if np.any(ptr[1:] < ptr[:-1]) or len(idx) and idx.view(np.uint32).max() >= width:  # (-1: 2**32 - 1)
             raise ValueError(f"sparse weights {name}: row pointers that go back or cells outside a row")
         return cls(ptr, idx, val, width)
 

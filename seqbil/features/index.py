@@ -65,7 +65,15 @@ class Vocabulary:
 
     def __init__(self, strings=()):
         self.strings = list(strings)
-        self.index = dict(zip(self.strings, range(len(self.strings))))
+        self._index = None
+
+    @property
+    def index(self):
+        """{string: id}, made on first use: loading a model reads every vocabulary, and
+        the compiled tagging path looks the values up in tables of its own."""
+        if self._index is None:
+            self._index = dict(zip(self.strings, range(len(self.strings))))
+        return self._index
 
     def __len__(self):
         return len(self.strings)

@@ -248,7 +248,6 @@ def _check_columns(templates, fmt):
 def check_shapes(model):
     """Raise ValueError when the weights, tables and templates do not fit together."""
     S = len(model.labels)
-    _check_columns(model.templates, model.format)
     A0, A1 = model.index.n_attributes(0), model.index.n_attributes(1)
     for o, (table, ptr) in enumerate(model.index.tables):
         if table.dtype != np.int64 or ptr.dtype != np.int64 or len(ptr) != len(model.index.specs[o][0]) \
