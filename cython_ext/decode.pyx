@@ -244,6 +244,32 @@ cdef inline void score_tables(const Corpus* c, const Weights* w, const Lattice* 
         score_rows(c, w, L, p0, n, w.w0.val64, w.w1.val64)
 
 
+cdef inline void force(const Lattice* L, const int32_t* known, int n) noexcept nogil:
+    """Forced decoding: where known[i] is a label (0 <= known[i] < S), every other label
+    at position i scores -inf, so that only the labellings that keep the known labels
+    remain (Viterbi, k-best, max-marginals and forward-backward alike: exp(-inf) = 0).
+    known[i] < 0 leaves position i free. known is NULL when nothing is known."""
+    cdef int i, y, S = L.S
+    if known == NULL:
+        return
+    for i in range(n):
+        if 0 <= known[i] < S:
+            for y in range(S):
+                if y != known[i]:
+                    L.unary[i * S + y] = -INFINITY
+
+
+cdef const int32_t* known_of(data, const int32_t[::1] known) except? NULL:
+    """The known labels' pointer (NULL: none), checked against the data's positions."""
+    if known is None:
+        return NULL
+    if known.shape[0] != data.n_positions:
+        raise ValueError("known labels: one per position")
+    if known.shape[0] == 0:
+        return NULL
+    return &known[0]
+
+
 cdef int longest(Corpus* c, Py_ssize_t N) noexcept:
     cdef Py_ssize_t j
     cdef int maxlen = 1
@@ -275,11 +301,13 @@ cdef Corpus csr_corpus(data) except *:
     return c
 
 
-def decode_corpus(data, weights, int32_t[::1] out):
+def decode_corpus(data, weights, int32_t[::1] out, const int32_t[::1] known=None):
     """Viterbi-decode every sequence of an encoded Dataset into out (one label id per
     position). weights: a storage.Store (the sparse rows of W0 and of W1, or of a
-    bilinear model's AB; trans and end dense float64), or the dense blocks (as_store)."""
+    bilinear model's AB; trans and end dense float64), or the dense blocks (as_store).
+    known: a label id per position, kept (forced decoding, see force), or -1."""
     cdef Corpus c = csr_corpus(data)
+    cdef const int32_t* K = known_of(data, known)
     weights = as_store(weights)
     cdef Weights w = weights_view(weights)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
@@ -292,6 +320,7 @@ def decode_corpus(data, weights, int32_t[::1] out):
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
             score_tables(&c, &w, &L, p0, n)
+            force(&L, K + p0 if K != NULL else NULL, n)
             viterbi(&L, &w.m, n, &out[p0])
 
 
@@ -414,8 +443,8 @@ cdef int kbest(const Lattice* L, const Linear* m, const KBest* B, int n, int32_t
     found = 0
     for r in range(K):
         arg = merge_next(sprev, cprev, head, end, NULL, S, K, &best)
-        if arg < 0:
-            break
+        if arg < 0 or (best == -INFINITY and r > 0):
+            break  # (-inf: a labelling that forced or task-bound labels rule out, not a path)
         scores[r] = best
         out = paths + r * stride
         y = arg
@@ -443,14 +472,17 @@ def nbest_rows(int S, int maxlen, int k):
     return <int> total
 
 
-def nbest_corpus(data, weights, int k, int32_t[:, ::1] paths, double[:, ::1] scores, int32_t[::1] counts):
+def nbest_corpus(data, weights, int k, int32_t[:, ::1] paths, double[:, ::1] scores, int32_t[::1] counts,
+                 const int32_t[::1] known=None):
     """The k best paths of every sequence of an encoded Dataset (see kbest): path r of
     sequence j goes to paths[r, seq_ptr[j]:seq_ptr[j + 1]] and its score to
     scores[j, r], best first; counts[j] = how many there are, min(k, S ** length); the
     rest of row j is left as it was. paths needs nbest_rows(S, longest sequence, k)
     rows and scores as many columns, which is also the K of the work space. weights as
-    for decode_corpus; paths[0] is decode_corpus's output."""
+    for decode_corpus; paths[0] is decode_corpus's output. known: as for decode_corpus
+    (the paths are those that keep the known labels; fewer when fewer do)."""
     cdef Corpus c = csr_corpus(data)
+    cdef const int32_t* known_at = known_of(data, known)
     weights = as_store(weights)
     cdef Weights w = weights_view(weights)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
@@ -473,6 +505,7 @@ def nbest_corpus(data, weights, int k, int32_t[:, ::1] paths, double[:, ::1] sco
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
             score_tables(&c, &w, &L, p0, n)
+            force(&L, known_at + p0 if known_at != NULL else NULL, n)
             counts[j] = kbest(&L, &w.m, &B, n, &paths[0, p0], stride, &scores[j, 0])
 
 
@@ -517,13 +550,16 @@ cdef void margins(const Lattice* L, const Linear* m, int n, const int32_t* path,
         out[i] = max(top - other, 0.0)
 
 
-def confidence_corpus(data, weights, int32_t[::1] out, double[::1] token_margins, double[::1] sentence_margins):
+def confidence_corpus(data, weights, int32_t[::1] out, double[::1] token_margins, double[::1] sentence_margins,
+                      const int32_t[::1] known=None):
     """Best path (as decode_corpus) of every sequence of an encoded Dataset into out, the
     max-marginal margin of each of its labels into token_margins (see margins), and per
     sequence the score of the best path minus that of the second best (the first two
     of kbest) into sentence_margins: 0 on a tie, +inf when there is no second path
-    (one label)."""
+    (one label, or every label known). known: as for decode_corpus (a known label's
+    margin is +inf: no other labelling keeps it)."""
     cdef Corpus c = csr_corpus(data)
+    cdef const int32_t* known_at = known_of(data, known)
     weights = as_store(weights)
     cdef Weights w = weights_view(weights)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
@@ -545,6 +581,7 @@ def confidence_corpus(data, weights, int32_t[::1] out, double[::1] token_margins
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
             score_tables(&c, &w, &L, p0, n)
+            force(&L, known_at + p0 if known_at != NULL else NULL, n)
             viterbi(&L, &w.m, n, &out[p0])
             margins(&L, &w.m, n, &out[p0], &beta[0], &token_margins[p0])
             if kbest(&L, &w.m, &B, n, &two[0, 0], maxlen, top2) < 2:
@@ -556,13 +593,17 @@ def confidence_corpus(data, weights, int32_t[::1] out, double[::1] token_margins
 # --- marginal probabilities ------------------------------------------------------------
 
 def marginals_corpus(data, weights, double temperature, int32_t[::1] out, double[::1] best,
-                     double[:, ::1] marginals, double[::1] log_partition):
+                     double[:, ::1] marginals, double[::1] log_partition, const int32_t[::1] known=None):
     """For every sequence of an encoded Dataset: the best path into out (as
     decode_corpus) and its score into best, log Z into log_partition and the marginal
     probability of every label at every position into marginals (positions x labels),
     under p(y | x) = exp(score(y) / temperature) / Z (see fb.pxd). The probability of
-    the best path is exp(best / temperature - log Z)."""
+    the best path is exp(best / temperature - log Z). known: as for decode_corpus; Z and
+    the marginals are then over the labellings that keep the known labels, so the
+    marginals are conditioned on them and exp(best / temperature - log Z) is the best
+    path's probability given them."""
     cdef Corpus c = csr_corpus(data)
+    cdef const int32_t* known_at = known_of(data, known)
     weights = as_store(weights)
     cdef Weights w = weights_view(weights)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
@@ -586,6 +627,7 @@ def marginals_corpus(data, weights, double temperature, int32_t[::1] out, double
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
             score_tables(&c, &w, &L, p0, n)
+            force(&L, known_at + p0 if known_at != NULL else NULL, n)
             best[j] = viterbi(&L, &w.m, n, &out[p0])
             log_partition[j] = forward_backward(&F, L.unary, pair, w.m.trans, w.m.end, n, invT, False)
             for i in range(n * S):

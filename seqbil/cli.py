@@ -302,9 +302,12 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, shards, schedul
               "P1 ... Pn` per label before the segmented line.  [default: off]")
 @click.option("--task", metavar="NAME", help="The task to tag, for a model trained on several (train --task): "
               "e.g. the segmentation standard.  [default: none; a multi-task model needs one]")
+@click.option("--force", is_flag=True, help="Forced decoding: keep the labels the input gives (its label column) "
+              "and predict the rest under them; a label the model does not have, such as ?, marks a token to "
+              "predict (see above).  [default: off]")
 @fail_cleanly
 def tag(model_path, input_paths, input_options, output_path, output_dir, workers, scheduler, partition_mb, overwrite,
-        quiet, encoding, jobs, user_dicts, nbest, confidence, marginals, all_marginals, task):
+        quiet, encoding, jobs, user_dicts, nbest, confidence, marginals, all_marginals, task, force):
     """Tag INPUT (default: standard input) and write to standard output (or --output),
     or tag many files on a Dask cluster (--output-dir).
 
@@ -351,6 +354,15 @@ def tag(model_path, input_paths, input_options, output_path, output_dir, workers
     crf_test -n K -v1 prints it, and its tokens show their own labels' marginals.
     Probabilities are printed as CRF++ prints them, with 6 significant digits.
 
+    --force (forced decoding, as Wapiti's) reads the label column of each token line
+    as what is already known: a label of the model's is kept, and the other tokens
+    (a label the model does not have, such as ?) are predicted under those kept. The
+    output is the input line with the label decoded appended, as without --force.
+    Every layout honours it: --nbest lists the labelings that keep the known labels
+    (fewer when fewer do), --marginals gives probabilities conditioned on them (a
+    known label's is 1; `# PROB` is the best labeling's probability given them), and
+    --confidence gives a known label the margin inf. CoNLL and CRFsuite models.
+
     --output-dir DIR tags every INPUT (files or quoted glob patterns) into DIR/NAME,
     gzip-compressed when the input is, byte for byte what `seqbil tag INPUT` writes.
     Plain files are cut into partitions of --partition-mb at sentence boundaries and
@@ -377,6 +389,8 @@ def tag(model_path, input_paths, input_options, output_path, output_dir, workers
         raise click.UsageError("give the input as INPUT or as --input, not both")
     inputs = list(input_paths or input_options)
     if output_dir is not None:
+        if force:
+            raise click.UsageError("--force tags one input (or standard input), not --output-dir")
         _tag_files(model_path, inputs, output_path, output_dir, workers, scheduler, partition_mb, overwrite, quiet,
                    encoding, jobs, user_dicts, nbest, confidence, marginals, task)
         return
@@ -392,7 +406,7 @@ def tag(model_path, input_paths, input_options, output_path, output_dir, workers
         model.add_word_file(path, name if eq else None)
     with _sigterm_as_exit():
         tag_file(model, inputs[0] if inputs else None, output_path, encoding=encoding, jobs=jobs, nbest=nbest,
-                 confidence=confidence, marginals=marginals, task=task)
+                 confidence=confidence, marginals=marginals, task=task, force=force)
 
 
 def _tag_files(model_path, inputs, output_path, output_dir, workers, scheduler, partition_mb, overwrite, quiet,

@@ -18,7 +18,7 @@ from ..features.dictionaries import Lexicon
 from ..errors import SeqbilError
 from ..storage import Rows, compact_weights, dense_weights, sparse_weights
 from . import files, tasks
-from .probabilities import Probabilities, check_k
+from .probabilities import Probabilities, check_k, known_labels
 
 
 class Model(Probabilities):
@@ -285,20 +285,22 @@ class Model(Probabilities):
             sentences = Corpus.of(sentences).with_task(self.tasks, self.tasks.index(self.task))
         return encode(sentences, self.templates, self.index, self.labels)[0]
 
-    def decode(self, data):
-        """Best label id of every position of an encoded Dataset."""
+    def decode(self, data, known=None):
+        """Best label id of every position of an encoded Dataset; known: a label id per
+        position to keep (forced decoding), or -1 (see known_labels)."""
         self.require_task()
         out = np.zeros(data.n_positions, dtype=np.int32)
-        decode_corpus(data, self.store, out)
+        decode_corpus(data, self.store, out, known)
         return out
 
-    def predict(self, sentences, source="<input>"):
-        """Label strings of each formats.Sentence."""
-        return self.predict_data(self.encode(sentences, source))
+    def predict(self, sentences, source="<input>", force=False):
+        """Label strings of each formats.Sentence; force: keep the labels the sentences
+        give (forced decoding: a label the model does not have is predicted)."""
+        return self.predict_data(self.encode(sentences, source), force)
 
-    def predict_data(self, data):
+    def predict_data(self, data, force=False):
         """Label strings of each sequence of an encoded Dataset."""
-        ids, labels = self.decode(data), self.label_array()
+        ids, labels = self.decode(data, known_labels(data, force)), self.label_array()
         return [list(labels[ids[data.seq_ptr[j]:data.seq_ptr[j + 1]]]) for j in range(data.n_sequences)]
 
     def label_array(self):
@@ -319,7 +321,7 @@ class Model(Probabilities):
         return [next(found) if len(s) else empty() for s in sentences]
 
     # --- the Python API ---------------------------------------------------------
-    def tag(self, sentence):
+    def tag(self, sentence, known=None):
         """Label one sentence.
 
         Parameters
@@ -329,6 +331,9 @@ class Model(Probabilities):
             (without the label); for a segmentation model also a string of
             characters. For a model of attributes (corpus format crfsuite), a list of
             items, each a dict of attributes or a list of attribute names.
+        known : list, default=None
+            Forced decoding: for each token, its label if it is known (one of
+            `labels`), kept as it is, or None to predict it under those known.
 
         Returns
         -------
@@ -339,18 +344,30 @@ class Model(Probabilities):
         ------
         SeqbilError
             For a sentence the model cannot read (a string for a CoNLL model, a
-            token without the model's columns), or a multi-task model not narrowed
-            to a task (`for_task`).
-        """
-        return self.tag_many([sentence])[0]
+            token without the model's columns), a multi-task model not narrowed
+            to a task (`for_task`), or known labels that are not one per token,
+            each None or a label of the model's.
 
-    def tag_many(self, sentences):
+        Examples
+        --------
+        >>> import seqbil
+        >>> model = seqbil.train(epochs=1)
+        >>> tokens = [["He", "PRP"], ["reckons", "VBZ"], ["the", "DT"], ["deficit", "NN"]]
+        >>> model.tag(tokens, known=[None, None, "B-NP", None])[2]
+        'B-NP'
+        """
+        return self.tag_many([sentence], None if known is None else [known])[0]
+
+    def tag_many(self, sentences, known=None):
         """Label many sentences, decoded in one batch.
 
         Parameters
         ----------
         sentences : iterable
             Sentences as for `tag`.
+        known : list, default=None
+            Forced decoding: for each sentence, its known labels as for `tag` (or
+            None: none known).
 
         Returns
         -------
@@ -358,9 +375,31 @@ class Model(Probabilities):
             The labels of each sentence (an empty list for an empty sentence).
         """
         sents = [self.format.sentence(s, i) for i, s in enumerate(sentences, 1)]
+        force = known is not None
+        if force:
+            sents = self.with_known(sents, known)
         nonempty = [s for s in sents if len(s)]
-        tags = iter(self.predict(nonempty) if nonempty else [])
+        tags = iter(self.predict(nonempty, force=force) if nonempty else [])
         return [next(tags) if len(s) else [] for s in sents]
+
+    def with_known(self, sentences, known):
+        """The formats.Sentences with the known labels of forced decoding as their
+        labels (None: predict), after checking them."""
+        known = list(known)
+        if len(known) != len(sentences):
+            raise SeqbilError(f"known labels for {len(known)} sentences, but {len(sentences)} sentences")
+        for n, (s, given) in enumerate(zip(sentences, known), 1):
+            if given is None:
+                given = [None] * len(s)
+            given = list(given)
+            if len(given) != len(s):
+                raise SeqbilError(f"sentence {n}: {len(given)} known labels for {len(s)} tokens")
+            bad = [y for y in given if y is not None and y not in self.labels]
+            if bad:
+                raise SeqbilError(f"sentence {n}: known label {bad[0]!r} is not one of the model's "
+                                  f"({', '.join(self.labels)}); None marks a token to predict")
+            s.labels = given
+        return sentences
 
     def segment(self, text):
         """Split a text into words, with a segmentation model.
@@ -393,7 +432,7 @@ class Model(Probabilities):
         return self.format.words(Sentence([chars], None, 0, breaks=breaks), self.tag(chars)) if chars else []
 
     # --- the k best labelings and how sure the best one is -----------------------
-    def nbest(self, tokens, k):
+    def nbest(self, tokens, k, known=None):
         """The k best labelings of one sentence, best first.
 
         The list is exact: list Viterbi (Seshadri & Sundberg 1994) keeps the k best
@@ -407,13 +446,16 @@ class Model(Probabilities):
             A sentence, as for `tag`.
         k : int
             How many labelings: a whole number from 1 to 100,000.
+        known : list, default=None
+            Known labels (forced decoding), as for `tag`: only the labelings that keep
+            them are listed.
 
         Returns
         -------
         labelings : list of (list of str, float)
             `(labels, score)` pairs; fewer than k when the sentence has fewer
-            labelings (`len(model.labels) ** len(tokens)`; an empty sentence has one,
-            with score 0). The score is the model's score of the labeling, the sum that Viterbi
+            labelings (`len(model.labels) ** len(tokens)`, or those that keep the known
+            labels; an empty sentence has one, with score 0). The score is the model's score of the labeling, the sum that Viterbi
             maximizes (0-order, 1st-order, transition and end weights), not a
             probability.
 
@@ -437,9 +479,16 @@ class Model(Probabilities):
         ['B-NP', 'O']
         ['O', 'B-VP']
         """
-        return self.predict_nbest([self.format.sentence(tokens, 1)], k)[0]
+        sentences, force = self.given(tokens, known)
+        return self.predict_nbest(sentences, k, force=force)[0]
 
-    def confidence(self, tokens):
+    def given(self, tokens, known):
+        """([the formats.Sentence of tokens], whether labels are known) for the one-sentence
+        methods (see with_known)."""
+        sentences = [self.format.sentence(tokens, 1)]
+        return (sentences, False) if known is None else (self.with_known(sentences, [known]), True)
+
+    def confidence(self, tokens, known=None):
         """How sure the model is of `tag`'s labels for one sentence.
 
         Computed from max-marginals (forward-backward with max in place of sum).
@@ -451,6 +500,9 @@ class Model(Probabilities):
         ----------
         tokens : list or str
             A sentence, as for `tag`.
+        known : list, default=None
+            Known labels (forced decoding), as for `tag`: margins over the labelings
+            that keep them (a known label's margin is inf).
 
         Returns
         -------
@@ -474,9 +526,10 @@ class Model(Probabilities):
         >>> sentence_margin == min(token_margins)
         True
         """
-        return self.predict_confidence([self.format.sentence(tokens, 1)])[0]
+        sentences, force = self.given(tokens, known)
+        return self.predict_confidence(sentences, force=force)[0]
 
-    def decode_nbest(self, data, k):
+    def decode_nbest(self, data, k, known=None):
         """The k best label-id paths of every sequence of an encoded Dataset, as
         decode.nbest_corpus writes them: paths (rows x positions), scores (sequences x
         rows) and counts (how many paths each sequence has, at most k)."""
@@ -485,30 +538,32 @@ class Model(Probabilities):
         paths = np.zeros((rows, data.n_positions), dtype=np.int32)
         scores = np.full((data.n_sequences, rows), np.nan)
         counts = np.zeros(data.n_sequences, dtype=np.int32)
-        nbest_corpus(data, self.store, rows, paths, scores, counts)
+        nbest_corpus(data, self.store, rows, paths, scores, counts, known)
         return paths, scores, counts
 
-    def decode_confidence(self, data):
+    def decode_confidence(self, data, known=None):
         """Best label id of every position of an encoded Dataset (as decode), the margin
         of each (see confidence) and the margin of each sequence."""
         out = np.zeros(data.n_positions, dtype=np.int32)
         margins, sentence = np.zeros(data.n_positions), np.zeros(data.n_sequences)
-        confidence_corpus(data, self.store, out, margins, sentence)
+        confidence_corpus(data, self.store, out, margins, sentence, known)
         return out, margins, sentence
 
-    def predict_nbest(self, sentences, k, source="<input>"):
+    def predict_nbest(self, sentences, k, source="<input>", force=False):
         """nbest for each formats.Sentence: a list of (labels, score) per sentence."""
         check_k(k)
 
         def decoded(data):
-            (paths, scores, counts), labels = self.decode_nbest(data, int(k)), self.label_array()
+            (paths, scores, counts), labels = self.decode_nbest(data, int(k), known_labels(data, force)), \
+                self.label_array()
             return lambda j, a, b: [(list(labels[paths[r, a:b]]), float(scores[j, r])) for r in range(counts[j])]
         return self.per_sentence(sentences, source, decoded, lambda: [([], 0.0)])
 
-    def predict_confidence(self, sentences, source="<input>"):
+    def predict_confidence(self, sentences, source="<input>", force=False):
         """confidence for each formats.Sentence: (labels, token margins, sentence margin)."""
         def decoded(data):
-            (ids, margins, sentence), labels = self.decode_confidence(data), self.label_array()
+            (ids, margins, sentence), labels = self.decode_confidence(data, known_labels(data, force)), \
+                self.label_array()
             return lambda j, a, b: (list(labels[ids[a:b]]), margins[a:b].tolist(), float(sentence[j]))
         return self.per_sentence(sentences, source, decoded, lambda: ([], [], float("inf")))
 

@@ -16,12 +16,18 @@ def check_k(k):
         raise SeqbilError(f"k must be a whole number from 1 to {NBEST_MAX:,}, got {k!r}")
 
 
+def known_labels(data, force):
+    """The labels forced decoding keeps: the encoded data's label ids (-1 where a token
+    has no label or one the model does not have), or None without force."""
+    return np.ascontiguousarray(data.labels, dtype=np.int32) if force else None
+
+
 class Probabilities:
     """The probabilities of a Model's labelings (Model takes these methods from here):
     token marginals, the probability of a labeling, log Z, by sum-product
     forward-backward over the scores Viterbi maximizes (cython_ext/fb.pxd)."""
 
-    def marginals(self, tokens):
+    def marginals(self, tokens, known=None):
         """The marginal probability of every label at every token of one sentence.
 
         Sum-product forward-backward over the same scores Viterbi maximizes, divided
@@ -31,6 +37,9 @@ class Probabilities:
         ----------
         tokens : list or str
             A sentence, as for `tag`.
+        known : list, default=None
+            Known labels (forced decoding), as for `tag`: the marginals are then
+            conditioned on them (a known label's row is 1 at that label).
 
         Returns
         -------
@@ -62,7 +71,8 @@ class Probabilities:
         >>> [model.labels[i] for i in marginals.argmax(axis=1)]
         ['B-NP', 'B-VP']
         """
-        return self.predict_marginals([self.format.sentence(tokens, 1)])[0][2]
+        sentences, force = self.given(tokens, known)
+        return self.predict_marginals(sentences, force=force)[0][2]
 
     def probability(self, tokens, labels):
         """The probability of one labeling of one sentence, p(labels | tokens).
@@ -127,34 +137,38 @@ class Probabilities:
         """
         return self.predict_marginals([self.format.sentence(tokens, 1)])[0][3]
 
-    def decode_marginals(self, data):
+    def decode_marginals(self, data, known=None):
         """For an encoded Dataset: the best label ids (as decode), their score per
-        sequence, the marginals (positions x labels) and log Z per sequence."""
+        sequence, the marginals (positions x labels) and log Z per sequence; with known
+        labels (forced decoding) over the labellings that keep them, so the marginals
+        and the best path's probability are conditioned on them."""
         self.require_task()
         out, best = np.zeros(data.n_positions, dtype=np.int32), np.zeros(data.n_sequences)
         marginals, logz = np.zeros((data.n_positions, len(self.labels))), np.zeros(data.n_sequences)
-        marginals_corpus(data, self.store, self.temperature, out, best, marginals, logz)
+        marginals_corpus(data, self.store, self.temperature, out, best, marginals, logz, known)
         return out, best, marginals, logz
 
-    def predict_marginals(self, sentences, source="<input>"):
+    def predict_marginals(self, sentences, source="<input>", force=False):
         """For each formats.Sentence: (labels, the probability of that labelling,
         marginals array, log Z), labels being tag()'s."""
         def decoded(data):
-            (ids, best, marginals, logz), labels = self.decode_marginals(data), self.label_array()
+            (ids, best, marginals, logz), labels = self.decode_marginals(data, known_labels(data, force)), \
+                self.label_array()
             return lambda j, a, b: (list(labels[ids[a:b]]), float(np.exp(best[j] / self.temperature - logz[j])),
                                     marginals[a:b], float(logz[j]))
         return self.per_sentence(sentences, source, decoded,
                                  lambda: ([], 1.0, np.zeros((0, len(self.labels))), 0.0))
 
-    def predict_nbest_marginals(self, sentences, k, source="<input>"):
+    def predict_nbest_marginals(self, sentences, k, source="<input>", force=False):
         """For each formats.Sentence: (its k best labelings as predict_nbest gives them,
         each with its probability exp(score / T - log Z) in place of its score, the
         marginals array), from one encoding of the sentences."""
         check_k(k)
 
         def decoded(data):
-            paths, scores, counts = self.decode_nbest(data, int(k))
-            (_, _, marginals, logz), labels = self.decode_marginals(data), self.label_array()
+            known = known_labels(data, force)
+            paths, scores, counts = self.decode_nbest(data, int(k), known)
+            (_, _, marginals, logz), labels = self.decode_marginals(data, known), self.label_array()
             return lambda j, a, b: ([(list(labels[paths[r, a:b]]), float(np.exp(scores[j, r] / self.temperature -
                                                                                   logz[j]))) for r in range(counts[j])],
                                     marginals[a:b])

@@ -29,7 +29,7 @@ __all__ = ["BLANK_LINE", "BlockReader", "BlockTagger", "block_bytes", "byte_orde
 
 
 def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=None, confidence=False, marginals=False,
-             task=None):
+             task=None, force=False):
     """Tag a file or stream and write the result.
 
     `seqbil tag` calls this function. The output of a CoNLL model is each input line
@@ -76,6 +76,11 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
         being its probability.
     task : str, default=None
         The task to tag, for a multi-task model (`Model.for_task`).
+    force : bool, default=False
+        Forced decoding (`seqbil tag --force`): the labels the input's label column
+        gives are kept and the other tokens (a label the model does not have, such
+        as `?`) are predicted under them; every layout is over the labelings that
+        keep them. Models of CoNLL columns or CRFsuite attributes.
 
     Returns
     -------
@@ -101,6 +106,8 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
     """
     model_path = model
     model, encoding = prepare(model, task, encoding, nbest, confidence, marginals)
+    if force and model.format.sentence_per_line:
+        raise SeqbilError("forced decoding reads a label column: a segmentation model reads raw text, which has none")
     if isinstance(output, (str, os.PathLike)):
         check_output(output, inputs=[input, model_path])
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
@@ -109,7 +116,7 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
     raw, name, close = open_binary(input)
     try:
         stream, read_encoding = utf8_input(raw, name, encoding)  # UTF-16 and UTF-32 read as UTF-8
-        tagger = BlockTagger(model, name, encoding, nbest, confidence, marginals, read_encoding)
+        tagger = BlockTagger(model, name, encoding, nbest, confidence, marginals, read_encoding, force)
         reader = BlockReader(stream, name, model.format.sentence_per_line, block_bytes(nbest))
         with destination(output, encoding) as write:
             if jobs == 1:

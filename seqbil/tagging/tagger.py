@@ -17,8 +17,9 @@ class BlockTagger:
     """Tags a block: its bytes in, (output bytes, sentences) out. The same in this
     process and in the workers."""
 
-    def __init__(self, model, name, encoding, nbest, confidence, marginals=False, read_encoding=None):
-        """encoding: the output's; read_encoding: the input's (default: the same)."""
+    def __init__(self, model, name, encoding, nbest, confidence, marginals=False, read_encoding=None, force=False):
+        """encoding: the output's; read_encoding: the input's (default: the same);
+        force: keep the labels the input gives (forced decoding)."""
         self.model, self.name, self.encoding = model, name, encoding
         self.read_encoding = read_encoding or encoding
         self.nbest, self.confidence, self.marginals = nbest, confidence, marginals
@@ -26,7 +27,8 @@ class BlockTagger:
         # (not utf-8-sig: decoding each line, the reference drops a BOM at every line's start;
         # the compiled paths read and write UTF-8)
         plain = codecs.lookup(self.read_encoding).name == "utf-8" and codecs.lookup(encoding).name == "utf-8"
-        self.fast = _fast_applies(model, plain, nbest, confidence, marginals)
+        self.force = force
+        self.fast = None if force else _fast_applies(model, plain, nbest, confidence, marginals)
         self._block = None  # the compiled CoNLL reader and writer, made on first use (in the process that tags)
 
     def __call__(self, block):
@@ -158,26 +160,27 @@ class BlockTagger:
         if self.marginals:
             return self._probabilities(sentences)
         notes = fmt.notes
+        force = self.force
         if self.nbest:  # an empty line (segmentation) has one labeling, the empty one
-            found = model.predict_nbest(sentences, self.nbest, name)
+            found = model.predict_nbest(sentences, self.nbest, name, force)
             return "".join(f"{notes}{rank} {score_text(score)}\n" + fmt.write(s, tags)
                            for s, paths in zip(sentences, found) for rank, (tags, score) in enumerate(paths))
         if self.confidence:
             parts = []
-            for s, (tags, margins, margin) in zip(sentences, model.predict_confidence(sentences, name)):
+            for s, (tags, margins, margin) in zip(sentences, model.predict_confidence(sentences, name, force)):
                 parts.append(f"{notes}confidence {score_text(margin)}\n" + fmt.write(s, fmt.with_margins(tags, margins)))
             return "".join(parts)
         nonempty = [s for s in sentences if len(s)]
-        tags = iter(model.predict(nonempty, name) if nonempty else [])
+        tags = iter(model.predict(nonempty, name, force) if nonempty else [])
         return "".join(fmt.write(s, next(tags)) if len(s) else "\n" for s in sentences)
 
     def _probabilities(self, sentences):
         """The layout of --marginals and --all-marginals (see tag_file), with --nbest too."""
         model, fmt, every = self.model, self.model.format, self.marginals == "all"
         if self.nbest:
-            found = model.predict_nbest_marginals(sentences, self.nbest, self.name)
+            found = model.predict_nbest_marginals(sentences, self.nbest, self.name, self.force)
         else:
-            found = [([(tags, p)], P) for tags, p, P, _ in model.predict_marginals(sentences, self.name)]
+            found = [([(tags, p)], P) for tags, p, P, _ in model.predict_marginals(sentences, self.name, self.force)]
         return "".join(fmt.write_marginals(s, paths, P.tolist(), model.labels, every, self.nbest)
                        for s, (paths, P) in zip(sentences, found))
 

@@ -1,0 +1,152 @@
+"""Forced decoding: the labels known in advance are kept and the rest decoded under them,
+by every decoder (Viterbi, k-best, max-marginals, forward-backward), checked against
+enumerating every labelling that keeps them."""
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import seqbil
+from seqbil._kernels.decode import confidence_corpus, decode_corpus, marginals_corpus, nbest_corpus
+from seqbil.errors import SeqbilError
+from test_nbest import all_paths, assert_same_list, random_dataset, random_model, tables
+
+
+def consistent(paths, scores, known):
+    """The rows of paths (and their scores) that keep the known labels (-1: free)."""
+    keep = np.all((paths == known) | (known < 0), axis=1)
+    return paths[keep], scores[keep]
+
+
+def through(paths, scores, i, S):
+    """Best score of a path with label y at position i, for each y (-inf: none)."""
+    return np.array([scores[paths[:, i] == y].max(initial=-np.inf) for y in range(S)])
+
+
+def random_known(rng, P, S):
+    """About a third of the positions given a label; a few given one the model lacks."""
+    known = np.where(rng.random(P) < 0.35, rng.integers(0, S, P), -1).astype(np.int32)
+    known[rng.random(P) < 0.05] = S + 3  # not a label: free, as -1
+    return known
+
+
+@pytest.mark.parametrize("kind", ["integer", "normal"])
+@pytest.mark.parametrize("S", [1, 2, 3, 4])
+@pytest.mark.parametrize("form", ["linear", "bilinear"])
+def test_every_decoder_keeps_the_known_labels_and_equals_enumeration(rng, form, S, kind):
+    data = random_dataset(rng, 12, S, 7, 5)
+    weights, W1 = random_model(rng, form, S, kind)
+    N, P, k, T = data.n_sequences, data.n_positions, 7, 1.7
+    known = random_known(rng, P, S)
+    best = np.full(P, -1, dtype=np.int32)
+    decode_corpus(data, weights, best, known)
+    paths, scores = np.full((k, P), -1, dtype=np.int32), np.full((N, k), np.nan)
+    counts = np.zeros(N, dtype=np.int32)
+    nbest_corpus(data, weights, k, paths, scores, counts, known)
+    out, margins, sentence = np.full(P, -1, dtype=np.int32), np.zeros(P), np.zeros(N)
+    confidence_corpus(data, weights, out, margins, sentence, known)
+    m_out, m_best, marginals, logz = np.full(P, -1, dtype=np.int32), np.zeros(N), np.zeros((P, S)), np.zeros(N)
+    marginals_corpus(data, weights, T, m_out, m_best, marginals, logz, known)
+    assert np.array_equal(paths[0], best) and np.array_equal(out, best) and np.array_equal(m_out, best)
+    given = (known >= 0) & (known < S)
+    assert np.array_equal(best[given], known[given])  # every known label kept
+    for j in range(N):
+        a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
+        unary, pair = tables(data, j, weights["W0"], W1)
+        ref_paths, ref_scores = consistent(*all_paths(unary, pair, weights["trans"], weights["end"]),
+                                           np.where(given[a:b], known[a:b], -1))
+        assert counts[j] == min(k, len(ref_scores))
+        assert_same_list(paths[:counts[j], a:b], scores[j, :counts[j]], ref_paths, ref_scores, exact=kind == "integer")
+        for i in range(b - a):
+            mu = through(ref_paths, ref_scores, i, S)
+            if given[a + i] or S == 1:
+                assert margins[a + i] == math.inf
+            else:
+                y = best[a + i]
+                others = np.delete(mu, y)
+                assert margins[a + i] == pytest.approx(mu[y] - others.max() if np.isfinite(others).any()
+                                                       else math.inf, abs=1e-9)
+        expected = math.inf if len(ref_scores) == 1 else ref_scores[0] - ref_scores[1]
+        assert sentence[j] == pytest.approx(expected, abs=1e-9)
+        # forward-backward over the labellings that keep the known labels: conditioned on them
+        z = ref_scores / T
+        ref_logz = np.logaddexp.reduce(z)
+        assert logz[j] == pytest.approx(ref_logz, abs=1e-9)
+        p = np.exp(z - ref_logz)
+        for i in range(b - a):
+            ref = np.array([p[ref_paths[:, i] == y].sum() for y in range(S)])
+            np.testing.assert_allclose(marginals[a + i], ref, atol=1e-10)
+
+
+@pytest.fixture(scope="module")
+def chunker(tmp_path_factory):
+    path = tmp_path_factory.mktemp("forced") / "m.sbm"
+    seqbil.train(None, config="conll2000", learner="sp", epochs=2, temperature=1.0, model=str(path))
+    return path
+
+
+SENTENCE = [["He", "PRP"], ["reckons", "VBZ"], ["the", "DT"], ["current", "JJ"], ["account", "NN"],
+            ["deficit", "NN"], ["will", "MD"], ["narrow", "VB"]]
+
+
+def test_the_api_keeps_known_labels_in_every_method(chunker):
+    model = seqbil.load(str(chunker))
+    free = model.tag(SENTENCE)
+    known = [None] * len(SENTENCE)
+    known[2] = "B-VP" if free[2] != "B-VP" else "O"  # a label the model would not have chosen
+    forced = model.tag(SENTENCE, known=known)
+    assert forced[2] == known[2]
+    assert model.tag(SENTENCE, known=[None] * len(SENTENCE)) == free  # nothing known: plain tagging
+    assert model.tag(SENTENCE, known=free) == free
+    best = model.nbest(SENTENCE, 5, known=known)
+    assert best[0][0] == forced and all(labels[2] == known[2] for labels, _ in best)
+    labels, margins, margin = model.confidence(SENTENCE, known=known)
+    assert labels == forced and margins[2] == math.inf and margin == pytest.approx(min(margins))
+    marginals = model.marginals(SENTENCE, known=known)
+    assert marginals[2, model.labels.index(known[2])] == pytest.approx(1.0)
+    np.testing.assert_allclose(marginals.sum(axis=1), 1.0)
+    assert model.tag_many([SENTENCE, SENTENCE], known=[known, None]) == [forced, free]
+    for bad, message in (([None], "1 known labels for 8 tokens"), (["X"] + [None] * 7, "not one of the model's")):
+        with pytest.raises(SeqbilError, match=message):
+            model.tag(SENTENCE, known=bad)
+
+
+def test_the_command_line_keeps_the_label_column_in_every_layout(chunker, tmp_path):
+    model = seqbil.load(str(chunker))
+    known = [None] * len(SENTENCE)
+    free = model.tag(SENTENCE)
+    known[2] = "B-VP" if free[2] != "B-VP" else "O"
+    known[5] = "O"
+    text = "".join(" ".join([*token, y or "?"]) + "\n" for token, y in zip(SENTENCE, known)) + "\n"
+    (tmp_path / "in.txt").write_text(text * 3)
+
+    def tag(*flags):
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(chunker), "--force", *flags,
+                               str(tmp_path / "in.txt")], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+    forced = model.tag(SENTENCE, known=known)
+    plain = tag()
+    assert plain == ("".join(f"{' '.join([*token, y or '?'])} {p}\n" for token, y, p in zip(SENTENCE, known, forced))
+                     + "\n") * 3
+    assert tag("--jobs", "2") == plain
+    best = model.nbest(SENTENCE, 3, known=known)
+    assert [line.split()[-1] for line in tag("--nbest", "3").splitlines() if line and not line.startswith("#")] == \
+        [y for labels, _ in best for y in labels] * 3
+    probabilities = [line.split()[-1] for line in tag("--marginals").splitlines() if line and not line.startswith("#")]
+    marginals = model.marginals(SENTENCE, known=known)
+    for i, field in enumerate(probabilities[:len(SENTENCE)]):
+        label, p = field.rsplit("/", 1)
+        assert label == forced[i] and float(p) == pytest.approx(marginals[i, model.labels.index(label)], abs=1e-6)
+    margins = [line.split()[-1] for line in tag("--confidence").splitlines() if line and not line.startswith("#")]
+    assert margins[2] == "inf" and margins[5] == "inf"
+
+
+def test_forced_decoding_is_refused_where_it_cannot_apply(tmp_path):
+    seg = tmp_path / "s.sbm"
+    seqbil.train(None, config="sighan2005", learner="sp", epochs=1, temperature=1.0, model=str(seg))
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(seg), "--force"], input="扬帆远东\n",
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "raw text" in proc.stderr
