@@ -115,7 +115,7 @@ def main():
 
         # --- the compiled path ---
         from seqbil._kernels.conll_block import split_block, write_block
-        vocabs, columns, names, n_fields, label_at = fast._block
+        vocabs, columns, names, n_fields, label_at = fast._block[:5]
         index = model.index
         t, found = timed(lambda: split_block(raw, n_fields, label_at, index.K, vocabs, columns), args.repeat)
         stages["compiled", "read and split lines, fields looked up"] = t

@@ -98,7 +98,7 @@ cdef inline Py_ssize_t _line(const unsigned char* raw, Py_ssize_t i, Py_ssize_t 
 
 
 def split_block(const unsigned char[::1] raw, Py_ssize_t n_fields, Py_ssize_t label_at, Py_ssize_t K,
-                list vocabs, const int32_t[::1] columns):
+                list vocabs, const int32_t[::1] columns, Vocab labels=None):
     """(matrix, index, seq_ptr, line_start, line_end, sep) of a block of CoNLL lines:
     matrix[f, q] the id of field f (its column columns[f], its vocabulary vocabs[f]) at
     padded position q, in the boundaries-first layout (_B-k: k-1, _B+k: K+k-1, unknown:
@@ -106,7 +106,9 @@ def split_block(const unsigned char[::1] raw, Py_ssize_t n_fields, Py_ssize_t la
     sentences; line_start/line_end the bytes of token p's line as seqbil tag writes it
     (line end and trailing blanks cut); sep[p] 1 for a tab after it, else 0 (a space).
     None when a line has a number of fields other than n_fields - 1 or n_fields, or
-    than the sentence's first line."""
+    than the sentence's first line. With labels (a Vocab of the model's labels), a 7th
+    array: known[p], the id of token p's label field among them, -1 where the line has
+    no label field or one the model does not have (forced decoding)."""
     cdef Py_ssize_t n = raw.shape[0], i, j, a, b, e, nf, width = -1, P = 0, N = 0, F = len(vocabs), f, c, cell
     cdef Py_ssize_t q
     cdef int64_t tokens_in = 0
@@ -139,6 +141,8 @@ def split_block(const unsigned char[::1] raw, Py_ssize_t n_fields, Py_ssize_t la
     seq_arr = np.zeros(N + 1, dtype=np.int64)
     ls_arr, le_arr = np.empty(P, dtype=np.int64), np.empty(P, dtype=np.int64)
     sep_arr = np.zeros(P, dtype=np.uint8)
+    known_arr = np.full(P if labels is not None else 0, -1, dtype=np.int32)
+    cdef int32_t[::1] known = known_arr
     cdef int32_t[:, ::1] M = matrix
     cdef int64_t[::1] index = index_arr, seq = seq_arr, ls = ls_arr, le = le_arr
     cdef unsigned char[::1] sep = sep_arr
@@ -175,6 +179,8 @@ def split_block(const unsigned char[::1] raw, Py_ssize_t n_fields, Py_ssize_t la
                 v = <Vocab>vocabs[f]
                 value = v.find(&raw[fs[col]], fe[col] - fs[col])
                 M[f, q] = <int32_t>(2 * K + 1 + value) if value >= 0 else <int32_t>(2 * K)
+            if labels is not None and width == n_fields:
+                known[p] = labels.find(&raw[fs[label_at]], fe[label_at] - fs[label_at])
             # the line as written: trailing blanks cut; a tab in it makes the separator a tab
             while b > i and _blank(raw[b - 1]):
                 b -= 1
@@ -186,6 +192,8 @@ def split_block(const unsigned char[::1] raw, Py_ssize_t n_fields, Py_ssize_t la
             tokens_in += 1
             p += 1
         i = e + 1
+    if labels is not None:
+        return matrix, index_arr, seq_arr, ls_arr, le_arr, sep_arr, known_arr
     return matrix, index_arr, seq_arr, ls_arr, le_arr, sep_arr
 
 

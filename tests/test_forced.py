@@ -127,11 +127,14 @@ def test_the_command_line_keeps_the_label_column_in_every_layout(chunker, tmp_pa
                                str(tmp_path / "in.txt")], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
         return proc.stdout
+    from seqbil.tagging import BlockTagger
+    assert BlockTagger(model, "x", "utf-8", None, False, force=True).fast == "columns"  # the compiled path
     forced = model.tag(SENTENCE, known=known)
     plain = tag()
     assert plain == ("".join(f"{' '.join([*token, y or '?'])} {p}\n" for token, y, p in zip(SENTENCE, known, forced))
                      + "\n") * 3
     assert tag("--jobs", "2") == plain
+    assert tag("--encoding", "latin-1") == plain  # the reader and writer in Python
     best = model.nbest(SENTENCE, 3, known=known)
     assert [line.split()[-1] for line in tag("--nbest", "3").splitlines() if line and not line.startswith("#")] == \
         [y for labels, _ in best for y in labels] * 3

@@ -119,7 +119,7 @@ def test_hashed_key_lookup_is_the_binary_search(model):
     raw = layout(rng, random_corpus(rng, 40, labeled=False, unseen=True))
     tagger = tagging.BlockTagger(model, "<in>", "utf-8", None, False, False)
     tagger._tag_block(b"")
-    vocabs, columns, _, n_fields, label_at = tagger._block
+    vocabs, columns, _, n_fields, label_at = tagger._block[:5]
     matrix, positions = split_block(raw, n_fields, label_at, model.index.K, vocabs, columns)[:2]
     plain = model.index.encode_fields(matrix, positions)
     hashed = model.index.encode_fields(matrix, positions, hashed=True)

@@ -28,7 +28,7 @@ class BlockTagger:
         # the compiled paths read and write UTF-8)
         plain = codecs.lookup(self.read_encoding).name == "utf-8" and codecs.lookup(encoding).name == "utf-8"
         self.force = force
-        self.fast = None if force else _fast_applies(model, plain, nbest, confidence, marginals)
+        self.fast = _fast_applies(model, plain, nbest, confidence, marginals)
         self._block = None  # the compiled CoNLL reader and writer, made on first use (in the process that tags)
 
     def __call__(self, block):
@@ -74,21 +74,23 @@ class BlockTagger:
             columns = np.array([f.column for f in index.field_list], dtype=np.int32)
             labels = [y.encode("utf-8") for y in model.labels]
             fmt = model.format
-            self._block = (vocabs, columns, labels, fmt.n_fields, fmt.label_index())
-        vocabs, columns, labels, n_fields, label_at = self._block
-        found = split_block(raw, n_fields, label_at, index.K, vocabs, columns)
+            self._block = (vocabs, columns, labels, fmt.n_fields, fmt.label_index(),
+                           Vocab(labels) if self.force else None)
+        vocabs, columns, labels, n_fields, label_at, known_labels = self._block
+        found = split_block(raw, n_fields, label_at, index.K, vocabs, columns, known_labels)
         if found is None:
             return None
-        matrix, positions, seq_ptr, line_start, line_end, sep = found
-        best = self._decode_fields(matrix, positions, seq_ptr)
+        matrix, positions, seq_ptr, line_start, line_end, sep = found[:6]
+        best = self._decode_fields(matrix, positions, seq_ptr, found[6] if self.force else None)
         return write_block(raw, seq_ptr, line_start, line_end, sep, best, labels), len(seq_ptr) - 1
 
-    def _decode_fields(self, matrix, positions, seq_ptr):
+    def _decode_fields(self, matrix, positions, seq_ptr, known=None):
         """The best label of every token of a field matrix (features/index.py:
-        field_matrix), its keys looked up in the index's hash tables."""
+        field_matrix), its keys looked up in the index's hash tables; known: the labels
+        kept (forced decoding), -1 where free."""
         index = self.model.index
         parts = index.encode_fields(matrix, positions, hashed=True)
-        return self.model.decode(Dataset(seq_ptr, np.full(len(positions), -1, dtype=np.int32), *parts))
+        return self.model.decode(Dataset(seq_ptr, np.full(len(positions), -1, dtype=np.int32), *parts), known)
 
     def _tag_chars(self, raw):
         """(output, lines) of a block of raw text for a segmentation model: the
