@@ -153,3 +153,21 @@ def test_forced_decoding_is_refused_where_it_cannot_apply(tmp_path):
     proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(seg), "--force"], input="扬帆远东\n",
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "raw text" in proc.stderr
+
+
+def test_the_sklearn_estimator_keeps_known_labels():
+    from seqbil.sklearn import CRF
+    rng = np.random.default_rng(4)
+    X = [[{"w": f"w{rng.integers(6)}", "bias": 1.0} for _ in range(rng.integers(2, 7))] for _ in range(40)]
+    y = [["A" if item["w"] in ("w0", "w1") else "B" if item["w"] == "w2" else "C" for item in x] for x in X]
+    crf = CRF(algorithm="lbfgs", max_iterations=20).fit(X, y)
+    known = [[("A" if i == 0 else None) for i in range(len(x))] for x in X]
+    forced = crf.predict(X, known=known)
+    assert all(labels[0] == "A" for labels in forced)
+    for x, k, labels in zip(X, known, forced):
+        assert labels == crf._need_model().tag([dict(item) for item in x], known=k)
+    marginals = crf.predict_marginals(X, known=known)
+    assert all(m[0]["A"] == pytest.approx(1.0) for m in marginals)
+    assert crf.predict(X, known=None).tolist() == crf.predict(X).tolist()
+    with pytest.raises(SeqbilError, match="not one of the model's"):
+        crf.predict(X[:1], known=[["Z"] + [None] * (len(X[0]) - 1)])

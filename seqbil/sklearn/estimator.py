@@ -332,26 +332,37 @@ class CRF(BaseEstimator):
                              "model file)")
         return model
 
-    def predict(self, X):
+    def predict(self, X, known=None):
         """Predict the labels of sequences.
 
         Parameters
         ----------
         X : list of lists of dicts
             The sequences, as for `fit`.
+        known : list of lists, default=None
+            Forced decoding: per sequence, per item, its label if known (kept as it
+            is) or None (predicted under those known); None for a sequence with none
+            known. Not in sklearn-crfsuite (Wapiti's `--force`).
 
         Returns
         -------
         y : ndarray of object
             The predicted labels of each sequence, as sklearn-crfsuite returns them.
         """
-        return np.array(self._predict_lists(X), dtype=object)
+        return np.array(self._predict_lists(X, known), dtype=object)
 
-    def _predict_lists(self, X):
-        model = self._need_model()
+    def _sentences(self, model, X, known):
+        """(formats.Sentences of X, whether labels are known), known labels checked."""
         sentences = [Sentence([], None, j, items=list(x)) for j, x in enumerate(X, 1)]
+        if known is None:
+            return sentences, False
+        return model.with_known(sentences, known), True
+
+    def _predict_lists(self, X, known=None):
+        model = self._need_model()
+        sentences, force = self._sentences(model, X, known)
         nonempty = [s for s in sentences if len(s)]
-        found = iter(model.predict(nonempty) if nonempty else [])
+        found = iter(model.predict(nonempty, force=force) if nonempty else [])
         return [list(next(found)) if len(s) else [] for s in sentences]
 
     def predict_single(self, xseq):
@@ -369,27 +380,29 @@ class CRF(BaseEstimator):
         """
         return self._predict_lists([xseq])[0]
 
-    def predict_marginals(self, X):
+    def predict_marginals(self, X, known=None):
         """The marginal probabilities of the labels of sequences.
 
         Parameters
         ----------
         X : list of lists of dicts
             The sequences, as for `fit`.
+        known : list of lists, default=None
+            Known labels, as for `predict`: the marginals are conditioned on them.
 
         Returns
         -------
         marginals : ndarray of object
             Per sequence, per item, `{label: probability}` over all labels.
         """
-        return np.array(self._marginal_dicts(X), dtype=object)
+        return np.array(self._marginal_dicts(X, known), dtype=object)
 
-    def _marginal_dicts(self, X):
+    def _marginal_dicts(self, X, known=None):
         model = self._need_model()
-        sentences = [Sentence([], None, j, items=list(x)) for j, x in enumerate(X, 1)]
+        sentences, force = self._sentences(model, X, known)
         labels = model.labels
         return [[dict(zip(labels, row)) for row in marginals.tolist()]
-                for _, _, marginals, _ in model.predict_marginals(sentences)]
+                for _, _, marginals, _ in model.predict_marginals(sentences, force=force)]
 
     def predict_marginals_single(self, xseq):
         """The marginal probabilities of the labels of one sequence.
