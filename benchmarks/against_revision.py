@@ -13,7 +13,6 @@ COPIES times through the shell (wall time of the whole process, output compared)
 Writes results/speed/against_REV.json and .md.
 """
 import argparse
-import json
 import shutil
 import subprocess
 import sys

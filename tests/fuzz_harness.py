@@ -257,7 +257,7 @@ def edit_array(rng, arrays):
 
 
 def mutate_container(rng, src, out):
-    from seqbil.modelfile import read_model, write_model
+    from seqbil.modelfile import read_model
     meta, arrays = read_model(str(src))
     meta = copy.deepcopy(meta)
     arrays = {k: np.array(v) for k, v in arrays.items()}

@@ -592,7 +592,7 @@ def test_a_corpus_of_more_columns_than_templates_read_trains_a_model_that_loads(
     for corpus, status in (("wide.txt", 0), ("wider.txt", 2)):
         proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "train", "--train", str(tmp_path / corpus), "--learner",
                                "sp", "--epochs", "1", "-q", "--model", str(tmp_path / "m.sbm"),
-                               "--template", str(Path(seqbil.__file__).parent.parent / "configs" /
+                               "--template", str(Path(__file__).resolve().parent.parent / "configs" /
                                                  "crfpp_chunking.template")],
                               env=ENV, capture_output=True, text=True)
         assert proc.returncode == status, proc.stderr[-300:]

@@ -251,9 +251,7 @@ class FeatureIndex:
             templates = self.templates.by_order[order]
             if not len(table):
                 continue
-            starts = np.asarray(ptr[:-1])
-            # within a template each key is above the one before (whole table at once: a
-            # template's first key may be anything)
+            starts = np.asarray(ptr[:-1])  # (each key above the one before, but a template's first)
             rises = table[1:] > table[:-1]
             rises[starts[(starts > 0) & (starts < len(table))] - 1] = True
             tops = np.full(len(templates), -1, dtype=np.int64)  # (-1: hashed, no bound but 0)
