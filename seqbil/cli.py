@@ -305,9 +305,16 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, shards, schedul
 @click.option("--force", is_flag=True, help="Forced decoding: keep the labels the input gives (its label column) "
               "and predict the rest under them; a label the model does not have, such as ?, marks a token to "
               "predict (see above).  [default: off]")
+@click.option("--well-formed", "well_formed", is_flag=True, help="Only labellings well formed in the model's chunk "
+              "tag scheme (IOB2: no I-X after O or B-Y, nor first; IOBES, BILOU: every chunk begun is ended; B, I, "
+              "E, S segmentation labels likewise), in every layout.  [default: off]")
+@click.option("--forbid", "forbid_path", metavar="FILE", help="A file of what a labelling may not have, a pair of "
+              "labels per line: `A B` (B right after A), `<s> B` (B first), `A </s>` (A last); # comments.  "
+              "[default: none]")
 @fail_cleanly
 def tag(model_path, input_paths, input_options, output_path, output_dir, workers, scheduler, partition_mb, overwrite,
-        quiet, encoding, jobs, user_dicts, nbest, confidence, marginals, all_marginals, task, force):
+        quiet, encoding, jobs, user_dicts, nbest, confidence, marginals, all_marginals, task, force, well_formed,
+        forbid_path):
     """Tag INPUT (default: standard input) and write to standard output (or --output),
     or tag many files on a Dask cluster (--output-dir).
 
@@ -354,14 +361,10 @@ def tag(model_path, input_paths, input_options, output_path, output_dir, workers
     crf_test -n K -v1 prints it, and its tokens show their own labels' marginals.
     Probabilities are printed as CRF++ prints them, with 6 significant digits.
 
-    --force (forced decoding, as Wapiti's) reads the label column of each token line
-    as what is already known: a label of the model's is kept, and the other tokens
-    (a label the model does not have, such as ?) are predicted under those kept. The
-    output is the input line with the label decoded appended, as without --force.
-    Every layout honours it: --nbest lists the labelings that keep the known labels
-    (fewer when fewer do), --marginals gives probabilities conditioned on them (a
-    known label's is 1; `# PROB` is the best labeling's probability given them), and
-    --confidence gives a known label the margin inf. CoNLL and CRFsuite models.
+    --force (forced decoding, as Wapiti's) keeps the label column's labels that are
+    the model's and predicts the other tokens (such as ?) under them; --well-formed
+    and --forbid FILE keep to the allowed labelings. Every layout ranges over the
+    labelings kept: --nbest lists only those, --marginals is conditioned on them.
 
     --output-dir DIR tags every INPUT (files or quoted glob patterns) into DIR/NAME,
     gzip-compressed when the input is, byte for byte what `seqbil tag INPUT` writes.
@@ -389,8 +392,9 @@ def tag(model_path, input_paths, input_options, output_path, output_dir, workers
         raise click.UsageError("give the input as INPUT or as --input, not both")
     inputs = list(input_paths or input_options)
     if output_dir is not None:
-        if force:
-            raise click.UsageError("--force tags one input (or standard input), not --output-dir")
+        if force or well_formed or forbid_path:
+            raise click.UsageError("--force, --well-formed and --forbid tag one input (or standard input), not "
+                                   "--output-dir")
         _tag_files(model_path, inputs, output_path, output_dir, workers, scheduler, partition_mb, overwrite, quiet,
                    encoding, jobs, user_dicts, nbest, confidence, marginals, task)
         return
@@ -406,7 +410,8 @@ def tag(model_path, input_paths, input_options, output_path, output_dir, workers
         model.add_word_file(path, name if eq else None)
     with _sigterm_as_exit():
         tag_file(model, inputs[0] if inputs else None, output_path, encoding=encoding, jobs=jobs, nbest=nbest,
-                 confidence=confidence, marginals=marginals, task=task, force=force)
+                 confidence=confidence, marginals=marginals, task=task, force=force, well_formed=well_formed,
+                 forbid=forbid_path)
 
 
 def _tag_files(model_path, inputs, output_path, output_dir, workers, scheduler, partition_mb, overwrite, quiet,

@@ -29,7 +29,7 @@ __all__ = ["BLANK_LINE", "BlockReader", "BlockTagger", "block_bytes", "byte_orde
 
 
 def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=None, confidence=False, marginals=False,
-             task=None, force=False):
+             task=None, force=False, well_formed=False, forbid=None):
     """Tag a file or stream and write the result.
 
     `seqbil tag` calls this function. The output of a CoNLL model is each input line
@@ -77,10 +77,10 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
     task : str, default=None
         The task to tag, for a multi-task model (`Model.for_task`).
     force : bool, default=False
-        Forced decoding (`seqbil tag --force`): the labels the input's label column
-        gives are kept and the other tokens (a label the model does not have, such
-        as `?`) are predicted under them; every layout is over the labelings that
-        keep them. Models of CoNLL columns or CRFsuite attributes.
+        Forced decoding (`seqbil tag --force`): keep the label column's labels that
+        are the model's, predict the other tokens (such as `?`) under them.
+    well_formed, forbid : bool, str or os.PathLike
+        Only allowed labelings (`Model.constrain`; `seqbil tag --well-formed --forbid`).
 
     Returns
     -------
@@ -106,6 +106,8 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
     """
     model_path = model
     model, encoding = prepare(model, task, encoding, nbest, confidence, marginals)
+    if well_formed or forbid is not None:
+        model = model.constrain(well_formed, forbid)
     if force and model.format.sentence_per_line:
         raise SeqbilError("forced decoding reads a label column: a segmentation model reads raw text, which has none")
     if isinstance(output, (str, os.PathLike)):
