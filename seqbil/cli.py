@@ -311,10 +311,13 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, shards, schedul
 @click.option("--forbid", "forbid_path", metavar="FILE", help="A file of what a labelling may not have, a pair of "
               "labels per line: `A B` (B right after A), `<s> B` (B first), `A </s>` (A last); # comments.  "
               "[default: none]")
+@click.option("--posterior", is_flag=True, help="Posterior decoding (Wapiti's -p): the labeling of highest "
+              "expected accuracy, each token's most probable label (under --well-formed or --forbid, the allowed "
+              "labeling with the largest sum of marginals); with --marginals, their probabilities.  [default: off]")
 @fail_cleanly
 def tag(model_path, input_paths, input_options, output_path, output_dir, workers, scheduler, partition_mb, overwrite,
         quiet, encoding, jobs, user_dicts, nbest, confidence, marginals, all_marginals, task, force, well_formed,
-        forbid_path):
+        forbid_path, posterior):
     """Tag INPUT (default: standard input) and write to standard output (or --output),
     or tag many files on a Dask cluster (--output-dir).
 
@@ -392,9 +395,9 @@ def tag(model_path, input_paths, input_options, output_path, output_dir, workers
         raise click.UsageError("give the input as INPUT or as --input, not both")
     inputs = list(input_paths or input_options)
     if output_dir is not None:
-        if force or well_formed or forbid_path:
-            raise click.UsageError("--force, --well-formed and --forbid tag one input (or standard input), not "
-                                   "--output-dir")
+        if force or well_formed or forbid_path or posterior:
+            raise click.UsageError("--force, --well-formed, --forbid and --posterior tag one input (or standard "
+                                   "input), not --output-dir")
         _tag_files(model_path, inputs, output_path, output_dir, workers, scheduler, partition_mb, overwrite, quiet,
                    encoding, jobs, user_dicts, nbest, confidence, marginals, task)
         return
@@ -411,7 +414,7 @@ def tag(model_path, input_paths, input_options, output_path, output_dir, workers
     with _sigterm_as_exit():
         tag_file(model, inputs[0] if inputs else None, output_path, encoding=encoding, jobs=jobs, nbest=nbest,
                  confidence=confidence, marginals=marginals, task=task, force=force, well_formed=well_formed,
-                 forbid=forbid_path)
+                 forbid=forbid_path, posterior=posterior)
 
 
 def _tag_files(model_path, inputs, output_path, output_dir, workers, scheduler, partition_mb, overwrite, quiet,

@@ -182,3 +182,38 @@ def test_a_file_of_forbidden_pairs_is_checked(chunker, tmp_path):
         proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(chunker), "--forbid",
                                str(tmp_path / "f.txt")], input="He PRP\n\n", capture_output=True, text=True)
         assert proc.returncode == 2 and "f.txt:1:" in proc.stderr and message in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("constrained", [False, True])
+def test_posterior_decoding_is_the_allowed_labelling_of_highest_expected_accuracy(chunker, constrained):
+    """Each token's most probable label, or under constraints the allowed labelling with
+    the largest sum of marginals (by enumeration over every labelling of a short
+    sentence), and the probability printed is that labelling's."""
+    model = seqbil.load(str(chunker))
+    model = model.constrain(well_formed=True) if constrained else model
+    index = {y: i for i, y in enumerate(model.labels)}
+    for tokens in ([["in", "IN"], ["the", "DT"], ["market", "NN"]], [["He", "PRP"], ["reckons", "VBZ"]],
+                   [["and", "CC"], ["rising", "VBG"], [".", "."]]):
+        sentence = model.format.sentence(tokens, 1)
+        labels, p, marginals = model.predict_posterior([sentence])[0]
+        if not constrained:
+            assert labels == [model.labels[i] for i in marginals.argmax(axis=1)]
+        gain = sum(marginals[i, index[y]] for i, y in enumerate(labels))
+        candidates = [c for c in itertools.product(model.labels, repeat=len(tokens))
+                      if not constrained or well_formed_reference(list(c), "iob2")]
+        best = max(sum(marginals[i, index[y]] for i, y in enumerate(c)) for c in candidates)
+        assert gain == pytest.approx(best, abs=1e-12)
+        assert p == pytest.approx(model.probability(tokens, labels), rel=1e-9)
+
+
+def test_posterior_decoding_from_the_command_line(chunker):
+    model = seqbil.load(str(chunker))
+    text = "He PRP\nreckons VBZ\nthe DT\ncurrent JJ\naccount NN\n\n"
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(chunker), "--posterior"], input=text,
+                          capture_output=True, text=True)
+    tokens = [line.split() for line in text.split("\n\n")[0].splitlines()]
+    labels = model.predict_posterior([model.format.sentence(tokens, 1)])[0][0]
+    assert proc.returncode == 0 and [line.split()[-1] for line in proc.stdout.splitlines() if line] == labels
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(chunker), "--posterior", "--nbest",
+                           "2"], input=text, capture_output=True, text=True)
+    assert proc.returncode == 2 and "Viterbi's" in proc.stderr

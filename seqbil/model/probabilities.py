@@ -4,7 +4,7 @@ whose scores are not log-probabilities, T is fitted after training on held-out d
 (the token marginals' negative log-likelihood: calibration.py)."""
 import numpy as np
 
-from .._kernels.decode import marginals_corpus, path_scores
+from .._kernels.decode import marginals_corpus, path_scores, viterbi_best
 from ..errors import SeqbilError
 
 NBEST_MAX = 10 ** 5  # the k-best lattice holds k entries per position and label
@@ -158,6 +158,38 @@ class Probabilities:
                                     marginals[a:b], float(logz[j]))
         return self.per_sentence(sentences, source, decoded,
                                  lambda: ([], 1.0, np.zeros((0, len(self.labels))), 0.0))
+
+    def decode_posterior(self, data, known=None):
+        """For an encoded Dataset: posterior decoding (Wapiti's -p), the labelling of
+        highest expected accuracy: the sum of its labels' marginals the largest among the
+        labellings the model allows (each token's most probable label where it allows
+        every one; under constraints, a Viterbi over the marginals with the forbidden
+        transitions, first and last labels kept out). Returns (label ids, their
+        marginals (positions x labels), the probability of that labelling per sequence)."""
+        _, _, marginals, logz = self.decode_marginals(data, known)
+        store, S = self.store, len(self.labels)
+        trans = np.where(np.isfinite(store.trans), 0.0, -np.inf)
+        end = np.where(np.isfinite(store.end), 0.0, -np.inf)
+        out = np.zeros(data.n_positions, dtype=np.int32)
+        if np.isfinite(trans).all() and np.isfinite(end).all():
+            out[:] = marginals.argmax(axis=1)
+        else:
+            for j in range(data.n_sequences):
+                a, b = int(data.seq_ptr[j]), int(data.seq_ptr[j + 1])
+                out[a:b] = viterbi_best(np.ascontiguousarray(marginals[a:b]), np.zeros((b - a, S, S + 1)), trans,
+                                        end)[0]
+        scores = np.zeros(data.n_sequences)
+        path_scores(data, store, out, scores)
+        with np.errstate(over="ignore"):
+            return out, marginals, np.exp(scores / self.temperature - logz)
+
+    def predict_posterior(self, sentences, source="<input>", force=False):
+        """For each formats.Sentence: (posterior decoding's labels, the probability of
+        that labelling, the marginals array)."""
+        def decoded(data):
+            (ids, marginals, p), labels = self.decode_posterior(data, known_labels(data, force)), self.label_array()
+            return lambda j, a, b: (list(labels[ids[a:b]]), float(p[j]), marginals[a:b])
+        return self.per_sentence(sentences, source, decoded, lambda: ([], 1.0, np.zeros((0, len(self.labels)))))
 
     def predict_nbest_marginals(self, sentences, k, source="<input>", force=False):
         """For each formats.Sentence: (its k best labelings as predict_nbest gives them,

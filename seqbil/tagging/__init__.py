@@ -29,7 +29,7 @@ __all__ = ["BLANK_LINE", "BlockReader", "BlockTagger", "block_bytes", "byte_orde
 
 
 def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=None, confidence=False, marginals=False,
-             task=None, force=False, well_formed=False, forbid=None):
+             task=None, force=False, well_formed=False, forbid=None, posterior=False):
     """Tag a file or stream and write the result.
 
     `seqbil tag` calls this function. The output of a CoNLL model is each input line
@@ -76,11 +76,9 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
         being its probability.
     task : str, default=None
         The task to tag, for a multi-task model (`Model.for_task`).
-    force : bool, default=False
-        Forced decoding (`seqbil tag --force`): keep the label column's labels that
-        are the model's, predict the other tokens (such as `?`) under them.
-    well_formed, forbid : bool, str or os.PathLike
-        Only allowed labelings (`Model.constrain`; `seqbil tag --well-formed --forbid`).
+    force, well_formed, forbid, posterior : bool, bool, path, bool
+        Forced, constrained (`Model.constrain`) and posterior decoding, as `seqbil tag
+        --force`, `--well-formed`, `--forbid FILE` and `--posterior`.
 
     Returns
     -------
@@ -106,6 +104,8 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
     """
     model_path = model
     model, encoding = prepare(model, task, encoding, nbest, confidence, marginals)
+    if posterior and (nbest or confidence):
+        raise SeqbilError("posterior decoding chooses each token's label by its marginal; nbest, confidence: Viterbi's")
     if well_formed or forbid is not None:
         model = model.constrain(well_formed, forbid)
     if force and model.format.sentence_per_line:
@@ -118,7 +118,7 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
     raw, name, close = open_binary(input)
     try:
         stream, read_encoding = utf8_input(raw, name, encoding)  # UTF-16 and UTF-32 read as UTF-8
-        tagger = BlockTagger(model, name, encoding, nbest, confidence, marginals, read_encoding, force)
+        tagger = BlockTagger(model, name, encoding, nbest, confidence, marginals, read_encoding, force, posterior)
         reader = BlockReader(stream, name, model.format.sentence_per_line, block_bytes(nbest))
         with destination(output, encoding) as write:
             if jobs == 1:

@@ -17,9 +17,11 @@ class BlockTagger:
     """Tags a block: its bytes in, (output bytes, sentences) out. The same in this
     process and in the workers."""
 
-    def __init__(self, model, name, encoding, nbest, confidence, marginals=False, read_encoding=None, force=False):
+    def __init__(self, model, name, encoding, nbest, confidence, marginals=False, read_encoding=None, force=False,
+                 posterior=False):
         """encoding: the output's; read_encoding: the input's (default: the same);
-        force: keep the labels the input gives (forced decoding)."""
+        force: keep the labels the input gives (forced decoding); posterior: posterior
+        decoding (Model.decode_posterior)."""
         self.model, self.name, self.encoding = model, name, encoding
         self.read_encoding = read_encoding or encoding
         self.nbest, self.confidence, self.marginals = nbest, confidence, marginals
@@ -27,8 +29,8 @@ class BlockTagger:
         # (not utf-8-sig: decoding each line, the reference drops a BOM at every line's start;
         # the compiled paths read and write UTF-8)
         plain = codecs.lookup(self.read_encoding).name == "utf-8" and codecs.lookup(encoding).name == "utf-8"
-        self.force = force
-        self.fast = _fast_applies(model, plain, nbest, confidence, marginals)
+        self.force, self.posterior = force, posterior
+        self.fast = None if posterior else _fast_applies(model, plain, nbest, confidence, marginals)
         self._block = None  # the compiled CoNLL reader and writer, made on first use (in the process that tags)
 
     def __call__(self, block):
@@ -159,6 +161,12 @@ class BlockTagger:
 
     def _text(self, sentences):
         model, fmt, name = self.model, self.model.format, self.name
+        if self.posterior:
+            found = model.predict_posterior(sentences, name, self.force)
+            if self.marginals:
+                return "".join(fmt.write_marginals(s, [(tags, p)], P.tolist(), model.labels, self.marginals == "all",
+                                                   None) for s, (tags, p, P) in zip(sentences, found))
+            return "".join(fmt.write(s, tags) if len(s) else "\n" for s, (tags, _, _) in zip(sentences, found))
         if self.marginals:
             return self._probabilities(sentences)
         notes = fmt.notes
