@@ -464,8 +464,10 @@ def mutate_corpus(rng, src, out):
             lines[i] = b" ".join([b"x"] * int(rng.choice([1, 2, 100, 1001, 5000])))
     data = b"\n".join(lines)
     if rng.random() < 0.1:  # gzip, whole or cut short (corpora are read compressed as they are)
-        data = gzip.compress(data)
-        data = data[:int(rng.integers(len(data)))] if rng.random() < 0.5 else data
+        data = bytearray(gzip.compress(data))
+        if rng.random() < 0.3:  # its header: method, flags, extra fields
+            data[int(rng.integers(2, 10))] = int(rng.integers(256))
+        data = bytes(data[:int(rng.integers(len(data)))] if rng.random() < 0.5 else data)
     Path(out).write_bytes(data)
     return out
 

@@ -733,3 +733,18 @@ def test_a_corpus_whose_label_comes_first_trains_tags_and_scores(tmp_path):
         assert proc.returncode == 0, proc.stderr[-400:]
         outputs.append(proc.stdout)
     assert outputs[0] == outputs[1]
+
+
+def test_a_gzip_file_whose_header_is_corrupt_is_a_clear_error(linear_model, tmp_path):
+    """Reading a gzip stream's first bytes (to look for a UTF-16 byte-order mark) raised
+    gzip.BadGzipFile past the reader's own handling (found by the coverage-guided fuzzer)."""
+    import gzip
+    data = bytearray(gzip.compress(b"Confidence NN B-NP\n\n"))
+    data[2] = 9  # an unknown compression method
+    (tmp_path / "bad.gz").write_bytes(bytes(data))
+    for command in (["tag", "-m", str(linear_model), str(tmp_path / "bad.gz")],
+                    ["eval", "-m", str(linear_model), "--data", str(tmp_path / "bad.gz")],
+                    ["train", "--train", str(tmp_path / "bad.gz"), "--learner", "sp", "-q", "--model",
+                     str(tmp_path / "m.sbm")]):
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", *command], env=ENV, capture_output=True, text=True)
+        assert proc.returncode == 2 and "bad.gz: corrupt gzip data" in proc.stderr, (command, proc.stderr[-400:])

@@ -122,7 +122,10 @@ class Utf8Reader(io.RawIOBase):
 def utf8_input(stream, name, encoding):
     """(stream, encoding to decode it with): a UTF-16 or UTF-32 stream (named, or
     marked) read as UTF-8 (Utf8Reader); any other as it is."""
-    codec = wide_encoding(stream, encoding)
+    try:  # (peeking at a gzip stream reads its header)
+        codec = wide_encoding(stream, encoding)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise InputError(name, 0, f"corrupt gzip data: {exc}") from None
     if codec is None:
         return stream, encoding
     return io.BufferedReader(Utf8Reader(stream, name, codec)), "utf-8"
