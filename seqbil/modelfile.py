@@ -21,6 +21,7 @@ import mmap
 import os
 import struct
 import tempfile
+import threading
 import zlib
 
 import numpy as np
@@ -87,11 +88,14 @@ def write_model(path, meta, arrays):
         pass
 
 
-def read_model(path, verify=True):
+def read_model(path, verify=True, background=False):
     """(meta, arrays) of a model file; ModelFileError on any problem. The arrays are
     read-only views of a memory map of the file. verify=False skips the checksum of
     the payload (the header's is always checked): start-up then does not grow with
-    the size of the file."""
+    the size of the file. background=True: (meta, arrays, wait), the payload's checksum
+    computed in a thread while the caller checks what the arrays mean (zlib releases
+    the GIL), and wait() raising ModelFileError if it does not match (None without
+    verify); the caller calls it before it uses the arrays or says they are wrong."""
     try:
         if os.path.isdir(path):
             raise ModelFileError(f"{path}: is a directory, not a model file")
@@ -133,11 +137,24 @@ def read_model(path, verify=True):
                 payload = f.read(total)
     except OSError as exc:
         raise ModelFileError(f"{path}: cannot read: {exc.strerror}") from None
-    if len(payload) != total or (verify and zlib.crc32(payload) != crc):
-        raise ModelFileError(f"{path}: payload checksum mismatch (the file is corrupt)")
+    mismatch = ModelFileError(f"{path}: payload checksum mismatch (the file is corrupt)")
+    if len(payload) != total:
+        raise mismatch
+    wait = None
+    if verify and background:
+        found = []
+        thread = threading.Thread(target=lambda: found.append(zlib.crc32(payload)), daemon=True)
+        thread.start()
+
+        def wait():
+            thread.join()
+            if found != [crc]:
+                raise mismatch
+    elif verify and zlib.crc32(payload) != crc:
+        raise mismatch
     arrays = {s["name"]: np.frombuffer(payload, dtype=s["dtype"], count=s["nbytes"] // np.dtype(s["dtype"]).itemsize,
                                        offset=s["offset"]).reshape(s["shape"]) for s in specs}
-    return meta, arrays
+    return (meta, arrays, wait) if background else (meta, arrays)
 
 
 def file_version(path):

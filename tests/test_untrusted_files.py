@@ -748,3 +748,26 @@ def test_a_gzip_file_whose_header_is_corrupt_is_a_clear_error(linear_model, tmp_
                      str(tmp_path / "m.sbm")]):
         proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", *command], env=ENV, capture_output=True, text=True)
         assert proc.returncode == 2 and "bad.gz: corrupt gzip data" in proc.stderr, (command, proc.stderr[-400:])
+
+
+def test_a_damaged_payload_is_said_to_be_damaged_before_its_contents_are_judged(linear_model, tmp_path):
+    """The payload's checksum is computed beside the checks of its meaning: a file whose
+    bytes were damaged (checksums not rewritten) is called corrupt, even where the damage
+    also makes its contents inconsistent; rewritten with valid checksums, the same change
+    is inconsistent contents."""
+    import json
+    from seqbil import modelfile
+    data = bytearray(linear_model.read_bytes())
+    size = modelfile._PREFIX.size
+    hlen = modelfile._PREFIX.unpack(bytes(data[:size]))[2]
+    header = json.loads(bytes(data[size:size + hlen]))
+    spec = next(s for s in header["arrays"] if s["name"] == "W0.idx")
+    at = size + hlen + (-(size + hlen)) % 8 + spec["offset"]
+    data[at:at + 4] = (10 ** 6).to_bytes(4, "little")  # a cell far outside its row
+    (tmp_path / "damaged.sbm").write_bytes(bytes(data))
+    rewritten = _rewritten(linear_model, tmp_path / "bad.sbm", _set("W0.idx", 0, 10 ** 6))
+    for path, message in ((tmp_path / "damaged.sbm", "payload checksum mismatch"),
+                          (rewritten, "inconsistent model contents")):
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "inspect", str(path)], env=ENV,
+                              capture_output=True, text=True)
+        assert proc.returncode == 2 and message in proc.stderr, (path, proc.stderr[-300:])

@@ -75,8 +75,12 @@ def read(cls, path, verify=True):
     """The Model (of class cls) of a model file (Model.load). What the file holds is
     checked before it is used: a file whose contents do not make a model gives a
     ModelFileError naming what is wrong."""
-    meta, arrays = read_model(path, verify)
+    # the payload's checksum is computed beside the checks of what it means; a damaged
+    # file is said to be damaged before anything is said of its contents
+    meta, arrays, payload_checked = read_model(path, verify, background=True)
+    verified = payload_checked or (lambda: None)
     if meta.get("format") == "seqbil-structure":  # same container, another kind of file
+        verified()
         raise ModelFileError(f"{path}: a structure (seqbil aso), not a model: give it to "
                              "seqbil train --structure")
     try:
@@ -92,6 +96,7 @@ def read(cls, path, verify=True):
             model = cls(meta["kind"], meta["labels"], index, meta["corpus"], weights, meta.get("training"),
                         precision="float64")
             check_shapes(model)
+            verified()
             model.compact()
             return model
         store, precision = _store(meta, arrays)
@@ -100,7 +105,9 @@ def read(cls, path, verify=True):
         check_shapes(model)
     except (KeyError, IndexError, AttributeError, ValueError, TypeError, UnicodeDecodeError, SeqbilError) as exc:
         # (the header is JSON of any shape: a missing key, a value of the wrong type)
+        verified()
         raise ModelFileError(f"{path}: inconsistent model contents ({exc})") from None
+    verified()
     return model
 
 
