@@ -142,19 +142,26 @@ def read_model(path, verify=True, background=False):
         raise mismatch
     wait = None
     if verify and background:
-        found = []
-        thread = threading.Thread(target=lambda: found.append(zlib.crc32(payload)), daemon=True)
-        thread.start()
-
-        def wait():
-            thread.join()
-            if found != [crc]:
-                raise mismatch
+        wait = _checked_beside(payload, crc, mismatch)
     elif verify and zlib.crc32(payload) != crc:
         raise mismatch
     arrays = {s["name"]: np.frombuffer(payload, dtype=s["dtype"], count=s["nbytes"] // np.dtype(s["dtype"]).itemsize,
                                        offset=s["offset"]).reshape(s["shape"]) for s in specs}
     return (meta, arrays, wait) if background else (meta, arrays)
+
+
+def _checked_beside(payload, crc, mismatch):
+    """Start the payload's CRC-32 in a thread; the function returned waits for it and
+    raises `mismatch` unless it is crc."""
+    found = []
+    thread = threading.Thread(target=lambda: found.append(zlib.crc32(payload)), daemon=True)
+    thread.start()
+
+    def wait():
+        thread.join()
+        if found != [crc]:
+            raise mismatch
+    return wait
 
 
 def file_version(path):
