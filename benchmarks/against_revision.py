@@ -106,9 +106,9 @@ def main():
               "same_output": same_output,
               "load_s": {t: {m: stats(v) for m, v in per.items()} for t, per in loads.items()},
               "tag_s": {t: stats(v) for t, v in tags.items()}}
+    medians = {t: {m: s["median"] for m, s in per.items()} for t, per in record["load_s"].items()}
     record["ratios"] = {"tag": record["tag_s"]["this checkout"]["median"] / record["tag_s"][rev]["median"],
-                        **{f"load {m}": record["load_s"]["this checkout"][m]["median"] / record["load_s"][rev][m]["median"]
-                           for m in models}}
+                        **{f"load {m}": medians["this checkout"][m] / medians[rev][m] for m in models}}
     write_record(out, record)
     out.with_suffix(".md").write_text(table(record), encoding="utf-8")
     print(table(record))
@@ -131,10 +131,11 @@ def table(record):
         return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}–{s['max']:.{digits}f})"
     rows = [f"| `seqbil tag`, CoNLL-2000 test ×{record['copies']} ({record['tokens']:,} tokens), s | "
             f"{cell(record['tag_s'][rev])} | {cell(record['tag_s']['this checkout'])} | {record['ratios']['tag']:.3f} |"]
+    def ms(s):
+        return {k: v * 1e3 for k, v in s.items() if k != "runs"}
     for m in record["load_s"][rev]:
-        rows.append(f"| loading the {m} model (sp), ms | {cell({k: v * 1e3 if k != 'runs' else v for k, v in record['load_s'][rev][m].items()}, 2)} | "
-                    f"{cell({k: v * 1e3 if k != 'runs' else v for k, v in record['load_s']['this checkout'][m].items()}, 2)} | "
-                    f"{record['ratios'][f'load {m}']:.3f} |")
+        rows.append(f"| loading the {m} model (sp), ms | {cell(ms(record['load_s'][rev][m]), 2)} | "
+                    f"{cell(ms(record['load_s']['this checkout'][m]), 2)} | {record['ratios'][f'load {m}']:.3f} |")
     return "\n".join([f"| | {rev[:7]} | {record['commit'][:7]} | ratio |", "| --- | --- | --- | --- |", *rows, "",
                       f"Same output: {'yes' if record['same_output'] else 'NO'}. `{record['command']}` at commit "
                       f"{record['commit'][:12]}, {record['date']}, {record['machine']['cpu']} "
