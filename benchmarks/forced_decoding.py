@@ -13,7 +13,6 @@ the test set concatenated COPIES times (REPEAT runs each, alternating; the compi
 tagging path both ways). Writes results/speed/forced.json and forced.md.
 """
 import argparse
-import gzip
 import subprocess
 import sys
 import tempfile
@@ -23,18 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import ROOT, byte_compile, find_corpus, header, run_measured, stats, write_record  # noqa: E402
-
-SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
-
-
-def read_text(path):
-    return (gzip.open(path, "rt", encoding="utf-8") if str(path).endswith(".gz") else
-            open(path, encoding="utf-8")).read()
-
-
-def sentences(text):
-    return [[line.split() for line in block.splitlines() if line.strip()] for block in text.split("\n\n")
-            if block.strip()]
+from well_formed import SEQBIL, read_text, sentences  # noqa: E402
 
 
 def labels_of(output):
