@@ -4,6 +4,7 @@ enumerating every labelling that keeps them."""
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -171,3 +172,35 @@ def test_the_sklearn_estimator_keeps_known_labels():
     assert crf.predict(X, known=None).tolist() == crf.predict(X).tolist()
     with pytest.raises(SeqbilError, match="not one of the model's"):
         crf.predict(X[:1], known=[["Z"] + [None] * (len(X[0]) - 1)])
+
+
+def test_forced_and_constrained_decoding_of_a_model_of_attributes_and_of_a_task(tmp_path):
+    """A CRFsuite-format model keeps the labels its lines give first; one task of a
+    multi-task segmenter keeps to the B, I, E, S rules with --well-formed."""
+    samples = Path(seqbil.__file__).parent / "samples"
+    items = tmp_path / "items.sbm"
+    seqbil.train(str(samples / "conll2000_train.crfsuite.gz"), config="crfsuite", learner="sp", epochs=1,
+                 temperature=1.0, model=str(items))
+    (tmp_path / "in.txt").write_text("B-NP\tw[0]=He\tpos[0]=PRP\n?\tw[0]=reckons\tpos[0]=VBZ\nB-VP\tw[0]=the\t"
+                                     "pos[0]=DT\n\n")
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(items), "--force",
+                           str(tmp_path / "in.txt")], capture_output=True, text=True)
+    model = seqbil.load(str(items))
+    tokens = [["w[0]=He", "pos[0]=PRP"], ["w[0]=reckons", "pos[0]=VBZ"], ["w[0]=the", "pos[0]=DT"]]
+    assert proc.returncode == 0 and proc.stdout.split() == model.tag(tokens, known=["B-NP", None, "B-VP"])
+    assert proc.stdout.split()[2] == "B-VP"
+    lines = [line.strip() for line in (samples / "pku_train.utf8").read_text(encoding="utf-8").splitlines()
+             if line.strip()]
+    for name, part in (("a", lines[:40]), ("b", lines[40:80])):
+        (tmp_path / f"{name}.utf8").write_text("\n".join(part) + "\n", encoding="utf-8")
+    tasks = tmp_path / "tasks.sbm"
+    seqbil.train(config="sighan2005", tasks=[f"a={tmp_path / 'a.utf8'}", f"b={tmp_path / 'b.utf8'}"], learner="sp",
+                 epochs=1, temperature=1.0, model=str(tasks))
+    view = seqbil.load(str(tasks)).for_task("a").constrain(well_formed=True)
+    text = "扬帆远东做与中国合作的先行者"
+    labels = view.tag(list(text))
+    assert labels[0] in ("B", "S") and labels[-1] in ("E", "S")
+    assert all((p in "BI") == (y in "IE") for p, y in zip(labels, labels[1:]))
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(tasks), "--task", "a",
+                           "--well-formed"], input=text + "\n", capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.split() == view.segment(text)
