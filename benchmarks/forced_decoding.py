@@ -33,11 +33,11 @@ def labels_of(output):
 def free_chunk_f1(gold, pred, given):
     """Chunk F1 (conlleval's reading of the tags) over the chunks, gold or predicted,
     that hold no given token: what forced decoding had to find."""
-    from seqbil.evaluation.chunks import _read
+    from seqbil.evaluation.chunks import chunks
     tp = n_gold = n_pred = 0
     for g, p, k in zip(gold, pred, given):
-        g_chunks = {c for c in _read(g, None) if not k[c[1]:c[2] + 1].any()}
-        p_chunks = {c for c in _read(p, None) if not k[c[1]:c[2] + 1].any()}
+        g_chunks = {c for c in chunks(g) if not k[c[1]:c[2] + 1].any()}
+        p_chunks = {c for c in chunks(p) if not k[c[1]:c[2] + 1].any()}
         tp, n_gold, n_pred = tp + len(g_chunks & p_chunks), n_gold + len(g_chunks), n_pred + len(p_chunks)
     precision, recall = tp / max(n_pred, 1), tp / max(n_gold, 1)
     return 100.0 * 2 * precision * recall / max(precision + recall, 1e-12)

@@ -34,8 +34,8 @@ def sentences(text):
 
 
 def chunks_of(tags, scheme):
-    from seqbil.evaluation.chunks import _read
-    return _read(tags, scheme if scheme == "iobes" else None)
+    from seqbil.evaluation.chunks import chunks
+    return chunks(tags, scheme if scheme == "iobes" else None)
 
 
 def written(chunks, n, scheme):

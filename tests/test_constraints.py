@@ -13,7 +13,7 @@ import pytest
 import seqbil
 from seqbil._kernels.decode import confidence_corpus, decode_corpus, marginals_corpus, nbest_corpus
 from seqbil.errors import SeqbilError
-from seqbil.evaluation.chunks import _read
+from seqbil.evaluation.chunks import chunks
 from seqbil.model import constraints
 from seqbil.storage import Store
 from test_nbest import all_paths, assert_same_list, random_dataset, random_model, tables
@@ -47,10 +47,10 @@ def written(chunks, n, scheme):
 
 def well_formed_reference(tags, scheme):
     try:
-        chunks = _read(tags, scheme if scheme in ("iobes", "bilou") else None)
+        found = chunks(tags, scheme if scheme in ("iobes", "bilou") else None)
     except SeqbilError:
         return False
-    return written(chunks, len(tags), scheme) == list(tags)
+    return written(found, len(tags), scheme) == list(tags)
 
 
 LABELS = {"iob2": ["B-A", "I-A", "B-B", "I-B", "O"], "iob1": ["B-A", "I-A", "B-B", "I-B", "O"],

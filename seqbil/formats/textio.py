@@ -12,6 +12,8 @@ from ..errors import InputError
 GZIP_MAGIC = b"\x1f\x8b"
 
 
+GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)  # a gzip stream that is cut short or corrupt
+
 def is_gzip(path):
     """Whether the file at path is gzip-compressed (by its first two bytes)."""
     with open(path, "rb") as f:
@@ -124,7 +126,7 @@ def utf8_input(stream, name, encoding):
     marked) read as UTF-8 (Utf8Reader); any other as it is."""
     try:  # (peeking at a gzip stream reads its header)
         codec = wide_encoding(stream, encoding)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+    except GZIP_ERRORS as exc:
         raise InputError(name, 0, f"corrupt gzip data: {exc}") from None
     if codec is None:
         return stream, encoding
@@ -168,7 +170,7 @@ def read_lines(source, encoding="utf-8"):
 def _raw_lines(stream, name):
     try:
         yield from iter(stream.readline, b"")
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+    except GZIP_ERRORS as exc:
         raise InputError(name, 0, f"corrupt gzip data: {exc}") from None
 
 

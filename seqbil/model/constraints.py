@@ -6,10 +6,13 @@ allowed labellings only: exp(-inf) = 0).
 `well_formed` gives the rules of a chunk tag scheme (no `I-X` after `O` or `B-Y` in
 IOB2, Ramshaw & Marcus 1995; the IOBES and BILOU rules; B, I, E, S segmentation
 labels); `read_forbidden` reads a user's file of label pairs."""
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import InputError, SeqbilError
 from ..evaluation.chunks import detect_scheme
+from ..formats.textio import read_lines
 
 START, STOP = "<s>", "</s>"  # in a file of forbidden pairs: the sentence's start and end
 
@@ -45,9 +48,7 @@ def _follows(scheme, prev, cur):
 def _ends(scheme, last):
     """Whether a labelling may end with label last under scheme."""
     p, _ = _parts(last)
-    if scheme == "iobes":
-        return p not in ("B", "I")
-    if scheme == "bilou":
+    if scheme in ("iobes", "bilou"):  # no chunk left open
         return p not in ("B", "I")
     if scheme == "ioe2":
         return p != "I"
@@ -84,14 +85,7 @@ def read_forbidden(path, labels, encoding="utf-8"):
     S = len(labels)
     index = {y: i for i, y in enumerate(labels)}
     allowed, end_allowed = np.ones((S, S + 1), dtype=bool), np.ones(S, dtype=bool)
-    try:
-        with open(path, encoding=encoding) as f:
-            lines = f.read().splitlines()
-    except OSError as exc:
-        raise SeqbilError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise SeqbilError(f"{path}: not {encoding} text ({exc.reason})") from None
-    for number, line in enumerate(lines, 1):
+    for number, line in read_lines(path, encoding):
         fields = line.split("#", 1)[0].split()
         if not fields:
             continue
@@ -127,7 +121,6 @@ def check_lengths(allowed, end_allowed, longest=None):
 def masked(store, allowed, end_allowed):
     """The storage.Store with the forbidden transitions, first labels and last labels at
     -inf (trans[y, v]: y after v, v = S the start; end[y])."""
-    from dataclasses import replace
     trans = np.where(allowed, store.trans, -np.inf)
     end = np.where(end_allowed, store.end, -np.inf)
     return replace(store, trans=np.ascontiguousarray(trans), end=np.ascontiguousarray(end))
