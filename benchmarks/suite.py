@@ -14,6 +14,14 @@ The suite (under --data, default ../shared/data, beside the repository):
 
 --split dev (the default) scores the dev split; --split test is for reporting only.
 
+The held-out corpora (under --heldout, default data/ of the repository, installed by
+data_scripts/get_heldout.sh; never used to choose a default, and not run unless named in --corpora):
+
+    heldout/NAME/{train,dev,test}.txt.gz
+        es-conll2002 nl-conll2002   named entities (`word POS label`, IOB2), conlleval F1; seqbil
+                                    trains them with --config ner
+        af-afribooms mt-mudt        part of speech (`word UPOS`), token accuracy; --config pos
+
 The systems, in the work folder of each corpus (train.txt: the training file in columns,
 the label last; eval.txt: the scored split, the same way, gold label last; for
 segmentation train.txt and eval.txt have one character a line with its B/I/E/S tag,
@@ -29,7 +37,8 @@ the scored split's text without spaces):
               crf_test -m crfpp.model eval.txt > crfpp.out
               (CRF++'s default flags: CRF-L2, -c 1, -f 1, to convergence; -p 1 keeps it to
               one core, CRF++'s own default being a thread per core: --crfpp-threads. The
-              template: words at -2..2, word bigrams -1/0 and 0/1, and B; for CoNLL-2000
+              template: words at -2..2, word bigrams -1/0 and 0/1, and B (a corpus with a column
+              between the word and the label adds it at -1..1 and its bigrams -1/0, 0/1); for CoNLL-2000
               CRF++'s own example/chunking template (configs/crfpp_chunking.template); for
               segmentation the same seven patterns over the characters)
     CRFsuite  python benchmarks/crfsuite_rich.py train --kind words train.txt crfsuite.model
@@ -88,6 +97,9 @@ POS = ("pt-macmorpho", "es-cast3lb", "eu-3lb", "en-masc", "en-npschat", "hi-indi
        "te-indian")
 CWS = ("udc", "wtb", "zx")
 CORPORA = POS + ("conll2000",) + CWS
+# kept apart from every choice of the defaults (data_scripts/get_heldout.sh): named entities with a
+# POS column, and part of speech, in languages and standards the suite does not have
+HELDOUT = {"es-conll2002": "ner", "nl-conll2002": "ner", "af-afribooms": "pos", "mt-mudt": "pos"}
 QUICK = ("hi-indian", "wtb")
 SYSTEMS = ("seqbil", "crfpp", "crfsuite", "wapiti")
 SHOWN = {"seqbil": "seqbil", "crfpp": "CRF++", "crfsuite": "CRFsuite", "wapiti": "Wapiti"}
@@ -99,12 +111,17 @@ WORD_TEMPLATE = ("U00:%x[-2,0]\nU01:%x[-1,0]\nU02:%x[0,0]\nU03:%x[1,0]\nU04:%x[2
 CHUNK_TEMPLATE = ROOT / "configs" / "crfpp_chunking.template"  # CRF++'s example/chunking/template
 
 
+# and every other column (a POS column of a named-entity corpus) at -1..1, and its bigrams -1/0 and 0/1
+COLUMN_TEMPLATE = WORD_TEMPLATE.replace("\n\nB\n", "\nU10:%x[-1,1]\nU11:%x[0,1]\nU12:%x[1,1]\n"
+                                                  "U13:%x[-1,1]/%x[0,1]\nU14:%x[0,1]/%x[1,1]\n\nB\n")
+
+
 def task_of(name):
-    return "pos" if name in POS else "chunk" if name == "conll2000" else "cws"
+    return HELDOUT.get(name) or ("pos" if name in POS else "chunk" if name == "conll2000" else "cws")
 
 
-CONFIG = {"pos": "pos", "chunk": "conll2000", "cws": "cws"}
-METRIC = {"pos": "accuracy", "chunk": "chunk", "cws": "segment"}
+CONFIG = {"pos": "pos", "chunk": "conll2000", "cws": "cws", "ner": "ner"}
+METRIC = {"pos": "accuracy", "chunk": "chunk", "cws": "segment", "ner": "chunk"}
 
 
 # --- the corpora -----------------------------------------------------------------------------------
@@ -114,7 +131,8 @@ def find(folder, name):
     for path in (folder / (name + ".gz"), folder / name):
         if path.is_file():
             return path
-    sys.exit(f"suite: {folder / name}(.gz) not found (give --data)")
+    sys.exit(f"suite: {folder / name}(.gz) not found (give --data; for the held-out corpora --heldout, after "
+             "data_scripts/get_heldout.sh)")
 
 
 def read_text(path):
@@ -151,12 +169,12 @@ class Corpus:
     columns (and train.seg.txt, eval.raw.txt for segmentation); gold labels and, for
     segmentation, characters and the training vocabulary."""
 
-    def __init__(self, name, data, split, folder):
+    def __init__(self, name, data, split, folder, heldout=None):
         self.name, self.task, self.split, self.folder = name, task_of(name), split, folder
         folder.mkdir(parents=True, exist_ok=True)
         self.note = None
-        if self.task == "pos":
-            src = data / "pos-more" / name
+        if name in HELDOUT or self.task == "pos":
+            src = heldout / "heldout" / name if name in HELDOUT else data / "pos-more" / name
             train = column_sentences(read_text(find(src, "train.txt")))
             scored = column_sentences(read_text(find(src, f"{split}.txt")))
         elif self.task == "chunk":
@@ -175,7 +193,8 @@ class Corpus:
             train, scored = [char_rows(s) for s in seg_train], [char_rows(s) for s in seg_scored]
         write_columns(folder / "train.txt", train)
         write_columns(folder / "eval.txt", scored)
-        template = CHUNK_TEMPLATE.read_text(encoding="utf-8") if self.task == "chunk" else WORD_TEMPLATE
+        template = (CHUNK_TEMPLATE.read_text(encoding="utf-8") if self.task == "chunk" else
+                    COLUMN_TEMPLATE if min(len(row) for s in train for row in s) > 2 else WORD_TEMPLATE)
         (folder / "template").write_text(template, encoding="utf-8")
         self.template = template
         self.tokens = [[row[0] for row in s] for s in scored]
@@ -367,7 +386,9 @@ def main():
                     help="folder holding pos-more/, conll2000/ and cws-more/ (default: ../shared/data)")
     ap.add_argument("--split", choices=("dev", "test"), default="dev", help="the split scored (test: reporting only)")
     ap.add_argument("--corpora", help=f"comma-separated, of {','.join(CORPORA)} (default: all; --quick: "
-                                      f"{','.join(QUICK)})")
+                                      f"{','.join(QUICK)}), or of the held-out {','.join(HELDOUT)}")
+    ap.add_argument("--heldout", default=str(ROOT / "data"),
+                    help="folder holding heldout/ (data_scripts/get_heldout.sh; default: data/ of the repository)")
     ap.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, of {','.join(SYSTEMS)}")
     ap.add_argument("--repeats", type=int, default=1, help="trainings of each system on each corpus (default 1)")
     ap.add_argument("--seqbil-args", help="more options of seqbil train (a --config here replaces the suite's)")
@@ -381,8 +402,8 @@ def main():
     ap.add_argument("--work", help="keep the corpora, models and outputs here (default: a temporary folder)")
     args = ap.parse_args()
     names = (args.corpora or ",".join(QUICK if args.quick else CORPORA)).split(",")
-    if set(names) - set(CORPORA):
-        ap.error(f"unknown corpora: {', '.join(sorted(set(names) - set(CORPORA)))}")
+    if set(names) - set(CORPORA) - set(HELDOUT):
+        ap.error(f"unknown corpora: {', '.join(sorted(set(names) - set(CORPORA) - set(HELDOUT)))}")
     args.systems = args.systems.split(",")
     if set(args.systems) - set(SYSTEMS):
         ap.error(f"unknown systems: {', '.join(sorted(set(args.systems) - set(SYSTEMS)))}")
@@ -397,7 +418,7 @@ def main():
     work = Path(args.work or tmp.name).resolve()
     try:
         for name in names:
-            corpus = Corpus(name, data, args.split, work / name)
+            corpus = Corpus(name, data, args.split, work / name, Path(args.heldout))
             print(f"{name}: {corpus.info['train_sentences']:,} training, {corpus.info['eval_sentences']:,} "
                   f"{args.split} sentences", file=sys.stderr)
             systems = make_systems(corpus, tools, args)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Install the corpora of the seqbil benchmarks into data/ (see README.md here): the command
-line behind get_conll2000.sh, get_sighan2005.sh, get_cws_more.sh, get_unlabeled.sh and get_pos_more.sh, which
-run `python3 corpora.py COMMAND [--from PATH] [--out DIR] [--only WHICH] [--force]`.  COMMANDS
+line behind get_conll2000.sh, get_sighan2005.sh, get_cws_more.sh, get_unlabeled.sh, get_pos_more.sh
+and get_heldout.sh, which run `python3 corpora.py COMMAND [--from PATH] [--out DIR] [--only WHICH] [--force]`.  COMMANDS
 registers each command with its corpus family's module in corpus_lib/; this file parses the
 command line (exit status 2 when it is bad) and runs the family's install function (0 done or
 already up to date, 1 a corpus could not be obtained).  Standard library only."""
@@ -16,7 +16,7 @@ _HERE = os.path.dirname(os.path.realpath(__file__))
 if sys.path[:1] != [_HERE]:
     sys.path.insert(0, _HERE)
 
-from corpus_lib import common, conll2000, cws_more, pos_more, sighan, unlabeled  # noqa: E402
+from corpus_lib import common, conll2000, cws_more, heldout, pos_more, sighan, unlabeled  # noqa: E402
 
 
 class Only(NamedTuple):
@@ -50,6 +50,9 @@ COMMANDS = {
     "pos-more": Command(pos_more.POS_PROG, pos_more.POS_USAGE, pos_more.install_pos_more,
                         Only(f"{', '.join(pos_more.POS_CORPORA[:-1])} or {pos_more.POS_CORPORA[-1]}", True,
                              pos_more.POS_CORPORA)),
+    "heldout": Command(heldout.HELD_PROG, heldout.HELD_USAGE, heldout.install_heldout,
+                       Only(f"{', '.join(heldout.HELDOUT_CORPORA[:-1])} or {heldout.HELDOUT_CORPORA[-1]}", True,
+                            heldout.HELDOUT_CORPORA)),
 }
 
 TOP_USAGE = """\
@@ -58,6 +61,7 @@ Usage: python3 data_scripts/corpora.py conll2000  [--from DIR]  [--out DIR] [--f
        python3 data_scripts/corpora.py cws-more   [--from DIR]  [--out DIR] [--only WHICH] [--force]
        python3 data_scripts/corpora.py unlabeled  [--from DIR]  [--out DIR] [--only WHICH] [--force]
        python3 data_scripts/corpora.py pos-more   [--from DIR]  [--out DIR] [--only WHICH] [--force]
+       python3 data_scripts/corpora.py heldout    [--from DIR]  [--out DIR] [--only WHICH] [--force]
 Installs the corpora of the seqbil benchmarks; COMMAND --help tells more.
 """
 

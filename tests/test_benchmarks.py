@@ -197,6 +197,9 @@ def fake_suite(folder):
                 for i, (w, t) in enumerate(rows)]
     write(folder / "conll2000" / "train.txt.gz", columns([chunk_sentence() for _ in range(50)]))
     write(folder / "conll2000" / "test.txt.gz", columns([chunk_sentence() for _ in range(10)]))
+    # a held-out named-entity corpus with a POS column, as data_scripts/get_heldout.sh installs it
+    for split, n in (("train", 50), ("dev", 10), ("test", 10)):
+        write(folder / "heldout" / "es-conll2002" / f"{split}.txt.gz", columns([chunk_sentence() for _ in range(n)]))
     words = ["我们", "喜欢", "中国", "的", "人", "了", "学习", "很", "好"]
     for split, n in (("train", 60), ("dev", 10), ("test", 10)):
         write(folder / "cws-more" / "wtb" / f"{split}.txt.gz",
@@ -207,7 +210,8 @@ def run_suite(tmp_path, systems):
     fake_suite(tmp_path / "data")
     out, work = tmp_path / "out", tmp_path / "work"
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "suite.py"), "--quick", "--data",
-                           str(tmp_path / "data"), "--corpora", "hi-indian,conll2000,wtb", "--systems", systems,
+                           str(tmp_path / "data"), "--heldout", str(tmp_path / "data"),
+                           "--corpora", "hi-indian,conll2000,wtb,es-conll2002", "--systems", systems,
                            "--out", str(out), "--work", str(work)], env=ENV, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -215,7 +219,11 @@ def run_suite(tmp_path, systems):
     assert record["benchmark"] == "suite" and record["repeat"] == 1 and record["split"] == "dev" and record["quick"]
     assert record["complete"]
     assert all(record[key] for key in ("command", "commit", "machine", "date", "seqbil"))
-    assert list(record["corpora"]) == ["hi-indian", "conll2000", "wtb"]
+    assert list(record["corpora"]) == ["hi-indian", "conll2000", "wtb", "es-conll2002"]
+    # the held-out corpus: trained with the ner config, its POS column in the peers' template
+    held = record["corpora"]["es-conll2002"]
+    assert held["task"] == "ner" and held["metric"] == "chunk" and held["eval_sentences"] == 10
+    assert "%x[0,1]" in held["template"] and "%x[0,1]" not in record["corpora"]["hi-indian"]["template"]
     tables = module("tables")
     assert (out / "suite.md").read_text(encoding="utf-8") == tables.render_record(record) + "\n"
     return record, work
@@ -261,7 +269,7 @@ def check_rows(record, work, names):
             out = conll_sentences(text)
             assert [[row[:-1] for row in s] for s in out] == gold  # the scored file, a label appended
             pred, labels = [[row[-1] for row in s] for s in out], [[row[-1] for row in s] for s in gold]
-            if corpus == "conll2000":
+            if corpus in ("conll2000", "es-conll2002"):
                 expected = reference_chunk_scores(labels, pred)["f1"]
             else:
                 pairs = [(g, p) for gs, ps in zip(labels, pred) for g, p in zip(gs, ps)]
@@ -281,6 +289,8 @@ def test_suite_quick_seqbil_and_crfsuite(tmp_path):
     rows = {r["system"]: r for r in record["corpora"]["hi-indian"]["rows"]}
     assert rows["seqbil"]["command"].startswith("seqbil train --config pos --train train.txt --model seqbil.sbm")
     assert rows["seqbil"]["runs"][0]["learner"]
+    held = {r["system"]: r for r in record["corpora"]["es-conll2002"]["rows"]}
+    assert held["seqbil"]["command"].startswith("seqbil train --config ner --train train.txt")
     cs = rows["CRFsuite"]["runs"][0]
     assert cs["iterations"] == 3 and cs["c1"] == cs["c2"] == 0.1 and cs["sentences"] == 60
     assert 0 <= cs["feature_cpu_s"] <= cs["train_cpu_s"]
