@@ -229,6 +229,24 @@ def sparse_weights(kind, weights, S, precision="float32", prune=0.0, layout=True
                  bilinear=kind != "linear")
 
 
+def dense_store(kind, weights, S, precision="float32"):
+    """The Store of dense weights with every block kept dense, zero cells too: what a
+    decode that runs once reads (the held-out decode after each training pass), with
+    the values sparse_weights keeps, without its scan for the non-zero cells, which
+    on a small corpus took more time than the decode."""
+    dtype = PRECISIONS[precision]
+    w0 = Rows(None, None, np.asarray(weights["W0"], dtype=dtype), S)
+    if kind == "linear" and isinstance(weights["W1"], Rows):  # made sparse by the learner (slots_to_rows)
+        w1 = weights["W1"].pruned(precision, 0.0)
+    elif kind == "linear":
+        W1 = np.asarray(weights["W1"], dtype=dtype)
+        w1 = Rows(None, None, W1.reshape(len(W1), S * (S + 1)), S * (S + 1))
+    else:
+        w1 = Rows(None, None, _factor_rows(weights["alpha"], weights["beta"], dtype, 0.0), 2 * S + 1)
+    return Store(w0, w1, np.asarray(weights["trans"], dtype=np.float64), np.asarray(weights["end"], dtype=np.float64),
+                 bilinear=kind != "linear")
+
+
 def _factor_rows(alpha, beta, dtype, prune, chunk=1 << 16):
     """Dense [alpha | beta] rows at a precision, pruned, made chunk by chunk (no
     full-size temporaries: these are the largest arrays of a bilinear model)."""

@@ -14,7 +14,7 @@ from seqbil.formats import read_corpus
 from seqbil.model import KINDS, Model
 from seqbil.modelfile import read_model, write_model
 from seqbil.samples import sample_path
-from seqbil.storage import Rows, dense_weights, sparse_weights
+from seqbil.storage import Rows, dense_store, dense_weights, sparse_weights
 from seqbil._kernels.decode import decode_corpus
 from test_cli import ENV
 from test_decode import brute_force, random_dataset, tables
@@ -94,6 +94,33 @@ def test_sparse_decoding_equals_brute_force(rng, form, S, precision, layout):
         unary, pair = tables(data, j, dense["W0"], W1)
         assert tuple(out[data.seq_ptr[j]:data.seq_ptr[j + 1]]) == brute_force(unary, pair, dense["trans"],
                                                                                dense["end"])[1]
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+@pytest.mark.parametrize("form", ["linear", "bilinear"])
+def test_dense_store_holds_the_weights_of_the_sparse_one(rng, form, precision):
+    """dense_store (the held-out decode's) keeps every cell of the blocks, rounded to the
+    precision as sparse_weights rounds the cells it keeps: the same dense weights, and
+    the decode brute force gives."""
+    S, A0, A1 = 4, 9, 7
+    data = random_dataset(rng, 15, S, A0, A1)
+    weights = {"W0": sparse_random(rng, (A0, S)), "trans": rng.normal(size=(S, S + 1)), "end": rng.normal(size=S)}
+    if form == "linear":
+        weights["W1"] = sparse_random(rng, (A1, S, S + 1))
+    else:
+        weights["alpha"], weights["beta"] = sparse_random(rng, (A1, S), 0.6), sparse_random(rng, (A1, S + 1), 0.6)
+    dense, sparse = dense_store(form, weights, S, precision), sparse_weights(form, weights, S, precision)
+    assert dense.w0.dense and dense.w1.dense and dense.w0.val.dtype == np.dtype(precision)
+    for name, block in dense_weights(form, dense, S).items():
+        assert np.array_equal(block, dense_weights(form, sparse, S)[name]), name
+    expected = dense_weights(form, sparse, S)
+    W1 = expected["W1"] if form == "linear" else expected["alpha"][:, :, None] * expected["beta"][:, None, :]
+    out = np.full(data.n_positions, -1, dtype=np.int32)
+    decode_corpus(data, dense, out)
+    for j in range(data.n_sequences):
+        unary, pair = tables(data, j, expected["W0"], W1)
+        assert tuple(out[data.seq_ptr[j]:data.seq_ptr[j + 1]]) == brute_force(unary, pair, expected["trans"],
+                                                                               expected["end"])[1]
 
 
 @pytest.mark.parametrize("form", ["linear", "bilinear"])
