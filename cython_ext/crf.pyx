@@ -22,9 +22,10 @@ factor, so a step touches only the features of its sentence); loss() is the sum 
 -log p(y | x) over a given list of sequences.
 """
 import numpy as np
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from chain cimport Corpus, Lattice, corpus_view, lattice_new, b_begin, SEQBIL_PREFETCH
 from fb cimport FB, fb_new, forward_backward, path_score
+from known cimport Known, known_view, force
 
 
 cdef struct Features:
@@ -101,10 +102,11 @@ cdef inline void score(const Corpus* c, const Features* f, const double* xg, con
 
 
 cdef inline void accumulate(const Corpus* c, const Features* f, const FB* F, double* xg, double* gte, int64_t p0,
-                            int n, bint first_order, bint transitions) noexcept nogil:
-    """The expected feature counts of one sequence (F holds its marginals): the keyed
-    features' into xg[2q + 1], the transitions' and end scores' into gte (S x (S + 1),
-    then S; the transitions at i > 0 without first_order are added by forward_backward)."""
+                            int n, bint first_order, bint transitions, double sign) noexcept nogil:
+    """The expected feature counts of one sequence (F holds its marginals), times sign:
+    the keyed features' into xg[2q + 1], the transitions' and end scores' into gte
+    (S x (S + 1), then S; the transitions at i > 0 without first_order are added by
+    forward_backward)."""
     cdef int i, S = f.S, T = S + 1, y, v, cell
     cdef int64_t k, q
     cdef int32_t a
@@ -118,7 +120,7 @@ cdef inline void accumulate(const Corpus* c, const Features* f, const FB* F, dou
             a = c.u_ids[k]
             x = c.u_vals[k] if c.u_vals != NULL else 1.0
             for q in range(f.ptr0[a], f.ptr0[a + 1]):
-                xg[2 * q + 1] += x * P[f.lab0[q]]
+                xg[2 * q + 1] += sign * x * P[f.lab0[q]]
         if first_order:
             for k in range(b_begin(c, p0 + i), b_begin(c, p0 + i + 1)):
                 a = c.b_ids[k]
@@ -127,20 +129,20 @@ cdef inline void accumulate(const Corpus* c, const Features* f, const FB* F, dou
                     y, v = cell // T, cell % T
                     if i == 0:
                         if v == S:
-                            xg[2 * (f.off1 + q) + 1] += P[y]
+                            xg[2 * (f.off1 + q) + 1] += sign * P[y]
                     elif v < S:
-                        xg[2 * (f.off1 + q) + 1] += PP[y * S + v]
+                        xg[2 * (f.off1 + q) + 1] += sign * PP[y * S + v]
         if transitions:
             if i == 0:
                 for y in range(S):
-                    gte[y * T + S] += P[y]
+                    gte[y * T + S] += sign * P[y]
             elif first_order:
                 for y in range(S):
                     for v in range(S):
-                        gte[y * T + v] += PP[y * S + v]
+                        gte[y * T + v] += sign * PP[y * S + v]
     P = F.P + (n - 1) * S
     for y in range(S):
-        gte[S * T + y] += P[y]
+        gte[S * T + y] += sign * P[y]
 
 
 cdef inline void score_scaled(const Corpus* c, const Features* f, const double* x, double scale, const Lattice* L,
@@ -314,17 +316,29 @@ cdef class CRFKernel:
                 raise ValueError("a 1st-order attribute id is out of range")
         return 0
 
-    def expected(self, data, double[::1] xg, const double[::1] xte, double[::1] gte, int64_t lo, int64_t hi):
+    def expected(self, data, double[::1] xg, const double[::1] xte, double[::1] gte, int64_t lo, int64_t hi,
+                 const int32_t[::1] known=None, const uint8_t[:, ::1] sets=None):
         """Sum of log Z(x_j) over the sequences lo <= j < hi, and their expected feature
         counts. xg: the keyed weights interleaved with their gradient (xg[2q] = x[q],
         the counts are added to xg[2q + 1], for q < len(x) - S * (S + 2)); xte: the
         transitions and end scores (the rest of x), whose counts are added to gte.
-        Releases the GIL."""
+
+        known, sets: partial labels (known.pxd). A sequence with a position not known to
+        one label has, in place of its observed counts (which observed() leaves out),
+        the expected counts over the labellings that keep what is known: their log Zc
+        is subtracted and their counts taken away, so that its term of the objective is
+        -log p(known | x) = log Z - log Zc and its gradient E[phi] - E_c[phi]. Releases
+        the GIL."""
         cdef Corpus c = corpus_view(data)
         cdef int S = self.f.S
         if xg.shape[0] != 2 * self.f.offt or xte.shape[0] != S * (S + 2) or gte.shape[0] != S * (S + 2):
             raise ValueError("xg, xte and gte do not fit the features")
         self.check(&c, data, lo, hi)
+        cdef Known K = known_view(data, known, sets, S)
+        cdef double[::1] kept = np.zeros(S * (S + 1))  # a constrained pass's transition counts
+        cdef double* gk = &kept[0]
+        cdef bint partial
+        cdef int i
         cdef int maxlen = 1, n
         cdef int64_t j, p0
         for j in range(lo, hi):
@@ -350,7 +364,20 @@ cdef class CRFKernel:
                 # without 1st-order attributes only the transitions need the pair marginals: summed in place
                 logz += forward_backward(&F, L.unary, pair, trans, trans + S * (S + 1), n, 1.0, first_order,
                                          g if not first_order and self.transitions else NULL, S + 1)
-                accumulate(&c, &self.f, &F, w, g, p0, n, first_order, self.transitions)
+                accumulate(&c, &self.f, &F, w, g, p0, n, first_order, self.transitions, 1.0)
+                partial = False
+                if K.ids != NULL:
+                    for i in range(n):
+                        partial = partial or K.ids[p0 + i] < 0
+                if partial:  # (forward_backward leaves L.unary as it was)
+                    force(&L, &K, p0, n)
+                    logz -= forward_backward(&F, L.unary, pair, trans, trans + S * (S + 1), n, 1.0, first_order,
+                                             gk if not first_order and self.transitions else NULL, S + 1)
+                    accumulate(&c, &self.f, &F, w, g, p0, n, first_order, self.transitions, -1.0)
+                    if not first_order and self.transitions:
+                        for i in range(S * (S + 1)):
+                            g[i] -= gk[i]
+                            gk[i] = 0.0
         return logz
 
     cdef int check_order(self, Corpus* c, data, const int64_t[::1] order, int* maxlen) except -1:
@@ -432,8 +459,11 @@ cdef class CRFKernel:
                                            False)
         return total
 
-    def observed(self, data, double[::1] out):
-        """The feature counts of the gold labels of every sequence, into out (len(x))."""
+    def observed(self, data, double[::1] out, const int32_t[::1] known=None):
+        """The feature counts of the gold labels of every sequence, into out (len(x));
+        with known (partial labels, known.pxd), of the sequences whose every label is
+        known (expected() counts the others). Returns the number of counts that have no
+        feature."""
         cdef Corpus c = corpus_view(data)
         cdef int64_t N = len(data.seq_ptr) - 1
         if out.shape[0] != self.size:
@@ -444,8 +474,18 @@ cdef class CRFKernel:
         for p in range(c.seq_ptr[N]):
             if not 0 <= c.labels[p] < S:
                 raise ValueError(f"position {p} has no gold label")
+        if known is not None and known.shape[0] != c.seq_ptr[N]:
+            raise ValueError("known labels: one per position")
+        cdef const int32_t* K = &known[0] if known is not None and known.shape[0] else NULL
+        cdef bint partial
         with nogil:
             for j in range(N):
+                partial = False
+                if K != NULL:
+                    for p in range(c.seq_ptr[j], c.seq_ptr[j + 1]):
+                        partial = partial or K[p] < 0
+                if partial:
+                    continue
                 for p in range(c.seq_ptr[j], c.seq_ptr[j + 1]):
                     y = c.labels[p]
                     v = c.labels[p - 1] if p > c.seq_ptr[j] else S

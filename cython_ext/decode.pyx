@@ -2,10 +2,11 @@
 the best path (Viterbi), the K best paths (list Viterbi), max-marginal margins and
 marginal probabilities (sum-product forward-backward, fb.pxd)."""
 import numpy as np
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.math cimport INFINITY
 from chain cimport Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, viterbi, SEQBIL_PREFETCH
 from fb cimport FB, fb_new, fb_log, forward_backward, path_score
+from known cimport Known, known_view, force
 
 
 DEF HEADS_AHEAD = 3
@@ -244,32 +245,6 @@ cdef inline void score_tables(const Corpus* c, const Weights* w, const Lattice* 
         score_rows(c, w, L, p0, n, w.w0.val64, w.w1.val64)
 
 
-cdef inline void force(const Lattice* L, const int32_t* known, int n) noexcept nogil:
-    """Forced decoding: where known[i] is a label (0 <= known[i] < S), every other label
-    at position i scores -inf, so that only the labellings that keep the known labels
-    remain (Viterbi, k-best, max-marginals and forward-backward alike: exp(-inf) = 0).
-    known[i] < 0 leaves position i free. known is NULL when nothing is known."""
-    cdef int i, y, S = L.S
-    if known == NULL:
-        return
-    for i in range(n):
-        if 0 <= known[i] < S:
-            for y in range(S):
-                if y != known[i]:
-                    L.unary[i * S + y] = -INFINITY
-
-
-cdef const int32_t* known_of(data, const int32_t[::1] known) except? NULL:
-    """The known labels' pointer (NULL: none), checked against the data's positions."""
-    if known is None:
-        return NULL
-    if known.shape[0] != data.n_positions:
-        raise ValueError("known labels: one per position")
-    if known.shape[0] == 0:
-        return NULL
-    return &known[0]
-
-
 cdef int longest(Corpus* c, Py_ssize_t N) noexcept:
     cdef Py_ssize_t j
     cdef int maxlen = 1
@@ -301,15 +276,17 @@ cdef Corpus csr_corpus(data) except *:
     return c
 
 
-def decode_corpus(data, weights, int32_t[::1] out, const int32_t[::1] known=None):
+def decode_corpus(data, weights, int32_t[::1] out, const int32_t[::1] known=None,
+                  const uint8_t[:, ::1] sets=None):
     """Viterbi-decode every sequence of an encoded Dataset into out (one label id per
     position). weights: a storage.Store (the sparse rows of W0 and of W1, or of a
     bilinear model's AB; trans and end dense float64), or the dense blocks (as_store).
-    known: a label id per position, kept (forced decoding, see force), or -1."""
+    known: a label id per position, kept (forced decoding), -1 (free) or -2 - r, one
+    of the labels of row r of sets (known.pxd)."""
     cdef Corpus c = csr_corpus(data)
-    cdef const int32_t* K = known_of(data, known)
     weights = as_store(weights)
     cdef Weights w = weights_view(weights)
+    cdef Known K = known_view(data, known, sets, w.m.S)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
     cdef Lattice L
     work = lattice_new(&L, longest(&c, N), w.m.S)
@@ -320,7 +297,7 @@ def decode_corpus(data, weights, int32_t[::1] out, const int32_t[::1] known=None
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
             score_tables(&c, &w, &L, p0, n)
-            force(&L, K + p0 if K != NULL else NULL, n)
+            force(&L, &K, p0, n)
             viterbi(&L, &w.m, n, &out[p0])
 
 
@@ -473,7 +450,7 @@ def nbest_rows(int S, int maxlen, int k):
 
 
 def nbest_corpus(data, weights, int k, int32_t[:, ::1] paths, double[:, ::1] scores, int32_t[::1] counts,
-                 const int32_t[::1] known=None):
+                 const int32_t[::1] known=None, const uint8_t[:, ::1] sets=None):
     """The k best paths of every sequence of an encoded Dataset (see kbest): path r of
     sequence j goes to paths[r, seq_ptr[j]:seq_ptr[j + 1]] and its score to
     scores[j, r], best first; counts[j] = how many there are, min(k, S ** length); the
@@ -482,9 +459,9 @@ def nbest_corpus(data, weights, int k, int32_t[:, ::1] paths, double[:, ::1] sco
     for decode_corpus; paths[0] is decode_corpus's output. known: as for decode_corpus
     (the paths are those that keep the known labels; fewer when fewer do)."""
     cdef Corpus c = csr_corpus(data)
-    cdef const int32_t* known_at = known_of(data, known)
     weights = as_store(weights)
     cdef Weights w = weights_view(weights)
+    cdef Known K = known_view(data, known, sets, w.m.S)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
     if k < 1:
         raise ValueError("k must be at least 1")
@@ -505,7 +482,7 @@ def nbest_corpus(data, weights, int k, int32_t[:, ::1] paths, double[:, ::1] sco
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
             score_tables(&c, &w, &L, p0, n)
-            force(&L, known_at + p0 if known_at != NULL else NULL, n)
+            force(&L, &K, p0, n)
             counts[j] = kbest(&L, &w.m, &B, n, &paths[0, p0], stride, &scores[j, 0])
 
 
@@ -551,7 +528,7 @@ cdef void margins(const Lattice* L, const Linear* m, int n, const int32_t* path,
 
 
 def confidence_corpus(data, weights, int32_t[::1] out, double[::1] token_margins, double[::1] sentence_margins,
-                      const int32_t[::1] known=None):
+                      const int32_t[::1] known=None, const uint8_t[:, ::1] sets=None):
     """Best path (as decode_corpus) of every sequence of an encoded Dataset into out, the
     max-marginal margin of each of its labels into token_margins (see margins), and per
     sequence the score of the best path minus that of the second best (the first two
@@ -559,9 +536,9 @@ def confidence_corpus(data, weights, int32_t[::1] out, double[::1] token_margins
     (one label, or every label known). known: as for decode_corpus (a known label's
     margin is +inf: no other labelling keeps it)."""
     cdef Corpus c = csr_corpus(data)
-    cdef const int32_t* known_at = known_of(data, known)
     weights = as_store(weights)
     cdef Weights w = weights_view(weights)
+    cdef Known K = known_view(data, known, sets, w.m.S)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
     if out.shape[0] != data.n_positions or token_margins.shape[0] != data.n_positions \
             or sentence_margins.shape[0] != N:
@@ -581,7 +558,7 @@ def confidence_corpus(data, weights, int32_t[::1] out, double[::1] token_margins
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
             score_tables(&c, &w, &L, p0, n)
-            force(&L, known_at + p0 if known_at != NULL else NULL, n)
+            force(&L, &K, p0, n)
             viterbi(&L, &w.m, n, &out[p0])
             margins(&L, &w.m, n, &out[p0], &beta[0], &token_margins[p0])
             if kbest(&L, &w.m, &B, n, &two[0, 0], maxlen, top2) < 2:
@@ -593,7 +570,8 @@ def confidence_corpus(data, weights, int32_t[::1] out, double[::1] token_margins
 # --- marginal probabilities ------------------------------------------------------------
 
 def marginals_corpus(data, weights, double temperature, int32_t[::1] out, double[::1] best,
-                     double[:, ::1] marginals, double[::1] log_partition, const int32_t[::1] known=None):
+                     double[:, ::1] marginals, double[::1] log_partition, const int32_t[::1] known=None,
+                     const uint8_t[:, ::1] sets=None):
     """For every sequence of an encoded Dataset: the best path into out (as
     decode_corpus) and its score into best, log Z into log_partition and the marginal
     probability of every label at every position into marginals (positions x labels),
@@ -603,9 +581,9 @@ def marginals_corpus(data, weights, double temperature, int32_t[::1] out, double
     marginals are conditioned on them and exp(best / temperature - log Z) is the best
     path's probability given them."""
     cdef Corpus c = csr_corpus(data)
-    cdef const int32_t* known_at = known_of(data, known)
     weights = as_store(weights)
     cdef Weights w = weights_view(weights)
+    cdef Known K = known_view(data, known, sets, w.m.S)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
     cdef int S = w.m.S
     if not temperature > 0.0 or temperature == INFINITY:
@@ -627,7 +605,7 @@ def marginals_corpus(data, weights, double temperature, int32_t[::1] out, double
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
             score_tables(&c, &w, &L, p0, n)
-            force(&L, known_at + p0 if known_at != NULL else NULL, n)
+            force(&L, &K, p0, n)
             best[j] = viterbi(&L, &w.m, n, &out[p0])
             log_partition[j] = forward_backward(&F, L.unary, pair, w.m.trans, w.m.end, n, invT, False)
             for i in range(n * S):

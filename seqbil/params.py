@@ -78,6 +78,9 @@ CORE = [
           "else accuracy)", "corpus", ("auto", "chunk", "segment", "accuracy")),
     Param("scheme", str, "auto", "chunk tag scheme: iob1, iob2, ioe1, ioe2, iobes, bilou, or auto (from the "
           "labels)", "corpus", ("auto", "iob1", "iob2", "ioe1", "ioe2", "iobes", "bilou")),
+    Param("partial", bool, False, "the training and dev labels may be partial: ? for a token whose label is "
+          "unknown, A|B for one of A and B (crf and the online learners learn what is known; scores count only "
+          "the known tokens)", "corpus"),
     Param("templates", list, [], "feature templates in CRF++ syntax: U... 0-order, B... 1st-order, a bare B "
           "the label transitions (on the command line: --template FILE)", "features", flag="-"),
     Param("min_count", int, 1, "drop attributes seen fewer times in the training data", "features",

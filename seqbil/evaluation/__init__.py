@@ -13,7 +13,7 @@ from .segmentation import segment_scores
 METRICS = ("chunk", "segment", "accuracy")
 CHUNK_PREFIXES = frozenset("BIESLU")
 
-__all__ = ["METRICS", "choose_metric", "format_report", "headline", "read_vocabulary", "score"]
+__all__ = ["METRICS", "choose_metric", "format_report", "headline", "known_scores", "read_vocabulary", "score"]
 
 
 def is_chunk_label(label):
@@ -48,12 +48,16 @@ def score(metric, gold, pred, *, scheme="auto", chars=None, vocabulary=None, mod
 
     metric: chunk, segment or accuracy. scheme: for chunk, iob1, iob2, ioe1, ioe2,
     iobes, bilou or auto; mode: for chunk, default or strict (see chunks.chunk_scores). chars: for segment, the characters of each
-    sentence (gold and pred are then B/I/E/S tags). vocabulary: for segment, the
+    sentence (gold and pred are then B/I/E/S tags). Gold labels that are partial
+    (None: unknown; a frozenset: one of its labels; formats/partial.py) are scored
+    by known_scores. vocabulary: for segment, the
     training words (OOV figures). Every result has metric, sentences, tokens and
     accuracy (percent); chunk and segment add precision, recall and f1, chunk also
     scheme and per_type, accuracy adds per_label. Raises ValueError for labels
     the chunk scorer cannot read (chunks.LabelError)."""
     gold, pred = [list(s) for s in gold], [list(s) for s in pred]
+    if any(not isinstance(y, str) for s in gold for y in s):
+        return known_scores(metric, gold, pred)
     result = {"metric": metric, "sentences": len(gold), "tokens": sum(map(len, gold)),
               "accuracy": token_accuracy(gold, pred)}
     if metric == "chunk":
@@ -69,8 +73,29 @@ def score(metric, gold, pred, *, scheme="auto", chars=None, vocabulary=None, mod
     return result
 
 
+def known_scores(metric, gold, pred):
+    """Scores against partial gold labels: what is known of them is scored, and the
+    rest is not. A chunk or a word is not known where a token's label is not, so
+    every metric becomes the accuracy over the tokens whose label is known (a
+    frozenset of labels: a prediction among them is right), with the number of
+    tokens left out (partial: the metric it stands for)."""
+    right = known = 0
+    for gs, ps in zip(gold, pred):
+        for g, p in zip(gs, ps):
+            if g is not None:
+                known += 1
+                right += p == g if isinstance(g, str) else p in g
+    tokens = sum(map(len, gold))
+    return {"metric": "accuracy", "partial": metric, "sentences": len(gold), "tokens": tokens,
+            "known_tokens": known, "unknown_tokens": tokens - known,
+            "accuracy": 100.0 * right / known if known else 0.0}
+
+
 def headline(result):
-    """The one number shown per epoch: F1, or accuracy."""
+    """The one number shown per epoch: F1, or accuracy (over the known tokens, under
+    partial gold labels)."""
+    if result.get("partial"):
+        return "known acc", result["accuracy"]
     return ("F1", result["f1"]) if result["metric"] in ("chunk", "segment") else ("acc", result["accuracy"])
 
 

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..formats.partial import encode as encode_partial
 from ..formats.sentence import Corpus
 from .index import FeatureIndex
 
@@ -24,6 +25,11 @@ class Dataset:
     seq_task: np.ndarray | None = None  # int32 [N]: the task of each sequence (multi-task training)
     seq_wrong: np.ndarray | None = None  # uint8 [N]: the learners flag each sequence they got wrong here
     pos_diff: np.ndarray | None = None  # uint8 [P]: sp and bol flag each position an update reached here
+    # partial labels (formats/partial.py): int32 [P], each position's label id, -1 (unknown) or
+    # -2 - r (one of the labels of row r of label_sets, uint8 [K, S]); None when every label is
+    # known. labels then holds a label each position allows: the learners' current target
+    known: np.ndarray | None = None
+    label_sets: np.ndarray | None = None
 
     @property
     def n_sequences(self):
@@ -65,11 +71,12 @@ def encode_labels(sentences, labels):
 
 
 def encode(sentences, templates, index=None, labels=(), min_count=1, normalize="none", base=None, vectors=None,
-           structure=None, **lexicons):
+           structure=None, partial=False, **lexicons):
     """Encode sentences (a list of Sentence or a Corpus). With index=None the attribute
     dictionary is built from these sentences (training), extending the index `base`
     when given; lexicons: the lexicons, length_cap and jackknife arguments of
-    FeatureIndex.build. Returns (Dataset, FeatureIndex)."""
+    FeatureIndex.build. partial: the labels may be partial (formats/partial.py).
+    Returns (Dataset, FeatureIndex)."""
     corpus = Corpus.of(sentences)
     seq_ptr = corpus.offsets()
     if index is None:
@@ -89,7 +96,11 @@ def encode(sentences, templates, index=None, labels=(), min_count=1, normalize="
         u_ptr, u_ids, u_vals = index.structure.append(corpus, parts[0], parts[1], parts[4] if len(parts) > 4 else None,
                                                       first)
         parts = [u_ptr, u_ids, parts[2], parts[3], u_vals]
-    data = Dataset(seq_ptr, encode_labels(corpus, labels), *parts)
+    if partial:
+        targets, known, sets = encode_partial(corpus.label_values, corpus.label_ids, labels)
+        data = Dataset(seq_ptr, targets, *parts, known=known, label_sets=sets)
+    else:
+        data = Dataset(seq_ptr, encode_labels(corpus, labels), *parts)
     if corpus.tasks is not None:
         data.seq_task = np.ascontiguousarray(corpus.tasks, dtype=np.int32)
     return data, index

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..storage import Rows
+from .latent import LatentTargets
 
 REGISTRY = {}
 
@@ -228,6 +229,16 @@ class Learner(ABC):
     def parameters(self):
         """(kind, weights) for decoding and saving: averaged when averaging is on."""
 
+    def current_rows(self, rows0, rows1):
+        """(kind, weights) that score as the learner stands now, cut to the 0-order
+        attributes rows0 and the 1st-order ones rows1 (their rows in that order; trans
+        and end whole): the weights a partially labelled sentence's target is decoded
+        with (latent.py). By default those of parameters(), the running average when
+        the learner averages."""
+        kind, weights = self.parameters()
+        cut = {"W0": rows0, "W1": rows1, "alpha": rows1, "beta": rows1}
+        return kind, {name: w[cut[name]] if name in cut else w for name, w in weights.items()}
+
     def final_parameters(self):
         """parameters() once training is over (the learner is not used again): a
         learner may make them in its own arrays instead of new ones, which keeps a
@@ -256,7 +267,10 @@ class OnlineLearner(Learner):
 
     def run_pass(self, data, k, epoch):
         mistakes = 0
+        latent = LatentTargets(data) if data.known is not None else None
         for chunk in epoch.chunks():
+            if latent is not None:  # partial labels: each partial sentence's target, as the weights stand
+                latent.refresh(self, chunk)
             mistakes += self.train_chunk(data, chunk)
             epoch.learned(chunk, mistakes)
         return self.pass_record(mistakes, data.n_sequences)
@@ -365,6 +379,12 @@ class AveragedLinear(OnlineLearner):
 
     def parameters(self):
         return averaged_linear(self)
+
+    def current_rows(self, rows0, rows1):
+        """The current weights themselves (not their average: the latent perceptron's
+        target is the best labelling under the weights as they stand), cut to the rows."""
+        return "linear", {"W0": self.W0[rows0], "W1": self.get_rows("W1", rows1), "trans": self.trans,
+                          "end": self.end}
 
     def final_parameters(self):
         self._average_in_place(("W0", "W1", "trans", "end"))

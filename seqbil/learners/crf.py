@@ -47,23 +47,60 @@ def seen_pairs(ids, cells, width, n_rows):
 
 
 def feature_set(data, S, A0, A1, all_states):
-    """The CRF's features over an encoded training corpus: (ptr0, lab0, ptr1, cell1)."""
+    """The CRF's features over an encoded training corpus: (ptr0, lab0, ptr1, cell1).
+    Under partial labels (data.known) a position's pairs are those of every label it
+    may have: the likelihood of what is known sums over all of them."""
     if all_states:
         ptr0 = np.arange(A0 + 1, dtype=np.int64) * S
         lab0 = np.tile(np.arange(S, dtype=np.int32), A0)
     else:
-        per = np.diff(data.u_ptr)
-        ptr0, lab0 = seen_pairs(data.u_ids, np.repeat(data.labels, per).astype(np.int64), S, A0)
+        ptr0, lab0 = seen_pairs(*_pairs(data.u_ptr, data.u_ids, _kinds(data), None, data, S, 1), S, A0)
     b_ptr = data.b_pointers()
     if len(data.b_ids):
+        kind = _kinds(data)
         prev = np.empty(data.n_positions, dtype=np.int64)
-        prev[1:] = data.labels[:-1]
+        prev[1:] = kind[:-1]
         prev[data.seq_ptr[:-1][np.diff(data.seq_ptr) > 0]] = S  # the start symbol
-        cell = data.labels.astype(np.int64) * (S + 1) + prev
-        ptr1, cell1 = seen_pairs(data.b_ids, np.repeat(cell, np.diff(b_ptr)), S * (S + 1), A1)
+        ptr1, cell1 = seen_pairs(*_pairs(b_ptr, data.b_ids, kind, prev, data, S, S + 1), S * (S + 1), A1)
     else:
         ptr1, cell1 = np.zeros(A1 + 1, dtype=np.int64), np.zeros(0, dtype=np.int32)
     return ptr0, lab0, ptr1, cell1
+
+
+def _kinds(data):
+    """Each position's label id, or what data.known says of it (-1, -2 - r)."""
+    return (data.labels if data.known is None else data.known).astype(np.int64)
+
+
+def _allowed(kind, data, S):
+    """The labels a kind allows (S, the start symbol, as itself)."""
+    if kind >= 0:
+        return np.array([kind])
+    return np.arange(S) if kind == -1 else np.flatnonzero(data.label_sets[-2 - kind])
+
+
+def _pairs(ptr, ids, kind, prev, data, S, width):
+    """(ids, cells) of the features the positions' attributes take: a 0-order
+    attribute's label (prev None), or a 1st-order one's cell y * width + v. A
+    position whose label (or previous label) is a set, or unknown, takes every cell
+    they allow."""
+    per = np.diff(ptr)
+    known = (kind >= 0) if prev is None else (kind >= 0) & (prev >= 0)
+    cell = kind if prev is None else kind * width + prev
+    out_ids, out_cells = [ids[np.repeat(known, per)]], [np.repeat(cell[known], per[known])]
+    if not known.all():
+        groups = np.stack([kind, prev if prev is not None else np.zeros_like(kind)], axis=1)[~known]
+        where = np.flatnonzero(~known)
+        for group in np.unique(groups, axis=0):
+            at = np.zeros(len(kind), dtype=bool)
+            at[where[(groups == group).all(axis=1)]] = True
+            attrs = np.unique(ids[np.repeat(at, per)])
+            cells = _allowed(group[0], data, S)
+            if prev is not None:
+                cells = (cells[:, None] * width + _allowed(group[1], data, S)[None, :]).ravel()
+            out_ids.append(np.repeat(attrs, len(cells)))
+            out_cells.append(np.tile(cells, len(attrs)))
+    return np.concatenate(out_ids), np.concatenate(out_cells).astype(np.int64)
 
 
 def sequence_blocks(seq_ptr, k):
@@ -175,7 +212,7 @@ class CRF(CRFWeights, BatchLearner):
         S = self.S
         self.build_features(data)
         self.obs = np.zeros(self.kernel.size)
-        self.kernel.observed(data, self.obs)
+        self.kernel.observed(data, self.obs, data.known)
         self.blocks = sequence_blocks(data.seq_ptr, self.jobs)
         # per block: the keyed weights interleaved with their gradient, and the gradient
         # of the transitions and end scores (cython_ext/crf.pyx: expected)
@@ -191,13 +228,15 @@ class CRF(CRFWeights, BatchLearner):
 
     def evaluate(self, x, g):
         """The objective's smooth part at x: sum of -log p(y | x) over the training
-        sequences plus c2 ||x||^2; its gradient into g."""
+        sequences (-log p(known | x) for a partially labelled one: CRFKernel.expected)
+        plus c2 ||x||^2; its gradient into g."""
         data, K = self._data, self.n_keyed
         for xg, gte in self.buffers:
             xg[0::2], xg[1::2], gte[...] = x[:K], 0.0, 0.0
 
         def block(i):
-            return self.kernel.expected(data, self.buffers[i][0], x[K:], self.buffers[i][1], *self.blocks[i])
+            return self.kernel.expected(data, self.buffers[i][0], x[K:], self.buffers[i][1], *self.blocks[i],
+                                        data.known, data.label_sets)
         parts = list(self._pool.map(block, range(len(self.blocks)))) if self._pool else [block(0)]
         logz = 0.0
         for i, (xg, gte) in enumerate(self.buffers):  # summed in a fixed order: the same result every time

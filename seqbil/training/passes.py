@@ -207,4 +207,4 @@ def score_run(run, learner):
     if run.emb.learning:
         run.vectors.tables[EMB].matrix = learner.embedding().astype(np.float32)
         run.dev_data = model.encode(run.dev_sentences, run.dev_name)
-    return dev_score(model, run.dev_data, run.dev_sentences)
+    return dev_score(model, run.dev_data, run.dev_sentences, run.settings.partial)

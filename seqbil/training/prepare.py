@@ -12,7 +12,7 @@ from ..features.dataset import encode
 from ..features.dictionaries import training_lexicons
 from ..features.index import normalizer
 from ..features.templates import EMB, task_copies
-from ..formats import make_format
+from ..formats import make_format, partial
 from ..formats.textio import sha256_file
 from ..learners import LEARNERS
 from ..model import Model
@@ -128,11 +128,13 @@ def _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, 
         surveyed = survey_shards(mixer, settings, templates)
         label_values = set().union(*(r["labels"] for r in surveyed))
     else:
-        label_values = tokens.label_values
+        label_values = partial.labels_of(tokens.label_values) if settings.partial else tokens.label_values
     labels, metric, why = _labels_and_metric(fmt, label_values, base, settings)
     scheme = settings.scheme
     if metric == "chunk" and scheme == "auto" and mixer is None:  # (on shards: from what they count)
-        scheme = detect_scheme(labels, tokens.label_sequences())
+        # (a partial corpus's scheme from its sentences whose every label is known)
+        scheme = detect_scheme(labels, (s for s in tokens.label_sequences() if s is not None and not
+                                        (settings.partial and any(map(partial.is_partial, s)))))
     words = None
     if mixer is not None:
         words = [w for r in surveyed for w in r["words"]] if surveyed[0]["words"] is not None else None
@@ -161,7 +163,7 @@ def _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, 
     else:
         data, index = encode(tokens, templates, None, labels, settings.min_count, settings.normalize,
                              base.index if base is not None else None, vectors=vectors, structure=structure,
-                             lexicons=lexicons,
+                             lexicons=lexicons, partial=settings.partial,
                              length_cap=settings.dict_length_cap, jackknife=jackknife)
         n_sequences, n_positions = data.n_sequences, data.n_positions
     emb = Embeddings(live, learning, *(_embedding_rows(data, vectors, tokens, settings) if live else (None, None)))

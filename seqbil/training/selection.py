@@ -378,7 +378,8 @@ def _held_out_ids(run, learner):
 def _pooled_score(runs, pred, gold=None):
     """(metric name, value) of predicted label sequences over all the folds' held-out
     parts together (whose gold label sequences may be given)."""
-    gold = gold if gold is not None else [labels for run in runs for labels in gold_labels(run.dev_sentences)]
+    gold = gold if gold is not None else [labels for run in runs
+                                          for labels in gold_labels(run.dev_sentences, run.settings.partial)]
     metric = runs[0].model.corpus["metric"]
     result = score(metric, gold, pred, scheme=runs[0].model.corpus.get("scheme", "auto"),
                    chars=[c for run in runs for c in segment_chars(run)] if metric == "segment" else None)
@@ -394,7 +395,8 @@ def _best_pass(trial, runs):
     development suite's en-npschat, 5 epochs of 20 by the maximum, 0.26 accuracy
     below the 20 on the dev split), so the passes stop early only where the score
     falls clearly."""
-    values, gold = [], [labels for run in runs for labels in gold_labels(run.dev_sentences)]
+    values = []
+    gold = [labels for run in runs for labels in gold_labels(run.dev_sentences, run.settings.partial)]
     for k in range(min(len(ids) for ids in trial.curve)):
         pred = []
         for run, ids in zip(runs, trial.curve):

@@ -33,6 +33,13 @@ def check_settings(settings, templates, echo):
         if not p.used_by(learner.name) and not chosen_elsewhere:
             echo(f"warning: [{p.section}] {name} (from {source}) is not used by learner {learner.name} "
                  f"(it is read by {', '.join(p.learners) or 'no learner'})")
+    if settings.partial:
+        without = ("multi-task training" if settings.tasks else "training on shards" if settings.shards else
+                   "sighan files, whose labels come from the spaces" if settings.format == "sighan" else
+                   "learner l2sgd (crf and the online learners learn from partial labels)"
+                   if learner.name == "l2sgd" else None)
+        if without:
+            raise ConfigError(settings.origin("partial"), 0, f"[corpus] partial = true: not with {without}")
     refused = learner.refuse(settings)
     if refused:
         name, why = refused
