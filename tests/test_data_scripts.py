@@ -1301,12 +1301,13 @@ def test_help(capsys, argv, first_line):
 
 
 def test_registry_runs_each_family_module():
-    assert list(corpora.COMMANDS) == ["conll2000", "sighan2005", "cws-more", "unlabeled", "pos-more"]
+    assert list(corpora.COMMANDS) == ["conll2000", "sighan2005", "cws-more", "unlabeled", "pos-more", "heldout"]
     for name, module, prog, install in [("conll2000", conll2000, "get_conll2000", "install_conll2000"),
                                         ("sighan2005", sighan, "get_sighan2005", "install_sighan"),
                                         ("cws-more", cws_more, "get_cws_more", "install_cws_more"),
                                         ("unlabeled", unlabeled, "get_unlabeled", "install_unlabeled"),
-                                        ("pos-more", pos_more, "get_pos_more", "install_pos_more")]:
+                                        ("pos-more", pos_more, "get_pos_more", "install_pos_more"),
+                                        ("heldout", corpora.heldout, "get_heldout", "install_heldout")]:
         command = corpora.COMMANDS[name]
         assert command.prog == prog
         assert command.usage.startswith(f"Usage: bash data_scripts/{prog}.sh ")
