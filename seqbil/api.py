@@ -15,6 +15,7 @@ from . import params
 from .errors import InputError, SeqbilError, check_output, silence_stderr
 from .evaluation import choose_metric, read_vocabulary, score
 from .formats import FORMATS, Format, make_format, read_corpus
+from .formats.partial import gold as partial_gold, is_partial, labels_of as partial_labels_of
 from . import foreign
 from .model import Model
 from .samples import SAMPLES, sample_path
@@ -327,7 +328,7 @@ def _in_memory(fmt, sentences, name):
     return out
 
 
-def evaluate(model, data, *, words=None, metric=None, task=None, encoding=None, mode="default"):
+def evaluate(model, data, *, words=None, metric=None, task=None, encoding=None, mode="default", partial=False):
     """Tag an annotated corpus with a model and score the labels.
 
     Parameters
@@ -348,6 +349,9 @@ def evaluate(model, data, *, words=None, metric=None, task=None, encoding=None, 
         For chunks: `default` (conlleval's reading, or seqeval's default mode for
         IOBES and BILOU) or `strict` (only the chunks well-formed under the scheme
         count, as seqeval's `mode='strict'`).
+    partial : bool, default=False
+        The gold labels may be partial (`?` unknown, `A|B` one of A and B): only
+        the tokens whose label is known are scored, by accuracy (`known_scores`).
 
     Returns
     -------
@@ -383,17 +387,19 @@ def evaluate(model, data, *, words=None, metric=None, task=None, encoding=None, 
         raise InputError(data, missing.line, "no label field: evaluation needs annotated data")
     gold = [s.labels for s in sentences]
     known = set(model.labels)
-    if not any(y in known for g in gold for y in g):
+    named = partial_labels_of(y for g in gold for y in g) if partial else {y for g in gold for y in g}
+    if not named & known:
         raise InputError(data, sentences[0].line, f"none of the labels is known to the model "
                          f"(model labels: {', '.join(model.labels)})")
     metric = metric or model.corpus["metric"]
-    _check_metric(metric, {y for g in gold for y in g}, model.format.segments, data)
+    _check_metric(metric, named, model.format.segments, data)
+    gold = partial_gold(gold) if partial else gold
     pred = model.predict(sentences, str(data))
     result = score(metric, gold, pred, scheme=model.corpus.get("scheme", "auto"), mode=mode,
                    chars=[s.columns[0] for s in sentences] if metric == "segment" else None,
                    vocabulary=read_vocabulary(words) if words else None)
     result["metric_source"] = "as set" if metric != model.corpus["metric"] else "the model's task"
-    unknown = sorted({y for g in gold for y in g} - known)
+    unknown = sorted(named - known)
     if unknown:  # the model can never predict them: every such token counts as an error
         result["labels_unknown_to_model"] = unknown
     return result
@@ -403,11 +409,12 @@ def _check_metric(metric, labels, segments, where):
     try:
         choose_metric(labels, segments, metric)
     except ValueError as exc:
-        raise InputError(where, 0, f"metric {metric}: {exc}") from None
+        hint = " (partial labels? give --partial, or partial=True)" if any(map(is_partial, labels)) else ""
+        raise InputError(where, 0, f"metric {metric}: {exc}{hint}") from None
 
 
 def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=None, model=None, encoding=None,
-                   mode="default"):
+                   mode="default", partial=False):
     """Score a prediction file against a gold file.
 
     The predictions are `seqbil tag` output, or any tagger's in the same layout: the
@@ -439,6 +446,8 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
         files with a byte-order mark are read as such).
     mode : str, default="default"
         For chunks: `default` or `strict`, as in `evaluate`.
+    partial : bool, default=False
+        The gold labels may be partial, as in `evaluate`.
 
     Returns
     -------
@@ -469,6 +478,7 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
     pred_s = fmt.read_predictions(pred, enc)
     fmt.check_predictions(gold_s, pred_s, gold, pred)
     labels = {y for s in gold_s for y in s.labels}
+    labels = partial_labels_of(labels) if partial else labels
     if metric:
         source = "as set"
     elif model is not None:
@@ -479,7 +489,9 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
     _check_metric(metric, labels, fmt.segments, gold)
     if scheme is None:
         scheme = model.corpus.get("scheme", "auto") if model is not None else "auto"
-    result = score(metric, [s.labels for s in gold_s], [s.labels for s in pred_s], scheme=scheme, mode=mode,
+    gold_labels = [s.labels for s in gold_s]
+    result = score(metric, partial_gold(gold_labels) if partial else gold_labels, [s.labels for s in pred_s],
+                   scheme=scheme, mode=mode,
                    chars=[s.columns[0] for s in gold_s] if metric == "segment" else None,
                    vocabulary=read_vocabulary(words) if words else None)
     result["metric_source"] = source

@@ -479,10 +479,12 @@ def _sigterm_as_exit():
 @click.option("--task", metavar="NAME", help="With --model: the task to score, for a model trained on several.")
 @click.option("--encoding", metavar="NAME", help="Encoding of the files read (UTF-16 and UTF-32 with a byte-order "
               "mark are read as such).  [default: the model's, else utf-8]")
+@click.option("--partial", is_flag=True, help="The gold labels may be partial (? unknown, A|B one of A and B): "
+              "only the tokens whose label is known are scored, by accuracy.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 @fail_cleanly
 def evaluate(model_path, data_path, gold_path, pred_path, metric, scheme, mode, format_name, words_path, task,
-             encoding, as_json):
+             encoding, partial, as_json):
     """Score a model on annotated data, or predictions against gold.
 
     The metrics (--metric):
@@ -503,16 +505,20 @@ def evaluate(model_path, data_path, gold_path, pred_path, metric, scheme, mode, 
 
     if model_path and data_path and not (gold_path or pred_path):
         result = api.evaluate(model_path, data_path, words=words_path, metric=metric, task=task, encoding=encoding,
-                              mode=mode)
+                              mode=mode, partial=partial)
         if scheme:
             raise click.UsageError("--scheme goes with --gold/--pred; a model scores with its own scheme")
     elif gold_path and pred_path and not data_path:
         if task:
             raise click.UsageError("--task goes with --model and --data")
         result = api.evaluate_files(gold_path, pred_path, format=format_name, metric=metric, scheme=scheme,
-                                    words=words_path, model=model_path, encoding=encoding, mode=mode)
+                                    words=words_path, model=model_path, encoding=encoding, mode=mode,
+                                    partial=partial)
     else:
         raise click.UsageError("give --model and --data, or --gold and --pred")
+    if result.get("partial"):
+        echo_err(f"seqbil: partial gold labels: scored the {result['known_tokens']} tokens whose label is known "
+                 f"(of {result['tokens']}), by accuracy, in place of {result['partial']}")
     echo_err(f"seqbil: metric: {result['metric']}"
              + (f" ({result['scheme']}{', strict' if result.get('mode') == 'strict' else ''})"
                 if result.get("scheme") else "") + f", {result['metric_source']}")

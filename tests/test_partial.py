@@ -210,6 +210,55 @@ def test_partial_is_refused_where_it_cannot_apply(tmp_path):
                           env=ENV, cwd=tmp_path)
     assert proc.returncode == 2 and "partial = true: not with learner l2sgd" in proc.stderr
     assert "Traceback" not in proc.stderr
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "train", "--config", "cws", "--partial",
+                           "--model", str(tmp_path / "m.sbm")], capture_output=True, text=True, env=ENV, cwd=tmp_path)
+    assert proc.returncode == 2 and "not with sighan files" in proc.stderr
     # without --partial, ? is a label like any other
     model = seqbil.train(str(path), learner="sp", epochs=1)
     assert "?" in model.labels
+
+
+def test_eval_scores_the_known_tokens_and_says_so(tmp_path):
+    path = partial_corpus(tmp_path / "partial.txt", 0.4)
+    model = seqbil.train(learner="sp", epochs=2, model=str(tmp_path / "m.sbm"))
+    result = seqbil.evaluate(model, path, partial=True)
+    gold = [line.split()[-1] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert result["partial"] == "chunk" and result["known_tokens"] == sum(y != "?" for y in gold)
+    pred = [y for s in model.tag_many([[line.split()[:-1] for line in block.splitlines()]
+                                       for block in path.read_text(encoding="utf-8").strip().split("\n\n")])
+            for y in s]
+    right = sum(p == g for p, g in zip(pred, gold) if g != "?")
+    assert result["accuracy"] == pytest.approx(100 * right / result["known_tokens"])
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "eval", "-m", str(tmp_path / "m.sbm"), "--data",
+                           str(path), "--partial"], capture_output=True, text=True, env=ENV, cwd=tmp_path)
+    assert proc.returncode == 0 and f"scored the {result['known_tokens']} tokens whose label is known" in proc.stderr
+    assert proc.stdout.startswith(f"accuracy: {result['accuracy']:.2f}% ({result['known_tokens']} known tokens")
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "eval", "-m", str(tmp_path / "m.sbm"), "--data",
+                           str(path)], capture_output=True, text=True, env=ENV, cwd=tmp_path)
+    assert proc.returncode == 2 and "give --partial" in proc.stderr
+
+
+def test_sklearn_takes_none_and_sets_in_y():
+    pytest.importorskip("sklearn")
+    from seqbil.sklearn import CRF
+    rows = [line.split() for line in sample_path("conll2000_train.txt").read_text(encoding="utf-8").splitlines()]
+    X, y, xs, ys = [], [], [], []
+    for r in rows + [[]]:
+        if not r:
+            if xs:
+                X.append(xs)
+                y.append(ys)
+            xs, ys = [], []
+            continue
+        xs.append({"w": r[0], "p": r[1]})
+        ys.append(r[2])
+    rng = np.random.default_rng(3)
+    partial_y = [[None if rng.random() < 0.3 else {label, "O"} if rng.random() < 0.1 else label for label in s]
+                 for s in y]
+    crf = CRF(algorithm="ap", max_iterations=3).fit(X[:200], partial_y[:200])
+    assert "?" not in crf.classes_ and not any("|" in c for c in crf.classes_)
+    assert all(len(p) == len(x) for p, x in zip(crf.predict(X[:5]), X[:5]))
+    with pytest.raises(ValueError, match="reads as a partial label"):
+        CRF(algorithm="ap", max_iterations=1).fit(X[:2], [["?"] * len(X[0]), [None] * len(X[1])])
+    with pytest.raises(ValueError, match="is not a non-empty set of labels"):
+        CRF(algorithm="ap", max_iterations=1).fit(X[:1], [[set()] * len(X[0])])

@@ -28,7 +28,8 @@ def _chunk_report(s: dict) -> str:
 
 def _accuracy_report(s: dict) -> str:
     """``accuracy: XX.XX% (N tokens)``, then one row per label with aligned columns."""
-    lines = ["accuracy: %.2f%% (%d tokens)" % (s["accuracy"], s.get("tokens", 0))]
+    lines = ["accuracy: %.2f%% (%d tokens)" % (s["accuracy"], s.get("tokens", 0)) if not s.get("partial") else
+             "accuracy: %.2f%% (%d known tokens of %d)" % (s["accuracy"], s["known_tokens"], s["tokens"])]
     per_label = s.get("per_label") or {}
     if per_label:
         head = ("label", "count", "predicted", "correct", "precision", "recall", "F1")

@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator
 
 from .. import params
 from ..errors import SeqbilError
-from ..formats import Sentence
+from ..formats import Sentence, partial
 from .metrics import flat_accuracy_score
 from .tagger import Tagger, open_model
 
@@ -259,7 +259,9 @@ class CRF(BaseEstimator):
         X : list of lists of dicts
             The sequences: lists of feature dicts, one per item.
         y : list of lists of str
-            The labels of each sequence.
+            The labels of each sequence. A label may be None (unknown) or a set
+            of the labels it may be: the model then learns from what is known
+            (seqbil's `partial` setting; crf and the online learners).
         X_dev : list of lists of dicts, default=None
             A dev set, scored after each pass (`training_log_`), as CRFsuite's
             holdout evaluation, and on which an online learner's temperature is
@@ -286,6 +288,9 @@ class CRF(BaseEstimator):
             raise ValueError("Pass both X_dev and y_dev to use the holdout data")
         from ..training import train
         settings = self.settings()
+        y, y_dev = list(y), list(y_dev) if y_dev is not None else None
+        if partial_labels(y) or (y_dev is not None and partial_labels(y_dev)):
+            settings = settings.but({"partial": True}, "arguments")
         train_data = _sentences(X, y, "X")
         dev = _sentences(X_dev, y_dev, "X_dev") if X_dev is not None else None
         self._release()
@@ -552,16 +557,21 @@ class TrainingLog:
 
 
 def _sentences(X, y, name):
-    """Sentences of items with their labels, checked as sklearn-crfsuite's users need."""
+    """Sentences of items with their labels, checked as sklearn-crfsuite's users need.
+    A label may be partial (formats/partial.py): None where it is unknown, a set of
+    the labels it may be; such labels are written as a partial corpus writes them
+    (? and A|B), and `partial_labels(y)` tells the fit to read them so."""
     X = list(X)
     y = list(y)
     if len(X) != len(y):
         raise ValueError(f"{name}: {len(X)} sequences but {len(y)} label sequences")
-    out = []
+    out, partial = [], partial_labels(y)
     for j, (x, labels) in enumerate(zip(X, y), 1):
         x, labels = list(x), list(labels)
         if len(x) != len(labels):
             raise ValueError(f"{name}: sequence {j} has {len(x)} items and {len(labels)} labels")
+        if partial:
+            labels = [_partial_label(label, name, j) for label in labels]
         for label in labels:
             if not isinstance(label, str) or not label:
                 raise ValueError(f"{name}: sequence {j}: the label {label!r} is not a non-empty string")
@@ -570,3 +580,24 @@ def _sentences(X, y, name):
     if not out:
         raise ValueError(f"{name}: no sequences")
     return out
+
+
+def partial_labels(y):
+    """Whether label sequences hold partial labels: None or a set somewhere."""
+    return any(label is None or isinstance(label, (set, frozenset)) for labels in y for label in labels)
+
+
+def _partial_label(label, name, j):
+    """A partial label as a partial corpus writes it (None: ?, a set: its labels joined
+    by |); a plain label that would read as partial is refused."""
+    if label is None:
+        return partial.UNKNOWN
+    if isinstance(label, (set, frozenset)):
+        if not label or not all(isinstance(y, str) and y and not partial.is_partial(y) for y in label):
+            raise ValueError(f"{name}: sequence {j}: the label set {sorted(map(repr, label))} is not a non-empty "
+                             f"set of labels")
+        return partial.SEPARATOR.join(sorted(label))
+    if isinstance(label, str) and label and partial.is_partial(label):
+        raise ValueError(f"{name}: sequence {j}: the label {label!r} reads as a partial label (? or |) where "
+                         "others are None or sets: give it as None or a set")
+    return label

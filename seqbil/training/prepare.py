@@ -113,6 +113,9 @@ def prepare(settings, train_data, dev, template_file, config, base, echo, client
 
 def _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, mixer, header):
     enc = settings.encoding
+    if settings.partial and fmt.segments:
+        raise ConfigError(settings.origin("partial"), 0, f"[corpus] partial = true: not with {fmt.name} files, "
+                          "whose labels come from the spaces")
     tasks = task_list(settings.tasks, settings.origin("tasks")) if settings.tasks else None
     t0 = time.perf_counter()
     if tasks:

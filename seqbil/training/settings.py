@@ -35,7 +35,6 @@ def check_settings(settings, templates, echo):
                  f"(it is read by {', '.join(p.learners) or 'no learner'})")
     if settings.partial:
         without = ("multi-task training" if settings.tasks else "training on shards" if settings.shards else
-                   "sighan files, whose labels come from the spaces" if settings.format == "sighan" else
                    "learner l2sgd (crf and the online learners learn from partial labels)"
                    if learner.name == "l2sgd" else None)
         if without:
