@@ -28,8 +28,6 @@ in CRF++.
 import hashlib
 import re
 import struct
-from bisect import bisect_left
-from itertools import product
 
 import numpy as np
 
@@ -40,6 +38,7 @@ from ..features.templates import TemplateSet, parse_template
 from ..formats.conll import MAX_FIELDS
 from ..model import Model
 from ..modelfile import crfpp_form
+from .keyed import feature_cells, weight_tables
 
 _HEAD = struct.Struct("<IidIII")  # version, type, cost factor, maxid, xsize, size of the double array
 _MACRO = re.compile(r"%x\[(-?\d+),(\d+)\]")
@@ -217,32 +216,6 @@ def _pieces(template):
     return pieces, macros
 
 
-def _splits(middle, seps):
-    """Every way of cutting `middle` into len(seps) + 1 non-empty cells with the
-    literal separators seps between them."""
-    if not seps:
-        return [(middle,)] if middle else []
-    out, sep, start = [], seps[0], 1
-    while True:
-        at = middle.find(sep, start) if sep else start
-        if at < 0 or at >= len(middle):
-            return out
-        for rest in _splits(middle[at + len(sep):], seps[1:]):
-            out.append((middle[:at],) + rest)
-        start = at + 1
-
-
-def _cells(key, pieces):
-    """The tuples of cells that expand a template's pieces to the key, if any."""
-    head, tail = pieces[0], pieces[-1]
-    if len(pieces) == 1:
-        return [()] if key == head else []
-    if not key.startswith(head) or not key.endswith(tail) or len(key) < len(head) + len(tail):
-        return []
-    middle = key[len(head):len(key) - len(tail)]
-    return _splits(middle, pieces[1:-1])
-
-
 def _read_templates(crf, path, text):
     """(templates, parts, texts) of a CRF++ model's template lines: each distinct
     line as a seqbil Template, its (literal pieces, macros, how often it is
@@ -276,21 +249,8 @@ def _feature_cells(crf, parts, text):
     """(keys, offsets, found): the feature strings sorted, the offsets of their
     weights, and found[t], the (offset, (cell, ...)) of every tuple of cells that
     template t expands to one of them."""
-    # the feature strings as text (cells are cut at characters, not bytes), sorted
-    decoded = [text(k, "the feature") for k in crf.keys]
-    order = sorted(range(len(decoded)), key=decoded.__getitem__)
-    keys, offsets = [decoded[i] for i in order], np.asarray(crf.offsets)[order]
-    # the cells each feature string stands for, template by template
-    found = {t: [] for t in range(len(parts))}  # t -> [(offset, (cell, ...))]
-    for t, (pieces, macros, mult) in enumerate(parts):
-        lo = bisect_left(keys, pieces[0])
-        for i in range(lo, len(keys)):
-            key = keys[i]
-            if not key.startswith(pieces[0]):
-                break
-            for cells in _cells(key, pieces):
-                found[t].append((int(offsets[i]), cells))
-    return keys, offsets, found
+    # the feature strings as text (cells are cut at characters, not bytes)
+    return feature_cells([text(k, "the feature") for k in crf.keys], crf.offsets, parts)
 
 
 def _vocabularies(tset, parts, found):
@@ -308,44 +268,18 @@ def _vocabularies(tset, parts, found):
     return vocab, ids
 
 
-def _weight_tables(path, index, texts, parts, found, ids, alpha, S):
-    """(tables, blocks): per order, the index's key table (sorted keys, int64
-    pointers per template) and the weights of its attributes, a row each, from
-    the weights of the feature strings that stand for them."""
+def _options(index, parts, ids):
+    """The ids a cell of a template's macro stands for in the index: its value's, and a
+    boundary symbol's when the cell is one (_B-2 is also a value: both tuples fire)."""
     K = index.K
     boundary = {f"_B-{k}": k - 1 for k in range(1, K + 1)}
     boundary.update({f"_B+{k}": K + k - 1 for k in range(1, K + 1)})
     value0 = 2 * K + 1
-    tables, blocks = [], {}
-    for order in (0, 1):
-        table, ptr, rows = [], [0], []
-        width = S if order == 0 else S * S
-        for ti, tmpl in enumerate(index.templates.by_order[order]):
-            t = texts.index(tmpl.text)
-            pieces, macros, mult = parts[t]
-            offs, tuples = [], []
-            for off, cells in found[t]:
-                # a cell that is a boundary symbol is also a value: both tuples fire
-                options = [[value0 + ids[c][cell]] + ([boundary[cell]] if cell in boundary else [])
-                           for (_, c), cell in zip(macros, cells)]
-                for combo in product(*options):
-                    offs.append(off)
-                    tuples.append(combo)
-            if offs and max(offs) + width > len(alpha):
-                raise ModelFileError(f"{path}: a feature's weights lie outside the model's {len(alpha)}")
-            cols = np.array(tuples, dtype=np.int64).reshape(len(tuples), len(macros))
-            key = index.combine(order, ti, [cols[:, m] for m in range(len(macros))]) if macros else \
-                np.zeros(len(offs), dtype=np.int64)  # a template without macros has the one key 0
-            uniq, inverse = np.unique(key, return_inverse=True)
-            block = np.zeros((len(uniq), width))
-            if len(offs):
-                np.add.at(block, inverse, alpha[np.array(offs)[:, None] + np.arange(width)] * mult)
-            table.append(uniq)
-            ptr.append(ptr[-1] + len(uniq))
-            rows.append(block)
-        tables.append((np.concatenate(table) if table else np.zeros(0, np.int64), np.array(ptr, np.int64)))
-        blocks[order] = np.concatenate(rows) if rows else np.zeros((0, width))
-    return tables, blocks
+
+    def options(t, m, cell):
+        c = parts[t][1][m][1]
+        return [value0 + ids[c][cell]] + ([boundary[cell]] if cell in boundary else [])
+    return options
 
 
 def to_model(crf, path, encoding="utf-8", precision=None):
@@ -375,7 +309,7 @@ def to_model(crf, path, encoding="utf-8", precision=None):
     alpha = np.asarray(crf.alpha, dtype=np.float64)
     if len(offsets) and (offsets.min() < 0 or offsets.max() >= len(alpha)):
         raise ModelFileError(f"{path}: a feature's weights lie outside the model's {len(alpha)}")
-    tables, blocks = _weight_tables(path, index, texts, parts, found, ids, alpha, S)
+    tables, blocks = weight_tables(path, index, texts, parts, found, _options(index, parts, ids), alpha, S)
     trans = np.zeros((S, S + 1))
     for t, tmpl in enumerate(templates):  # B lines without macros: the label transitions
         if tmpl.order == 1 and not tmpl.refs:
