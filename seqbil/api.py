@@ -8,7 +8,6 @@
     seqbil.evaluate(model, "test.txt")["f1"]
     seqbil.tag_file(model, "test.txt", "tagged.txt", jobs=2)   # what `seqbil tag` does (tagging/)
 """
-import os
 import sys
 
 from . import params
@@ -19,7 +18,7 @@ from .formats.partial import gold as partial_gold, is_partial, labels_of as part
 from . import foreign
 from .model import Model
 from .samples import SAMPLES, sample_path
-from .tagging import cpus, tag_file
+from .tagging import tag_file
 
 
 
@@ -253,11 +252,11 @@ def load(path, *, verify=True):
     return Model.load(path, verify=verify)
 
 
-def convert(path, output, *, precision=None, prune=0.0, task=None, source=None, encoding=None):
+def convert(path, output, *, precision=None, prune=0.0, task=None, source=None, encoding=None, fields=None):
     """Write a model file in the current format, at a given precision and pruned.
 
-    Reads the files of older seqbil versions, and, with `source`, a CRF++ or CRFsuite
-    model (`seqbil.foreign`), whose labels and probabilities the result gives.
+    Reads the files of older seqbil versions, and, with `source`, a CRF++, CRFsuite or
+    Wapiti model (`seqbil.foreign`), whose labels and probabilities the result gives.
     `seqbil convert` calls this function.
 
     Parameters
@@ -275,11 +274,14 @@ def convert(path, output, *, precision=None, prune=0.0, task=None, source=None, 
         Write the model of that task of a multi-task model as a model of its own
         (`Model.single_task`), which tags at the cost of a single-task model.
     source : str, default=None
-        `"crfpp"` or `"crfsuite"` to read a CRF++ model (binary, or the text model of
-        `crf_learn -t`) or a CRFsuite model instead.
+        `"crfpp"`, `"crfsuite"` or `"wapiti"` to read a CRF++ model (binary, or the
+        text model of `crf_learn -t`), a CRFsuite model or a Wapiti CRF model instead.
     encoding : str, default=None
-        The encoding of a CRF++ model's strings, which its file does not record
-        (default utf-8); kept in the result as its corpus encoding.
+        The encoding of a CRF++ or Wapiti model's strings, which its file does not
+        record (default utf-8); kept in the result as its corpus encoding.
+    fields : int, default=None
+        For a Wapiti model: the fields of its data lines, the label included, which
+        its file does not record (default: the highest column its patterns read + 2).
 
     Returns
     -------
@@ -299,13 +301,14 @@ def convert(path, output, *, precision=None, prune=0.0, task=None, source=None, 
         if task is not None:
             raise SeqbilError("--task applies to seqbil's multi-task models, not to another tool's")
         try:
-            model = foreign.load(path, source, encoding=encoding, precision=precision)
+            model = foreign.load(path, source, encoding=encoding, precision=precision, fields=fields)
         except ValueError as exc:
             raise SeqbilError(str(exc)) from None
         precision = model.precision
     else:
-        if encoding is not None:
-            raise SeqbilError("--encoding applies to a CRF++ model (--from crfpp); a seqbil model knows its own")
+        if encoding is not None or fields is not None:
+            raise SeqbilError(f"--{'encoding' if encoding is not None else 'fields'} applies to another tool's model "
+                              "(--from); a seqbil model knows its own")
         model = Model.load(path)
     if task is not None:
         single = model.single_task(task)
@@ -498,27 +501,10 @@ def evaluate_files(gold, pred, *, format=None, metric=None, scheme=None, words=N
     return result
 
 
-def _sharded_structure(settings, paths, unit, columns, n_sentences, specs, jobs, echo, progress, shards, client,
-                       scheduler, workers, n_files):
-    """(structure, a corpus of the text's value tables without its tokens, the counts
-    of column 0's values) learned on the shards of a Dask cluster."""
-    from .dask.aso import ShardedStructureLearner
-    from .dask.cluster import connect
-
-    if client is None and scheduler is None and workers is None:
-        workers = min(shards, cpus())
-    spec = {"paths": [os.path.abspath(p) for p in paths], "unit": unit, "encoding": settings.encoding,
-            "columns": columns}
-    with connect(client=client, scheduler=scheduler, workers=workers, echo=echo if progress else None) as c:
-        learner = ShardedStructureLearner(settings, c, shards, spec, n_sentences, unit, specs, jobs, echo, progress)
-        echo(f"read {n_sentences} sentences, {learner.P} {unit}s ({len(learner.values[0])} distinct) from "
-             f"{n_files} file{'s' * (n_files > 1)} on {shards} shards of {', '.join(map(str, learner.sizes))} {unit}s")
-        try:
-            structure = learner.learn()
-        finally:
-            learner.close()
-    structure.provenance["shards"] = shards
-    return structure, learner.empty, learner.counts[0]
+def _sharded_structure(*args):
+    """dask/aso.py: sharded_structure, imported when a run asks for shards (Dask is an extra)."""
+    from .dask.aso import sharded_structure
+    return sharded_structure(*args)
 
 
 __all__ = ["train", "resume", "load", "evaluate", "evaluate_files", "tag_file", "Model", "SeqbilError"]

@@ -549,16 +549,20 @@ def inspect(model_path, as_json):
     click.echo(text, nl=not as_json)
 
 
-@main.command(short_help="Convert a CRF++ or CRFsuite model, or an older seqbil one; prune, change precision.")
+@main.command(short_help="Convert a CRF++, CRFsuite or Wapiti model, or an older seqbil one; prune, change "
+              "precision.")
 @click.argument("model_path", metavar="MODEL")
 @click.argument("output_path", metavar="OUTPUT")
-@click.option("--from", "source", type=click.Choice(["crfpp", "crfsuite"]), default=None,
+@click.option("--from", "source", type=click.Choice(["crfpp", "crfsuite", "wapiti"]), default=None,
               help="MODEL is another tool's: a CRF++ model (crf_learn's binary model or the text model of "
-              "crf_learn -t) or a CRFsuite model (crfsuite learn, python-crfsuite, sklearn-crfsuite). The result "
-              "gives the same labels and probabilities.")
+              "crf_learn -t), a CRFsuite model (crfsuite learn, python-crfsuite, sklearn-crfsuite) or a Wapiti "
+              "CRF model (wapiti train). The result gives the same labels and probabilities.")
 @click.option("--encoding", default=None, metavar="ENC",
-              help="With --from crfpp: the encoding of the model's strings, which a CRF++ model does not record "
-              "(the encoding of its training data)  [default: utf-8]")
+              help="With --from crfpp or wapiti: the encoding of the model's strings, which the model does not "
+              "record (the encoding of its training data)  [default: utf-8]")
+@click.option("--fields", type=click.IntRange(1), default=None, metavar="N",
+              help="With --from wapiti: the fields of the data lines, the label included, which a Wapiti model "
+              "does not record  [default: the highest column its patterns read + 2]")
 @click.option("--precision", type=click.Choice(["float32", "float64"]), default=None,
               help="Floating-point type of the weights written  [default: float32; with --from, the source "
                    "file's: float32 for a binary CRF++ model, float64 for a CRF++ text model and CRFsuite]")
@@ -567,20 +571,20 @@ def inspect(model_path, as_json):
 @click.option("--task", metavar="NAME", help="Of a multi-task model, write the model of task NAME alone: its "
               "shared and own weights summed, tagging at the cost of a single-task model.")
 @fail_cleanly
-def convert(model_path, output_path, source, encoding, precision, prune, task):
+def convert(model_path, output_path, source, encoding, fields, precision, prune, task):
     """Write MODEL in the current file format to OUTPUT: model files of older seqbil
     versions (dense float64 weights) become sparse and load without copying. Also
     changes the precision of a model's weights or prunes small weights; prints what
     the model keeps. OUTPUT is written atomically and may be MODEL itself.
 
-    With --from, MODEL is a CRF++ or CRFsuite model, and OUTPUT a seqbil model that
-    tags as crf_test or crfsuite tag does: CoNLL columns for a CRF++ model, CRFsuite's
-    attribute files (--format crfsuite) or seqbil.sklearn's feature dicts for a
-    CRFsuite model."""
+    With --from, MODEL is a CRF++, CRFsuite or Wapiti model, and OUTPUT a seqbil model
+    that tags as crf_test, crfsuite tag or wapiti label does: CoNLL columns for a CRF++
+    or Wapiti model, CRFsuite's attribute files (--format crfsuite) or seqbil.sklearn's
+    feature dicts for a CRFsuite model."""
     from .api import convert as convert_model
 
     kept = convert_model(model_path, output_path, precision=precision, prune=prune, task=task, source=source,
-                         encoding=encoding)
+                         encoding=encoding, fields=fields)
     attrs = [sum(kept[o]["attributes"][i] for o in (0, 1)) for i in (0, 1)]
     weights = [sum(kept[o]["weights"][i] for o in (0, 1)) for i in (0, 1)]
     echo_err(f"{output_path}: {attrs[1]:,} of {attrs[0]:,} attributes and {weights[1]:,} of {weights[0]:,} "

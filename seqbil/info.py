@@ -161,7 +161,7 @@ def describe(info):
     """The text form of model_info, for people."""
     t = info["training"]
     source = t.get("converted_from")
-    tool = {"crfpp": "CRF++", "crfsuite": "CRFsuite"}.get((source or {}).get("format"))
+    tool = {"crfpp": "CRF++", "crfsuite": "CRFsuite", "wapiti": "Wapiti"}.get((source or {}).get("format"))
     trained = f"trained by {tool}" if source else f"learner {info['learner']}"
     lines = [f"model {info['file']['path'] or ''}: {info['model_kind']} model, {trained}, "
              f"seqbil {info['seqbil_version']}, file format {info['file']['format_version']}, "
@@ -175,8 +175,11 @@ def describe(info):
     if source:
         lines.append(f"converted from: {source['file']}, a {tool} model"
                      + (f" ({source['form']})" if source.get("form") else "")
-                     + f" of format version {source['version']}, sha256 {source['sha256'][:16]}..., "
-                     f"{source['features']:,} features"
+                     + (f" of format version {source['version']}" if "version" in source else "")
+                     + (f" ({source['type']})" if "type" in source else "")
+                     + f", sha256 {source['sha256'][:16]}..., "
+                     + (f"{source['features']:,} features" if "features" in source else
+                        f"{source['observations']:,} observations, {source['weights']:,} non-zero weights")
                      + (f"; its strings read as {source['encoding']}" if source.get("encoding") else "")
                      + ("; each token's scores summed in float32, as crf_test sums them"
                         if info["scores"] == "float32 sums" else ""))

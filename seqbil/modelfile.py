@@ -237,7 +237,7 @@ def _guess(prefix):
         return "truncated"
     tool = other_tool(prefix)
     if tool:
-        name = {"crfsuite": "CRFsuite", "crfpp": "CRF++"}[tool]
+        name = {"crfsuite": "CRFsuite", "crfpp": "CRF++", "wapiti": "Wapiti"}[tool]
         return f"it is a {name} model: convert it once with `seqbil convert --from {tool} MODEL OUT.sbm`"
     return "unknown format"
 
@@ -265,5 +265,7 @@ def is_crfsuite(head):
 
 
 def other_tool(head):
-    """Which tool's model file begins with `head` ("crfpp", "crfsuite"), or None."""
+    """Which tool's model file begins with `head` ("crfpp", "crfsuite", "wapiti"), or None."""
+    if head.startswith(b"#mdl#"):  # (Wapiti's model.c: mdl_save)
+        return "wapiti"
     return "crfsuite" if is_crfsuite(head) else "crfpp" if crfpp_form(head) else None

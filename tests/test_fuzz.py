@@ -20,7 +20,8 @@ from seqbil.formats import ConllFormat, SighanFormat
 from seqbil.errors import SeqbilError
 from seqbil.model import Model
 from seqbil.params import load_config
-from seqbil.features.templates import TemplateSet, read_template_file
+from seqbil.features.patterns import read_template_file
+from seqbil.features.templates import TemplateSet
 from seqbil.samples import sample_path
 
 CASES = int(os.environ.get("SEQBIL_FUZZ_CASES", 150))

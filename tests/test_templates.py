@@ -8,7 +8,8 @@ from conftest import sentence
 from seqbil.errors import ConfigError
 from seqbil.features.functions import FUNCTIONS
 from seqbil.features.index import FeatureIndex
-from seqbil.features.templates import Field, TemplateSet, parse_template, read_template_file
+from seqbil.features.patterns import read_template_file
+from seqbil.features.templates import Field, TemplateSet, parse_template
 
 
 def crfpp_string(text, columns, i):

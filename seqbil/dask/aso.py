@@ -22,6 +22,7 @@ what adds up over its parts:
 - the sums of squares of Theta phi(x) for the RMS.
 The SVD runs on the driver, as in one process.
 """
+import os
 import threading
 import uuid
 
@@ -31,7 +32,8 @@ from ..aso import BLOCK, StructureLearner, column_blocks, closed_form_counts, ta
 from ..aso_text import CHUNK, SplitText, merge_key_counts, merged_values, read_columns, read_text
 from ..errors import SeqbilError
 from ..formats.sentence import Corpus
-from .cluster import worker_addresses
+from ..tagging import cpus
+from .cluster import connect, worker_addresses
 
 _texts, _lock = {}, threading.Lock()
 
@@ -263,3 +265,21 @@ def _drop(run, k):
         _texts.pop((run, k), None)
 
 
+def sharded_structure(settings, paths, unit, columns, n_sentences, specs, jobs, echo, progress, shards, client,
+                       scheduler, workers, n_files):
+    """(structure, a corpus of the text's value tables without its tokens, the counts
+    of column 0's values) learned on the shards of a Dask cluster."""
+    if client is None and scheduler is None and workers is None:
+        workers = min(shards, cpus())
+    spec = {"paths": [os.path.abspath(p) for p in paths], "unit": unit, "encoding": settings.encoding,
+            "columns": columns}
+    with connect(client=client, scheduler=scheduler, workers=workers, echo=echo if progress else None) as c:
+        learner = ShardedStructureLearner(settings, c, shards, spec, n_sentences, unit, specs, jobs, echo, progress)
+        echo(f"read {n_sentences} sentences, {learner.P} {unit}s ({len(learner.values[0])} distinct) from "
+             f"{n_files} file{'s' * (n_files > 1)} on {shards} shards of {', '.join(map(str, learner.sizes))} {unit}s")
+        try:
+            structure = learner.learn()
+        finally:
+            learner.close()
+    structure.provenance["shards"] = shards
+    return structure, learner.empty, learner.counts[0]

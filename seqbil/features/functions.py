@@ -17,18 +17,19 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Function:
     name: str
-    apply: object      # (value: str, arg: int | None) -> str
-    takes_arg: bool
+    apply: object      # (value: str, arg: int | str | None) -> str
+    takes_arg: bool    # a positive length, or with pattern a regular expression (Wapiti's subset)
     help: str
     example: tuple     # (input, output) or (input, arg, output)
+    pattern: bool = False
 
 
 FUNCTIONS = {}
 
 
-def function(name, example, takes_arg=False):
+def function(name, example, takes_arg=False, pattern=False):
     def register(fn):
-        FUNCTIONS[name] = Function(name, fn, takes_arg, " ".join(fn.__doc__.split()), example)
+        FUNCTIONS[name] = Function(name, fn, takes_arg or pattern, " ".join(fn.__doc__.split()), example, pattern)
         return fn
     return register
 
@@ -155,6 +156,102 @@ def _chartype(v, _):
     return "-".join(out)
 
 
+# Wapiti's pattern commands (its pattern.c), for its pattern files: %X, %t and %m read
+# through these. Wapiti works on the bytes of the text in the C locale: a character class
+# holds ASCII characters only, `.` takes one byte, and case is folded for A-Z alone; so
+# do these, on the UTF-8 bytes (a match that cuts a character keeps its bytes escaped).
+
+
+@function("asciilower", ("Madrid-É", "madrid-É"))
+def _asciilower(v, _):
+    """A-Z in lower case, every other character as it is (Wapiti's upper-case commands, %X)"""
+    return v.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+@function("wtest", ("Madrid", "^\\u", "true"), pattern=True)
+def _wtest(v, regex):
+    """true if Wapiti's regular expression RE matches in the value, else false (Wapiti's %t)"""
+    return "false" if wapiti_match(regex, v.encode("utf-8", "surrogateescape")) is None else "true"
+
+
+@function("wmatch", ("Madrid", ".?.?$", "id"), pattern=True)
+def _wmatch(v, regex):
+    """the first match of Wapiti's regular expression RE in the value, or nothing (Wapiti's %m)"""
+    found = wapiti_match(regex, v.encode("utf-8", "surrogateescape"))
+    return "" if found is None else found.decode("utf-8", "backslashreplace")
+
+
+_CLASSES = {
+    "a": bytes.isalpha, "d": bytes.isdigit, "l": bytes.islower, "u": bytes.isupper, "w": bytes.isalnum,
+    "s": lambda b: b in b" \t\n\v\f\r",
+    "p": lambda b: 33 <= b[0] <= 126 and not b.isalnum(),
+}
+
+
+def _matches_one(re_, i, text, j):
+    """Whether the regular expression's character at re_[i] (., \\x or a byte) matches
+    text[j] (a byte string), as pattern.c: rex_matchit."""
+    if j >= len(text):
+        return False
+    if re_[i] == ord("."):
+        return True
+    b = text[j:j + 1]
+    if re_[i] == ord("\\") and i + 1 < len(re_):
+        c = chr(re_[i + 1])
+        if c.lower() in _CLASSES:
+            found = _CLASSES[c.lower()](b)
+            return not found if c.isupper() else found
+        return re_[i + 1] == text[j]
+    return re_[i] == text[j]
+
+
+def _match_here(re_, i, text, j):
+    """The end of a match of re_[i:] at text[j:], or -1 (pattern.c: rex_matchme, whose
+    star tries the shortest repetition first)."""
+    if i >= len(re_):
+        return j
+    if re_[i] == ord("$") and i + 1 == len(re_):
+        return j if j == len(text) else -1
+    if re_[i] in b"*?":
+        raise ValueError(f"unescaped * or ? in the regular expression {re_.decode(errors='replace')!r}")
+    nxt = i + 1 + (re_[i] == ord("\\") and i + 1 < len(re_))
+    if nxt < len(re_) and re_[nxt] == ord("*"):
+        while True:
+            end = _match_here(re_, nxt + 1, text, j)
+            if end >= 0:
+                return end
+            if not _matches_one(re_, i, text, j):
+                return -1
+            j += 1
+    if nxt < len(re_) and re_[nxt] == ord("?"):
+        if _matches_one(re_, i, text, j):
+            end = _match_here(re_, nxt + 1, text, j + 1)
+            if end >= 0:
+                return end
+        return _match_here(re_, nxt + 1, text, j)
+    return _match_here(re_, nxt, text, j + 1) if _matches_one(re_, i, text, j) else -1
+
+
+def wapiti_match(regex, text):
+    """The first match (bytes) of Wapiti's regular expression in text (bytes), or None:
+    the leftmost start, and there its first match in Wapiti's order of trying
+    (pattern.c: rex_match). The subset: . any byte; \\d \\a \\w \\l \\u \\p \\s a class
+    (upper case: its complement) or \\x the byte x; x* and x? after a character; ^ and $
+    anchors."""
+    re_ = regex.encode("utf-8") if isinstance(regex, str) else regex
+    if re_[:1] == b"^":
+        end = _match_here(re_, 1, text, 0)
+        return None if end < 0 else text[:end]
+    for start in range(len(text) + 1):
+        end = _match_here(re_, 0, text, start)
+        if end >= 0:
+            return text[start:end]
+    return None
+
+
 def parse_chain(text):
     """((name, arg), ...) of a chain written as "|lower|suffix:3"; ValueError naming
     the first unknown function or bad argument."""
@@ -164,7 +261,11 @@ def parse_chain(text):
         fn = FUNCTIONS.get(name)
         if fn is None:
             raise ValueError(f"unknown function {name!r} (known: {', '.join(sorted(FUNCTIONS))})")
-        if fn.takes_arg:
+        if fn.pattern:
+            if not arg:
+                raise ValueError(f"function {name} needs a regular expression, as in {name}:^\\u")
+            chain.append((name, arg))
+        elif fn.takes_arg:
             if not arg.isdigit() or int(arg) < 1:
                 raise ValueError(f"function {name} needs a positive length, as in {name}:3")
             chain.append((name, int(arg)))
@@ -191,7 +292,7 @@ def describe():
     for fn in FUNCTIONS.values():
         if fn.takes_arg:
             given, arg, out = fn.example
-            call = f"{fn.name}:N"
+            call = f"{fn.name}:RE" if fn.pattern else f"{fn.name}:N"
             ex = f"{given!r}|{fn.name}:{arg} -> {out!r}"
         else:
             given, out = fn.example

@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from ..formats.textio import read_lines
 from .dictionaries import KINDS
 from .functions import chain_text, describe, parse_chain
 
@@ -291,10 +290,11 @@ Examples:
 """
 
 
-def read_template_file(path):
-    """Templates of a CRF++ template file (lines starting with # are comments, as in CRF++)."""
+def read_crfpp_templates(lines, path):
+    """Templates of a CRF++ template file's (number, line) pairs (lines starting with #
+    are comments, as in CRF++)."""
     templates = []
-    for number, text in read_lines(path):
+    for number, text in lines:
         text = text.strip()
         if text and not text.startswith("#"):
             templates.append(parse_template(text, path, number))

@@ -90,3 +90,25 @@ def encode(label_values, label_ids, labels):
     if (known >= 0).all():
         return targets, None, sets
     return targets, known, sets
+
+
+def in_python(sequences):
+    """Whether label sequences given in Python hold partial labels: None or a set
+    somewhere (seqbil.sklearn's y)."""
+    return any(label is None or isinstance(label, (set, frozenset)) for labels in sequences for label in labels)
+
+
+def written(label):
+    """A label given in Python as a partial corpus writes it: None as ?, a set of
+    labels joined by |; ValueError for an empty set, and for a plain label that would
+    read as partial."""
+    if label is None:
+        return UNKNOWN
+    if isinstance(label, (set, frozenset)):
+        if not label or not all(isinstance(y, str) and y and not is_partial(y) for y in label):
+            raise ValueError(f"the label set {sorted(map(repr, label))} is not a non-empty set of labels")
+        return SEPARATOR.join(sorted(label))
+    if isinstance(label, str) and label and is_partial(label):
+        raise ValueError(f"the label {label!r} reads as a partial label (? or |) where others are None or sets: "
+                         "give it as None or a set")
+    return label

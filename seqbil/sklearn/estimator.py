@@ -289,7 +289,7 @@ class CRF(BaseEstimator):
         from ..training import train
         settings = self.settings()
         y, y_dev = list(y), list(y_dev) if y_dev is not None else None
-        if partial_labels(y) or (y_dev is not None and partial_labels(y_dev)):
+        if partial.in_python(y) or (y_dev is not None and partial.in_python(y_dev)):
             settings = settings.but({"partial": True}, "arguments")
         train_data = _sentences(X, y, "X")
         dev = _sentences(X_dev, y_dev, "X_dev") if X_dev is not None else None
@@ -560,18 +560,21 @@ def _sentences(X, y, name):
     """Sentences of items with their labels, checked as sklearn-crfsuite's users need.
     A label may be partial (formats/partial.py): None where it is unknown, a set of
     the labels it may be; such labels are written as a partial corpus writes them
-    (? and A|B), and `partial_labels(y)` tells the fit to read them so."""
+    (? and A|B: formats/partial.py), and the fit reads them so."""
     X = list(X)
     y = list(y)
     if len(X) != len(y):
         raise ValueError(f"{name}: {len(X)} sequences but {len(y)} label sequences")
-    out, partial = [], partial_labels(y)
+    out, is_partial = [], partial.in_python(y)
     for j, (x, labels) in enumerate(zip(X, y), 1):
         x, labels = list(x), list(labels)
         if len(x) != len(labels):
             raise ValueError(f"{name}: sequence {j} has {len(x)} items and {len(labels)} labels")
-        if partial:
-            labels = [_partial_label(label, name, j) for label in labels]
+        if is_partial:
+            try:
+                labels = [partial.written(label) for label in labels]
+            except ValueError as exc:
+                raise ValueError(f"{name}: sequence {j}: {exc}") from None
         for label in labels:
             if not isinstance(label, str) or not label:
                 raise ValueError(f"{name}: sequence {j}: the label {label!r} is not a non-empty string")
@@ -580,24 +583,3 @@ def _sentences(X, y, name):
     if not out:
         raise ValueError(f"{name}: no sequences")
     return out
-
-
-def partial_labels(y):
-    """Whether label sequences hold partial labels: None or a set somewhere."""
-    return any(label is None or isinstance(label, (set, frozenset)) for labels in y for label in labels)
-
-
-def _partial_label(label, name, j):
-    """A partial label as a partial corpus writes it (None: ?, a set: its labels joined
-    by |); a plain label that would read as partial is refused."""
-    if label is None:
-        return partial.UNKNOWN
-    if isinstance(label, (set, frozenset)):
-        if not label or not all(isinstance(y, str) and y and not partial.is_partial(y) for y in label):
-            raise ValueError(f"{name}: sequence {j}: the label set {sorted(map(repr, label))} is not a non-empty "
-                             f"set of labels")
-        return partial.SEPARATOR.join(sorted(label))
-    if isinstance(label, str) and label and partial.is_partial(label):
-        raise ValueError(f"{name}: sequence {j}: the label {label!r} reads as a partial label (? or |) where "
-                         "others are None or sets: give it as None or a set")
-    return label

@@ -4,7 +4,8 @@ import os
 
 from .. import params
 from ..errors import ConfigError
-from ..features.templates import TemplateSet, parse_template, read_template_file
+from ..features.patterns import read_template_file
+from ..features.templates import TemplateSet, parse_template
 from ..learners import LEARNERS
 from ..tagging import cpus
 
