@@ -18,15 +18,23 @@ def crfpp_string(text, columns, i):
     n = len(columns[0])
 
     def field(r, c, chain):
-        j = i + r
-        if j < 0 or j >= n:
-            return f"_B{j}" if j < 0 else f"_B+{j - n + 1}"
+        if r.startswith("@"):  # counted from the sentence's ends, as Wapiti counts; boundaries up to 5 away
+            at = int(r[1:])
+            j = at - 1 if at >= 0 else n + at
+            if j < 0 or j >= n:
+                return f"_B-{min(-j, 5)}" if j < 0 else f"_B+{min(j - n + 1, 5)}"
+        else:
+            j = i + int(r)
+            if j < 0 or j >= n:
+                return f"_B{j}" if j < 0 else f"_B+{j - n + 1}"
         value = columns[c][j]
         for part in chain.split("|")[1:]:
             name, _, arg = part.partition(":")
-            value = FUNCTIONS[name].apply(value, int(arg) if arg else None)
+            fn = FUNCTIONS[name]
+            value = fn.apply(value, arg if fn.pattern else int(arg) if arg else None)
         return value
-    return re.sub(r"%x\[(-?\d+),(\d+)\]((?:\|[a-z]+(?::\d+)?)*)", lambda m: field(int(m[1]), int(m[2]), m[3]), text)
+    return re.sub(r"%x\[(@?-?\d+),(\d+)\]((?:\|[a-z]+(?::[^|/%\s]+)?)*)", lambda m: field(m[1], int(m[2]), m[3]),
+                  text)
 
 
 def test_reference_matches_hand_worked_crfpp_examples():
@@ -100,10 +108,16 @@ def attribute_table(index_ptrs, sentences, templates, order):
     return rows
 
 
+# rows counted from the sentence's ends, and the functions of Wapiti's commands
+WAPITI_TEMPLATES = ["U00:%x[@1,0]", "U01:%x[@-1,1]/%x[0,0]", "U02:%x[@7,0]|asciilower", "U03:%x[@0,1]",
+                    "U04:%x[0,0]|wtest:^\\u", "U05:%x[-1,0]|wmatch:.?$", "B06:%x[@-2,0]|wmatch:\\d", "B"]
+
+
 @pytest.mark.parametrize("seed", range(5))
-def test_ids_are_a_bijection_with_crfpp_strings(seed):
+@pytest.mark.parametrize("which", ["crfpp", "wapiti"])
+def test_ids_are_a_bijection_with_crfpp_strings(seed, which):
     rng = np.random.default_rng(seed)
-    templates = TemplateSet(parse_template(t) for t in TEMPLATES)
+    templates = TemplateSet(parse_template(t) for t in (TEMPLATES if which == "crfpp" else WAPITI_TEMPLATES))
     train = random_sentences(rng, 30)
     index, parts = FeatureIndex.build(train, templates)
     for order in (0, 1):

@@ -101,7 +101,7 @@ def test_patterns_become_templates():
 
 
 @pytest.mark.parametrize("pattern, problem", [
-    ("u:%x[@1,0]", "absolute rows"), ("x:%x[0,0]", "unknown pattern type"), ("u:%y[0,0]", "no command"),
+    ("x:%x[0,0]", "unknown pattern type"), ("u:%y[0,0]", "no command"),
     ('u:%t[0,0,"a b"]', "must be non-empty and hold no"), ("u:%x[0,0]|pos", "reads as a function")])
 def test_patterns_seqbil_cannot_read_are_refused(pattern, problem):
     with pytest.raises(ConfigError, match=problem):
@@ -183,7 +183,8 @@ def wapiti_program():
 
 WORDS = ["The", "dog", "runs", "a", "Cat", "sees", "12", "Paris", "quickly", ",", "éclair", "Über", "_x-1"]
 PATTERNS = ['*', 'u:w=%x[0,0]', 'U:lw=%X[-1,0]/%x[1,1]', '*:cap=%t[0,0,"^\\u"]', '*:suf=%m[0,0,".?.?$"]',
-            'b:p=%x[-1,1]', 'u:far=%x[-5,0]', '*:dig=%T[2,0,"\\d"]', 'u:pre=%M[0,0,"^.?"]', 'u:end=%x[6,1]']
+            'b:p=%x[-1,1]', 'u:far=%x[-5,0]', '*:dig=%T[2,0,"\\d"]', 'u:pre=%M[0,0,"^.?"]', 'u:end=%x[6,1]',
+            'u:first=%x[@1,0]/%x[0,1]', '*:last=%t[@-1,0,"\\p"]', 'u:far2=%X[@7,1]', 'u:before=%x[@0,0]']
 
 
 def random_corpus(rng, n):
@@ -198,7 +199,7 @@ def random_corpus(rng, n):
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1, 2, 3])
 def test_converted_models_label_as_wapiti_does(wapiti_program, tmp_path, seed):
     rng = np.random.default_rng(seed)
     (tmp_path / "train.txt").write_text(random_corpus(rng, 60), encoding="utf-8")

@@ -50,10 +50,28 @@ def field_matrix(corpus, fields, K, token_ids, fold=None, layout="boundaries-fir
         # the id of every distinct value in the matrix, then one gather over the tokens
         row = matrix[i]
         row[index] = np.where(local_ids >= 0, local_ids + value0, unknown).astype(np.int32)[inverse]
+        if f.kind == "at":  # every token reads the cell of one token of its sentence, or a boundary symbol
+            row[index] = _at_rows(row[index], f.at, lengths, token_starts, K, boundary0)
         for k in range(1, K + 1):
             row[starts + K - k] = boundary0 + k - 1
             row[starts + K + lengths + k - 1] = boundary0 + K + k - 1
     return matrix, index
+
+
+def _at_rows(ids, at, lengths, token_starts, K, boundary0):
+    """The ids a field of kind at (a row counted from the sentence's ends) gives each
+    token: those of the column at token at - 1 (at >= 0) or lengths + at (at < 0) of
+    its sentence, as Wapiti counts them (pattern.c: pat_exec), or the boundary symbol
+    of that token's distance from the sentence, K at most."""
+    pos = np.full(len(lengths), at - 1, dtype=np.int64) if at >= 0 else lengths.astype(np.int64) + at
+    inside = (pos >= 0) & (pos < lengths)
+    before = np.minimum(np.maximum(-pos, 1), K)  # (the distance before the first token)
+    after = np.minimum(np.maximum(pos - lengths + 1, 1), K)
+    per_sentence = np.where(inside, 0, np.where(pos < 0, boundary0 + before - 1, boundary0 + K + after - 1))
+    out = np.repeat(per_sentence, lengths).astype(np.int32)
+    taken = np.repeat(inside, lengths)
+    out[taken] = ids[np.repeat(token_starts + np.where(inside, pos, 0), lengths)[taken]]
+    return out
 
 
 def lexicon_codes(lexicons, cap, jackknife, field, values, inverse, lengths):

@@ -4,16 +4,16 @@ A Wapiti pattern is a line whose first character gives its kind: `u` (0-order), 
 (1st-order, on the label pair) or `*` (both), in either case; the rest is text with
 commands `%x[ROW,COL]` (the cell), `%t[ROW,COL,"RE"]` (`true` if Wapiti's regular
 expression matches in the cell, else `false`) and `%m[ROW,COL,"RE"]` (its first
-match), a command in upper case folding A-Z of its result to lower case. `#` starts a
-comment anywhere on a line.
+match), a command in upper case folding A-Z of its result to lower case; ROW `@N`
+counts from the sentence's first token (token N - 1, for N >= 0) or from its end
+(N < 0), as seqbil's `%x[@N,C]` does. `#` starts a comment anywhere on a line.
 
 A pattern becomes seqbil templates: `u` a U template, `b` a B template, `*` one of
 each, its commands macros through the functions that compute Wapiti's commands
 (features/functions.py: `%X` is `%x|asciilower`, `%t` `%x|wtest:RE`, `%m`
 `%x|wmatch:RE`). Trained in seqbil, a pattern file's features are Wapiti's, but at
 the rows outside the sentence, which seqbil keeps apart from every value as CRF++ does
-(Wapiti reads them as `_x-1`, ...: its `%t` there is `false`). Rows counted from the
-sentence's ends (`%x[@1,0]`) are refused.
+(Wapiti reads them as `_x-1`, ...: its `%t` there is `false`).
 """
 import re
 
@@ -54,16 +54,15 @@ def is_pattern_file(lines):
 
 def translate(pattern, source="<patterns>", line=0):
     """(templates, pieces, macros) of one Wapiti pattern (kind letter in lower case): the
-    seqbil template texts (a U, a B, or both for `*`), the literal pieces of the pattern
-    between its commands, and each command's (row, column, function chain)."""
+    seqbil templates (a U, a B, or both for `*`), the literal pieces of the pattern
+    between its commands, and each command's (row, column, function chain), a row
+    counted from the sentence's ends written "@N"."""
     kind = pattern[0]
     if kind not in KINDS:
         raise ConfigError(source, line, f"Wapiti pattern {pattern!r}: unknown pattern type {kind!r} (u, b or *)")
     pieces, macros, body, last = [], [], [], 1
     for m in COMMAND.finditer(pattern, 1):
         letter, absolute, row, column, regex = m.groups()
-        if absolute:
-            raise ConfigError(source, line, f"Wapiti pattern {pattern!r}: absolute rows (@) are not supported")
         command = letter.lower()
         chain = ""
         if command in "tm":
@@ -74,8 +73,8 @@ def translate(pattern, source="<patterns>", line=0):
         if letter.isupper():
             chain += "|asciilower"
         pieces.append(pattern[0 if not pieces else last:m.start()])  # (the observation starts with the kind)
-        body += [pattern[last:m.start()], f"%x[{int(row)},{int(column)}]{chain}"]
-        macros.append((int(row), int(column), parse_chain(chain)))
+        body += [pattern[last:m.start()], f"%x[{absolute}{int(row)},{int(column)}]{chain}"]
+        macros.append((f"@{int(row)}" if absolute else int(row), int(column), parse_chain(chain)))
         last = m.end()
     pieces.append(pattern[0 if not pieces else last:])
     body.append(pattern[last:])
@@ -90,7 +89,7 @@ def translate(pattern, source="<patterns>", line=0):
     templates = []
     for letter in letters:
         t = parse_template(letter + text, source, line)
-        if [(r, f.column, f.chain) for r, f in t.refs] != macros:
+        if [(f"@{f.at}" if f.kind == "at" else r, f.column, f.chain) for r, f in t.refs] != macros:
             raise ConfigError(source, line, f"Wapiti pattern {pattern!r} reads otherwise in seqbil")
         templates.append(t)
     return templates, pieces, macros

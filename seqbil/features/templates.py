@@ -20,7 +20,7 @@ from .dictionaries import KINDS
 from .functions import chain_text, describe, parse_chain
 
 _CHAIN = r"((?:\|[A-Za-z_]+(?::[^|/%\s]*)?)*)"
-_MACRO = re.compile(r"%x\[\s*(-?\d+)\s*,\s*(-?\d+:?)\s*\]" + _CHAIN + r"|%(dict|gaz)\[([^\]]*)\]" + _CHAIN +
+_MACRO = re.compile(r"%x\[\s*(@?-?\d+)\s*,\s*(-?\d+:?)\s*\]" + _CHAIN + r"|%(dict|gaz)\[([^\]]*)\]" + _CHAIN +
                     r"|%vec\[\s*(-?\d+)\s*,\s*(\d+)\s*,\s*([A-Za-z_][\w.-]*)\s*\]"
                     r"|%emb\[\s*(-?\d+)\s*,\s*(\d+)\s*\]|(%task)\b"
                     r"|(%attr)\b(?:\[((?:[^\[\]]|\[[^\[\]]*\])*)\])?")
@@ -38,6 +38,11 @@ RANGE = "range"
 # positions), and no corpus has a thousand columns
 MAX_ROW = 1000
 MAX_COLUMN = 1000
+# a row counted from the sentence's ends (%x[@N,C]) that falls outside the sentence reads
+# the boundary symbol of its distance, up to this one (and this one beyond it): Wapiti's
+# cells there are _x-1 .. _x-4, then _x-# (its pattern.c), which a model of its patterns
+# tells apart by them
+AT_REACH = 5
 
 
 def split_keys(text):
@@ -73,13 +78,19 @@ class Field:
     ((name, arg), ...; empty for the cell itself); or, with a source, where the
     entries of that dictionary cover the token (features/dictionaries.py; kind:
     longest, begin, end, any or bilou), through the chain; or, with kind task, the
-    task of the sentence (multi-task models)."""
+    task of the sentence (multi-task models); or, with kind at, the column at the
+    token `at` counts from the sentence's ends (%x[@N,C]: token N - 1 from the first
+    for N >= 0, as Wapiti counts, and from the end for N < 0), the same at every
+    token of the sentence."""
     column: int
     chain: tuple = ()
     source: str = ""
     kind: str = ""
+    at: int = 0
 
     def __str__(self):
+        if self.kind == "at":
+            return f"{self.column}@{self.at}{chain_text(self.chain)}"
         if self.kind == "task":
             return TASK
         if self.kind == "attr":
@@ -173,10 +184,18 @@ def parse_template(text, source="<template>", line=0):
         elif m.group(4):
             row, field = _lexicon_macro(m.group(4), m.group(5), text, source, line)
         else:
-            column = m.group(2)
-            row, field = int(m.group(1)), Field(int(column.rstrip(":")), (), "", RANGE if column[-1] == ":" else "")
+            column, at = m.group(2), m.group(1).startswith("@")
+            if at and column.endswith(":"):
+                raise ConfigError(source, line, f"template {text!r}: a row counted from the sentence's ends reads "
+                                  "one column, not a range")
+            row = int(m.group(1).lstrip("@"))
+            field = Field(int(column.rstrip(":")), (), "", "at" if at else RANGE if column[-1] == ":" else "",
+                          row if at else 0)
+            row = 0 if at else row
             if field.column < 0:
                 raise ConfigError(source, line, f"template {text!r}: negative column {field.column}")
+            if abs(field.at) > MAX_ROW:
+                raise ConfigError(source, line, f"template {text!r}: rows are read at most {MAX_ROW} away")
         try:
             chain = parse_chain(m.group(3) or m.group(6) or "")
         except ValueError as exc:
@@ -184,7 +203,7 @@ def parse_template(text, source="<template>", line=0):
         if abs(row) > MAX_ROW or field.column > MAX_COLUMN:
             raise ConfigError(source, line, f"template {text!r}: rows are read at most {MAX_ROW} away and "
                               f"columns up to {MAX_COLUMN}")
-        refs.append((row, Field(field.column, chain, field.source, field.kind)))
+        refs.append((row, Field(field.column, chain, field.source, field.kind, field.at)))
         last = m.end()
     rest = text[last:]
     if "%" in "".join(p for p in pieces if p != "{}") + rest:
@@ -240,6 +259,9 @@ In <text>, each macro is replaced by what it reads at the token:
                     the sentence read _B-1, _B-2, ... and _B+1, _B+2, ...; r at most 1000
                     away, c at most 1000 (every macro)
   %x[r,c]|f|g:N     that cell through functions f, then g with argument N
+  %x[@n,c]          column c of the sentence's token n - 1 (n >= 0) or n from its end (n < 0),
+                    at every token (Wapiti's absolute rows); outside the sentence _B-1 ..
+                    _B-5, _B+1 .. _B+5
   %x[r,N:]          column N and each column after it but the label: the template stands for
                     one copy per such column of the training corpus, c in the copy's name
                     (U30:%x[0,1:] on word-POS-chunk-label columns is U30.1:%x[0,1] and
@@ -372,6 +394,8 @@ class TemplateSet:
         self.dictionaries = sorted({f.source for f in self.fields if f.source})
         self.vectors = sorted({t.refs[0][1].source for t in self.vector_templates})
         self.reach = max([abs(r) for t in keyed for r, _ in t.refs] or [0])
+        if any(f.kind == "at" for f in self.fields):
+            self.reach = max(self.reach, AT_REACH)
         self.tasks = any(f.kind == "task" for f in self.fields)
 
     @property
