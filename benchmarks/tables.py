@@ -391,6 +391,36 @@ def foreign_table(record):
     return "\n\n".join(out) + f"\n\n{provenance(record)}\n"
 
 
+def wapiti_table(record):
+    w, t, sp, conv, mdl = record["wapiti"], record["test"], record["speed"], record["converted"], record["model"]
+    rows = ["| system | tagging (s) | tokens/s | peak RSS (MiB) |", "| --- | --- | --- | --- |"]
+    for name, r in sp["systems"].items():
+        rows.append(f"| {name} | {spread(r['seconds'])} | {spread(r['tokens_per_s'], '{:,.0f}')} | "
+                    f"{spread(r['rss_mib'], '{:.0f}')} |")
+    out = [f"**Wapiti** ({w['version']}, built from its source with `{w['build']}`): `{mdl['command']}` on "
+           f"{record['corpus']} with CRF++'s chunking template read as patterns, its defaults ({mdl['iterations']} "
+           f"iterations, {mdl['train_seconds']:.0f} s; a model of {mdl['bytes'] / 2 ** 20:.1f} MiB), then `seqbil convert "
+           f"--from wapiti` ({spread(conv['convert_seconds'])} s, {conv['bytes'] / 2 ** 20:.1f} MiB). On the test set "
+           f"({t['tokens']:,} tokens): against `wapiti label`, {t['labels_differ']} labels differ; against "
+           f"`wapiti label -p -s` (`seqbil tag --posterior --marginals`), {t['posterior_labels_differ']} labels differ "
+           f"and the largest difference of a token's marginal is {t['max_token_marginal_diff']:.1e} (Wapiti prints six "
+           f"decimals). Tagging the test set {sp['copies']} times ({sp['tokens']:,} tokens) end to end, one process "
+           f"each, start-up included: seqbil {spread(sp['speedup'])}× wapiti label's tokens per second (per-run "
+           f"ratios), {sp['labels_differ']} labels differ.\n\n" + "\n".join(rows)]
+    dat = record.get("dat")
+    if dat:
+        systems = list(next(iter(dat.values()))["f1"])
+        lines = ["| corpus | pattern file | " + " | ".join(systems) + " |", "| --- | --- | " + "--- | " * len(systems)]
+        for name, d in dat.items():
+            best = max(d["f1"].values())
+            lines.append(f"| {name} (`{d['train']}` / `{d['test']}`) | `{d['patterns']}` | " + " | ".join(
+                (f"**{v:.2f}**" if v == best else f"{v:.2f}") for v in d["f1"].values()) + " |")
+        out.append("Wapiti's own pattern files, given to `seqbil train --template` as they are (test F1, "
+                   "conlleval's; seqbil crf with Wapiti's objective: `--learner crf --c1 0.5 --c2 0.00005`; Wapiti: "
+                   "`wapiti train -p PATTERNS`):\n\n" + "\n".join(lines))
+    return "\n\n".join(out) + f"\n\n{provenance(record)}\n"
+
+
 def train_memory_table(record):
     out = []
     for c in record["corpora"].values():
@@ -566,7 +596,7 @@ RENDERERS = {"train_memory": train_memory_table, "train_speed": speed_table, "en
              "ipm_speed": ipm_table, "calibration": calibration_table, "crf_speed": crf_speed_table,
              "crf_chosen": crf_chosen_table, "ipm_recovery": ipm_recovery_table, "ipm_memory": ipm_memory_table,
              "tag_breakdown": tag_breakdown_table, "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table,
-             "suite": suite_table}
+             "suite": suite_table, "wapiti_model": wapiti_table}
 
 
 def render_record(record):
