@@ -18,7 +18,9 @@ training from the partial labels wins back: (partial - O) / (full - O).
 
 crf: configs/conll2000.toml's templates, c2 = 1 (CRFsuite's default), at most ITERATIONS
 L-BFGS iterations; the online learners with the config's settings (20 averaged epochs).
-Writes results/speed/partial.json and .md.
+Writes results/speed/partial.json and .md. --quick: the bundled CoNLL-2000 samples,
+crf at most 10 iterations and the online learners 2 epochs (for a test of this script;
+its figures mean nothing).
 """
 import argparse
 import subprocess
@@ -55,11 +57,11 @@ def unannotated_chunks(corpus, fraction, rng, fill):
     return out
 
 
-def train_and_score(learner, train, test, gold, partial, iterations, tmp):
+def train_and_score(learner, train, test, gold, partial, iterations, tmp, quick=False):
     from seqbil.evaluation import score
     model = Path(tmp) / "m.sbm"
     options = ["--learner", learner, "--temperature", "1"]
-    options += ["--c2", "1", "--epochs", str(iterations)] if learner == "crf" else []
+    options += ["--c2", "1", "--epochs", str(iterations)] if learner == "crf" else ["--epochs", "2"] if quick else []
     subprocess.run(SEQBIL + ["train", "-q", "--config", "conll2000", *options, *(["--partial"] if partial else []),
                              "--train", str(train), "--model", str(model)], check=True, capture_output=True)
     out = subprocess.run(SEQBIL + ["tag", "-m", str(model), str(test)], capture_output=True, text=True,
@@ -75,10 +77,16 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--data", help="corpora as data_scripts/ installs them (default: data/, then ../shared/data)")
     ap.add_argument("--out", default=str(ROOT / "results" / "speed" / "partial.json"))
+    ap.add_argument("--quick", action="store_true", help="the bundled samples, a few iterations: a test")
     args = ap.parse_args()
     byte_compile()
-    train = sentences(read_text(find_corpus("conll2000", "train.txt", args.data)))
-    test = find_corpus("conll2000", "test.txt", args.data)
+    if args.quick:
+        from seqbil.samples import sample_path
+        args.iterations = 10
+        train_path, test = sample_path("conll2000_train.txt"), sample_path("conll2000_test.txt")
+    else:
+        train_path, test = (find_corpus("conll2000", f"{part}.txt", args.data) for part in ("train", "test"))
+    train = sentences(read_text(train_path))
     gold = [[t[-1] for t in s] for s in sentences(read_text(test))]
     rng = np.random.default_rng(args.seed)
     corpora = {"full": (train, False), "tokens: partial": (unknown_tokens(train, 0.5, rng), True)}
@@ -93,12 +101,13 @@ def main():
             path = Path(tmp) / "train.txt"
             write(path, corpus)
             for learner in args.learners.split(","):
-                f1 = train_and_score(learner, path, test, gold, partial, args.iterations, tmp)
+                f1 = train_and_score(learner, path, test, gold, partial, args.iterations, tmp, args.quick)
                 rows.setdefault(learner, {})[name] = f1
                 print(f"{learner} {name}: {f1:.2f}", file=sys.stderr)
     for r in rows.values():
         r["recovered"] = (r["chunks: partial"] - r["chunks: O"]) / (r["full"] - r["chunks: O"])
-    record = {**header(), "iterations": args.iterations, "seed": args.seed, "tokens": sum(map(len, train)),
+    record = {**header(), "quick": args.quick, "iterations": args.iterations, "seed": args.seed,
+              "tokens": sum(map(len, train)),
               "known_tokens": known, "f1": rows}
     write_record(args.out, record)
     Path(args.out).with_suffix(".md").write_text(table(record), encoding="utf-8")

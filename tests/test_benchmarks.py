@@ -329,3 +329,39 @@ def test_suite_names_a_peer_that_is_not_there(tmp_path):
     rows = record["corpora"]["hi-indian"]["rows"]
     assert "error" not in rows[0] and rows[1]["error"].startswith("not run: missing.tar.gz not found")
     assert "(1)" in (out / "suite.md").read_text(encoding="utf-8")
+
+
+def test_partial_labels_quick(tmp_path):
+    """benchmarks/partial_labels.py --quick: every corpus variant trains and is scored,
+    and the record's table is made from it."""
+    out = tmp_path / "partial.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "partial_labels.py"), "--quick", "--learners",
+                           "crf,sp", "--out", str(out)], env=ENV, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert record["quick"] and set(record["f1"]) == {"crf", "sp"}
+    for r in record["f1"].values():
+        assert set(r) == {"full", "tokens: partial", "chunks: partial", "chunks: O", "recovered"}
+        assert r["recovered"] == pytest.approx((r["chunks: partial"] - r["chunks: O"]) / (r["full"] - r["chunks: O"]))
+    # half the tokens and the hidden chunks' tokens are unknown; the O workaround knows them all
+    assert record["known_tokens"]["full"] == record["known_tokens"]["chunks: O"] == record["tokens"]
+    assert 0.4 * record["tokens"] < record["known_tokens"]["tokens: partial"] < 0.6 * record["tokens"]
+    assert out.with_suffix(".md").read_text(encoding="utf-8").startswith("| learner |")
+
+
+@pytest.mark.skipif(not WAPITI_SRC.is_file(), reason=f"Wapiti's source tarball is not at {WAPITI_SRC}")
+@pytest.mark.skipif(not C_TOOLS, reason="building Wapiti needs make and cc")
+def test_wapiti_model_quick(tmp_path):
+    """benchmarks/wapiti_model.py --quick: a Wapiti model of the bundled sample, converted,
+    labels as wapiti label does; the record and its table."""
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "wapiti_model.py"), "--quick", "--work",
+                           str(tmp_path / "work"), "--out", str(out)], env=ENV, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads((out / "wapiti.json").read_text(encoding="utf-8"))
+    assert record["test"]["labels_differ"] == record["test"]["posterior_labels_differ"] == 0
+    assert record["test"]["max_token_marginal_diff"] <= 5e-7 and record["speed"]["labels_differ"] == 0
+    assert record["wapiti"]["version"].startswith("Wapiti") and record["model"]["iterations"] == 5
+    tables = module("tables")
+    assert (out / "wapiti.md").read_text(encoding="utf-8") == tables.render_record(record) + "\n"
