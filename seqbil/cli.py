@@ -304,7 +304,8 @@ def aso(config, unlabeled, more, out, jobs, vectors_path, quiet, shards, schedul
               "e.g. the segmentation standard.  [default: none; a multi-task model needs one]")
 @click.option("--force", is_flag=True, help="Forced decoding: keep the labels the input gives (its label column) "
               "and predict the rest under them; a label the model does not have, such as ?, marks a token to "
-              "predict (see above).  [default: off]")
+              "predict (see above). A segmentation model keeps the word boundaries of the input's spaces and "
+              "segments the rest.  [default: off]")
 @click.option("--well-formed", "well_formed", is_flag=True, help="Only labellings well formed in the model's chunk "
               "tag scheme (IOB2: no I-X after O or B-Y, nor first; IOBES, BILOU: every chunk begun is ended; B, I, "
               "E, S segmentation labels likewise), in every layout.  [default: off]")

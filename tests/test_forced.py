@@ -81,6 +81,49 @@ def test_every_decoder_keeps_the_known_labels_and_equals_enumeration(rng, form, 
             np.testing.assert_allclose(marginals[a + i], ref, atol=1e-10)
 
 
+def random_sets(rng, P, S):
+    """A third of the positions given a set of allowed labels (two rows of sets), a third
+    a label; ids and sets as known.pxd reads them."""
+    sets = (rng.random((2, S)) < 0.5).astype(np.uint8)
+    sets[:, 0] = 1  # (every set allows a label)
+    r = rng.random(P)
+    known = np.where(r < 0.33, -2 - rng.integers(0, 2, P), np.where(r < 0.66, rng.integers(0, S, P), -1))
+    return known.astype(np.int32), sets
+
+
+@pytest.mark.parametrize("S", [2, 3, 4])
+@pytest.mark.parametrize("form", ["linear", "bilinear"])
+def test_every_decoder_keeps_label_sets_and_equals_enumeration(rng, form, S):
+    """Known sets of labels (segmentation's boundaries, partial labels): the decoders
+    range over the labellings every position's set allows."""
+    data = random_dataset(rng, 12, S, 7, 5)
+    weights, W1 = random_model(rng, form, S, "normal")
+    N, P, k = data.n_sequences, data.n_positions, 5
+    known, sets = random_sets(rng, P, S)
+    allowed = np.array([[(known[p] == y) if known[p] >= 0 else (known[p] == -1 or bool(sets[-2 - known[p], y]))
+                         for y in range(S)] for p in range(P)])
+    best = np.full(P, -1, dtype=np.int32)
+    decode_corpus(data, weights, best, known, sets)
+    paths, scores = np.full((k, P), -1, dtype=np.int32), np.full((N, k), np.nan)
+    counts = np.zeros(N, dtype=np.int32)
+    nbest_corpus(data, weights, k, paths, scores, counts, known, sets)
+    m_out, m_best, marginals, logz = np.full(P, -1, dtype=np.int32), np.zeros(N), np.zeros((P, S)), np.zeros(N)
+    marginals_corpus(data, weights, 1.0, m_out, m_best, marginals, logz, known, sets)
+    assert np.array_equal(paths[0], best) and np.array_equal(m_out, best)
+    for j in range(N):
+        a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
+        unary, pair = tables(data, j, weights["W0"], W1)
+        every, every_scores = all_paths(unary, pair, weights["trans"], weights["end"])
+        keep = np.array([all(allowed[a + i, y] for i, y in enumerate(path)) for path in every])
+        ref_paths, ref_scores = every[keep], every_scores[keep]
+        assert counts[j] == min(k, len(ref_scores))
+        assert_same_list(paths[:counts[j], a:b], scores[j, :counts[j]], ref_paths, ref_scores, exact=False)
+        assert logz[j] == pytest.approx(np.logaddexp.reduce(ref_scores), abs=1e-9)
+        p = np.exp(ref_scores - np.logaddexp.reduce(ref_scores))
+        for i in range(b - a):
+            np.testing.assert_allclose(marginals[a + i], [p[ref_paths[:, i] == y].sum() for y in range(S)], atol=1e-10)
+
+
 @pytest.fixture(scope="module")
 def chunker(tmp_path_factory):
     path = tmp_path_factory.mktemp("forced") / "m.sbm"
@@ -148,12 +191,27 @@ def test_the_command_line_keeps_the_label_column_in_every_layout(chunker, tmp_pa
     assert margins[2] == "inf" and margins[5] == "inf"
 
 
-def test_forced_decoding_is_refused_where_it_cannot_apply(tmp_path):
+def test_a_segmentation_model_keeps_the_boundaries_of_the_spaces(tmp_path):
+    """--force with a segmentation model: a character before a space ends a word and one
+    after it begins one, in every layout (the boundary probability there is 1); with no
+    space, the same output as without --force."""
     seg = tmp_path / "s.sbm"
-    seqbil.train(None, config="sighan2005", learner="sp", epochs=1, temperature=1.0, model=str(seg))
-    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(seg), "--force"], input="扬帆远东\n",
-                          capture_output=True, text=True)
-    assert proc.returncode == 2 and "raw text" in proc.stderr
+    seqbil.train(None, config="sighan2005", learner="sp", epochs=2, temperature=1.0, model=str(seg))
+    text = "扬帆远东做与中国合作的先行\n扬帆 远东做与中 国合作的先行\n共同创造美好的新世纪\n"
+
+    def run(*flags):
+        proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "tag", "-m", str(seg), *flags], input=text,
+                              capture_output=True, text=True, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+    forced, plain = run("--force", "--marginals"), run("--marginals")
+    boundaries = [line.split()[2:] for line in forced.splitlines() if line.startswith("# boundary")]
+    assert float(boundaries[1][1]) == 1.0 and float(boundaries[1][6]) == 1.0  # 扬帆| and 中|
+    assert [ln for ln in forced.splitlines() if "boundary" not in ln][-3:] == \
+        [ln for ln in plain.splitlines() if "boundary" not in ln][-3:]  # no space, nothing forced
+    assert run("--force").splitlines()[2] == run().splitlines()[2]
+    second = run("--force").splitlines()[1].split()
+    assert second[0] == "扬帆" and any(w.endswith("中") for w in second) and any(w.startswith("国") for w in second)
 
 
 def test_the_sklearn_estimator_keeps_known_labels():

@@ -73,6 +73,12 @@ class Format:
         """Refuse a training corpus (a Corpus read from `name`) that cannot be what it
         says, beyond what reading checks."""
 
+    def known_of(self, sentences, labels):
+        """What a format's input says of the labels of its tokens beside a label column,
+        for forced decoding: (known, sets) as Dataset holds them (features/dataset.py),
+        or None: nothing (a column format gives its labels in its label column)."""
+        return None
+
     def label_order(self, values):
         """The labels of a model trained on a corpus whose labels are `values`."""
         return list(self.labels) if self.labels else sorted(values)

@@ -71,6 +71,26 @@ class SighanFormat(Format):
                 continue
             yield Sentence([chars], tags, number, breaks=breaks)
 
+    def known_of(self, sentences, labels):
+        """The word boundaries raw input gives by its white space, for forced decoding: a
+        character before a space ends a word (E or S), one after it begins one (B or S),
+        one between two both (S); the others are free. None when no sentence has a space."""
+        if not any(s.breaks for s in sentences):
+            return None
+        ids = {y: i for i, y in enumerate(labels)}
+        sets = np.zeros((2, len(labels)), dtype=np.uint8)
+        sets[0, [ids["E"], ids["S"]]] = 1  # -2: a word ends here
+        sets[1, [ids["B"], ids["S"]]] = 1  # -3: a word begins here
+        known = []
+        for s in sentences:
+            row = np.full(len(s), -1, dtype=np.int32)
+            for b in s.breaks:
+                row[b - 1] = ids["S"] if row[b - 1] == -3 else -2
+                row[b] = -3
+            known.append(row)
+        known = np.concatenate(known) if known else np.zeros(0, np.int32)
+        return np.ascontiguousarray(known), sets
+
     def check_training(self, corpus, name):
         """Refuse a training corpus that is not segmented: unsegmented text (or a word
         list) reads as sentences of one word each."""

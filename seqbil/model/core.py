@@ -20,7 +20,7 @@ from ..storage import Rows, compact_weights, dense_weights, sparse_weights
 from . import files, tasks
 from . import constraints
 from .kbest import KBest
-from .probabilities import Probabilities, known_labels
+from .probabilities import Probabilities, known_labels, known_parts
 
 
 class Model(Probabilities, KBest):
@@ -335,14 +335,19 @@ class Model(Probabilities, KBest):
         self.require_task()
         if self.tasks:
             sentences = Corpus.of(sentences).with_task(self.tasks, self.tasks.index(self.task))
-        return encode(sentences, self.templates, self.index, self.labels)[0]
+        data = encode(sentences, self.templates, self.index, self.labels)[0]
+        # (what raw input says beside a label column: a segmentation model's spaces; a Corpus has no raw input)
+        found = self.format.known_of(sentences, self.labels) if isinstance(sentences, list) else None
+        if found is not None:
+            data.known, data.label_sets = found
+        return data
 
     def decode(self, data, known=None):
         """Best label id of every position of an encoded Dataset; known: a label id per
         position to keep (forced decoding), or -1 (see known_labels)."""
         self.require_task()
         out = np.zeros(data.n_positions, dtype=np.int32)
-        decode_corpus(data, self.store, out, known)
+        decode_corpus(data, self.store, out, *known_parts(known))
         return out
 
     def predict(self, sentences, source="<input>", force=False):

@@ -17,9 +17,22 @@ def check_k(k):
 
 
 def known_labels(data, force):
-    """The labels forced decoding keeps: the encoded data's label ids (-1 where a token
-    has no label or one the model does not have), or None without force."""
-    return np.ascontiguousarray(data.labels, dtype=np.int32) if force else None
+    """What forced decoding keeps, or None without force: what the encoded data says it
+    knows (data.known and data.label_sets, as a segmentation model's input gives them,
+    formats/sighan.py: known_of), or else its label ids (-1 where a token has no label
+    or one the model does not have)."""
+    if not force:
+        return None
+    if data.known is not None:
+        return data.known, data.label_sets
+    return np.ascontiguousarray(data.labels, dtype=np.int32)
+
+
+def known_parts(known):
+    """(ids, sets) for the kernels (cython_ext/known.pxd) of what known_labels gives."""
+    if known is None or not isinstance(known, tuple):
+        return known, None
+    return known
 
 
 class Probabilities:
@@ -145,7 +158,7 @@ class Probabilities:
         self.require_task()
         out, best = np.zeros(data.n_positions, dtype=np.int32), np.zeros(data.n_sequences)
         marginals, logz = np.zeros((data.n_positions, len(self.labels))), np.zeros(data.n_sequences)
-        marginals_corpus(data, self.store, self.temperature, out, best, marginals, logz, known)
+        marginals_corpus(data, self.store, self.temperature, out, best, marginals, logz, *known_parts(known))
         return out, best, marginals, logz
 
     def predict_marginals(self, sentences, source="<input>", force=False):

@@ -108,8 +108,6 @@ def tag_file(model, input=None, output=None, *, encoding=None, jobs=1, nbest=Non
         raise SeqbilError("posterior decoding chooses each token's label by its marginal; nbest, confidence: Viterbi's")
     if well_formed or forbid is not None:
         model = model.constrain(well_formed, forbid)
-    if force and model.format.sentence_per_line:
-        raise SeqbilError("forced decoding reads a label column: a segmentation model reads raw text, which has none")
     if isinstance(output, (str, os.PathLike)):
         check_output(output, inputs=[input, model_path])
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:

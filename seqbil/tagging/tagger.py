@@ -30,7 +30,9 @@ class BlockTagger:
         # the compiled paths read and write UTF-8)
         plain = codecs.lookup(self.read_encoding).name == "utf-8" and codecs.lookup(encoding).name == "utf-8"
         self.force, self.posterior = force, posterior
-        self.fast = None if posterior else _fast_applies(model, plain, nbest, confidence, marginals)
+        # (forced decoding of a segmentation model reads the input's spaces: Model.encode)
+        self.fast = None if posterior or force and model.format.sentence_per_line else \
+            _fast_applies(model, plain, nbest, confidence, marginals)
         self._block = None  # the compiled CoNLL reader and writer, made on first use (in the process that tags)
 
     def __call__(self, block):
