@@ -23,6 +23,7 @@ factor, so a step touches only the features of its sentence); loss() is the sum 
 """
 import numpy as np
 from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.math cimport INFINITY
 from chain cimport Corpus, Lattice, corpus_view, lattice_new, b_begin, SEQBIL_PREFETCH
 from fb cimport FB, fb_new, forward_backward, path_score
 from known cimport Known, known_view, force
@@ -39,6 +40,11 @@ cdef struct Features:
     int64_t off1              # where the 1st-order weights start in x
     int64_t offt              # trans
     int64_t offe              # end
+    # S (S + 2) flags over the transitions and end scores, or NULL: forbidden ones score
+    # -inf (the rules of training/rules.py), frozen ones (those and the transitions not
+    # seen, all_possible_transitions = false) keep their weight
+    const uint8_t* forbidden
+    const uint8_t* frozen
 
 
 # Scoring and the expected counts read one weight per (attribute, label) pair at random
@@ -183,7 +189,7 @@ cdef inline double sentence_loss(const Corpus* c, const Features* f, FB* F, cons
     cdef double logz
     cdef const double* pair = L.pair if first_order else NULL
     for k in range(S * (S + 2)):
-        te[k] = scale * x[f.offt + k]
+        te[k] = -INFINITY if f.forbidden != NULL and f.forbidden[k] else scale * x[f.offt + k]
         gte[k] = 0.0
     score_scaled(c, f, x, scale, L, p0, n, first_order)
     logz = forward_backward(F, L.unary, pair, te, te + S * T, n, 1.0, first_order,
@@ -238,7 +244,8 @@ cdef inline void sgd_update(const Corpus* c, const Features* f, const FB* F, dou
     for y in range(S):
         gte[S * T + y] += P[y]
     for k in range(S * (S + 2)):
-        x[f.offt + k] -= gain * gte[k]
+        if f.frozen == NULL or not f.frozen[k]:
+            x[f.offt + k] -= gain * gte[k]
 
 
 cdef struct Work:
@@ -281,6 +288,7 @@ cdef class CRFKernel:
     cdef readonly int64_t size        # len(x)
     cdef bint transitions
     cdef object arrays
+    cdef object rules
 
     def __init__(self, int S, const int64_t[::1] ptr0, const int32_t[::1] lab0, const int64_t[::1] ptr1,
                  const int32_t[::1] cell1, bint transitions):
@@ -303,6 +311,17 @@ cdef class CRFKernel:
         self.size = self.f.offe + S
         self.transitions = transitions
         self.arrays = (ptr0, lab0, ptr1, cell1)
+        self.f.forbidden = self.f.frozen = NULL
+        self.rules = None
+
+    def set_rules(self, const uint8_t[::1] forbidden, const uint8_t[::1] frozen):
+        """The transitions and end scores (S (S + 2) flags each, the layout of x past the
+        keyed weights) that score -inf and those that keep their weight (Features)."""
+        cdef int S = self.f.S
+        if forbidden.shape[0] != S * (S + 2) or frozen.shape[0] != S * (S + 2):
+            raise ValueError("the rules: one flag per transition and end score")
+        self.rules = (forbidden, frozen)
+        self.f.forbidden, self.f.frozen = &forbidden[0], &frozen[0]
 
     cdef int check(self, Corpus* c, data, int64_t lo, int64_t hi) except -1:
         cdef int64_t k
@@ -351,7 +370,12 @@ cdef class CRFKernel:
         cdef const double* pair
         cdef double logz = 0.0
         cdef double* w = &xg[0] if xg.shape[0] else NULL
-        cdef const double* trans = &xte[0]
+        cdef double[::1] masked = np.array(xte)
+        if self.f.forbidden != NULL:
+            for i in range(S * (S + 2)):
+                if self.f.forbidden[i]:
+                    masked[i] = -INFINITY
+        cdef const double* trans = &masked[0]
         cdef double* g = &gte[0]
         with nogil:
             for j in range(lo, hi):

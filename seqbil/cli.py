@@ -142,7 +142,7 @@ def _help_templates(ctx, _param, value):
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars or Dask dashboard link (bars show only on a terminal).")
 @click.option("--help-templates", is_flag=True, expose_value=False, is_eager=True, callback=_help_templates,
               help="Show the template grammar and its functions, and exit.")
-@param_options(("corpus", "features", "train"))
+@param_options(("corpus", "features", "train", "tag"))
 @fail_cleanly
 def train(config, template_file, train_path, dev_path, model_path, init_model, log_path, checkpoint_every,
           checkpoint_path, resume_path, scheduler, workers, quiet, **overrides):

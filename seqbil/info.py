@@ -80,6 +80,10 @@ def model_info(model, path=None):
                       "scheme": model.corpus.get("scheme", "auto")},
         "model_kind": model.kind,
         "temperature": model.temperature,
+        "rules": None if model.rules is None else {
+            "forbidden_transitions": int((~model.rules[0][:, :-1]).sum()),
+            "forbidden_first": [model.labels[y] for y in np.flatnonzero(~model.rules[0][:, -1])],
+            "forbidden_last": [model.labels[y] for y in np.flatnonzero(~model.rules[1])]},
         "scores": "float32 sums" if model.sums32 else "float64 sums",
         "corpus": {k: model.corpus.get(k) for k in ("format", "n_fields", "label_column", "encoding", "normalize")},
         "training": {k: v for k, v in training.items() if k not in ("learner", "params")},
@@ -206,6 +210,11 @@ def describe(info):
                          f": token NLL {fitted['nll_at_1']:.4f} at 1, "
                          f"{fitted['nll']:.4f} fitted)" if fitted
                     else " (temperature given)" if given else " (no temperature fitted)"))
+    rules = info.get("rules")
+    if rules:
+        lines.append(f"rules: every labelling decoded keeps out {rules['forbidden_transitions']} transitions, "
+                     f"{len(rules['forbidden_first'])} first labels and {len(rules['forbidden_last'])} last labels "
+                     f"([tag] well_formed, forbid)")
     if selection.get("tried"):
         lines.append(_selection_line(selection))
     if "passes_run" in t:

@@ -23,7 +23,7 @@ from .formats.textio import encoding_problem
 from .learners import LEARNERS
 from .parameter import Param
 
-SECTIONS = ("corpus", "features", "train", "structure")
+SECTIONS = ("corpus", "features", "train", "tag", "structure")
 # names an option had before: a config or argument that gives one is told the new name;
 # the settings of checkpoints written with them are read under the new names
 RENAMED = {"crf_period": "period", "crf_delta": "delta"}
@@ -78,6 +78,12 @@ CORE = [
           "else accuracy)", "corpus", ("auto", "chunk", "segment", "accuracy")),
     Param("scheme", str, "auto", "chunk tag scheme: iob1, iob2, ioe1, ioe2, iobes, bilou, or auto (from the "
           "labels)", "corpus", ("auto", "iob1", "iob2", "ioe1", "ioe2", "iobes", "bilou")),
+    Param("well_formed", bool, False, "only labellings well formed in the chunk tag scheme (IOB2: no I-X after O "
+          "or B-Y, nor first; IOBES, BILOU: every chunk begun is ended; B, I, E, S likewise): crf and the online "
+          "learners train over them, and the model keeps the rule, so that it never outputs another", "tag"),
+    Param("forbid", str, "", "a file of what a labelling may not have, a pair of labels per line: `A B` (B right "
+          "after A), `<s> B` (B first), `A </s>` (A last): trained over and kept by the model, as well_formed",
+          "tag", metavar="FILE"),
     Param("partial", bool, False, "the training and dev labels may be partial: ? for a token whose label is "
           "unknown, A|B for one of A and B (crf and the online learners learn what is known; scores count only "
           "the known tokens)", "corpus"),
@@ -134,6 +140,9 @@ CORE = [
           minimum=0, learners=("crf", "l2sgd")),
     Param("all_possible_states", bool, False, "CRF: a weight for every (attribute, label) pair, not only for the "
           "pairs seen in training (CRFsuite's feature.possible_states)", learners=("crf", "l2sgd")),
+    Param("all_possible_transitions", bool, True, "CRF: a trainable weight for every label transition, first and "
+          "last label; false: only for those seen in training, the others kept at 0 (CRFsuite's "
+          "feature.possible_transitions)", learners=("crf", "l2sgd")),
     Param("period", int, 10, "CRF: the delta test compares the objective with its value this many passes back "
           "(iterations of L-BFGS, epochs of SGD; CRFsuite's period; 0: no delta test)", minimum=0,
           learners=("crf", "l2sgd"), maximum=10 ** 6),

@@ -23,6 +23,8 @@ REGISTRY = {}
 # sequences an online learner takes per call into compiled code: the trainer handles
 # progress and Ctrl-C between calls, in one process and on the shards alike
 CHUNK = 256
+# the score of a transition or last label the rules forbid, in an online learner's arrays
+FORBIDDEN = -1e30
 
 
 def register(cls):
@@ -215,6 +217,15 @@ class Learner(ABC):
             arrays_of, scalars_of = ({name[len(prefix):]: value for name, value in found.items()
                                       if name.startswith(prefix)} for found in (arrays, scalars))
             getattr(self, attribute).restore(arrays_of, scalars_of)
+
+    def forbid(self, trans, end):
+        """Train over the labellings without the transitions trans[y, v] (v = S: the
+        start) and last labels end[y] that the masks mark (training/rules.py): their
+        scores are set far below any path's (FORBIDDEN, finite so that sums and
+        averages of the arrays stay numbers), no decode takes them, and no step ever
+        touches them; the model keeps the rules and decodes them at -inf."""
+        self.trans[trans] = FORBIDDEN
+        self.end[end] = FORBIDDEN
 
     def warm_start(self, weights):
         """Start from the weights of a saved model (continued training): the arrays

@@ -103,6 +103,23 @@ def _pairs(ptr, ids, kind, prev, data, S, width):
     return np.concatenate(out_ids), np.concatenate(out_cells).astype(np.int64)
 
 
+def seen_transitions(data, S):
+    """(trans S x (S + 1), end S) of the transitions, first labels (column S) and last
+    labels the training corpus holds; under partial labels, every one its positions
+    allow."""
+    kind = _kinds(data)
+    prev = np.full(len(kind), S, dtype=np.int64)
+    prev[1:] = kind[:-1]
+    starts, ends = data.seq_ptr[:-1], data.seq_ptr[1:]
+    prev[starts[ends > starts]] = S
+    trans, end = np.zeros((S, S + 1), dtype=bool), np.zeros(S, dtype=bool)
+    for y, v in set(zip(kind.tolist(), prev.tolist())):
+        trans[np.ix_(_allowed(y, data, S), _allowed(v, data, S))] = True
+    for y in set(kind[ends[ends > starts] - 1].tolist()):
+        end[_allowed(y, data, S)] = True
+    return trans, end
+
+
 def sequence_blocks(seq_ptr, k):
     """k ranges of sequences with about as many positions each."""
     N, P = len(seq_ptr) - 1, int(seq_ptr[-1])
@@ -118,11 +135,28 @@ class CRFWeights:
     FEATURE_SET = ("ptr0", "lab0", "ptr1", "cell1")  # the arrays of the feature set (build_features)
 
     def build_features(self, data):
-        """The feature set of the training corpus, its kernel and x = 0."""
+        """The feature set of the training corpus, its kernel and x = 0; without
+        all_possible_transitions, the transitions, first and last labels not seen in
+        training keep their weight (0), as CRFsuite has no feature for them."""
         self.ptr0, self.lab0, self.ptr1, self.cell1 = feature_set(data, self.S, self.A0, self.A1,
                                                                   self.settings.all_possible_states)
         self.kernel = CRFKernel(self.S, self.ptr0, self.lab0, self.ptr1, self.cell1, self.transitions)
         self.x = np.zeros(self.kernel.size)
+        S = self.S
+        self.forbidden = np.zeros(S * (S + 2), dtype=np.uint8)
+        self.frozen = np.zeros(S * (S + 2), dtype=np.uint8)
+        if not self.settings.all_possible_transitions:
+            trans, end = seen_transitions(data, S)
+            self.frozen[:] = ~np.concatenate([trans.ravel(), end])
+        self.kernel.set_rules(self.forbidden, self.frozen)
+
+    def forbid(self, trans, end):
+        """Train over the labellings the rules allow (Learner.forbid): the forbidden
+        transitions and last labels score -inf in the kernel, and keep their weight, 0."""
+        cells = np.concatenate([trans.ravel(), end]).astype(np.uint8)
+        self.forbidden |= cells
+        self.frozen |= cells
+        self.x[len(self.x) - len(cells):][cells.astype(bool)] = 0.0
 
     @property
     def n_features(self):
@@ -248,6 +282,7 @@ class CRF(CRFWeights, BatchLearner):
                 g[K:] += gte
         g -= self.obs
         g += (2.0 * self.c2) * x
+        g[K:][self.frozen.astype(bool)] = 0.0  # (weights that are no features: they keep their value)
         return logz - dot(x, self.obs) + self.c2 * dot(x, x)
 
     def train_pass(self, data, k):

@@ -111,6 +111,9 @@ class Model(Probabilities, KBest):
         # binary model's weights: a converted CRF++ model then scores exactly as there
         self._sums32 = bool(sums32)
         self._base = None  # the multi-task model of a task's view (for_task)
+        # what a labelling may not have, kept by the model and applied in every decoder:
+        # (allowed S x (S + 1), end_allowed S) or None (constraints.py; train --well-formed)
+        self.rules, self._decoding = None, None
         if store is not None:
             self._weights = None
             self._set_store(store)
@@ -132,6 +135,10 @@ class Model(Probabilities, KBest):
 
     @weights.setter
     def weights(self, value):
+        if self.rules is not None and "trans" in value:  # (a learner's forbidden cells: the rules decode them)
+            value = {**value, "trans": np.where(np.tile(self.rules[0], (len(value["trans"]) // len(self.labels), 1)),
+                                                value["trans"], 0.0),
+                     "end": np.where(np.tile(self.rules[1], len(value["end"]) // len(self.labels)), value["end"], 0.0)}
         if isinstance(value.get("W1"), Rows):  # rows a learner made sparse (learners/base.py: slots_to_rows)
             self._weights = None
             self._set_store(sparse_weights(self.kind, value, len(self.labels), self.precision, layout=False))
@@ -148,6 +155,16 @@ class Model(Probabilities, KBest):
             self._set_store(tasks.task_store(self._base.store, self) if self._base is not None else
                             sparse_weights(self.kind, self._weights, len(self.labels), self.precision))
         return self._store
+
+    @property
+    def decoding(self):
+        """The Store the decoders read: store, its forbidden transitions, first and last
+        labels at -inf when the model keeps rules (constraints.masked)."""
+        if self.rules is None:
+            return self.store
+        if self._decoding is None or self._decoding[0] is not self.store:
+            self._decoding = (self.store, constraints.masked(self.store, *self.rules))
+        return self._decoding[1]
 
     def _set_store(self, store):
         """Keep the decoding weights (a storage.Store), marked with how their scores are summed."""
@@ -305,8 +322,8 @@ class Model(Probabilities, KBest):
         >>> all(not y.startswith("I-") or before[2:] == y[2:] for before, y in zip(["O"] + labels, labels))
         True
         """
-        allowed = np.ones((len(self.labels), len(self.labels) + 1), dtype=bool)
-        end_allowed = np.ones(len(self.labels), dtype=bool)
+        allowed, end_allowed = self.rules or (np.ones((len(self.labels), len(self.labels) + 1), dtype=bool),
+                                              np.ones(len(self.labels), dtype=bool))
         if well_formed:
             rules = constraints.well_formed(self.labels, self.corpus.get("scheme", "auto"))
             allowed, end_allowed = allowed & rules[0], end_allowed & rules[1]
@@ -315,7 +332,7 @@ class Model(Probabilities, KBest):
             allowed, end_allowed = allowed & rules[0], end_allowed & rules[1]
         constraints.check_lengths(allowed, end_allowed)
         view = copy.copy(self)
-        view._set_store(constraints.masked(self.store, allowed, end_allowed))
+        view.rules, view._decoding = (allowed, end_allowed), None
         return view
 
     def not_a_view(self, what):
@@ -347,7 +364,7 @@ class Model(Probabilities, KBest):
         position to keep (forced decoding), or -1 (see known_labels)."""
         self.require_task()
         out = np.zeros(data.n_positions, dtype=np.int32)
-        decode_corpus(data, self.store, out, *known_parts(known))
+        decode_corpus(data, self.decoding, out, *known_parts(known))
         return out
 
     def predict(self, sentences, source="<input>", force=False):

@@ -19,6 +19,7 @@ from ..formats import FORMATS, make_format
 from ..formats.textio import encoding_problem
 from ..modelfile import read_model, write_model
 from ..storage import PRECISIONS, Rows, Store, first_order_block
+from .constraints import check_lengths
 
 KINDS = {"linear": ("W0", "W1", "trans", "end"), "bilinear": ("W0", "alpha", "beta", "trans", "end")}
 
@@ -42,6 +43,9 @@ def write(model, path):
         meta["scores"] = "float32 sums"
     meta["weights"] = {"layout": "sparse rows", "precision": model.precision}
     arrays = model.store.arrays()
+    if model.rules is not None:  # what a labelling may not have (train --well-formed, --forbid)
+        meta["rules"] = True
+        arrays["rules_allowed"], arrays["rules_end"] = (np.asarray(r, dtype=np.uint8) for r in model.rules)
     arrays.update(vocabulary_arrays(model.index))
     arrays.update(attribute_arrays(model.index))
     for order, (table, ptr) in enumerate(model.index.tables):
@@ -103,12 +107,27 @@ def read(cls, path, verify=True):
         model = cls(meta["kind"], meta["labels"], index, meta["corpus"], None, meta.get("training"), store,
                     precision, *_tasks(meta, templates), _temperature(meta), sums32=_sums32(meta))
         check_shapes(model)
+        model.rules = _rules(meta, arrays, len(model.labels))
     except (KeyError, IndexError, AttributeError, ValueError, TypeError, UnicodeDecodeError, SeqbilError) as exc:
         # (the header is JSON of any shape: a missing key, a value of the wrong type)
         verified()
         raise ModelFileError(f"{path}: inconsistent model contents ({exc})") from None
     verified()
     return model
+
+
+def _rules(meta, arrays, S):
+    """The rules a model keeps (allowed S x (S + 1), end_allowed S, bool), or None: two
+    arrays of 0 and 1 that leave every sentence length a labelling."""
+    if not meta.get("rules"):
+        return None
+    allowed, end = arrays["rules_allowed"], arrays["rules_end"]
+    if allowed.shape != (S, S + 1) or end.shape != (S,) or allowed.dtype != np.uint8 or end.dtype != np.uint8 \
+            or allowed.max(initial=0) > 1 or end.max(initial=0) > 1:
+        raise ValueError("the rules are not two arrays of 0 and 1 over the labels")
+    rules = (allowed.astype(bool), end.astype(bool))
+    check_lengths(*rules)
+    return rules
 
 
 def _index(meta, arrays, templates):
@@ -231,6 +250,7 @@ def check_meta(meta):
     need(corpus.get("scheme", "auto") in ("auto", "iob1", "iob2", "iobes", "bilou"), "corpus scheme")
     for key in ("training", "weights", "lexicons", "vectors", "structure"):
         need(isinstance(meta.get(key, {}), dict), key)
+    need(isinstance(meta.get("rules", False), bool), "rules")
     training = meta.get("training") or {}
     # the fields seqbil inspect and --init-model read, of the types they read
     kinds = {"params": dict, "sources": dict, "selection": dict, "history": list, "tasks": dict}

@@ -110,7 +110,7 @@ class KBest:
         paths = np.zeros((rows, data.n_positions), dtype=np.int32)
         scores = np.full((data.n_sequences, rows), np.nan)
         counts = np.zeros(data.n_sequences, dtype=np.int32)
-        nbest_corpus(data, self.store, rows, paths, scores, counts, *known_parts(known))
+        nbest_corpus(data, self.decoding, rows, paths, scores, counts, *known_parts(known))
         return paths, scores, counts
 
     def decode_confidence(self, data, known=None):
@@ -118,7 +118,7 @@ class KBest:
         of each (see confidence) and the margin of each sequence."""
         out = np.zeros(data.n_positions, dtype=np.int32)
         margins, sentence = np.zeros(data.n_positions), np.zeros(data.n_sequences)
-        confidence_corpus(data, self.store, out, margins, sentence, *known_parts(known))
+        confidence_corpus(data, self.decoding, out, margins, sentence, *known_parts(known))
         return out, margins, sentence
 
     def predict_nbest(self, sentences, k, source="<input>", force=False):

@@ -130,7 +130,7 @@ class Probabilities:
         data = self.encode([sentence])
         index = {y: i for i, y in enumerate(self.labels)}
         score = np.zeros(1)
-        path_scores(data, self.store, np.array([index[y] for y in labels], dtype=np.int32), score)
+        path_scores(data, self.decoding, np.array([index[y] for y in labels], dtype=np.int32), score)
         return float(np.exp(score[0] / self.temperature - self.decode_marginals(data)[3][0]))
 
     def log_partition(self, tokens):
@@ -158,7 +158,7 @@ class Probabilities:
         self.require_task()
         out, best = np.zeros(data.n_positions, dtype=np.int32), np.zeros(data.n_sequences)
         marginals, logz = np.zeros((data.n_positions, len(self.labels))), np.zeros(data.n_sequences)
-        marginals_corpus(data, self.store, self.temperature, out, best, marginals, logz, *known_parts(known))
+        marginals_corpus(data, self.decoding, self.temperature, out, best, marginals, logz, *known_parts(known))
         return out, best, marginals, logz
 
     def predict_marginals(self, sentences, source="<input>", force=False):
@@ -180,7 +180,7 @@ class Probabilities:
         transitions, first and last labels kept out). Returns (label ids, their
         marginals (positions x labels), the probability of that labelling per sequence)."""
         _, _, marginals, logz = self.decode_marginals(data, known)
-        store, S = self.store, len(self.labels)
+        store, S = self.decoding, len(self.labels)
         trans = np.where(np.isfinite(store.trans), 0.0, -np.inf)
         end = np.where(np.isfinite(store.end), 0.0, -np.inf)
         out = np.zeros(data.n_positions, dtype=np.int32)

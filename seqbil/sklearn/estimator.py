@@ -34,7 +34,8 @@ OPTIONS = {"c1": "c1", "c2": "c2", "max_iterations": "epochs", "num_memories": "
            "calibration_rate": "calibration_rate", "calibration_samples": "calibration_samples",
            "calibration_candidates": "calibration_candidates", "calibration_max_trials": "calibration_max_trials",
            "pa_type": "pa_type", "c": "C", "error_sensitive": "pa_error_sensitive", "averaging": "averaged",
-           "variance": "arow_variance", "gamma": "arow_gamma", "all_possible_states": "all_possible_states"}
+           "variance": "arow_variance", "gamma": "arow_gamma", "all_possible_states": "all_possible_states",
+           "all_possible_transitions": "all_possible_transitions"}
 # CRFsuite's defaults where they are not seqbil's: its L2 coefficient (seqbil chooses c2
 # on held-out data when none is given), its iteration caps (lbfgs: none)
 CRFSUITE_DEFAULTS = {"crf": {"c1": 0.0, "c2": 1.0, "epochs": 2 ** 31 - 1}, "l2sgd": {"c2": 1.0, "epochs": 1000},
@@ -64,8 +65,10 @@ class CRF(BaseEstimator):
         A weight for every (attribute, label) pair, not only those seen in training
         (lbfgs, l2sgd).
     all_possible_transitions : bool, default=None
-        Accepted, not used: seqbil's CRF always has a weight for every label
-        transition (and for each label first and last in a sequence).
+        A weight for every label transition (and for each label first and last in
+        a sequence), not only for those seen in training, as CRFsuite's
+        `feature.possible_transitions` (lbfgs, l2sgd). seqbil's default (None) keeps
+        them all, as True; False leaves the unseen ones at 0.
     c1 : float, default=None
         The L1 coefficient, `c1 |w|_1` as CRFsuite defines it (default 0).
     c2 : float, default=None

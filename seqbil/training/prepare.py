@@ -17,6 +17,7 @@ from ..formats.textio import sha256_file
 from ..learners import LEARNERS
 from ..model import Model
 from .memory import return_freed_memory
+from .rules import frozen_cells, run_rules
 from .reading import corpus_of, file_record, read_sentences, read_tasks, structure_features, vector_features
 from .settings import check_settings, load_templates, settings_header, task_list
 from .shards import ColumnValues, index_of_shards, survey_shards
@@ -71,6 +72,7 @@ class Run:
     interrupted: bool = False  # run_passes stopped early on SIGINT / SIGTERM
     mixer: object = None  # on shards: the shards, read and encoded on the workers (dask/ipm.py: Mixer)
     fingerprint: int | None = None  # on shards: of their encodings (the corpus's: checkpoint.fingerprint)
+    rules: tuple | None = None  # (allowed, end_allowed) of [tag] well_formed and forbid (rules.py)
 
     def data_fingerprint(self):
         """What a checkpoint keeps of the training corpus, to refuse resuming on another."""
@@ -113,9 +115,7 @@ def prepare(settings, train_data, dev, template_file, config, base, echo, client
 
 def _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, mixer, header):
     enc = settings.encoding
-    if settings.partial and fmt.segments:
-        raise ConfigError(settings.origin("partial"), 0, f"[corpus] partial = true: not with {fmt.name} files, "
-                          "whose labels come from the spaces")
+    _check_partial(settings, fmt)
     tasks = task_list(settings.tasks, settings.origin("tasks")) if settings.tasks else None
     t0 = time.perf_counter()
     if tasks:
@@ -169,6 +169,7 @@ def _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, 
                              lexicons=lexicons, partial=settings.partial,
                              length_cap=settings.dict_length_cap, jackknife=jackknife)
         n_sequences, n_positions = data.n_sequences, data.n_positions
+    rules = run_rules(settings, labels, scheme, data, bool(tasks), mixer is not None, train_name)
     emb = Embeddings(live, learning, *(_embedding_rows(data, vectors, tokens, settings) if live else (None, None)))
     task_spec, coupling_line = None, ""
     if tasks:  # how the tasks are coupled (a general interaction matrix adds task copies of attributes)
@@ -195,10 +196,11 @@ def _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, 
     names = [name for name, _, _ in tasks] if tasks else None
     model = Model("linear", labels, index, corpus, {}, precision=settings.precision, tasks=names,
                   task_labels=task_labels if tasks else None)
+    model.rules = rules
     run = Run(settings, fmt, tasks, templates, origin, train_name, train_record, labels, index, data, model,
               t_encode, task_spec=task_spec, coupling_line=coupling_line, vectors=vectors, emb=emb,
               records=FeatureRecords(lexicon_info, vector_info, structure_info), structure=structure, mixer=mixer,
-              fingerprint=fingerprint)
+              fingerprint=fingerprint, rules=rules)
     _read_devs(run, dev)
     A0, A1 = index.n_attributes(0), index.n_attributes(1)
     echo(f"read {n_sequences} sequences, {n_positions} tokens, {len(labels)} labels; "
@@ -246,6 +248,12 @@ def _templates(settings, template_file, config, base, tasks):
                           "sentence, which only multi-task training (--task NAME=TRAIN ...) gives; and it adds the "
                           "%task copies itself")
     return templates, origin
+
+
+def _check_partial(settings, fmt):
+    if settings.partial and fmt.segments:
+        raise ConfigError(settings.origin("partial"), 0, f"[corpus] partial = true: not with {fmt.name} files, "
+                          "whose labels come from the spaces")
 
 
 def _labels_and_metric(fmt, label_values, base, settings):
@@ -315,6 +323,8 @@ def make_learner(run, base=None, init_model=None, echo=print):
         echo(f"starting from {init_model}: {len(base.labels)} of {len(run.labels)} labels, "
              f"{base.index.n_attributes(0)} of {A0} 0-order and {base.index.n_attributes(1)} of {A1} 1st-order "
              f"attributes")
+    if run.rules is not None:  # (after a warm start, which sets every transition)
+        learner.forbid(*frozen_cells(run.rules))
     return learner
 
 
