@@ -18,6 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"(<!-- table:(\S+) -->\n)(.*?)(<!-- /table -->)", re.S)
+# benchmarks/suite.py's held-out corpora (data_scripts/get_heldout.sh), and the task each is judged on
+HELDOUT = {"es-conll2002": "ner", "nl-conll2002": "ner", "af-afribooms": "pos", "mt-mudt": "pos"}
 
 
 def spread(s, fmt="{:.2f}"):
@@ -581,7 +583,9 @@ def suite_table(record):
         else ""
     if record.get("complete") is False:
         quick += " **The run stopped before its last corpus: these are the corpora it finished.**"
-    return (f"The development suite, scored on its {record['split']} split by seqbil's scorer (acc: token accuracy; "
+    held = all(name in HELDOUT for name in record["corpora"])
+    what = "Held-out corpora, kept apart from every choice of the defaults," if held else "The development suite,"
+    return (f"{what} scored on {'their' if held else 'its'} {record['split']} split by seqbil's scorer (acc: token accuracy; "
             f"F1: conlleval's for chunking, SIGHAN word F1 for segmentation), each system run as its users run it "
             f"on the same training file.{quick} Train CPU: user + sys seconds of the training process; RSS: its "
             f"peak; model: the model file. The best score of a row in bold; the average row is over the corpora "
