@@ -210,6 +210,10 @@ def test_a_segmentation_model_keeps_the_boundaries_of_the_spaces(tmp_path):
     assert [ln for ln in forced.splitlines() if "boundary" not in ln][-3:] == \
         [ln for ln in plain.splitlines() if "boundary" not in ln][-3:]  # no space, nothing forced
     assert run("--force").splitlines()[2] == run().splitlines()[2]
+    # in Python, a known word: its characters' B, I, E kept, the rest segmented under them
+    model = seqbil.load(seg)
+    tags = model.tag("共同创造美好的新世纪", known=[None, None, None, None, "B", "I", "I", "E", None, None])
+    assert tags[4:8] == ["B", "I", "I", "E"] and tags[8] in ("B", "S")
     second = run("--force").splitlines()[1].split()
     assert second[0] == "扬帆" and any(w.endswith("中") for w in second) and any(w.startswith("国") for w in second)
 
