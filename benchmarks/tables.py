@@ -412,7 +412,7 @@ def wapiti_table(record):
     dat = record.get("dat")
     if dat:
         systems = list(next(iter(dat.values()))["f1"])
-        lines = ["| corpus | pattern file | " + " | ".join(systems) + " |", "| --- | --- | " + "--- | " * len(systems)]
+        lines = ["| corpus | pattern file | " + " | ".join(systems) + " |", "| --- | --- |" + " --- |" * len(systems)]
         for name, d in dat.items():
             best = max(d["f1"].values())
             lines.append(f"| {name} (`{d['train']}` / `{d['test']}`) | `{d['patterns']}` | " + " | ".join(

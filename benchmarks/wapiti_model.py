@@ -33,6 +33,7 @@ a test of this script).
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -76,11 +77,15 @@ def wapiti_model(program, train, template, work, flags):
     return model, made
 
 
+HEADER = re.compile(r"# (\d+ )?[-+0-9.einfa]+")  # a sentence's line: Wapiti's "# 0 0.352856", seqbil's "# 0.35"
+
+
 def label_pairs(text, sep):
     """(label, probability) of each token line of `wapiti label -p -s` output (sep: a
-    tab) or of `seqbil tag --posterior --marginals` (a space): its last field."""
+    tab) or of `seqbil tag --posterior --marginals` (a space): its last field (a token
+    # is a token line, not a header)."""
     return [tuple(line.split(sep)[-1].rsplit("/", 1)) for line in text.splitlines()
-            if line.strip() and not line.startswith("#")]
+            if line.strip() and not HEADER.fullmatch(line)]
 
 
 def compare(program, model, sbm, test, work):
