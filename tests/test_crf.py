@@ -22,21 +22,23 @@ def make(data, S, A0, A1, transitions=True, **kw):
     return learner
 
 
+def path_score(path, unary, pair, trans, end):
+    """The score of one labelling of a sequence's tables (test_decode.tables)."""
+    s, prev = end[path[-1]], len(end)
+    for i, y in enumerate(path):
+        s += unary[i][y] + pair[i, y, prev] + trans[y, prev]
+        prev = y
+    return s
+
+
 def nll_by_enumeration(data, W0, W1, trans, end):
     """sum over sequences of -log p(gold | x), every labelling enumerated."""
     S, total = W0.shape[1], 0.0
     for j in range(data.n_sequences):
         a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
-        unary, pair = tables(data, j, W0, W1)
-
-        def score(path):
-            s, prev = end[path[-1]], S
-            for i, y in enumerate(path):
-                s += unary[i] [y] + pair[i, y, prev] + trans[y, prev]
-                prev = y
-            return s
-        logz = np.logaddexp.reduce([score(p) for p in itertools.product(range(S), repeat=b - a)])
-        total += logz - score(data.labels[a:b])
+        tabs = (*tables(data, j, W0, W1), trans, end)
+        logz = np.logaddexp.reduce([path_score(p, *tabs) for p in itertools.product(range(S), repeat=b - a)])
+        total += logz - path_score(data.labels[a:b], *tabs)
     return total
 
 

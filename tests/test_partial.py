@@ -15,7 +15,7 @@ from seqbil.evaluation import score
 from seqbil.formats import partial
 from seqbil.learners.latent import LatentTargets
 from seqbil.samples import sample_path
-from test_crf import finite_differences, make
+from test_crf import finite_differences, make, path_score
 from test_decode import random_dataset, tables
 from test_cli import ENV
 
@@ -77,17 +77,10 @@ def partial_nll_by_enumeration(data, W0, W1, trans, end):
     S, total = W0.shape[1], 0.0
     for j in range(data.n_sequences):
         a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
-        unary, pair = tables(data, j, W0, W1)
-
-        def score_of(path):
-            s, prev = end[path[-1]], S
-            for i, y in enumerate(path):
-                s += unary[i][y] + pair[i, y, prev] + trans[y, prev]
-                prev = y
-            return s
+        tabs = (*tables(data, j, W0, W1), trans, end)
         paths = list(itertools.product(range(S), repeat=b - a))
-        logz = np.logaddexp.reduce([score_of(p) for p in paths])
-        kept = [score_of(p) for p in paths if all(allows(data, a + i, y) for i, y in enumerate(p))]
+        logz = np.logaddexp.reduce([path_score(p, *tabs) for p in paths])
+        kept = [path_score(p, *tabs) for p in paths if all(allows(data, a + i, y) for i, y in enumerate(p))]
         total += logz - np.logaddexp.reduce(kept)
     return total
 
@@ -154,18 +147,11 @@ def test_latent_targets_are_the_best_consistent_labellings(rng):
             if j not in order or all(data.known[a:b] >= 0):  # not refreshed: the targets stay
                 assert data.labels[a:b].tolist() == gold[a:b].tolist()
                 continue
-            unary, pair = tables(data, j, W0, W1)
-
-            def score_of(path):
-                s, prev = end[path[-1]], S
-                for i, y in enumerate(path):
-                    s += unary[i][y] + pair[i, y, prev] + trans[y, prev]
-                    prev = y
-                return s
+            tabs = (*tables(data, j, W0, W1), trans, end)
             kept = [p for p in itertools.product(range(S), repeat=b - a)
                     if all(allows(data, a + i, y) for i, y in enumerate(p))]
-            best = max(kept, key=score_of)
-            assert score_of(tuple(data.labels[a:b])) == pytest.approx(score_of(best), abs=1e-9)
+            best = max(kept, key=lambda p: path_score(p, *tabs))
+            assert path_score(tuple(data.labels[a:b]), *tabs) == pytest.approx(path_score(best, *tabs), abs=1e-9)
             assert all(allows(data, a + i, y) for i, y in enumerate(data.labels[a:b]))
 
 

@@ -61,6 +61,16 @@ def test_bilinear_rows_hold_the_factors_of_non_zero_products(rng):
     assert np.array_equal(store.w1.nonempty(), ~empty)  # a zero factor takes the other with it
 
 
+def random_weights(rng, form, S, A0, A1):
+    """Dense weights of a linear or bilinear model, most cells zero."""
+    weights = {"W0": sparse_random(rng, (A0, S)), "trans": rng.normal(size=(S, S + 1)), "end": rng.normal(size=S)}
+    if form == "linear":
+        weights["W1"] = sparse_random(rng, (A1, S, S + 1))
+    else:
+        weights["alpha"], weights["beta"] = sparse_random(rng, (A1, S), 0.6), sparse_random(rng, (A1, S + 1), 0.6)
+    return weights
+
+
 def in_layout(rows, layout):
     """rows as (cell, value) pairs or dense, whichever compact_layout would choose."""
     if layout == "dense":
@@ -77,11 +87,7 @@ def test_sparse_decoding_equals_brute_force(rng, form, S, precision, layout):
     stand for (rounded to the precision)."""
     A0, A1 = 9, 7
     data = random_dataset(rng, 15, S, A0, A1)
-    weights = {"W0": sparse_random(rng, (A0, S)), "trans": rng.normal(size=(S, S + 1)), "end": rng.normal(size=S)}
-    if form == "linear":
-        weights["W1"] = sparse_random(rng, (A1, S, S + 1))
-    else:
-        weights["alpha"], weights["beta"] = sparse_random(rng, (A1, S), 0.6), sparse_random(rng, (A1, S + 1), 0.6)
+    weights = random_weights(rng, form, S, A0, A1)
     store = sparse_weights(form, weights, S, precision)
     store = store.with_blocks(in_layout(store.w0, layout), in_layout(store.w1, layout))
     for block in (store.w0, store.w1):
@@ -104,11 +110,7 @@ def test_dense_store_holds_the_weights_of_the_sparse_one(rng, form, precision):
     the decode brute force gives."""
     S, A0, A1 = 4, 9, 7
     data = random_dataset(rng, 15, S, A0, A1)
-    weights = {"W0": sparse_random(rng, (A0, S)), "trans": rng.normal(size=(S, S + 1)), "end": rng.normal(size=S)}
-    if form == "linear":
-        weights["W1"] = sparse_random(rng, (A1, S, S + 1))
-    else:
-        weights["alpha"], weights["beta"] = sparse_random(rng, (A1, S), 0.6), sparse_random(rng, (A1, S + 1), 0.6)
+    weights = random_weights(rng, form, S, A0, A1)
     dense, sparse = dense_store(form, weights, S, precision), sparse_weights(form, weights, S, precision)
     assert dense.w0.dense and dense.w1.dense and dense.w0.val.dtype == np.dtype(precision)
     for name, block in dense_weights(form, dense, S).items():

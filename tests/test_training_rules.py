@@ -15,7 +15,7 @@ from seqbil.model import constraints
 from seqbil.samples import sample_path
 from seqbil.training.rules import check_corpus
 from test_cli import ENV
-from test_crf import finite_differences, make
+from test_crf import finite_differences, make, path_score
 from test_decode import random_dataset, tables
 
 
@@ -39,24 +39,12 @@ def nll_over_allowed(data, W0, W1, trans, end, allowed, end_allowed):
     S, total = W0.shape[1], 0.0
     for j in range(data.n_sequences):
         a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
-        unary, pair = tables(data, j, W0, W1)
-
-        def score(path):
-            s, prev = end[path[-1]], S
-            for i, y in enumerate(path):
-                s += unary[i][y] + pair[i, y, prev] + trans[y, prev]
-                prev = y
-            return s
+        tabs = (*tables(data, j, W0, W1), trans, end)
 
         def ok(path):
-            prev = S
-            for y in path:
-                if not allowed[y, prev]:
-                    return False
-                prev = y
-            return end_allowed[path[-1]]
+            return all(allowed[y, prev] for y, prev in zip(path, (S, *path[:-1]))) and end_allowed[path[-1]]
         paths = [p for p in itertools.product(range(S), repeat=b - a) if ok(p)]
-        total += np.logaddexp.reduce([score(p) for p in paths]) - score(data.labels[a:b])
+        total += np.logaddexp.reduce([path_score(p, *tabs) for p in paths]) - path_score(data.labels[a:b], *tabs)
     return total
 
 

@@ -38,7 +38,7 @@ from ..features.templates import TemplateSet, parse_template
 from ..formats.conll import MAX_FIELDS
 from ..model import Model
 from ..modelfile import crfpp_form
-from .keyed import feature_cells, weight_tables
+from .keyed import feature_cells, model_labels, text_of, weight_tables
 
 _HEAD = struct.Struct("<IidIII")  # version, type, cost factor, maxid, xsize, size of the double array
 _MACRO = re.compile(r"%x\[(-?\d+),(\d+)\]")
@@ -288,16 +288,8 @@ def to_model(crf, path, encoding="utf-8", precision=None):
     stored weights; default the file's (float32 for a binary model, float64 for a
     text one)."""
 
-    def text(b, what):
-        try:
-            return b.decode(encoding)
-        except UnicodeDecodeError:
-            raise ModelFileError(f"{path}: {what} {b[:40]!r} is not {encoding}: give the model's encoding "
-                                 f"(--encoding)") from None
-
-    labels = [text(y, "the label") for y in crf.labels]
-    if not labels or len(set(labels)) != len(labels):
-        raise ModelFileError(f"{path}: a CRF++ model with {'duplicate' if labels else 'no'} labels")
+    text = text_of(path, encoding)
+    labels = model_labels(path, crf.labels, text, "CRF++")
     S = len(labels)
     if not 0 < crf.xsize < MAX_FIELDS:  # (the columns of a line but the label)
         raise ModelFileError(f"{path}: a CRF++ model of {crf.xsize} columns: seqbil reads 1 to {MAX_FIELDS - 1:,}")

@@ -90,3 +90,24 @@ def weight_tables(path, index, texts, parts, found, options, alpha, S):
         tables.append((np.concatenate(table) if table else np.zeros(0, np.int64), np.array(ptr, np.int64)))
         blocks[order] = np.concatenate(rows) if rows else np.zeros((0, width))
     return tables, blocks
+
+
+def text_of(path, encoding, errors="strict"):
+    """A function decoding a model's strings (bytes) as text in `encoding`: one that
+    does not decode is a ModelFileError naming what it is (`what`) and how to say
+    the encoding."""
+    def text(b, what):
+        try:
+            return b.decode(encoding, errors)
+        except UnicodeDecodeError:
+            raise ModelFileError(f"{path}: {what} {b[:40]!r} is not {encoding}: give the model's encoding "
+                                 f"(--encoding)") from None
+    return text
+
+
+def model_labels(path, raw, text, tool):
+    """The labels of another tool's model (raw: bytes), decoded, distinct and some."""
+    labels = [text(y, "the label") for y in raw]
+    if not labels or len(set(labels)) != len(labels):
+        raise ModelFileError(f"{path}: a {tool} model with {'duplicate' if labels else 'no'} labels")
+    return labels

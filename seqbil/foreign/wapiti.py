@@ -28,7 +28,7 @@ from ..features.patterns import KINDS, translate
 from ..features.templates import TemplateSet
 from ..formats.conll import MAX_FIELDS
 from ..model import Model
-from .keyed import feature_cells, weight_tables
+from .keyed import feature_cells, model_labels, text_of, weight_tables
 
 TYPES = ("maxent", "memm", "crf")  # (mdl_t's type)
 
@@ -141,16 +141,8 @@ def to_model(wm, path, encoding="utf-8", precision=None, fields=None):
         raise ModelFileError(f"{path}: a Wapiti model trained without patterns (its data gave the features): "
                              "seqbil converts models of pattern files")
 
-    def text(b, what, errors="strict"):
-        try:
-            return b.decode(encoding, errors)
-        except UnicodeDecodeError:
-            raise ModelFileError(f"{path}: {what} {b[:40]!r} is not {encoding}: give the model's encoding "
-                                 f"(--encoding)") from None
-
-    labels = [text(y, "the label") for y in wm.labels]
-    if not labels or len(set(labels)) != len(labels):
-        raise ModelFileError(f"{path}: a Wapiti model with {'duplicate' if labels else 'no'} labels")
+    text = text_of(path, encoding)
+    labels = model_labels(path, wm.labels, text, "Wapiti")
     S = len(labels)
     templates, parts, counts = [], [], {}
     for raw in wm.patterns:
@@ -176,7 +168,8 @@ def to_model(wm, path, encoding="utf-8", precision=None, fields=None):
             raise ModelFileError(f"{path}: weight {f} is past the model's {F:,} features")
         theta[f] = w
     # the observations as text (a %m match may cut a character: its bytes are kept escaped, as wmatch keeps them)
-    observations = [text(o, "the observation", "backslashreplace") for o in wm.observations]
+    escaped = text_of(path, encoding, "backslashreplace")
+    observations = [escaped(o, "the observation") for o in wm.observations]
     found = {}
     for order, offsets in ((0, uoff), (1, boff)):
         keep = [i for i, k in enumerate(kinds) if k in ("u*" if order == 0 else "b*")]
