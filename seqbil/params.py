@@ -84,6 +84,10 @@ CORE = [
     Param("forbid", str, "", "a file of what a labelling may not have, a pair of labels per line: `A B` (B right "
           "after A), `<s> B` (B first), `A </s>` (A last): trained over and kept by the model, as well_formed",
           "tag", metavar="FILE"),
+    Param("partial_words", str, "", "with partial and segmented (sighan) training text, whose spaces are then "
+          "known boundaries and the rest unknown: a word list whose words matched in the text (the longest "
+          "first, left to right, none across a space) are known words inside, their edges unknown", "corpus",
+          metavar="FILE"),
     Param("partial", bool, False, "the training and dev labels may be partial: ? for a token whose label is "
           "unknown, A|B for one of A and B (crf and the online learners learn what is known; scores count only "
           "the known tokens)", "corpus"),

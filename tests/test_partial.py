@@ -196,9 +196,6 @@ def test_partial_is_refused_where_it_cannot_apply(tmp_path):
                           env=ENV, cwd=tmp_path)
     assert proc.returncode == 2 and "partial = true: not with learner l2sgd" in proc.stderr
     assert "Traceback" not in proc.stderr
-    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "train", "--config", "cws", "--partial",
-                           "--model", str(tmp_path / "m.sbm")], capture_output=True, text=True, env=ENV, cwd=tmp_path)
-    assert proc.returncode == 2 and "not with sighan files" in proc.stderr
     # without --partial, ? is a label like any other
     model = seqbil.train(str(path), learner="sp", epochs=1)
     assert "?" in model.labels
@@ -248,3 +245,74 @@ def test_sklearn_takes_none_and_sets_in_y():
         CRF(algorithm="ap", max_iterations=1).fit(X[:2], [["?"] * len(X[0]), [None] * len(X[1])])
     with pytest.raises(ValueError, match="is not a non-empty set of labels"):
         CRF(algorithm="ap", max_iterations=1).fit(X[:1], [[set()] * len(X[0])])
+
+
+def test_segmentation_partial_tags_keep_the_gold_and_know_what_they_say(rng):
+    """Text segmented in part: every character's partial label allows its gold tag;
+    a space's neighbours end and begin words; a matched word's inner characters are
+    inside it."""
+    from seqbil.formats.partial import parse
+    from seqbil.formats.sighan import bies_tags, partial_tags
+    alphabet = "abcdef"
+    for _ in range(300):
+        words = ["".join(rng.choice(list(alphabet), int(rng.integers(1, 4)))) for _ in range(int(rng.integers(1, 6)))]
+        gold = bies_tags(words)
+        keep = rng.random(len(words) - 1) < 0.5
+        chars, breaks, at = list("".join(words)), [], 0
+        for w, kept in zip(words[:-1], keep):
+            at += len(w)
+            if kept:
+                breaks.append(at)
+        def allowed(t):
+            found = parse(t)
+            return {found} if isinstance(found, str) else found or {"B", "I", "E", "S"}
+        # no word list: what the spaces say, which the gold always keeps
+        tags = partial_tags(chars, tuple(breaks), set(), 3)
+        assert all(g in allowed(t) for t, g in zip(tags, gold))
+        for b in breaks:
+            assert allowed(tags[b - 1]) <= {"E", "S"} and allowed(tags[b]) <= {"B", "S"}
+        # a word list: a matched word is one word inside (its inner characters neither end nor begin one)
+        lexicon = {w for w in words if len(w) > 1 and rng.random() < 0.5}
+        tags = partial_tags(chars, tuple(breaks), lexicon, 3)
+        text = "".join(chars)
+        for i in range(len(chars)):
+            for w in lexicon:
+                if text.startswith(w, i) and allowed(tags[i]) <= {"B", "I"} and allowed(tags[i + len(w) - 1]) \
+                        <= {"I", "E"}:
+                    assert all(allowed(tags[k]) == {"I"} for k in range(i + 1, i + len(w) - 1))
+        for b in breaks:
+            assert allowed(tags[b - 1]) <= {"E", "S"} and allowed(tags[b]) <= {"B", "S"}
+
+
+def test_a_segmenter_trains_from_text_segmented_in_part_and_a_word_list(tmp_path):
+    lines = sample_path("pku_train.utf8").read_text(encoding="utf-8").splitlines()
+    rng = np.random.default_rng(2)
+    half = [" ".join("".join(ws[k] for k in range(i, j)) for i, j in _pieces(len(ws), rng)) for ws in
+            (line.split() for line in lines) if ws]
+    (tmp_path / "half.txt").write_text("\n".join(half) + "\n", encoding="utf-8")
+    (tmp_path / "words.txt").write_text("\n".join(sorted({w for line in lines for w in line.split() if len(w) > 1})),
+                                        encoding="utf-8")
+    test = [line.split() for line in sample_path("pku_test.utf8").read_text(encoding="utf-8").splitlines() if line]
+
+    def f1(**options):
+        model = seqbil.train(str(tmp_path / "half.txt"), config="sighan2005", learner="sp", epochs=5, **options)
+        got = [model.tag("".join(ws)) for ws in test]
+        from seqbil.evaluation import score
+        from seqbil.formats.sighan import bies_tags
+        return score("segment", [bies_tags(ws) for ws in test], got, chars=[list("".join(ws)) for ws in test])["f1"]
+    plain, partial = f1(), f1(partial=True, partial_words=str(tmp_path / "words.txt"))
+    assert partial > plain + 20  # the words joined where a space went missing are not words
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", "train", "--config", "cws", "--partial", "--train",
+                           str(tmp_path / "half.txt"), "--model", str(tmp_path / "m.sbm")], capture_output=True,
+                          text=True, env=ENV, cwd=tmp_path)
+    assert proc.returncode == 2 and "words=train" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _pieces(n, rng):
+    """Spans of a line's n words, each word joined to the next with probability 1/2."""
+    spans, start = [], 0
+    for i in range(1, n):
+        if rng.random() < 0.5:
+            spans.append((start, i))
+            start = i
+    return spans + [(start, n)]

@@ -46,6 +46,34 @@ def split_raw(text):
     return chars, tuple(breaks)
 
 
+def partial_tags(chars, breaks, words=frozenset(), cap=0):
+    """The partial labels (formats/partial.py) of a line of text segmented in part: its
+    spaces are known word boundaries (breaks); the inner boundaries of the words of
+    `words` matched in it (the longest, up to cap characters, first from the left, none
+    across a space) are known not to be; the other gaps are unknown. Each character's
+    label is then the B, I, E and S its gaps allow: one of them, a set (B|S), or ?."""
+    n = len(chars)
+    gap = [None] * (n + 1)  # gap[i]: before character i, True a boundary, False none, None unknown
+    gap[0] = gap[n] = True
+    for b in breaks:
+        gap[b] = True
+    i = 0
+    while i < n:
+        for length in range(min(cap, n - i), 1, -1):
+            if not any(gap[k] for k in range(i + 1, i + length)) and "".join(chars[i:i + length]) in words:
+                for k in range(i + 1, i + length):
+                    gap[k] = False
+                i += length - 1
+                break
+        i += 1
+    out = []
+    for i in range(n):
+        tags = [t for t, begins, ends in (("B", True, False), ("I", False, False), ("E", False, True),
+                                          ("S", True, True)) if gap[i] in (None, begins) and gap[i + 1] in (None, ends)]
+        out.append("?" if len(tags) == 4 else "|".join(tags))
+    return out
+
+
 @register
 class SighanFormat(Format):
     """One sentence per line, words separated by whitespace (ASCII or U+3000)."""
@@ -90,6 +118,15 @@ class SighanFormat(Format):
             known.append(row)
         known = np.concatenate(known) if known else np.zeros(0, np.int32)
         return np.ascontiguousarray(known), sets
+
+    def read_partial(self, lines, words=frozenset(), cap=0):
+        """Lines ((number, text) pairs) of text segmented in part, as sentences of
+        partial labels (partial_tags): a space a known boundary, a word of `words` a
+        known word inside, the rest unknown."""
+        for number, text in lines:
+            chars, breaks = split_raw(text)
+            if chars:
+                yield Sentence([chars], partial_tags(chars, breaks, words, cap), number)
 
     def check_training(self, corpus, name):
         """Refuse a training corpus that is not segmented: unsegmented text (or a word

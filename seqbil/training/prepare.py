@@ -18,7 +18,7 @@ from ..learners import LEARNERS
 from ..model import Model
 from .memory import return_freed_memory
 from .rules import frozen_cells, run_rules
-from .reading import corpus_of, file_record, read_sentences, read_tasks, structure_features, vector_features
+from .reading import corpus_of, partial_segments, file_record, read_sentences, read_tasks, structure_features, vector_features
 from .settings import check_settings, load_templates, settings_header, task_list
 from .shards import ColumnValues, index_of_shards, survey_shards
 
@@ -122,6 +122,8 @@ def _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, 
         tokens, train_name, task_records, task_labels = read_tasks(fmt, tasks, enc)
     elif mixer is not None:
         tokens, train_name = None, str(train_data)
+    elif settings.partial and fmt.segments:  # text segmented in part: partial labels (formats/sighan.py)
+        tokens, train_name = partial_segments(fmt, train_data, settings)
     else:
         tokens, train_name = corpus_of(fmt, train_data, enc)
     templates, origin = _templates(settings, template_file, config, base, tasks)
@@ -251,9 +253,13 @@ def _templates(settings, template_file, config, base, tasks):
 
 
 def _check_partial(settings, fmt):
-    if settings.partial and fmt.segments:
-        raise ConfigError(settings.origin("partial"), 0, f"[corpus] partial = true: not with {fmt.name} files, "
-                          "whose labels come from the spaces")
+    if settings.partial_words and not (settings.partial and fmt.segments):
+        raise ConfigError(settings.origin("partial_words"), 0, "[corpus] partial_words goes with partial = true "
+                          "and segmented (sighan) text")
+    trained = [d for d in settings.dictionaries if d.split("=", 1)[-1] == "train"]
+    if settings.partial and fmt.segments and trained:
+        raise ConfigError(settings.origin("dictionaries"), 0, f"[features] dictionaries {trained[0]!r}: the words "
+                          "of a text segmented in part are not known; give the dictionary's file (NAME=FILE)")
 
 
 def _labels_and_metric(fmt, label_values, base, settings):

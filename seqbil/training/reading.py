@@ -16,7 +16,7 @@ from ..features.vectors import parse_specs as vector_specs
 from ..features.templates import EMB
 from ..formats import read_corpus
 from ..formats.sentence import Corpus
-from ..formats.textio import sha256_file
+from ..formats.textio import read_lines, sha256_file
 
 
 def file_record(path, sentences):
@@ -87,6 +87,27 @@ def corpus_of(fmt, source, encoding):
             raise InputError(name, 0, "no sentences in file")
     fmt.check_training(corpus, name)
     return corpus, name
+
+
+def partial_segments(fmt, source, settings):
+    """(Corpus, name) of segmented text read as partial labels (SighanFormat.read_partial:
+    its spaces known boundaries, the words of [corpus] partial_words known words, the
+    rest unknown): a file, or sentences in memory (strings, or lists of words; a
+    Corpus, a part of one read so, as it is)."""
+    if isinstance(source, Corpus):
+        return source, "<memory>"
+    words = set()
+    if settings.partial_words:
+        words = {w for _, line in read_lines(settings.partial_words, settings.encoding) for w in line.split()}
+    cap = max(map(len, words), default=0)
+    if isinstance(source, list):
+        lines, name = [(n, s if isinstance(s, str) else " ".join(s)) for n, s in enumerate(source, 1)], "<memory>"
+    else:
+        lines, name = read_lines(source, settings.encoding), str(source)
+    sentences = list(fmt.read_partial(lines, words, cap))
+    if not sentences:
+        raise InputError(name, 0, "no sentences in file")
+    return Corpus.of(sentences), name
 
 
 def vector_features(settings, templates, tokens, base, encoding):
