@@ -122,10 +122,9 @@ def _prepare(settings, train_data, dev, template_file, config, base, echo, fmt, 
         tokens, train_name, task_records, task_labels = read_tasks(fmt, tasks, enc)
     elif mixer is not None:
         tokens, train_name = None, str(train_data)
-    elif settings.partial and fmt.segments:  # text segmented in part: partial labels (formats/sighan.py)
-        tokens, train_name = partial_segments(fmt, train_data, settings)
-    else:
-        tokens, train_name = corpus_of(fmt, train_data, enc)
+    else:  # (text segmented in part: partial labels, formats/sighan.py)
+        tokens, train_name = partial_segments(fmt, train_data, settings) if settings.partial and fmt.segments \
+            else corpus_of(fmt, train_data, enc)
     templates, origin = _templates(settings, template_file, config, base, tasks)
     templates = fmt.check_templates(templates, train_name, origin, tokens)
     settings = check_settings(settings, templates, echo)
