@@ -2,7 +2,7 @@
 seqbil reads them, and the test score."""
 from seqbil.evaluation import choose_metric, score
 from seqbil.features.index import normalizer
-from seqbil.features.templates import read_template_file
+from seqbil.features.patterns import read_template_file
 from seqbil.formats import make_format, read_corpus
 from seqbil.params import find_config, resolve
 
