@@ -289,6 +289,7 @@ cdef class CRFKernel:
     cdef bint transitions
     cdef object arrays
     cdef object rules
+    cdef bint forbids
 
     def __init__(self, int S, const int64_t[::1] ptr0, const int32_t[::1] lab0, const int64_t[::1] ptr1,
                  const int32_t[::1] cell1, bint transitions):
@@ -312,16 +313,18 @@ cdef class CRFKernel:
         self.transitions = transitions
         self.arrays = (ptr0, lab0, ptr1, cell1)
         self.f.forbidden = self.f.frozen = NULL
-        self.rules = None
+        self.rules, self.forbids = None, False
 
     def set_rules(self, const uint8_t[::1] forbidden, const uint8_t[::1] frozen):
         """The transitions and end scores (S (S + 2) flags each, the layout of x past the
-        keyed weights) that score -inf and those that keep their weight (Features)."""
+        keyed weights) that score -inf and those that keep their weight (Features); set
+        again after the flags change."""
         cdef int S = self.f.S
         if forbidden.shape[0] != S * (S + 2) or frozen.shape[0] != S * (S + 2):
             raise ValueError("the rules: one flag per transition and end score")
         self.rules = (forbidden, frozen)
         self.f.forbidden, self.f.frozen = &forbidden[0], &frozen[0]
+        self.forbids = any(forbidden[k] for k in range(forbidden.shape[0]))
 
     cdef int check(self, Corpus* c, data, int64_t lo, int64_t hi) except -1:
         cdef int64_t k
@@ -370,12 +373,14 @@ cdef class CRFKernel:
         cdef const double* pair
         cdef double logz = 0.0
         cdef double* w = &xg[0] if xg.shape[0] else NULL
-        cdef double[::1] masked = np.array(xte)
-        if self.f.forbidden != NULL:
+        cdef double[::1] masked
+        cdef const double* trans = &xte[0]
+        if self.forbids:  # (a copy only when the rules forbid something)
+            masked = np.array(xte)
             for i in range(S * (S + 2)):
                 if self.f.forbidden[i]:
                     masked[i] = -INFINITY
-        cdef const double* trans = &masked[0]
+            trans = &masked[0]
         cdef double* g = &gte[0]
         with nogil:
             for j in range(lo, hi):

@@ -149,6 +149,7 @@ class CRFWeights:
             trans, end = seen_transitions(data, S)
             self.frozen[:] = ~np.concatenate([trans.ravel(), end])
         self.kernel.set_rules(self.forbidden, self.frozen)
+        self.frozen_cells = np.flatnonzero(self.frozen)  # (what evaluate zeroes in the gradient)
 
     def forbid(self, trans, end):
         """Train over the labellings the rules allow (Learner.forbid): the forbidden
@@ -157,6 +158,8 @@ class CRFWeights:
         self.forbidden |= cells
         self.frozen |= cells
         self.x[len(self.x) - len(cells):][cells.astype(bool)] = 0.0
+        self.kernel.set_rules(self.forbidden, self.frozen)
+        self.frozen_cells = np.flatnonzero(self.frozen)
 
     @property
     def n_features(self):
@@ -282,7 +285,7 @@ class CRF(CRFWeights, BatchLearner):
                 g[K:] += gte
         g -= self.obs
         g += (2.0 * self.c2) * x
-        g[K:][self.frozen.astype(bool)] = 0.0  # (weights that are no features: they keep their value)
+        g[K + self.frozen_cells] = 0.0  # (weights that are no features: they keep their value)
         return logz - dot(x, self.obs) + self.c2 * dot(x, x)
 
     def train_pass(self, data, k):
