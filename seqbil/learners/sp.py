@@ -46,9 +46,8 @@ class Perceptron(AveragedLinear):
             return super().get_rows(name, rows)
         pool = getattr(self, name)
         slots = self.slot if rows is None else self.slot[rows]
-        out = np.zeros((len(slots),) + pool.shape[1:])  # an attribute without a row: zeros
-        has = slots >= 0
-        out[has] = pool[slots[has]]
+        out = pool.take(np.maximum(slots, 0), axis=0) if len(pool) else np.zeros((len(slots),) + pool.shape[1:])
+        out[slots < 0] = 0.0  # an attribute without a row: zeros
         return out
 
     def set_rows(self, name, rows, values):
