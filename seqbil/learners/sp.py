@@ -50,6 +50,15 @@ class Perceptron(AveragedLinear):
         out[slots < 0] = 0.0  # an attribute without a row: zeros
         return out
 
+    def row_pool(self, name):
+        return (getattr(self, name), self.slot) if name in self._BY_SLOT else super().row_pool(name)
+
+    def hold_rows(self, order, rows):
+        if order == 1:
+            new = rows[self.slot[rows] < 0]  # (the pools' rows past the used ones are zeros)
+            self.slot[new] = self.used + np.arange(len(new), dtype=np.int32)
+            self.used += len(new)
+
     def set_rows(self, name, rows, values):
         if name not in self._BY_SLOT:
             return super().set_rows(name, rows, values)

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..dask.ipm_mix import apply, full_state, ids_at, mix_dense
 from ..errors import ConfigError
+from .._kernels.mix import mix_rows
 from ..learners.base import CHUNK, OnlineLearner
 
 
@@ -103,6 +104,12 @@ class ThreadMixer:
             if order is None:
                 continue
             at = touched[order]
+            if not self.adjusts and all(copy.row_pool(name) is not None for copy in self.copies):
+                for copy in self.copies:
+                    copy.hold_rows(order, at)
+                pools = [copy.row_pool(name) for copy in self.copies]
+                mix_rows([p for p, _ in pools], [slot for _, slot in pools], at, np.asarray(mu, dtype=np.float64))
+                continue
             blocks = [copy.get_rows(name, at) for copy in self.copies]
             # (a row every copy holds alike is the same mixed: it stays, and bol leaves its block be)
             differ = np.zeros(len(at), bool)
