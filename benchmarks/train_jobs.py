@@ -11,7 +11,7 @@ setting gives one model, so one score).
 
 Writes results/speed/train_jobs.json (the record) and train_jobs.md (its table).
 
-    python benchmarks/train_jobs.py [--data DIR] [--repeat 5] [--corpora conll2000,pku] [--learners sp,bol]
+    python benchmarks/train_jobs.py [--data DIR] [--repeat 5] [--corpora conll2000,pku] [--learners sp,pa]
 """
 import argparse
 import json
@@ -43,7 +43,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--corpora", default="conll2000,pku")
-    ap.add_argument("--learners", default="sp,bol")
+    ap.add_argument("--learners", default="sp,pa")
     ap.add_argument("--out", default=str(ROOT / "results" / "speed"))
     args = ap.parse_args()
     byte_compile()

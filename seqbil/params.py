@@ -253,7 +253,8 @@ def _table_of(learners):
         elif p.name in ("shards", "mixing"):
             p = replace(p, learners=mixing)
         elif p.name == "jobs":
-            p = replace(p, learners=tuple(name for name in learners if name == "crf" or name in mixing))
+            p = replace(p, learners=tuple(name for name, cls in learners.items()
+                                          if name == "crf" or getattr(cls, "supports_threads", lambda: False)()))
         out.append(p)
     names = {p.name for p in out}
     for name, cls in learners.items():

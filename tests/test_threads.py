@@ -8,7 +8,8 @@ from conftest import sample_head
 from seqbil import params
 from seqbil.errors import ConfigError
 from seqbil.evaluation import headline
-from seqbil.learners.base import CHUNK
+from seqbil.learners import LEARNERS
+from seqbil.learners.base import CHUNK, AveragedLinear, OnlineLearner
 from seqbil.training.passes import run_passes
 from seqbil.training.prepare import make_learner, prepare
 
@@ -61,7 +62,37 @@ def test_threads_mix_as_the_copies_trained_one_after_another(corpus, learner, n,
         assert getattr(threaded, name) == pytest.approx(getattr(first, name))
 
 
-@pytest.mark.parametrize("learner", ["sp", "bol", "pa"])
+def test_the_mix_through_get_rows_is_the_mix_in_place(corpus, monkeypatch):
+    """A learner that keeps no pool mixes through get_rows and set_rows: the same model."""
+    models = []
+    for in_place in (True, False):
+        if not in_place:
+            monkeypatch.setattr(OnlineLearner, "row_pool", lambda self, name: None)
+            monkeypatch.setattr(AveragedLinear, "row_pool", lambda self, name: None)
+            monkeypatch.setattr(LEARNERS["sp"], "row_pool", lambda self, name: None)
+        run, learner = _run(corpus, "sp", jobs=2)
+        run_passes(run, learner, np.random.default_rng(1), [], echo=lambda line: None, show_progress=False,
+                   score_dev=False)
+        models.append({name: _all_rows(learner, name, order) for name, order in learner.mixing()[0].items()})
+    for name in models[0]:
+        np.testing.assert_allclose(models[0][name], models[1][name], rtol=1e-12, atol=1e-15, err_msg=name)
+
+
+def test_bol_trains_on_one_thread(corpus, tmp_path):
+    """bol's mix refreshes every mixed block (Learner.mixed): it is not threaded, and
+    --jobs gives the one-thread model, with a warning."""
+    lines = []
+    models = [seqbil.train(train=str(corpus), config="conll2000", learner="bol", epochs=2, jobs=jobs,
+                           temperature=1.0, echo=lines.append) for jobs in (1, 2)]
+    for model, path in zip(models, (tmp_path / "a.txt", tmp_path / "b.txt")):
+        seqbil.tag_file(model, str(corpus), str(path))
+    assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
+    for a, b in zip(models[0].weights.values(), models[1].weights.values()):
+        assert np.array_equal(a, b)  # (the model files differ only in the settings they record: jobs)
+    assert any("jobs" in line and "not used by learner bol" in line for line in lines)
+
+
+@pytest.mark.parametrize("learner", ["sp", "pa"])
 def test_the_same_number_of_threads_gives_the_same_model(corpus, tmp_path, learner):
     models = [seqbil.train(train=str(corpus), config="conll2000", learner=learner, epochs=3, jobs=2, temperature=1.0)
               for _ in range(2)]

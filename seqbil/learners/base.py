@@ -320,6 +320,13 @@ class OnlineLearner(Learner):
         else:
             array[rows] = values
 
+    @classmethod
+    def supports_threads(cls):
+        """Whether the learner trains on threads (--jobs, training/threads.py): it mixes,
+        and its mix needs no adjusting (Learner.mixed; bol refreshes the factors of each
+        mixed block, which costs more than the threads save)."""
+        return cls.mixes and cls.mixed is OnlineLearner.mixed
+
     def row_pool(self, name):
         """(array, slot table or None) where the rows of parameter `name` (a row per
         attribute) are kept, for the threads' mix to write in place (training/threads.py,

@@ -80,7 +80,7 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
             mixer.start(learner, epochs_run=len(history))
             N = sum(mixer.sizes)
         threads = None
-        if mixer is None and isinstance(learner, OnlineLearner) and learner.supports_mixing():
+        if mixer is None and isinstance(learner, OnlineLearner) and learner.supports_threads():
             n = min(int(run.settings.jobs) or cpus(), data.n_sequences)
             threads = ThreadMixer(run, learner, n) if n > 1 else None
         with graceful_stop() as stop:

@@ -6,10 +6,10 @@ Each epoch the trainer's order of the sentences is cut into N consecutive parts;
 copies of the learner, set to the same parameters, each make a pass over their part at
 once (the kernels run without the GIL), and their parameters are mixed into the run's
 learner (the first copy), and the mix goes back to every copy. The mix is that of
-the shards of a Dask cluster (seqbil/dask/ipm_mix.py): each copy's changed entries,
-found among the rows of the attributes at the positions the kernels flagged,
-weighted uniformly or by the copies' mistakes (`mixing`), and adjusted by the learner
-(Learner.mixed: bol refreshes the factors of its mixed blocks). A given N gives the
+the shards of a Dask cluster (seqbil/dask/ipm_mix.py), made in place: the rows of the
+attributes at the positions the kernels flagged, weighted uniformly or by the copies'
+mistakes (`mixing`). The learners whose mix needs
+no adjusting train so (OnlineLearner.supports_threads: sp, pa); a given N gives the
 same model every time; N = 1 is the one-thread run exactly.
 
 The memory is N copies of the learner's parameters."""
@@ -21,7 +21,7 @@ import numpy as np
 from ..dask.ipm_mix import apply, full_state, ids_at, mix_dense
 from ..errors import ConfigError
 from .._kernels.mix import mix_rows
-from ..learners.base import CHUNK, OnlineLearner
+from ..learners.base import CHUNK
 
 
 class ThreadMixer:
@@ -43,7 +43,6 @@ class ThreadMixer:
             apply(copy, state)
             self.copies.append(copy)
         del state
-        self.adjusts = type(learner).mixed is not OnlineLearner.mixed  # (bol refreshes its mixed blocks)
         data.pos_diff = np.zeros(data.n_positions, np.uint8)  # the kernels flag where they update
 
     def epoch(self, k, rng, bar):
@@ -90,45 +89,32 @@ class ThreadMixer:
         return total, {"thread_mistakes": mistakes, "pass_s": passing - start, "mix_s": time.perf_counter() - passing}
 
     def _mix(self, touched, mu):
-        """The copies' parameters mixed into the learner and back into every copy. A row
-        no pass touched is the epoch's start in every copy; a touched one is mixed
-        whole: the sum of mu_i times copy i's row (an entry a copy left as it was is
-        the start's, so this is the mix of the changed entries that shards send)."""
+        """The copies' parameters mixed, and the mix written into every copy. A row no
+        pass touched is the epoch's start in every copy; a touched one is mixed whole:
+        the sum of mu_i times copy i's row (an entry a copy left as it was is the
+        start's, so this is the mix of the changed entries that shards send), in the
+        copies' own memory where the learner keeps its rows in a pool (mix.pyx), else
+        through get_rows and set_rows."""
         names, scalars = self.learner.mixing()
-        dense = mix_dense(self.learner, [{name: (copy.get_rows(name, None) if order is None else None)
+        mixed = mix_dense(self.learner, [{name: (copy.get_rows(name, None) if order is None else None)
                                           for name, order in names.items()} |
                                          {name: getattr(copy, name) for name in scalars}
                                          for copy in self.copies], mu)
-        rows, mixed = {}, dict(dense)
         for name, order in names.items():
             if order is None:
                 continue
             at = touched[order]
-            if not self.adjusts and all(copy.row_pool(name) is not None for copy in self.copies):
-                for copy in self.copies:
-                    copy.hold_rows(order, at)
-                pools = [copy.row_pool(name) for copy in self.copies]
+            for copy in self.copies:
+                copy.hold_rows(order, at)
+            pools = [copy.row_pool(name) for copy in self.copies]
+            if all(pool is not None for pool in pools):
                 mix_rows([p for p, _ in pools], [slot for _, slot in pools], at, np.asarray(mu, dtype=np.float64))
                 continue
-            blocks = [copy.get_rows(name, at) for copy in self.copies]
-            # (a row every copy holds alike is the same mixed: it stays, and bol leaves its block be)
-            differ = np.zeros(len(at), bool)
-            for block in blocks[1:]:
-                differ |= (block != blocks[0]).reshape(len(at), int(np.prod(block.shape[1:]))).any(axis=1)
-            at, acc = at[differ], None
-            for m, block in zip(mu, blocks):
-                acc = block[differ] * m if acc is None else acc + block[differ] * m
-            del blocks
-            size = int(np.prod(acc.shape[1:], dtype=np.int64))
-            rows[name] = (at, acc.shape[1:])
-            mixed[name] = ((at[:, None] * size + np.arange(size)).ravel() if self.adjusts else None, acc.reshape(-1))
-        if self.adjusts:
-            self.learner.mixed(mixed, self.n)  # (in place: bol's factors of the mixed blocks)
+            acc = None
+            for m, copy in zip(mu, self.copies):
+                block = copy.get_rows(name, at)
+                acc = block * m if acc is None else acc + block * m
+            for copy in self.copies:
+                copy.set_rows(name, at, acc)
         for holder in self.copies:
-            for name, (at, shape) in rows.items():
-                keys, values = mixed[name]
-                if keys is None or len(keys) == len(at) * int(np.prod(shape, dtype=np.int64)):  # whole rows
-                    holder.set_rows(name, at, values.reshape((len(at),) + shape))
-                else:
-                    apply(holder, {name: mixed[name]})
-            apply(holder, {name: value for name, value in mixed.items() if name not in rows})
+            apply(holder, mixed)
