@@ -594,13 +594,35 @@ def suite_table(record):
             + f"\n\n{provenance(once)}\n")
 
 
+def train_jobs_table(record):
+    """--jobs 2 against --jobs 1 for the online learners (benchmarks/train_jobs.py)."""
+    rows = ["| corpus | learner | threads | mean epoch (s) | training passes (s) | end to end (s) | peak RSS (MiB) "
+            "| test F1 |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    ratios = []
+    for corpus, c in record["corpora"].items():
+        for learner, r in c["learners"].items():
+            for jobs in (1, 2):
+                j = r[f"jobs{jobs}"]
+                rows.append(f"| {corpus} | {learner} | {jobs} | {spread(j['epoch_s'], '{:.3f}')} | "
+                            f"{spread(j['passes_s'])} | {spread(j['end_to_end_s'])} | "
+                            f"{spread(j['peak_rss_mib'], '{:.0f}')} | {j['f1']:.2f} |")
+            ratios.append(f"{corpus} {learner} {spread(r['epoch_ratio'])}")
+    return (f"`seqbil train --jobs 2` against `--jobs 1`: the online learners on threads (iterative parameter "
+            f"mixing after every epoch), {record['epochs']} epochs, `--temperature 1`; CoNLL-2000 with CRF++'s "
+            f"chunking template and the conll2000 config, pku (stand-in training set) with the sighan2005 config. "
+            f"Mean epoch: the per-epoch seconds of `--log`, the mix included.\n\n" + "\n".join(rows) +
+            "\n\nMean epoch with 2 threads over 1 (per-run ratios, the runs alternating): " + "; ".join(ratios) +
+            f".\n\n{provenance(record)}\n")
+
+
 RENDERERS = {"train_memory": train_memory_table, "train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
              "foreign_models": foreign_table, "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table, "aso_shards": aso_shards_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
              "ipm_speed": ipm_table, "calibration": calibration_table, "crf_speed": crf_speed_table,
              "crf_chosen": crf_chosen_table, "ipm_recovery": ipm_recovery_table, "ipm_memory": ipm_memory_table,
              "tag_breakdown": tag_breakdown_table, "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table,
-             "suite": suite_table, "wapiti_model": wapiti_table}
+             "suite": suite_table, "wapiti_model": wapiti_table,
+             "train_jobs": train_jobs_table}
 
 
 def render_record(record):

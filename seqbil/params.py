@@ -152,8 +152,10 @@ CORE = [
           learners=("crf", "l2sgd"), maximum=10 ** 6),
     Param("delta", float, 1e-5, "CRF: stop when the objective fell by less than this fraction of it over the last "
           "`period` passes (CRFsuite's delta)", minimum=0, learners=("crf", "l2sgd")),
-    Param("jobs", int, 1, "threads computing the gradient, each over a block of the sentences (0: one per CPU "
-          "core); the same number gives the same model", minimum=0, learners=("crf",), maximum=4096),
+    Param("jobs", int, 1, "threads (0: one per CPU core): crf computes its gradient over a block of the "
+          "sentences on each; an online learner trains on each over a part of every epoch's order, the parts "
+          "mixed after the epoch (iterative parameter mixing); the same number gives the same model", minimum=0,
+          learners=("crf",), maximum=4096),
     Param("candidates", list, ["sp", "pa", "crf"], f"the learners that learner = {AUTO} tries, in this order "
           "(default: the config's learner, when it names one, then pa and crf), on the "
           "dev set or, without one, on the held-out tenth of the training data that also fixes the temperature: "
@@ -169,8 +171,8 @@ CORE = [
           "training file cut into SHARDS shards; every epoch, one pass of the learner on each shard from the mixed "
           "parameters, then they are mixed (1: the run of one process, on a worker); 0: train in this process",
           minimum=0, maximum=10 ** 5),
-    Param("mixing", str, "uniform", "iterative parameter mixing: each shard's weight in the mix, uniform (1/K) "
-          "or by its mistakes in the epoch", choices=("uniform", "mistakes")),
+    Param("mixing", str, "uniform", "iterative parameter mixing (--shards, or --jobs with an online learner): each "
+          "shard's or thread's weight in the mix, uniform (1/K) or by its mistakes in the epoch", choices=("uniform", "mistakes")),
     Param("prune", float, 0.0, "after training, drop the weights with |w| <= PRUNE (0: only the zero ones) and "
           "the attributes left without weights; the model file shrinks, the scores may change", minimum=0),
     Param("precision", str, "float32", "floating-point type of the weights in the model file (training runs "
@@ -250,6 +252,9 @@ def _table_of(learners):
             p = Param(p.name, p.type, p.default, p.help, p.section, learners=averaging)
         elif p.name in ("shards", "mixing"):
             p = replace(p, learners=mixing)
+        elif p.name == "jobs":
+            p = replace(p, learners=tuple(name for name, cls in learners.items()
+                                          if name == "crf" or getattr(cls, "supports_threads", lambda: False)()))
         out.append(p)
     names = {p.name for p in out}
     for name, cls in learners.items():

@@ -17,7 +17,7 @@ from ..features.index import field_vocabularies, normalizer
 from ..formats import make_format
 from ..formats.sentence import Corpus
 from ..learners.base import CHUNK
-from .ipm_mix import BUCKETS, apply, bucket_rows, by_row, distinct
+from .ipm_mix import BUCKETS, apply, bucket_rows, by_row, ids_at
 from .tagging import sentence_boundary
 
 # what a worker keeps of a run's shards, by (run, shard): read, encoded, ready for the passes
@@ -38,16 +38,6 @@ def _base(learner):
     names, _ = learner.mixing()
     every = (np.arange(learner.A0), np.arange(learner.A1))
     return {name: by_row(learner.get_rows(name, every[o])) for name, o in names.items() if o is not None}
-
-
-def _ids_at(ptr, ids, positions):
-    """The distinct ids of the CSR rows `positions` (ptr[p]:ptr[p + 1] of ids)."""
-    lo, hi = ptr[positions], ptr[positions + 1]
-    lengths = hi - lo
-    if not lengths.sum():
-        return np.zeros(0, np.int64)
-    starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-    return distinct(np.sort(ids[starts + np.arange(lengths.sum())]).astype(np.int64))
 
 
 def _read_shard(spec, k, K, size):
@@ -208,7 +198,8 @@ def shard_epoch(run, k, epoch, parts):
     # the rows an update can have changed: the attributes at the flagged positions;
     # of those, the entries that differ from the epoch's start travel
     positions = np.flatnonzero(data.pos_diff)
-    touched = [_ids_at(data.u_ptr, data.u_ids, positions), _ids_at(data.b_pointers(), data.b_ids, positions)]
+    touched = [ids_at(data.u_ptr, data.u_ids, positions, learner.A0),
+               ids_at(data.b_pointers(), data.b_ids, positions, learner.A1)]
     sizes, changed, counts = (learner.A0, learner.A1), {}, np.zeros(BUCKETS, np.int64)
     for name, o in names.items():
         if o is not None:

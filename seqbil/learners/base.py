@@ -320,6 +320,23 @@ class OnlineLearner(Learner):
         else:
             array[rows] = values
 
+    @classmethod
+    def supports_threads(cls):
+        """Whether the learner trains on threads (--jobs, training/threads.py): it mixes,
+        and its mix needs no adjusting (Learner.mixed; bol refreshes the factors of each
+        mixed block, which costs more than the threads save)."""
+        return cls.mixes and cls.mixed is OnlineLearner.mixed
+
+    def row_pool(self, name):
+        """(array, slot table or None) where the rows of parameter `name` (a row per
+        attribute) are kept, for the threads' mix to write in place (training/threads.py,
+        mix.pyx); None: read and written through get_rows and set_rows."""
+        return None
+
+    def hold_rows(self, order, rows):
+        """Give the attributes `rows` of the order a row (a slot) where the parameters
+        keep rows by slot, before a mix writes them in place."""
+
     def only_mixing(self):
         """This learner holds the mix and makes no pass (the driver of iterative
         parameter mixing): what only its passes use may go."""
@@ -387,6 +404,9 @@ class AveragedLinear(OnlineLearner):
         if self.averaged:  # the lazy sums and the step counter mix as the weights do
             names.update({u: order for _, order, u in pairs})
         return names, ["counter"] if self.averaged else []
+
+    def row_pool(self, name):
+        return getattr(self, name), None
 
     def parameters(self):
         return averaged_linear(self)

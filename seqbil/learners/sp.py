@@ -46,10 +46,18 @@ class Perceptron(AveragedLinear):
             return super().get_rows(name, rows)
         pool = getattr(self, name)
         slots = self.slot if rows is None else self.slot[rows]
-        out = np.zeros((len(slots),) + pool.shape[1:])  # an attribute without a row: zeros
-        has = slots >= 0
-        out[has] = pool[slots[has]]
+        out = pool.take(np.maximum(slots, 0), axis=0) if len(pool) else np.zeros((len(slots),) + pool.shape[1:])
+        out[slots < 0] = 0.0  # an attribute without a row: zeros
         return out
+
+    def row_pool(self, name):
+        return (getattr(self, name), self.slot) if name in self._BY_SLOT else super().row_pool(name)
+
+    def hold_rows(self, order, rows):
+        if order == 1:
+            new = rows[self.slot[rows] < 0]  # (the pools' rows past the used ones are zeros)
+            self.slot[new] = self.used + np.arange(len(new), dtype=np.int32)
+            self.used += len(new)
 
     def set_rows(self, name, rows, values):
         if name not in self._BY_SLOT:

@@ -13,9 +13,11 @@ from .. import checkpoint, multitask
 from ..errors import ConfigError
 from ..evaluation import headline
 from ..features.templates import EMB
-from ..learners.base import CHUNK
+from ..learners.base import CHUNK, OnlineLearner
+from ..tagging import cpus
 from ..progress import disabled
 from .scoring import dev_score
+from .threads import ThreadMixer
 
 
 
@@ -77,6 +79,10 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
                                   ("; use rank1 = block" if run.settings.rank1 == "global" else ""))
             mixer.start(learner, epochs_run=len(history))
             N = sum(mixer.sizes)
+        threads = None
+        if mixer is None and isinstance(learner, OnlineLearner) and learner.supports_threads():
+            n = min(int(run.settings.jobs) or cpus(), data.n_sequences)
+            threads = ThreadMixer(run, learner, n) if n > 1 else None
         with graceful_stop() as stop:
             done = bool(history and history[-1].get("stop"))  # a batch learner's optimizer ended the run
             first, began = len(history), time.perf_counter()
@@ -85,7 +91,10 @@ def run_passes(run, learner, rng, history, *, echo=print, show_progress=True, lo
                 start, mixed = time.perf_counter(), None
                 with tqdm(total=N, desc=learner.pass_name(k), unit="seq", leave=False,
                           disable=disabled(show_progress), dynamic_ncols=True) as bar:
-                    if mixer is None:
+                    if threads is not None:  # the passes run on threads, each over a part of the order
+                        mistakes, parts = threads.epoch(k, rng, bar)
+                        stats = {**learner.pass_record(mistakes, N), **parts}
+                    elif mixer is None:
                         epoch = Epoch(run, rng, bar)
                         stats = learner.run_pass(data, k, epoch)
                     else:  # the passes run on the shards; this learner takes the mix

@@ -1,0 +1,72 @@
+"""The rows of a parameter mixed across the copies of a learner that train on threads
+(training/threads.py): for each row, sum_i mu_i * copy i's row, written back into every
+copy. A copy keeps its rows in a pool, at the row's slot (slot[a]; the rows of a dense
+array are their own slots), and every copy has a slot for each row mixed (the caller
+allocates them first). One pass over the rows, in the copies' own memory, no
+temporaries: the mix reads each row N times and writes it N times."""
+import numpy as np
+from libc.stdint cimport int32_t, int64_t, intptr_t
+from libc.stdlib cimport malloc, free
+
+
+def mix_rows(pools, slots, const int64_t[::1] rows, const double[::1] mu):
+    """pools: a C-contiguous float64 array per copy, (rows or slots, width...); slots:
+    an int32 array per copy (slot of each row; every row mixed has one) or None for a
+    dense array; rows: the rows mixed (each below every slot table's length, or the
+    pool's rows when dense); mu: the copies' weights."""
+    cdef Py_ssize_t n = len(pools), i, j, k, width
+    cdef Py_ssize_t m = rows.shape[0]
+    if n == 0 or m == 0:
+        return
+    if len(slots) != n or mu.shape[0] != n:
+        raise ValueError("one pool, slot table and weight per copy")
+    width = pools[0].size // max(pools[0].shape[0], 1) if pools[0].shape[0] else 0
+    cdef double** base = <double**> malloc(n * sizeof(double*))
+    cdef int32_t** slot = <int32_t**> malloc(n * sizeof(int32_t*))
+    cdef Py_ssize_t* length = <Py_ssize_t*> malloc(n * sizeof(Py_ssize_t))
+    cdef double** at = <double**> malloc(n * sizeof(double*))
+    cdef double[:, ::1] view
+    cdef int32_t[::1] sview
+    cdef int64_t r
+    cdef double acc
+    cdef double* out
+    try:
+        keep = []  # (the arrays the pointers point into)
+        for i in range(n):
+            if not pools[i].flags.c_contiguous or pools[i].dtype != np.float64:
+                raise ValueError("the pools must be C-contiguous float64 arrays")
+            pool = pools[i].reshape(pools[i].shape[0], -1)
+            if pool.shape[1] != width:
+                raise ValueError("the pools must have one row width")
+            view = pool
+            base[i] = &view[0, 0] if pool.shape[0] else NULL
+            length[i] = pool.shape[0]
+            if slots[i] is None:
+                slot[i] = NULL
+            else:
+                sview = slots[i]
+                slot[i] = &sview[0] if sview.shape[0] else NULL
+                if sview.shape[0] <= np.max(rows):
+                    raise ValueError("a row past the slot table")
+                held = np.asarray(slots[i])[np.asarray(rows)]
+                if held.min() < 0 or held.max() >= pool.shape[0]:
+                    raise ValueError("a row mixed without a slot in the pool")
+            keep.append((pool, slots[i]))
+            if slots[i] is None and (np.min(rows) < 0 or np.max(rows) >= pool.shape[0]):
+                raise ValueError("a row past the dense array")
+        with nogil:
+            for k in range(m):
+                r = rows[k]
+                for i in range(n):  # each copy's row, once per row
+                    at[i] = base[i] + (r if slot[i] == NULL else slot[i][r]) * width
+                for j in range(width):
+                    acc = 0.0
+                    for i in range(n):
+                        acc = acc + mu[i] * at[i][j]
+                    for i in range(n):
+                        at[i][j] = acc
+    finally:
+        free(base)
+        free(slot)
+        free(length)
+        free(at)

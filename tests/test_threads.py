@@ -1,0 +1,114 @@
+"""--jobs N for the online learners: iterative parameter mixing on N threads, against
+the same mixing done one copy after another in plain numpy."""
+import numpy as np
+import pytest
+
+import seqbil
+from conftest import sample_head
+from seqbil import params
+from seqbil.errors import ConfigError
+from seqbil.evaluation import headline
+from seqbil.learners import LEARNERS
+from seqbil.learners.base import CHUNK, AveragedLinear, OnlineLearner
+from seqbil.training.passes import run_passes
+from seqbil.training.prepare import make_learner, prepare
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return sample_head("conll2000_train.txt", 150, tmp_path_factory.mktemp("corpus") / "train.txt")
+
+
+def _run(corpus, learner, **options):
+    settings = params.Settings.of(params.resolve(params.find_config("conll2000"),
+                                                 {"learner": learner, "epochs": 3, **options}))
+    run = prepare(settings, str(corpus), None, None, None, None, lambda line: None)
+    return run, make_learner(run, None, None, lambda line: None)
+
+
+def _all_rows(learner, name, order):
+    return learner.get_rows(name, None if order is None else np.arange((learner.A0, learner.A1)[order]))
+
+
+@pytest.mark.parametrize("learner, n, mixing", [("sp", 2, "uniform"), ("pa", 3, "uniform"), ("sp", 2, "mistakes")])
+def test_threads_mix_as_the_copies_trained_one_after_another(corpus, learner, n, mixing):
+    """The reference: n copies of the learner, each trained on its part of the epoch's
+    order in turn, every parameter averaged over all its rows by the copies' weights."""
+    run, threaded = _run(corpus, learner, jobs=n, mixing=mixing)
+    run_passes(run, threaded, np.random.default_rng(run.settings.seed), [], echo=lambda line: None,
+               show_progress=False, score_dev=False)
+
+    ref_run, first = _run(corpus, learner, jobs=1, mixing=mixing)
+    copies = [first] + [make_learner(ref_run, None, None, lambda line: None) for _ in range(n - 1)]
+    names, scalars = first.mixing()
+    rng, data = np.random.default_rng(ref_run.settings.seed), ref_run.data
+    for _ in range(3):
+        parts = np.array_split(rng.permutation(data.n_sequences).astype(np.int64), n)
+        mistakes = [sum(c.train_chunk(data, part[i:i + CHUNK]) for i in range(0, len(part), CHUNK))
+                    for c, part in zip(copies, parts)]
+        mu = [m / sum(mistakes) for m in mistakes] if mixing == "mistakes" else [1.0 / n] * n
+        for name, order in names.items():
+            mixed = sum(m * _all_rows(c, name, order) for m, c in zip(mu, copies))
+            for c in copies:
+                c.set_rows(name, None if order is None else np.arange((c.A0, c.A1)[order]), mixed)
+        for name in scalars:
+            value = sum(m * getattr(c, name) for m, c in zip(mu, copies))
+            for c in copies:
+                setattr(c, name, int(round(value)) if isinstance(getattr(c, name), int) else value)
+    for name, order in names.items():
+        np.testing.assert_allclose(_all_rows(threaded, name, order), _all_rows(first, name, order),
+                                   rtol=1e-9, atol=1e-12, err_msg=name)
+    for name in scalars:
+        assert getattr(threaded, name) == pytest.approx(getattr(first, name))
+
+
+def test_the_mix_through_get_rows_is_the_mix_in_place(corpus, monkeypatch):
+    """A learner that keeps no pool mixes through get_rows and set_rows: the same model."""
+    models = []
+    for in_place in (True, False):
+        if not in_place:
+            monkeypatch.setattr(OnlineLearner, "row_pool", lambda self, name: None)
+            monkeypatch.setattr(AveragedLinear, "row_pool", lambda self, name: None)
+            monkeypatch.setattr(LEARNERS["sp"], "row_pool", lambda self, name: None)
+        run, learner = _run(corpus, "sp", jobs=2)
+        run_passes(run, learner, np.random.default_rng(1), [], echo=lambda line: None, show_progress=False,
+                   score_dev=False)
+        models.append({name: _all_rows(learner, name, order) for name, order in learner.mixing()[0].items()})
+    for name in models[0]:
+        np.testing.assert_allclose(models[0][name], models[1][name], rtol=1e-12, atol=1e-15, err_msg=name)
+
+
+def test_bol_trains_on_one_thread(corpus, tmp_path):
+    """bol's mix refreshes every mixed block (Learner.mixed): it is not threaded, and
+    --jobs gives the one-thread model, with a warning."""
+    lines = []
+    models = [seqbil.train(train=str(corpus), config="conll2000", learner="bol", epochs=2, jobs=jobs,
+                           temperature=1.0, echo=lines.append) for jobs in (1, 2)]
+    for model, path in zip(models, (tmp_path / "a.txt", tmp_path / "b.txt")):
+        seqbil.tag_file(model, str(corpus), str(path))
+    assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
+    for a, b in zip(models[0].weights.values(), models[1].weights.values()):
+        assert np.array_equal(a, b)  # (the model files differ only in the settings they record: jobs)
+    assert any("jobs" in line and "not used by learner bol" in line for line in lines)
+
+
+@pytest.mark.parametrize("learner", ["sp", "pa"])
+def test_the_same_number_of_threads_gives_the_same_model(corpus, tmp_path, learner):
+    models = [seqbil.train(train=str(corpus), config="conll2000", learner=learner, epochs=3, jobs=2, temperature=1.0)
+              for _ in range(2)]
+    one = seqbil.train(train=str(corpus), config="conll2000", learner=learner, epochs=3, temperature=1.0)
+    paths = [tmp_path / f"m{i}.sbm" for i in range(3)]
+    for model, path in zip(models + [one], paths):
+        model.save(str(path))
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    assert paths[0].read_bytes() != paths[2].read_bytes()  # (two threads mix: not the one-thread run)
+    f1 = [headline(seqbil.evaluate(model, str(corpus)))[1] for model in (models[0], one)]
+    assert f1[0] > 85 and abs(f1[0] - f1[1]) < 5  # (both learned the training sentences)
+
+
+def test_jobs_is_refused_where_the_passes_cannot_be_split(corpus, tmp_path):
+    partial = tmp_path / "partial.txt"
+    partial.write_text(open(corpus).read().replace(" B-NP\n", " ?\n", 5))
+    with pytest.raises(ConfigError, match="partial labels trains on one thread"):
+        seqbil.train(train=str(partial), config="conll2000", learner="sp", epochs=1, jobs=2, partial=True,
+                     temperature=1.0)
