@@ -76,6 +76,7 @@ class ThreadMixer:
         work(0)
         for t in threads:
             t.join()
+        passing = time.perf_counter()
         for exc in failed:
             if exc is not None:
                 raise exc
@@ -84,7 +85,6 @@ class ThreadMixer:
         positions = np.flatnonzero(data.pos_diff)
         touched = (ids_at(data.u_ptr, data.u_ids, positions, self.learner.A0),
                    ids_at(data.b_pointers(), data.b_ids, positions, self.learner.A1))
-        passing = time.perf_counter()
         self._mix(touched, mu)
         return total, {"thread_mistakes": mistakes, "pass_s": passing - start, "mix_s": time.perf_counter() - passing}
 
@@ -96,9 +96,9 @@ class ThreadMixer:
         copies' own memory where the learner keeps its rows in a pool (mix.pyx), else
         through get_rows and set_rows."""
         names, scalars = self.learner.mixing()
-        mixed = mix_dense(self.learner, [{name: (copy.get_rows(name, None) if order is None else None)
-                                          for name, order in names.items()} |
-                                         {name: getattr(copy, name) for name in scalars}
+        # (mix_dense reads the dense parameters and the scalars of each copy's message)
+        mixed = mix_dense(self.learner, [{**{name: copy.get_rows(name, None) for name, order in names.items()
+                                             if order is None}, **{name: getattr(copy, name) for name in scalars}}
                                          for copy in self.copies], mu)
         for name, order in names.items():
             if order is None:
