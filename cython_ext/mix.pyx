@@ -5,7 +5,7 @@ array are their own slots), and every copy has a slot for each row mixed (the ca
 allocates them first). One pass over the rows, in the copies' own memory, no
 temporaries: the mix reads each row N times and writes it N times."""
 import numpy as np
-from libc.stdint cimport int32_t, int64_t, intptr_t
+from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 
 
@@ -23,13 +23,11 @@ def mix_rows(pools, slots, const int64_t[::1] rows, const double[::1] mu):
     width = pools[0].size // max(pools[0].shape[0], 1) if pools[0].shape[0] else 0
     cdef double** base = <double**> malloc(n * sizeof(double*))
     cdef int32_t** slot = <int32_t**> malloc(n * sizeof(int32_t*))
-    cdef Py_ssize_t* length = <Py_ssize_t*> malloc(n * sizeof(Py_ssize_t))
     cdef double** at = <double**> malloc(n * sizeof(double*))
     cdef double[:, ::1] view
     cdef int32_t[::1] sview
     cdef int64_t r
     cdef double acc
-    cdef double* out
     try:
         keep = []  # (the arrays the pointers point into)
         for i in range(n):
@@ -40,7 +38,6 @@ def mix_rows(pools, slots, const int64_t[::1] rows, const double[::1] mu):
                 raise ValueError("the pools must have one row width")
             view = pool
             base[i] = &view[0, 0] if pool.shape[0] else NULL
-            length[i] = pool.shape[0]
             if slots[i] is None:
                 slot[i] = NULL
             else:
@@ -68,5 +65,4 @@ def mix_rows(pools, slots, const int64_t[::1] rows, const double[::1] mu):
     finally:
         free(base)
         free(slot)
-        free(length)
         free(at)
