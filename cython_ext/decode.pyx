@@ -7,6 +7,7 @@ from libc.math cimport INFINITY
 from chain cimport Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, viterbi, SEQBIL_PREFETCH
 from fb cimport FB, fb_new, fb_log, forward_backward, path_score
 from known cimport Known, known_view, force
+from bounded cimport Bounded, viterbi_bounded, trans_row_max, pair_row_max
 
 
 DEF HEADS_AHEAD = 3
@@ -266,6 +267,85 @@ def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const
     cdef Linear m = linear_view(np.zeros((0, S)), trans, end, None, None, None, False, False)
     cdef double best = viterbi(&L, &m, n, &path[0])
     return out, best
+
+
+cdef tuple bounded_new(Bounded* B, int S, const double[:, ::1] trans):
+    """Point B at the row maxima of trans and at fresh work space for S labels (no
+    pair bound); returns the arrays that own them, for the caller to keep."""
+    cdef double[::1] tmax = np.empty(S), key = np.empty(S), skey = np.empty(S)
+    cdef int32_t[::1] lab = np.empty(S, dtype=np.int32), slab = np.empty(S, dtype=np.int32)
+    trans_row_max(&trans[0, 0], S, &tmax[0])
+    B.S = S
+    B.tmax, B.pmax = &tmax[0], NULL
+    B.key, B.lab, B.skey, B.slab = &key[0], &lab[0], &skey[0], &slab[0]
+    return tmax, key, skey, lab, slab
+
+
+def viterbi_bounded_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,
+                         const double[::1] end, bint pairs=True):
+    """viterbi_best by bounded search (bounded.pxd): the same path and score. pairs:
+    whether pair is read (its bound taken from the table itself); without it pair
+    must be zero at i > 0 and only its start column is read."""
+    cdef int n = unary.shape[0], S = unary.shape[1]
+    check_tables(unary, pair, trans, end)
+    out = np.zeros(n, dtype=np.int32)
+    cdef int32_t[::1] path = out
+    cdef Lattice L
+    work = lattice_new(&L, 1, S)
+    cdef double[:, ::1] delta = np.zeros((max(n, 1), S))
+    cdef int32_t[:, ::1] back = np.zeros((max(n, 1), S), dtype=np.int32)
+    L.unary, L.pair = <double*> &unary[0, 0], <double*> &pair[0, 0, 0]  # read only
+    L.delta, L.back = &delta[0, 0], &back[0, 0]
+    cdef Bounded B
+    arrays = bounded_new(&B, S, trans)
+    cdef double[:, ::1] pmax = np.zeros((max(n, 1), S))
+    if pairs:
+        pair_row_max(&pair[0, 0, 0], n, S, &pmax[0, 0])
+        B.pmax = &pmax[0, 0]
+    cdef Linear m = linear_view(np.zeros((0, S)), trans, end, None, None, None, False, False)
+    cdef double best = viterbi_bounded(&L, &m, &B, n, &path[0])
+    return out, best
+
+
+def viterbi_tables(const double[:, ::1] unary, const int64_t[::1] seq_ptr, const double[:, ::1] trans,
+                   const double[::1] end, int32_t[::1] out, double[::1] scores, bint bounded,
+                   const double[:, :, ::1] pair=None):
+    """Decode sequences of score tables (benchmarks/viterbi_labels.py): sequence j has
+    the unary rows seq_ptr[j]:seq_ptr[j + 1]; pair (maxlen x S x (S + 1)) is shared by
+    every sequence, zero when None. Writes each path to out and its score to scores.
+    bounded: viterbi_bounded (without pair, the pair part is never read), else viterbi
+    (reading a zero pair table, as decode_corpus does for a model with `B` alone)."""
+    cdef int S = unary.shape[1], n
+    cdef Py_ssize_t j, N = seq_ptr.shape[0] - 1
+    cdef int maxlen = 1
+    for j in range(N):
+        maxlen = max(maxlen, <int>(seq_ptr[j + 1] - seq_ptr[j]))
+    if trans.shape[0] != S or trans.shape[1] != S + 1 or end.shape[0] != S or out.shape[0] != unary.shape[0] \
+            or scores.shape[0] != N or seq_ptr[N] != unary.shape[0] or (pair is not None and (
+            pair.shape[0] < maxlen or pair.shape[1] != S or pair.shape[2] != S + 1)):
+        raise ValueError("score tables have inconsistent shapes")
+    cdef Lattice L
+    work = lattice_new(&L, maxlen, S)
+    if pair is not None:
+        L.pair = <double*> &pair[0, 0, 0]  # read only
+    elif not bounded:
+        np.asarray(work[1])[...] = 0.0  # written, as scoring writes it: not calloc's shared zero pages
+    cdef Bounded B
+    arrays = bounded_new(&B, S, trans)
+    cdef double[:, ::1] pmax = np.zeros((maxlen, S))
+    if pair is not None:
+        pair_row_max(L.pair, maxlen, S, &pmax[0, 0])
+        B.pmax = &pmax[0, 0]
+    cdef Linear m = linear_view(np.zeros((0, S)), trans, end, None, None, None, False, False)
+    cdef const double* base = &unary[0, 0]
+    with nogil:
+        for j in range(N):
+            n = <int>(seq_ptr[j + 1] - seq_ptr[j])
+            L.unary = <double*> (base + seq_ptr[j] * S)
+            if bounded:
+                scores[j] = viterbi_bounded(&L, &m, &B, n, &out[seq_ptr[j]])
+            else:
+                scores[j] = viterbi(&L, &m, n, &out[seq_ptr[j]])
 
 
 cdef Corpus csr_corpus(data) except *:

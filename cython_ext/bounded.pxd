@@ -1,0 +1,185 @@
+# Exact first-order Viterbi that examines, at each position and label, only the
+# previous labels that can still win: bounded search over the previous column sorted
+# by score (Esposito & Radicioni 2009, "CarpeDiem: Optimizing the Viterbi Algorithm
+# and Applications to Supervised Sequential Learning", JMLR 10; the same bound drives
+# Kaji, Fujiwara, Yoshinaga & Kitsuregawa 2010, "Efficient Staggered Decoding for
+# Sequence Labeling", ACL).
+#
+# The recursion is chain.pxd's viterbi():
+#     delta[i, y] = unary[i, y] + max over v of (delta[i-1, v] + pair[i, y, v] + trans[y, v])
+# With tmax[y] >= max_v trans[y, v] and pmax[i, y] >= max_v pair[i, y, v], every
+# candidate v scores at most (delta[i-1, v] + pmax[i, y]) + tmax[y], a bound that falls
+# with delta[i-1, v]. So v is taken in decreasing delta[i-1, v] and the scan of label y
+# stops at the first v whose bound is below the best score found: no later v can
+# reach it, nor tie with it. Floating-point addition is monotone in each operand, so
+# the bound, summed in the order viterbi() sums a candidate, holds exactly, and the
+# candidates it keeps are summed exactly as viterbi() sums them: the same path and the
+# same score, bit for bit, with ties to the lowest previous label (a candidate whose
+# bound equals the best is still examined, and equal scores go to the lower v).
+#
+# The previous column is ordered lazily: a binary max-heap, built in O(S) per
+# position, pops its labels only as deep as the deepest scan of the position needs
+# (Carpe Diem sorts it whole). When one or a few labels dominate each token, as in a
+# trained tagger, a position costs O(S) plus a few pops instead of S^2; when the
+# previous column is flat against the spread of the transitions (untrained weights,
+# uniform random scores) the scans run deep and the heap costs more than the full
+# search saves (see benchmarks/viterbi_labels.py).
+from libc.stdint cimport int32_t
+from libc.math cimport INFINITY
+from chain cimport Lattice, Linear
+
+
+cdef struct Bounded:
+    # What viterbi_bounded reads besides the lattice and the model, and its work space.
+    int S
+    const double* tmax        # S: tmax[y] >= max over v < S of trans[y, v] (an upper
+                              # bound is enough: a learner may keep it loose)
+    const double* pmax        # maxlen x S: pmax[i, y] >= max over v < S of pair[i, y, v]
+                              # for i > 0; NULL: pair is zero at i > 0 and never read
+    double* key               # S: the heap of the previous column (scores)
+    int32_t* lab              # S: and its labels
+    double* skey              # S: the previous column in decreasing order, as far as popped
+    int32_t* slab             # S
+
+
+cdef inline void trans_row_max(const double* trans, int S, double* tmax) noexcept nogil:
+    """tmax[y] = max over v < S of trans[y, v] (the start column S left out)."""
+    cdef int y, v, T = S + 1
+    cdef double best
+    cdef const double* tr
+    for y in range(S):
+        tr = trans + y * T
+        best = -INFINITY
+        for v in range(S):
+            if tr[v] > best:
+                best = tr[v]
+        tmax[y] = best
+
+
+cdef inline void pair_row_max(const double* pair, int n, int S, double* pmax) noexcept nogil:
+    """pmax[i, y] = max over v < S of pair[i, y, v] for 0 < i < n (row 0 is not read):
+    the bound from a dense pair table. It reads the whole table (S^2 per position);
+    a caller that scores the pair part from attribute rows can bound it for less, by
+    the sum over the position's attributes of their row maxima."""
+    cdef int i, y, v, T = S + 1
+    cdef double best
+    cdef const double* pr
+    for y in range(S):
+        pmax[y] = 0.0
+    for i in range(1, n):
+        for y in range(S):
+            pr = pair + (i * S + y) * T
+            best = -INFINITY
+            for v in range(S):
+                if pr[v] > best:
+                    best = pr[v]
+            pmax[i * S + y] = best
+
+
+cdef inline void sift_down(double* key, int32_t* lab, int j, int size) noexcept nogil:
+    """Restore the max-heap order below node j of key[:size] (lab moves along)."""
+    cdef double k = key[j]
+    cdef int32_t l = lab[j]
+    cdef int c
+    while True:
+        c = 2 * j + 1
+        if c >= size:
+            break
+        if c + 1 < size and key[c + 1] > key[c]:
+            c += 1
+        if not key[c] > k:
+            break
+        key[j] = key[c]
+        lab[j] = lab[c]
+        j = c
+    key[j] = k
+    lab[j] = l
+
+
+cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Bounded* B, int n,
+                                   int32_t* out) noexcept nogil:
+    """chain.pxd's viterbi() by bounded search (see the top of this file): writes the
+    best label sequence to out[:n] and returns its score, both identical to viterbi()'s
+    (scores finite or -inf). The start (i = 0) and the end are as in viterbi()."""
+    cdef int i, y, k, popped, size, S = L.S, T = S + 1
+    cdef double best, s, d, bound, pb = 0.0, mt
+    cdef int32_t arg, v
+    cdef const double* unary = L.unary
+    cdef const double* pair = L.pair
+    cdef double* delta = L.delta
+    cdef int32_t* back = L.back
+    cdef const double* trans = m.trans
+    cdef const double* end = m.end
+    cdef const double* tmax = B.tmax
+    cdef const double* pmax = B.pmax
+    cdef double* key = B.key
+    cdef int32_t* lab = B.lab
+    cdef double* skey = B.skey
+    cdef int32_t* slab = B.slab
+    cdef const double* prev
+    cdef const double* pr = NULL
+    cdef const double* tr
+    if n == 0:
+        return 0.0
+    for y in range(S):
+        delta[y] = unary[y] + pair[y * T + S] + trans[y * T + S]
+    for i in range(1, n):
+        prev = delta + (i - 1) * S
+        for v in range(S):
+            key[v] = prev[v]
+            lab[v] = v
+        size = S
+        for k in range(S // 2 - 1, -1, -1):
+            sift_down(key, lab, k, size)
+        popped = 0
+        for y in range(S):
+            tr = trans + y * T
+            mt = tmax[y]
+            if pmax != NULL:
+                pr = pair + (i * S + y) * T
+                pb = pmax[i * S + y]
+            best = -INFINITY
+            arg = 0
+            k = 0
+            while True:
+                if k == popped:
+                    if size == 0:
+                        break
+                    skey[popped] = key[0]
+                    slab[popped] = lab[0]
+                    popped += 1
+                    size -= 1
+                    if size > 0:
+                        key[0] = key[size]
+                        lab[0] = lab[size]
+                        sift_down(key, lab, 0, size)
+                d = skey[k]
+                # the bound of this and every later v, summed as a candidate is summed
+                if pmax != NULL:
+                    bound = (d + pb) + mt
+                else:
+                    bound = d + mt
+                if not bound >= best or bound == -INFINITY:
+                    break
+                v = slab[k]
+                if pmax != NULL:
+                    s = (d + pr[v]) + tr[v]
+                else:
+                    s = d + tr[v]
+                if s > best or (s == best and v < arg):
+                    best = s
+                    arg = v
+                k += 1
+            delta[i * S + y] = best + unary[i * S + y]
+            back[i * S + y] = arg
+    best = -INFINITY
+    arg = 0
+    for y in range(S):
+        s = delta[(n - 1) * S + y] + end[y]
+        if s > best:
+            best = s
+            arg = y
+    out[n - 1] = arg
+    for i in range(n - 1, 0, -1):
+        out[i - 1] = back[i * S + out[i]]
+    return best
