@@ -17,14 +17,17 @@
 # same score, bit for bit, with ties to the lowest previous label (a candidate whose
 # bound equals the best is still examined, and equal scores go to the lower v).
 #
-# The previous column is ordered lazily: a binary max-heap, built in O(S) per
-# position, pops its labels only as deep as the deepest scan of the position needs
-# (Carpe Diem sorts it whole). When one or a few labels dominate each token, as in a
-# trained tagger, a position costs O(S) plus a few pops instead of S^2; when the
-# previous column is flat against the spread of the transitions (untrained weights,
-# uniform random scores) the scans run deep and the heap costs more than the full
-# search saves (see benchmarks/viterbi_labels.py).
-from libc.stdint cimport int32_t
+# The previous column is ordered lazily (Carpe Diem sorts it whole): one pass keeps
+# its B.top best labels in order and the best score of the others; a scan that gets
+# past those (their bound and the others' still reach the best) continues on a
+# binary max-heap of the others, built in O(S) the first time a position needs it and
+# popped only as deep as the deepest scan goes. When one or a few labels dominate each
+# token, as in a trained tagger, a position costs about S (the pass) plus a few
+# candidates per label instead of S^2; when the previous column is flat against the
+# spread of the transitions (uniform random scores) the scans run deep and the gain
+# shrinks (see benchmarks/viterbi_labels.py). Below B.small labels the full search is
+# faster, and viterbi_bounded runs it.
+from libc.stdint cimport int32_t, uint8_t
 from libc.math cimport INFINITY
 from chain cimport Lattice, Linear
 
@@ -32,14 +35,25 @@ from chain cimport Lattice, Linear
 cdef struct Bounded:
     # What viterbi_bounded reads besides the lattice and the model, and its work space.
     int S
+    int top                   # labels kept in order by the pass over the previous column (1..MAX_TOP)
+    int small                 # the fewest labels searched by bounds (fewer: the full search)
     const double* tmax        # S: tmax[y] >= max over v < S of trans[y, v] (an upper
                               # bound is enough: a learner may keep it loose)
     const double* pmax        # maxlen x S: pmax[i, y] >= max over v < S of pair[i, y, v]
                               # for i > 0; NULL: pair is zero at i > 0 and never read
-    double* key               # S: the heap of the previous column (scores)
+    double* key               # S: the heap of the previous column's other labels (scores)
     int32_t* lab              # S: and its labels
-    double* skey              # S: the previous column in decreasing order, as far as popped
+    double* skey              # S: those in decreasing order, as far as popped
     int32_t* slab             # S
+    uint8_t* mark             # S, zero: the top labels while the heap is built
+
+
+# Bounded.top and .small by default (chosen by benchmarks/viterbi_labels.py), and
+# the most labels a pass keeps in order
+cdef enum:
+    TOP = 8
+    SMALL = 8
+    MAX_TOP = 32
 
 
 cdef inline void trans_row_max(const double* trans, int S, double* tmax) noexcept nogil:
@@ -101,9 +115,13 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
     """chain.pxd's viterbi() by bounded search (see the top of this file): writes the
     best label sequence to out[:n] and returns its score, both identical to viterbi()'s
     (scores finite or -inf). The start (i = 0) and the end are as in viterbi()."""
-    cdef int i, y, k, popped, size, S = L.S, T = S + 1
-    cdef double best, s, d, bound, pb = 0.0, mt
+    cdef int i, y, j, k, top, popped, size, S = L.S, T = S + 1
+    cdef bint pairs = B.pmax != NULL, full = S < B.small, built
+    cdef int K = min(max(B.top, 1), MAX_TOP)
+    cdef double best, s, d, bound, rest, pb = 0.0, mt
     cdef int32_t arg, v
+    cdef double tk[MAX_TOP]
+    cdef int32_t tl[MAX_TOP]
     cdef const double* unary = L.unary
     cdef const double* pair = L.pair
     cdef double* delta = L.delta
@@ -116,6 +134,7 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
     cdef int32_t* lab = B.lab
     cdef double* skey = B.skey
     cdef int32_t* slab = B.slab
+    cdef uint8_t* mark = B.mark
     cdef const double* prev
     cdef const double* pr = NULL
     cdef const double* tr
@@ -125,51 +144,115 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
         delta[y] = unary[y] + pair[y * T + S] + trans[y * T + S]
     for i in range(1, n):
         prev = delta + (i - 1) * S
+        if full:  # viterbi()'s loop (without the pair part when it is zero)
+            for y in range(S):
+                tr = trans + y * T
+                best = -INFINITY
+                arg = 0
+                if pairs:
+                    pr = pair + (i * S + y) * T
+                    for v in range(S):
+                        s = (prev[v] + pr[v]) + tr[v]
+                        if s > best:
+                            best = s
+                            arg = v
+                else:
+                    for v in range(S):
+                        s = prev[v] + tr[v]
+                        if s > best:
+                            best = s
+                            arg = v
+                delta[i * S + y] = best + unary[i * S + y]
+                back[i * S + y] = arg
+            continue
+        # the K best of the previous column in decreasing order (tk, tl) and the
+        # best of the others (rest)
+        top = 0
+        rest = -INFINITY
         for v in range(S):
-            key[v] = prev[v]
-            lab[v] = v
-        size = S
-        for k in range(S // 2 - 1, -1, -1):
-            sift_down(key, lab, k, size)
-        popped = 0
+            d = prev[v]
+            if top < K:
+                j = top
+                top += 1
+            elif d > tk[K - 1]:
+                if tk[K - 1] > rest:
+                    rest = tk[K - 1]
+                j = K - 1
+            else:
+                if d > rest:
+                    rest = d
+                continue
+            while j > 0 and tk[j - 1] < d:
+                tk[j] = tk[j - 1]
+                tl[j] = tl[j - 1]
+                j -= 1
+            tk[j] = d
+            tl[j] = v
+        built = False
+        popped = size = 0
         for y in range(S):
             tr = trans + y * T
             mt = tmax[y]
-            if pmax != NULL:
+            if pairs:
                 pr = pair + (i * S + y) * T
                 pb = pmax[i * S + y]
             best = -INFINITY
             arg = 0
+            # candidates best first, while their bound (summed as a candidate is
+            # summed) reaches the best score found; ties to the lower label
             k = 0
-            while True:
-                if k == popped:
-                    if size == 0:
-                        break
-                    skey[popped] = key[0]
-                    slab[popped] = lab[0]
-                    popped += 1
-                    size -= 1
-                    if size > 0:
-                        key[0] = key[size]
-                        lab[0] = lab[size]
-                        sift_down(key, lab, 0, size)
-                d = skey[k]
-                # the bound of this and every later v, summed as a candidate is summed
-                if pmax != NULL:
-                    bound = (d + pb) + mt
-                else:
-                    bound = d + mt
+            while k < top:
+                d = tk[k]
+                bound = (d + pb) + mt if pairs else d + mt
                 if not bound >= best or bound == -INFINITY:
                     break
-                v = slab[k]
-                if pmax != NULL:
-                    s = (d + pr[v]) + tr[v]
-                else:
-                    s = d + tr[v]
+                v = tl[k]
+                s = (d + pr[v]) + tr[v] if pairs else d + tr[v]
                 if s > best or (s == best and v < arg):
                     best = s
                     arg = v
                 k += 1
+            if k == top and top < S:
+                bound = (rest + pb) + mt if pairs else rest + mt
+                if bound >= best and bound != -INFINITY:
+                    # the others, best first, from a heap built once per position
+                    if not built:
+                        built = True
+                        for k in range(top):
+                            mark[tl[k]] = 1
+                        size = 0
+                        for v in range(S):
+                            if mark[v]:
+                                mark[v] = 0
+                            else:
+                                key[size] = prev[v]
+                                lab[size] = v
+                                size += 1
+                        for k in range(size // 2 - 1, -1, -1):
+                            sift_down(key, lab, k, size)
+                    k = 0
+                    while True:
+                        if k == popped:
+                            if size == 0:
+                                break
+                            skey[popped] = key[0]
+                            slab[popped] = lab[0]
+                            popped += 1
+                            size -= 1
+                            if size > 0:
+                                key[0] = key[size]
+                                lab[0] = lab[size]
+                                sift_down(key, lab, 0, size)
+                        d = skey[k]
+                        bound = (d + pb) + mt if pairs else d + mt
+                        if not bound >= best or bound == -INFINITY:
+                            break
+                        v = slab[k]
+                        s = (d + pr[v]) + tr[v] if pairs else d + tr[v]
+                        if s > best or (s == best and v < arg):
+                            best = s
+                            arg = v
+                        k += 1
             delta[i * S + y] = best + unary[i * S + y]
             back[i * S + y] = arg
     best = -INFINITY

@@ -7,7 +7,7 @@ from libc.math cimport INFINITY
 from chain cimport Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, viterbi, SEQBIL_PREFETCH
 from fb cimport FB, fb_new, fb_log, forward_backward, path_score
 from known cimport Known, known_view, force
-from bounded cimport Bounded, viterbi_bounded, trans_row_max, pair_row_max
+from bounded cimport Bounded, viterbi_bounded, trans_row_max, pair_row_max, TOP, SMALL, MAX_TOP
 
 
 DEF HEADS_AHEAD = 3
@@ -269,23 +269,27 @@ def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const
     return out, best
 
 
-cdef tuple bounded_new(Bounded* B, int S, const double[:, ::1] trans):
+cdef tuple bounded_new(Bounded* B, int S, const double[:, ::1] trans, int top, int small):
     """Point B at the row maxima of trans and at fresh work space for S labels (no
     pair bound); returns the arrays that own them, for the caller to keep."""
+    if not 1 <= top <= MAX_TOP:
+        raise ValueError(f"top must be in 1..{MAX_TOP}")
     cdef double[::1] tmax = np.empty(S), key = np.empty(S), skey = np.empty(S)
     cdef int32_t[::1] lab = np.empty(S, dtype=np.int32), slab = np.empty(S, dtype=np.int32)
+    cdef uint8_t[::1] mark = np.zeros(S, dtype=np.uint8)
     trans_row_max(&trans[0, 0], S, &tmax[0])
-    B.S = S
+    B.S, B.top, B.small = S, top, small
     B.tmax, B.pmax = &tmax[0], NULL
-    B.key, B.lab, B.skey, B.slab = &key[0], &lab[0], &skey[0], &slab[0]
-    return tmax, key, skey, lab, slab
+    B.key, B.lab, B.skey, B.slab, B.mark = &key[0], &lab[0], &skey[0], &slab[0], &mark[0]
+    return tmax, key, skey, lab, slab, mark
 
 
 def viterbi_bounded_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,
-                         const double[::1] end, bint pairs=True):
+                         const double[::1] end, bint pairs=True, int top=TOP, int small=SMALL):
     """viterbi_best by bounded search (bounded.pxd): the same path and score. pairs:
     whether pair is read (its bound taken from the table itself); without it pair
-    must be zero at i > 0 and only its start column is read."""
+    must be zero at i > 0 and only its start column is read. top, small: Bounded's
+    (small=1: the bounded search at any number of labels)."""
     cdef int n = unary.shape[0], S = unary.shape[1]
     check_tables(unary, pair, trans, end)
     out = np.zeros(n, dtype=np.int32)
@@ -297,7 +301,7 @@ def viterbi_bounded_best(const double[:, ::1] unary, const double[:, :, ::1] pai
     L.unary, L.pair = <double*> &unary[0, 0], <double*> &pair[0, 0, 0]  # read only
     L.delta, L.back = &delta[0, 0], &back[0, 0]
     cdef Bounded B
-    arrays = bounded_new(&B, S, trans)
+    arrays = bounded_new(&B, S, trans, top, small)
     cdef double[:, ::1] pmax = np.zeros((max(n, 1), S))
     if pairs:
         pair_row_max(&pair[0, 0, 0], n, S, &pmax[0, 0])
@@ -309,12 +313,13 @@ def viterbi_bounded_best(const double[:, ::1] unary, const double[:, :, ::1] pai
 
 def viterbi_tables(const double[:, ::1] unary, const int64_t[::1] seq_ptr, const double[:, ::1] trans,
                    const double[::1] end, int32_t[::1] out, double[::1] scores, bint bounded,
-                   const double[:, :, ::1] pair=None):
+                   const double[:, :, ::1] pair=None, int top=TOP, int small=SMALL):
     """Decode sequences of score tables (benchmarks/viterbi_labels.py): sequence j has
     the unary rows seq_ptr[j]:seq_ptr[j + 1]; pair (maxlen x S x (S + 1)) is shared by
     every sequence, zero when None. Writes each path to out and its score to scores.
     bounded: viterbi_bounded (without pair, the pair part is never read), else viterbi
-    (reading a zero pair table, as decode_corpus does for a model with `B` alone)."""
+    (reading a zero pair table, as decode_corpus does for a model with `B` alone);
+    top, small: as viterbi_bounded_best's."""
     cdef int S = unary.shape[1], n
     cdef Py_ssize_t j, N = seq_ptr.shape[0] - 1
     cdef int maxlen = 1
@@ -331,7 +336,7 @@ def viterbi_tables(const double[:, ::1] unary, const int64_t[::1] seq_ptr, const
     elif not bounded:
         np.asarray(work[1])[...] = 0.0  # written, as scoring writes it: not calloc's shared zero pages
     cdef Bounded B
-    arrays = bounded_new(&B, S, trans)
+    arrays = bounded_new(&B, S, trans, top, small)
     cdef double[:, ::1] pmax = np.zeros((maxlen, S))
     if pair is not None:
         pair_row_max(L.pair, maxlen, S, &pmax[0, 0])

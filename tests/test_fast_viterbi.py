@@ -41,6 +41,17 @@ def integer_tables(rng, n, S, lo=-2, hi=2, forbid=0.0, sparse=None):
     return unary, pair, trans, end
 
 
+# the search as used (top 8, the full search below 8 labels), and the bounded search
+# at any number of labels with 1, 2 and 8 labels kept in order before the heap, so
+# that small tables reach every branch
+SEARCHES = [{}, {"top": 1, "small": 1}, {"top": 2, "small": 1}, {"top": 8, "small": 1}]
+
+
+@pytest.fixture(params=SEARCHES, ids=["default", "top1", "top2", "top8"])
+def search(request):
+    return request.param
+
+
 def same(a, b):
     """Two (path, score) results are identical (a score of NaN, from a table with no
     allowed path ending, equal to NaN)."""
@@ -50,11 +61,11 @@ def same(a, b):
 @pytest.mark.parametrize("n,S", [(1, 1), (1, 2), (1, 5), (2, 1), (3, 1), (2, 2), (4, 2), (6, 2), (3, 3),
                                  (4, 3), (3, 4), (2, 6)])
 @pytest.mark.parametrize("pairs", [False, True])
-def test_bounded_equals_brute_force(rng, n, S, pairs):
+def test_bounded_equals_brute_force(rng, n, S, pairs, search):
     for t in range(30):
         unary, pair, trans, end = integer_tables(rng, n, S, forbid=0.2 if t % 2 else 0.0,
                                                  sparse=0.3 if pairs else None)
-        path, score = viterbi_bounded_best(unary, pair, trans, end, pairs=pairs)
+        path, score = viterbi_bounded_best(unary, pair, trans, end, pairs=pairs, **search)
         best_score, best_path = brute_force(unary, pair, trans, end)
         if best_score == -np.inf:  # every path forbidden: as the full search, which keeps label 0
             assert same((path, score), viterbi_best(unary, pair, trans, end))
@@ -67,7 +78,7 @@ def test_bounded_equals_brute_force(rng, n, S, pairs):
 @pytest.mark.parametrize("S", [1, 2, 3, 5, 8, 17, 44])
 @pytest.mark.parametrize("kind", ["ties", "forbidden", "real", "dominant", "flat"])
 @pytest.mark.parametrize("pairs", [False, True])
-def test_bounded_equals_full_search(rng, S, kind, pairs):
+def test_bounded_equals_full_search(rng, S, kind, pairs, search):
     """Path and score identical to viterbi_best's, bit for bit."""
     for _ in range(40):
         n = int(rng.integers(1, 12))
@@ -85,21 +96,21 @@ def test_bounded_equals_full_search(rng, S, kind, pairs):
             pair[pair != 0] = rng.normal(size=int((pair != 0).sum()))
             if kind == "dominant":  # a trained tagger: one label far ahead at each token
                 unary[np.arange(n), rng.integers(0, S, size=n)] += 8.0
-        assert same(viterbi_bounded_best(unary, pair, trans, end, pairs=pairs),
+        assert same(viterbi_bounded_best(unary, pair, trans, end, pairs=pairs, **search),
                     viterbi_best(unary, pair, trans, end))
 
 
-def test_all_equal_scores():
+def test_all_equal_scores(search):
     """Every path ties: the full search's all-zero path."""
     for S in (1, 2, 7):
         for n in (1, 2, 5):
             tables = np.zeros((n, S)), np.zeros((n, S, S + 1)), np.zeros((S, S + 1)), np.zeros(S)
-            path, score = viterbi_bounded_best(*tables)
+            path, score = viterbi_bounded_best(*tables, **search)
             assert score == 0.0 and not path.any()
             assert same((path, score), viterbi_best(*tables))
 
 
-def test_forbidden_rows_and_columns(rng):
+def test_forbidden_rows_and_columns(rng, search):
     """Labels no transition may enter or leave, and a label that may follow nothing."""
     for _ in range(200):
         S, n = int(rng.integers(2, 9)), int(rng.integers(1, 7))
@@ -107,21 +118,22 @@ def test_forbidden_rows_and_columns(rng):
         trans[rng.integers(0, S)] = -np.inf  # a label nothing may precede
         trans[:, rng.integers(0, S)] = -np.inf  # a label nothing may follow
         for pairs in (False, True):
-            assert same(viterbi_bounded_best(unary, pair, trans, end, pairs=pairs),
+            assert same(viterbi_bounded_best(unary, pair, trans, end, pairs=pairs, **search),
                         viterbi_best(unary, pair, trans, end))
 
 
-def test_without_pairs_ignores_pair(rng):
+def test_without_pairs_ignores_pair(rng, search):
     """pairs=False reads only the start column of pair; with pair zero at i > 0 that
     is the full search."""
     unary, pair, trans, end = integer_tables(rng, 6, 5)
     junk = pair.copy()
     junk[1:] = rng.normal(size=junk[1:].shape)
-    assert same(viterbi_bounded_best(unary, junk, trans, end, pairs=False), viterbi_best(unary, pair, trans, end))
+    assert same(viterbi_bounded_best(unary, junk, trans, end, pairs=False, **search),
+                viterbi_best(unary, pair, trans, end))
 
 
 @pytest.mark.parametrize("shared_pair", [False, True])
-def test_tables_corpus(rng, shared_pair):
+def test_tables_corpus(rng, shared_pair, search):
     """viterbi_tables decodes each sequence as viterbi_best does, by either search."""
     S, lengths = 30, rng.integers(1, 15, size=40)
     seq_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
@@ -137,7 +149,7 @@ def test_tables_corpus(rng, shared_pair):
     results = []
     for bounded in (False, True):
         out, scores = np.zeros(P, np.int32), np.zeros(len(lengths))
-        viterbi_tables(unary, seq_ptr, trans, end, out, scores, bounded, pair if shared_pair else None)
+        viterbi_tables(unary, seq_ptr, trans, end, out, scores, bounded, pair if shared_pair else None, **search)
         results.append((out, scores))
     assert np.array_equal(results[0][0], results[1][0]) and np.array_equal(results[0][1], results[1][1])
     for j in range(len(lengths)):
@@ -146,7 +158,9 @@ def test_tables_corpus(rng, shared_pair):
         assert np.array_equal(results[1][0][a:b], path) and results[1][1][j] == score
 
 
-def test_bad_shapes():
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        viterbi_bounded_best(np.zeros((2, 3)), np.zeros((2, 3, 4)), np.zeros((3, 4)), np.zeros(3), top=0)
     with pytest.raises(ValueError):
         viterbi_bounded_best(np.zeros((2, 3)), np.zeros((2, 3, 3)), np.zeros((3, 4)), np.zeros(3))
     with pytest.raises(ValueError):

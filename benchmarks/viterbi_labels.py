@@ -1,0 +1,131 @@
+"""First-order Viterbi per token against the number of labels: the full search
+(chain.pxd: viterbi, S^2 per token) and the bounded search (bounded.pxd:
+viterbi_bounded), on synthetic score tables.
+
+    python benchmarks/viterbi_labels.py [--labels 4 8 16 44 100 176 300 1000] [--repeat 5]
+                                        [--out /tmp/viterbi_labels.json]
+
+Sentences of 10 to 40 tokens (seed 0), as many as make about 3e8 label pairs per
+search (at most 50,000 tokens, at least 400). Score distributions:
+
+  trained    as a trained tagger's: at each token one label leads the others
+             (normal scores, sd 1) by 3 + an exponential of mean 2, and 30% of the
+             tokens have a second label within a normal's width of it; transitions
+             normal (sd 0.5), half of them lowered by 1.5 (pairs rarely seen);
+             pair zero at i > 0 (a model whose only 1st-order template is `B`).
+  trained+pair  the same with a sparse pair part (1% of the cells normal, sd 0.5,
+             the same table at every sentence): the bounded search reads the cells it
+             examines and a bound per (position, label), computed once outside the
+             timing (a kernel would sum its attributes' row maxima instead).
+  ambiguous  two to four labels within a normal's width of each other at every
+             token, 2 + an exponential of mean 1 ahead of the rest.
+  uniform    the pessimistic case: unary and transition scores uniform on [0, 1),
+             no label ahead of the others.
+
+Each search runs REPEAT times over the same tables (alternating; the kernel alone,
+the tables built beforehand, the full search reading a written zero pair table as
+decoding does); the paths and scores of the two must be identical. Prints ns per
+token (min / median / max) and the speed-up of the medians, and writes OUT (JSON).
+"""
+import argparse
+import json
+import platform
+import time
+
+import numpy as np
+
+from seqbil._kernels.decode import viterbi_tables
+
+KINDS = ("trained", "trained+pair", "ambiguous", "uniform")
+
+
+def corpus(rng, S, kind):
+    tokens = int(min(50_000, max(400, 3e8 / S ** 2)))
+    lengths = []
+    while sum(lengths) < tokens:
+        lengths.append(int(rng.integers(10, 41)))
+    seq_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    P, maxlen = int(seq_ptr[-1]), max(lengths)
+    rows = np.arange(P)
+    if kind == "uniform":
+        unary = rng.random((P, S))
+        trans, end = rng.random((S, S + 1)), rng.random(S)
+        return seq_ptr, unary, trans, end, None
+    unary = rng.normal(size=(P, S))
+    top = rng.integers(0, S, size=P)
+    if kind == "ambiguous":
+        lead = 2.0 + rng.exponential(1.0, size=P)
+        for j in range(4):
+            if j >= 2:
+                keep = rng.random(P) < 0.5
+            else:
+                keep = np.ones(P, bool)
+            others = rng.integers(0, S, size=P)
+            unary[rows[keep], others[keep]] = lead[keep] + rng.normal(size=int(keep.sum()))
+    else:
+        unary[rows, top] += 3.0 + rng.exponential(2.0, size=P)
+        second = rng.random(P) < 0.3
+        unary[rows[second], rng.integers(0, S, size=P)[second]] = unary[rows[second], top[second]] \
+            - np.abs(rng.normal(size=int(second.sum())))
+    trans = rng.normal(scale=0.5, size=(S, S + 1)) - 1.5 * (rng.random((S, S + 1)) < 0.5)
+    end = rng.normal(scale=0.5, size=S)
+    pair = None
+    if kind == "trained+pair":
+        pair = np.zeros((maxlen, S, S + 1))
+        cells = rng.random(pair.shape) < 0.01
+        pair[cells] = rng.normal(scale=0.5, size=int(cells.sum()))
+    return seq_ptr, unary, trans, end, pair
+
+
+def run(S, kind, repeat, rng):
+    seq_ptr, unary, trans, end, pair = corpus(rng, S, kind)
+    P, N = unary.shape[0], seq_ptr.shape[0] - 1
+    times = {False: [], True: []}
+    results = {}
+    for r in range(repeat):
+        for bounded in ((False, True) if r % 2 == 0 else (True, False)):
+            out, scores = np.zeros(P, np.int32), np.zeros(N)
+            t0 = time.perf_counter()
+            viterbi_tables(unary, seq_ptr, trans, end, out, scores, bounded, pair)
+            times[bounded].append((time.perf_counter() - t0) / P * 1e9)
+            results[bounded] = out, scores
+    full, fast = results[False], results[True]
+    if not (np.array_equal(full[0], fast[0]) and np.array_equal(full[1], fast[1])):
+        raise AssertionError(f"S={S} {kind}: the bounded search differs from the full one")
+    summary = {"labels": S, "kind": kind, "tokens": P, "sentences": N}
+    for name, bounded in (("full", False), ("fast", True)):
+        t = np.array(times[bounded])
+        summary[name] = {"min": float(t.min()), "median": float(np.median(t)), "max": float(t.max()),
+                         "runs": [float(x) for x in t]}
+    summary["speedup"] = summary["full"]["median"] / summary["fast"]["median"]
+    return summary
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--labels", type=int, nargs="+", default=[4, 8, 16, 44, 100, 176, 300, 1000])
+    ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--out", default="/tmp/viterbi_labels.json")
+    args = ap.parse_args()
+    rows = []
+    head = f"{'kind':<13} {'L':>5} {'tokens':>7}   {'full ns/token min/med/max':>30}   " \
+           f"{'fast ns/token min/med/max':>30}   {'speed-up':>8}"
+    print(head)
+    print("-" * len(head))
+    for kind in args.kinds:
+        for S in args.labels:
+            s = run(S, kind, args.repeat, np.random.default_rng(0))
+            rows.append(s)
+            f, b = s["full"], s["fast"]
+            print(f"{kind:<13} {S:>5} {s['tokens']:>7}   "
+                  f"{f['min']:>9.0f} {f['median']:>9.0f} {f['max']:>10.0f}   "
+                  f"{b['min']:>9.0f} {b['median']:>9.0f} {b['max']:>10.0f}   {s['speedup']:>7.2f}x", flush=True)
+    with open(args.out, "w") as fh:
+        json.dump({"benchmark": "viterbi_labels", "repeat": args.repeat, "machine": platform.machine(),
+                   "python": platform.python_version(), "rows": rows}, fh, indent=1)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
