@@ -18,15 +18,17 @@
 # bound equals the best is still examined, and equal scores go to the lower v).
 #
 # The previous column is ordered lazily (Carpe Diem sorts it whole): one pass keeps
-# its B.top best labels in order and the best score of the others; a scan that gets
-# past those (their bound and the others' still reach the best) continues on a
-# binary max-heap of the others, built in O(S) the first time a position needs it and
-# popped only as deep as the deepest scan goes. When one or a few labels dominate each
-# token, as in a trained tagger, a position costs about S (the pass) plus a few
-# candidates per label instead of S^2; when the previous column is flat against the
-# spread of the transitions (uniform random scores) the scans run deep and the gain
-# shrinks (see benchmarks/viterbi_labels.py). Below B.small labels the full search is
-# faster, and viterbi_bounded runs it.
+# its B.top best labels in order and the best score of the others. The best label v0
+# goes to every label y at once, in a loop without branches that reads trans[y, v0]
+# down a column (transposed, B.transT, so that it reads it in order) and keeps open
+# only the scans that the second best score's bound can still reach. Those go on in
+# order, and when one gets past the top labels, the others go into a binary max-heap,
+# built in O(S) once per position and popped only as deep as the deepest scan goes.
+# When one or a few labels dominate each token, as in a trained tagger, a position
+# costs a few passes over S labels instead of S^2; when the previous column is flat
+# against the spread of the transitions (uniform random scores) the scans run deeper
+# and the gain shrinks (see benchmarks/viterbi_labels.py). Below B.small labels the
+# full search is faster, and viterbi_bounded runs it.
 from libc.stdint cimport int32_t, uint8_t
 from libc.math cimport INFINITY
 from chain cimport Lattice, Linear
@@ -39,12 +41,14 @@ cdef struct Bounded:
     int small                 # the fewest labels searched by bounds (fewer: the full search)
     const double* tmax        # S: tmax[y] >= max over v < S of trans[y, v] (an upper
                               # bound is enough: a learner may keep it loose)
+    const double* transT      # S x S: transT[v, y] = trans[y, v] for v < S
     const double* pmax        # maxlen x S: pmax[i, y] >= max over v < S of pair[i, y, v]
                               # for i > 0; NULL: pair is zero at i > 0 and never read
     double* key               # S: the heap of the previous column's other labels (scores)
     int32_t* lab              # S: and its labels
-    double* skey              # S: those in decreasing order, as far as popped
+    double* skey              # S: the previous column in decreasing order, as far as known
     int32_t* slab             # S
+    int32_t* act              # S: the labels whose scans are open
     uint8_t* mark             # S, zero: the top labels while the heap is built
 
 
@@ -56,8 +60,9 @@ cdef enum:
     MAX_TOP = 32
 
 
-cdef inline void trans_row_max(const double* trans, int S, double* tmax) noexcept nogil:
-    """tmax[y] = max over v < S of trans[y, v] (the start column S left out)."""
+cdef inline void trans_row_max(const double* trans, int S, double* tmax, double* transT) noexcept nogil:
+    """tmax[y] = max over v < S of trans[y, v] (the start column S left out), and
+    transT[v, y] = trans[y, v]."""
     cdef int y, v, T = S + 1
     cdef double best
     cdef const double* tr
@@ -67,6 +72,7 @@ cdef inline void trans_row_max(const double* trans, int S, double* tmax) noexcep
         for v in range(S):
             if tr[v] > best:
                 best = tr[v]
+            transT[v * S + y] = tr[v]
         tmax[y] = best
 
 
@@ -115,13 +121,11 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
     """chain.pxd's viterbi() by bounded search (see the top of this file): writes the
     best label sequence to out[:n] and returns its score, both identical to viterbi()'s
     (scores finite or -inf). The start (i = 0) and the end are as in viterbi()."""
-    cdef int i, y, j, k, top, popped, size, S = L.S, T = S + 1
+    cdef int i, y, j, k, top, size, known, n_act, S = L.S, T = S + 1
     cdef bint pairs = B.pmax != NULL, full = S < B.small, built
-    cdef int K = min(max(B.top, 1), MAX_TOP)
-    cdef double best, s, d, bound, rest, pb = 0.0, mt
-    cdef int32_t arg, v
-    cdef double tk[MAX_TOP]
-    cdef int32_t tl[MAX_TOP]
+    cdef int K = min(max(B.top, 1), S)
+    cdef double best, s, d, d0, d1, rest, bound, pb = 0.0, mt
+    cdef int32_t arg, v, v0
     cdef const double* unary = L.unary
     cdef const double* pair = L.pair
     cdef double* delta = L.delta
@@ -129,28 +133,38 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
     cdef const double* trans = m.trans
     cdef const double* end = m.end
     cdef const double* tmax = B.tmax
-    cdef const double* pmax = B.pmax
+    cdef const double* pm = NULL
     cdef double* key = B.key
     cdef int32_t* lab = B.lab
     cdef double* skey = B.skey
     cdef int32_t* slab = B.slab
+    cdef int32_t* act = B.act
     cdef uint8_t* mark = B.mark
     cdef const double* prev
+    cdef const double* pi = NULL
     cdef const double* pr = NULL
     cdef const double* tr
+    cdef const double* tcol
+    cdef double* cur
+    cdef int32_t* bk
     if n == 0:
         return 0.0
     for y in range(S):
         delta[y] = unary[y] + pair[y * T + S] + trans[y * T + S]
     for i in range(1, n):
         prev = delta + (i - 1) * S
+        cur = delta + i * S
+        bk = back + i * S
+        if pairs:
+            pi = pair + i * S * T
+            pm = B.pmax + i * S
         if full:  # viterbi()'s loop (without the pair part when it is zero)
             for y in range(S):
                 tr = trans + y * T
                 best = -INFINITY
                 arg = 0
                 if pairs:
-                    pr = pair + (i * S + y) * T
+                    pr = pi + y * T
                     for v in range(S):
                         s = (prev[v] + pr[v]) + tr[v]
                         if s > best:
@@ -162,10 +176,10 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
                         if s > best:
                             best = s
                             arg = v
-                delta[i * S + y] = best + unary[i * S + y]
-                back[i * S + y] = arg
+                cur[y] = best + unary[i * S + y]
+                bk[y] = arg
             continue
-        # the K best of the previous column in decreasing order (tk, tl) and the
+        # the K best of the previous column in decreasing order (skey, slab) and the
         # best of the others (rest)
         top = 0
         rest = -INFINITY
@@ -174,52 +188,69 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
             if top < K:
                 j = top
                 top += 1
-            elif d > tk[K - 1]:
-                if tk[K - 1] > rest:
-                    rest = tk[K - 1]
+            elif d > skey[K - 1]:
+                if skey[K - 1] > rest:
+                    rest = skey[K - 1]
                 j = K - 1
             else:
                 if d > rest:
                     rest = d
                 continue
-            while j > 0 and tk[j - 1] < d:
-                tk[j] = tk[j - 1]
-                tl[j] = tl[j - 1]
+            while j > 0 and skey[j - 1] < d:
+                skey[j] = skey[j - 1]
+                slab[j] = slab[j - 1]
                 j -= 1
-            tk[j] = d
-            tl[j] = v
+            skey[j] = d
+            slab[j] = v
+        # the best previous label to every label (a scan at -inf with label 0 takes it
+        # when it scores more than -inf); open: the scans the next score may reach
+        d0, v0 = skey[0], slab[0]
+        d1 = skey[1] if top > 1 else rest
+        tcol = B.transT + v0 * S
+        n_act = 0
+        if pairs:
+            for y in range(S):
+                s = (d0 + pi[y * T + v0]) + tcol[y]
+                cur[y] = s
+                bk[y] = v0 if s > -INFINITY else 0
+                bound = (d1 + pm[y]) + tmax[y]
+                act[n_act] = y
+                n_act += bound >= s and bound != -INFINITY
+        else:
+            for y in range(S):
+                s = d0 + tcol[y]
+                cur[y] = s
+                bk[y] = v0 if s > -INFINITY else 0
+                bound = d1 + tmax[y]
+                act[n_act] = y
+                n_act += bound >= s and bound != -INFINITY
+        # the open scans, candidates best first while their bound (summed as a
+        # candidate is summed) reaches the best score found; ties to the lower label
         built = False
-        popped = size = 0
-        for y in range(S):
+        known = top
+        size = 0
+        for j in range(n_act):
+            y = act[j]
             tr = trans + y * T
             mt = tmax[y]
             if pairs:
-                pr = pair + (i * S + y) * T
-                pb = pmax[i * S + y]
-            best = -INFINITY
-            arg = 0
-            # candidates best first, while their bound (summed as a candidate is
-            # summed) reaches the best score found; ties to the lower label
-            k = 0
-            while k < top:
-                d = tk[k]
-                bound = (d + pb) + mt if pairs else d + mt
-                if not bound >= best or bound == -INFINITY:
-                    break
-                v = tl[k]
-                s = (d + pr[v]) + tr[v] if pairs else d + tr[v]
-                if s > best or (s == best and v < arg):
-                    best = s
-                    arg = v
-                k += 1
-            if k == top and top < S:
-                bound = (rest + pb) + mt if pairs else rest + mt
-                if bound >= best and bound != -INFINITY:
-                    # the others, best first, from a heap built once per position
+                pr = pi + y * T
+                pb = pm[y]
+            best = cur[y]
+            arg = bk[y]
+            k = 1
+            while True:
+                if k == known:
+                    if k == S:
+                        break
                     if not built:
+                        # the others, past the top: stop unless their best reaches
+                        bound = (rest + pb) + mt if pairs else rest + mt
+                        if not bound >= best or bound == -INFINITY:
+                            break
                         built = True
                         for k in range(top):
-                            mark[tl[k]] = 1
+                            mark[slab[k]] = 1
                         size = 0
                         for v in range(S):
                             if mark[v]:
@@ -230,31 +261,29 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
                                 size += 1
                         for k in range(size // 2 - 1, -1, -1):
                             sift_down(key, lab, k, size)
-                    k = 0
-                    while True:
-                        if k == popped:
-                            if size == 0:
-                                break
-                            skey[popped] = key[0]
-                            slab[popped] = lab[0]
-                            popped += 1
-                            size -= 1
-                            if size > 0:
-                                key[0] = key[size]
-                                lab[0] = lab[size]
-                                sift_down(key, lab, 0, size)
-                        d = skey[k]
-                        bound = (d + pb) + mt if pairs else d + mt
-                        if not bound >= best or bound == -INFINITY:
-                            break
-                        v = slab[k]
-                        s = (d + pr[v]) + tr[v] if pairs else d + tr[v]
-                        if s > best or (s == best and v < arg):
-                            best = s
-                            arg = v
-                        k += 1
-            delta[i * S + y] = best + unary[i * S + y]
-            back[i * S + y] = arg
+                        k = known
+                    skey[known] = key[0]
+                    slab[known] = lab[0]
+                    known += 1
+                    size -= 1
+                    if size > 0:
+                        key[0] = key[size]
+                        lab[0] = lab[size]
+                        sift_down(key, lab, 0, size)
+                d = skey[k]
+                bound = (d + pb) + mt if pairs else d + mt
+                if not bound >= best or bound == -INFINITY:
+                    break
+                v = slab[k]
+                s = (d + pr[v]) + tr[v] if pairs else d + tr[v]
+                if s > best or (s == best and v < arg):
+                    best = s
+                    arg = v
+                k += 1
+            cur[y] = best
+            bk[y] = arg
+        for y in range(S):
+            cur[y] = cur[y] + unary[i * S + y]
     best = -INFINITY
     arg = 0
     for y in range(S):

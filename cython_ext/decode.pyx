@@ -270,18 +270,20 @@ def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const
 
 
 cdef tuple bounded_new(Bounded* B, int S, const double[:, ::1] trans, int top, int small):
-    """Point B at the row maxima of trans and at fresh work space for S labels (no
+    """Point B at the row maxima of trans, its transpose and at fresh work space for S labels (no
     pair bound); returns the arrays that own them, for the caller to keep."""
     if not 1 <= top <= MAX_TOP:
         raise ValueError(f"top must be in 1..{MAX_TOP}")
-    cdef double[::1] tmax = np.empty(S), key = np.empty(S), skey = np.empty(S)
-    cdef int32_t[::1] lab = np.empty(S, dtype=np.int32), slab = np.empty(S, dtype=np.int32)
+    cdef double[::1] tmax = np.empty(S), key = np.empty(S), skey = np.empty(S), transT = np.empty(S * S)
+    cdef int32_t[::1] lab = np.empty(S, dtype=np.int32), act = np.empty(S, dtype=np.int32)
+    cdef int32_t[::1] slab = np.empty(S, dtype=np.int32)
     cdef uint8_t[::1] mark = np.zeros(S, dtype=np.uint8)
-    trans_row_max(&trans[0, 0], S, &tmax[0])
+    trans_row_max(&trans[0, 0], S, &tmax[0], &transT[0])
     B.S, B.top, B.small = S, top, small
-    B.tmax, B.pmax = &tmax[0], NULL
-    B.key, B.lab, B.skey, B.slab, B.mark = &key[0], &lab[0], &skey[0], &slab[0], &mark[0]
-    return tmax, key, skey, lab, slab, mark
+    B.tmax, B.pmax, B.transT = &tmax[0], NULL, &transT[0]
+    B.key, B.lab, B.skey, B.slab = &key[0], &lab[0], &skey[0], &slab[0]
+    B.act, B.mark = &act[0], &mark[0]
+    return tmax, transT, key, lab, skey, slab, act, mark
 
 
 def viterbi_bounded_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,
