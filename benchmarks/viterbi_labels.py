@@ -3,7 +3,7 @@
 viterbi_bounded), on synthetic score tables.
 
     python benchmarks/viterbi_labels.py [--labels 4 8 16 44 100 176 300 1000] [--repeat 5]
-                                        [--out /tmp/viterbi_labels.json]
+                                        [--real MODEL CORPUS ...] [--out /tmp/viterbi_labels.json]
 
 Sentences of 10 to 40 tokens (seed 0), as many as make about 3e8 label pairs per
 search (at most 50,000 tokens, at least 400). Score distributions:
@@ -22,6 +22,11 @@ search (at most 50,000 tokens, at least 400). Score distributions:
   uniform    the pessimistic case: unary and transition scores uniform on [0, 1),
              no label ahead of the others.
 
+--real adds the score tables of a trained model (a .sbm file) on a labelled corpus
+(CoNLL columns, read as the model reads them): the unary scores summed from its
+0-order rows, its transitions and end scores; a model with 1st-order templates other
+than `B` is refused (its pair part is left out here).
+
 Each search runs REPEAT times over the same tables (alternating; the kernel alone,
 the tables built beforehand, the full search reading a written zero pair table as
 decoding does); the paths and scores of the two must be identical. Prints ns per
@@ -31,6 +36,7 @@ import argparse
 import json
 import platform
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -77,8 +83,26 @@ def corpus(rng, S, kind):
     return seq_ptr, unary, trans, end, pair
 
 
-def run(S, kind, repeat, rng):
-    seq_ptr, unary, trans, end, pair = corpus(rng, S, kind)
+def real_tables(model_path, corpus_path):
+    """(seq_ptr, unary, trans, end, None) of a trained model on a corpus."""
+    import scipy.sparse
+    from seqbil.formats import read_corpus
+    from seqbil.model.core import Model
+    model = Model.load(model_path)
+    store = model.decoding
+    if store.w1.n_rows and store.w1.nnz:
+        raise SystemExit(f"{model_path}: the model has 1st-order weights beyond B")
+    data = model.encode(read_corpus(model.format, corpus_path))
+    vals = np.ones(len(data.u_ids)) if data.u_vals is None else data.u_vals.astype(np.float64)
+    X = scipy.sparse.csr_matrix((vals, data.u_ids, data.u_ptr), shape=(data.n_positions, store.w0.n_rows))
+    unary = np.ascontiguousarray(X @ store.w0.to_dense(np.float64))
+    return (np.asarray(data.seq_ptr, np.int64), unary, np.ascontiguousarray(store.trans, np.float64),
+            np.ascontiguousarray(store.end, np.float64), None)
+
+
+def run(S, kind, repeat, rng, tables=None):
+    seq_ptr, unary, trans, end, pair = corpus(rng, S, kind) if tables is None else tables
+    S = unary.shape[1]
     P, N = unary.shape[0], seq_ptr.shape[0] - 1
     times = {False: [], True: []}
     results = {}
@@ -106,21 +130,24 @@ def main():
     ap.add_argument("--labels", type=int, nargs="+", default=[4, 8, 16, 44, 100, 176, 300, 1000])
     ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--real", nargs=2, action="append", default=[], metavar=("MODEL", "CORPUS"))
     ap.add_argument("--out", default="/tmp/viterbi_labels.json")
     args = ap.parse_args()
     rows = []
-    head = f"{'kind':<13} {'L':>5} {'tokens':>7}   {'full ns/token min/med/max':>30}   " \
+    head = f"{'kind':<20} {'L':>5} {'tokens':>7}   {'full ns/token min/med/max':>30}   " \
            f"{'fast ns/token min/med/max':>30}   {'speed-up':>8}"
     print(head)
     print("-" * len(head))
-    for kind in args.kinds:
-        for S in args.labels:
-            s = run(S, kind, args.repeat, np.random.default_rng(0))
-            rows.append(s)
-            f, b = s["full"], s["fast"]
-            print(f"{kind:<13} {S:>5} {s['tokens']:>7}   "
-                  f"{f['min']:>9.0f} {f['median']:>9.0f} {f['max']:>10.0f}   "
-                  f"{b['min']:>9.0f} {b['median']:>9.0f} {b['max']:>10.0f}   {s['speedup']:>7.2f}x", flush=True)
+    runs = [(kind, S, None) for kind in args.kinds for S in args.labels]
+    runs += [("real:" + Path(m).stem, None, (m, c)) for m, c in args.real]
+    for kind, S, real in runs:
+        s = run(S, kind, args.repeat, np.random.default_rng(0), None if real is None else real_tables(*real))
+        s["kind"] = kind
+        rows.append(s)
+        f, b = s["full"], s["fast"]
+        print(f"{kind:<20} {s['labels']:>5} {s['tokens']:>7}   "
+              f"{f['min']:>9.0f} {f['median']:>9.0f} {f['max']:>10.0f}   "
+              f"{b['min']:>9.0f} {b['median']:>9.0f} {b['max']:>10.0f}   {s['speedup']:>7.2f}x", flush=True)
     with open(args.out, "w") as fh:
         json.dump({"benchmark": "viterbi_labels", "repeat": args.repeat, "machine": platform.machine(),
                    "python": platform.python_version(), "rows": rows}, fh, indent=1)
