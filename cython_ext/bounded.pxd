@@ -127,6 +127,7 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
     cdef double best, s, d, d0, d1, rest, bound, pb = 0.0, mt
     cdef int32_t arg, v, v0
     cdef const double* unary = L.unary
+    cdef const double* un
     cdef const double* pair = L.pair
     cdef double* delta = L.delta
     cdef int32_t* back = L.back
@@ -203,15 +204,17 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
             skey[j] = d
             slab[j] = v
         # the best previous label to every label (a scan at -inf with label 0 takes it
-        # when it scores more than -inf); open: the scans the next score may reach
+        # when it scores more than -inf): final unless the next score's bound reaches
+        # it, and then the label's scan is open
         d0, v0 = skey[0], slab[0]
         d1 = skey[1] if top > 1 else rest
         tcol = B.transT + v0 * S
+        un = unary + i * S
         n_act = 0
         if pairs:
             for y in range(S):
                 s = (d0 + pi[y * T + v0]) + tcol[y]
-                cur[y] = s
+                cur[y] = s + un[y]
                 bk[y] = v0 if s > -INFINITY else 0
                 bound = (d1 + pm[y]) + tmax[y]
                 act[n_act] = y
@@ -219,7 +222,7 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
         else:
             for y in range(S):
                 s = d0 + tcol[y]
-                cur[y] = s
+                cur[y] = s + un[y]
                 bk[y] = v0 if s > -INFINITY else 0
                 bound = d1 + tmax[y]
                 act[n_act] = y
@@ -236,7 +239,7 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
             if pairs:
                 pr = pi + y * T
                 pb = pm[y]
-            best = cur[y]
+            best = (d0 + pr[v0]) + tr[v0] if pairs else d0 + tr[v0]  # as above
             arg = bk[y]
             k = 1
             while True:
@@ -280,10 +283,8 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
                     best = s
                     arg = v
                 k += 1
-            cur[y] = best
+            cur[y] = best + un[y]
             bk[y] = arg
-        for y in range(S):
-            cur[y] = cur[y] + unary[i * S + y]
     best = -INFINITY
     arg = 0
     for y in range(S):
