@@ -41,9 +41,9 @@ def integer_tables(rng, n, S, lo=-2, hi=2, forbid=0.0, sparse=None):
     return unary, pair, trans, end
 
 
-# the search as used (top 8, the full search below 8 labels), and the bounded search
-# at any number of labels with 1, 2 and 8 labels kept in order before the heap, so
-# that small tables reach every branch
+# the search as used (the full one below its default number of labels), and the
+# bounded search at any number of labels with 1, 2 and 8 labels kept in order before
+# the heap, so that small tables reach every branch
 SEARCHES = [{}, {"top": 1, "small": 1}, {"top": 2, "small": 1}, {"top": 8, "small": 1}]
 
 
