@@ -27,8 +27,10 @@
 # When one or a few labels dominate each token, as in a trained tagger, a position
 # costs a few passes over S labels instead of S^2; when the previous column is flat
 # against the spread of the transitions (uniform random scores) the scans run deeper
-# and the gain shrinks (see benchmarks/viterbi_labels.py). Below B.small labels the
-# full search is faster, and viterbi_bounded runs it.
+# and the gain shrinks (see benchmarks/viterbi_labels.py). Where more than B.crowd %
+# of the scans stay open the bounds are loose, and with few labels the full search of
+# the open labels then costs less. Below B.small labels the full search is faster,
+# and viterbi_bounded runs it.
 from libc.stdint cimport int32_t, uint8_t
 from libc.math cimport INFINITY
 from chain cimport Lattice, Linear
@@ -39,6 +41,8 @@ cdef struct Bounded:
     int S
     int top                   # labels kept in order by the pass over the previous column (1..MAX_TOP)
     int small                 # the fewest labels searched by bounds (fewer: the full search)
+    int crowd                 # a position where more than crowd % of the labels' scans stay
+                              # open after the best previous label searches those in full
     const double* tmax        # S: tmax[y] >= max over v < S of trans[y, v] (an upper
                               # bound is enough: a learner may keep it loose)
     const double* transT      # S x S: transT[v, y] = trans[y, v] for v < S
@@ -52,14 +56,21 @@ cdef struct Bounded:
     uint8_t* mark             # S, zero: the top labels while the heap is built
 
 
-# Bounded.top and .small by default, and the most labels a pass keeps in order. On
-# the score tables of trained taggers (benchmarks/viterbi_labels.py --real) two
-# labels in order did best (1 about as well, 8 to 16 up to twice as slow at 47 to 59
-# labels), and the bounded search broke even with the full one at 22 labels (CoNLL-2000
-# chunking) and lost below (twice as slow at 16 synthetic labels).
+# Bounded.top, .small and .crowd by default, and the most labels a pass keeps in
+# order. On the score tables of trained taggers (benchmarks/viterbi_labels.py --real)
+# two labels in order did best (1 about as well, 8 to 16 up to twice as slow at 47 to
+# 59 labels). Searching the open labels in full when more than a quarter are open
+# cost the full search's time where the bounds are loose (uniform scores) and saved
+# a little on trained taggers' tables up to about 40 labels, but from 64 labels on the
+# bounded scans of the open labels cost less even then: crowd is CROWD below
+# CROWD_LABELS labels and 100 (never) from there. With it the bounded search beat the
+# full one from about 20 labels (CoNLL-2000 chunking, 22 labels: 0.86 of its time)
+# and lost below (about 1.2 to 1.4 times its time at 12 to 16 synthetic labels).
 cdef enum:
     TOP = 2
-    SMALL = 24
+    SMALL = 20
+    CROWD = 25
+    CROWD_LABELS = 48
     MAX_TOP = 32
 
 
@@ -126,7 +137,7 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
     (scores finite or -inf). The start (i = 0) and the end are as in viterbi()."""
     cdef int i, y, j, k, top, size, known, n_act, S = L.S, T = S + 1
     cdef bint pairs = B.pmax != NULL, full = S < B.small, built
-    cdef int K = min(max(B.top, 1), S)
+    cdef int K = min(max(B.top, 1), S), crowd = B.crowd
     cdef double best, s, d, d0, d1, rest, bound, pb = 0.0, mt
     cdef int32_t arg, v, v0
     cdef const double* unary = L.unary
@@ -235,6 +246,30 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
         built = False
         known = top
         size = 0
+        if n_act * 100 > crowd * S:
+            # most scans open: the bounds are loose here, and the full search of the
+            # open labels costs less than sorting the column for them
+            for j in range(n_act):
+                y = act[j]
+                tr = trans + y * T
+                best = -INFINITY
+                arg = 0
+                if pairs:
+                    pr = pi + y * T
+                    for v in range(S):
+                        s = (prev[v] + pr[v]) + tr[v]
+                        if s > best:
+                            best = s
+                            arg = v
+                else:
+                    for v in range(S):
+                        s = prev[v] + tr[v]
+                        if s > best:
+                            best = s
+                            arg = v
+                cur[y] = best + un[y]
+                bk[y] = arg
+            n_act = 0
         for j in range(n_act):
             y = act[j]
             tr = trans + y * T

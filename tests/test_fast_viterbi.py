@@ -43,11 +43,14 @@ def integer_tables(rng, n, S, lo=-2, hi=2, forbid=0.0, sparse=None):
 
 # the search as used (the full one below its default number of labels), and the
 # bounded search at any number of labels with 1, 2 and 8 labels kept in order before
-# the heap, so that small tables reach every branch
-SEARCHES = [{}, {"top": 1, "small": 1}, {"top": 2, "small": 1}, {"top": 8, "small": 1}]
+# the heap, so that small tables reach every branch, with and without the full search
+# of the open labels where a quarter or more are open
+SEARCHES = [{}, {"top": 1, "small": 1, "crowd": 100}, {"top": 2, "small": 1, "crowd": 100},
+            {"top": 8, "small": 1, "crowd": 100}, {"top": 2, "small": 1, "crowd": 25},
+            {"top": 2, "small": 1, "crowd": 0}]
 
 
-@pytest.fixture(params=SEARCHES, ids=["default", "top1", "top2", "top8"])
+@pytest.fixture(params=SEARCHES, ids=["default", "top1", "top2", "top8", "crowd25", "crowd0"])
 def search(request):
     return request.param
 
