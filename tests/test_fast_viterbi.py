@@ -78,7 +78,7 @@ def test_bounded_equals_brute_force(rng, n, S, pairs, search):
         assert same((path, score), viterbi_best(unary, pair, trans, end))
 
 
-@pytest.mark.parametrize("S", [1, 2, 3, 5, 8, 17, 44])
+@pytest.mark.parametrize("S", [1, 2, 3, 5, 8, 17, 44, 64, 130])
 @pytest.mark.parametrize("kind", ["ties", "forbidden", "real", "dominant", "flat"])
 @pytest.mark.parametrize("pairs", [False, True])
 def test_bounded_equals_full_search(rng, S, kind, pairs, search):
