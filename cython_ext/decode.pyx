@@ -7,7 +7,8 @@ from libc.math cimport INFINITY
 from chain cimport Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, viterbi, SEQBIL_PREFETCH
 from fb cimport FB, fb_new, fb_log, forward_backward, path_score
 from known cimport Known, known_view, force
-from bounded cimport Bounded, viterbi_bounded, trans_row_max, pair_row_max, TOP, SMALL, CROWD, CROWD_LABELS, MAX_TOP
+from bounded cimport (Bounded, viterbi_bounded, trans_row_max, pair_row_max, TOP, SMALL, CROWD, CROWD_LABELS,
+                     BUDGET, MAX_TOP)
 
 
 DEF HEADS_AHEAD = 3
@@ -269,7 +270,8 @@ def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const
     return out, best
 
 
-cdef tuple bounded_new(Bounded* B, int S, const double[:, ::1] trans, int top, int small, int crowd):
+cdef tuple bounded_new(Bounded* B, int S, const double[:, ::1] trans, int top, int small, int crowd,
+                        int budget):
     """Point B at the row maxima of trans, its transpose and at fresh work space for S labels (no
     pair bound); returns the arrays that own them, for the caller to keep."""
     if not 1 <= top <= MAX_TOP:
@@ -281,6 +283,7 @@ cdef tuple bounded_new(Bounded* B, int S, const double[:, ::1] trans, int top, i
     trans_row_max(&trans[0, 0], S, &tmax[0], &transT[0])
     B.S, B.top, B.small = S, top, small
     B.crowd = crowd if crowd >= 0 else (CROWD if S < CROWD_LABELS else 100)
+    B.budget = budget
     B.tmax, B.pmax, B.transT = &tmax[0], NULL, &transT[0]
     B.key, B.lab, B.skey, B.slab = &key[0], &lab[0], &skey[0], &slab[0]
     B.act, B.mark = &act[0], &mark[0]
@@ -289,12 +292,13 @@ cdef tuple bounded_new(Bounded* B, int S, const double[:, ::1] trans, int top, i
 
 def viterbi_bounded_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,
                          const double[::1] end, bint pairs=True, int top=TOP, int small=SMALL,
-                         int crowd=-1):
+                         int crowd=-1, int budget=BUDGET):
     """viterbi_best by bounded search (bounded.pxd): the same path and score. pairs:
     whether pair is read (its bound taken from the table itself); without it pair
-    must be zero at i > 0 and only its start column is read. top, small, crowd:
+    must be zero at i > 0 and only its start column is read. top, small, crowd, budget:
     Bounded's (small=1: the bounded search at any number of labels; crowd=100: never
-    the full search of the open labels; -1: its default for S labels)."""
+    the full search of the open labels for crowding, -1: its default for S labels;
+    budget=0: never for work)."""
     cdef int n = unary.shape[0], S = unary.shape[1]
     check_tables(unary, pair, trans, end)
     out = np.zeros(n, dtype=np.int32)
@@ -306,7 +310,7 @@ def viterbi_bounded_best(const double[:, ::1] unary, const double[:, :, ::1] pai
     L.unary, L.pair = <double*> &unary[0, 0], <double*> &pair[0, 0, 0]  # read only
     L.delta, L.back = &delta[0, 0], &back[0, 0]
     cdef Bounded B
-    arrays = bounded_new(&B, S, trans, top, small, crowd)
+    arrays = bounded_new(&B, S, trans, top, small, crowd, budget)
     cdef double[:, ::1] pmax = np.zeros((max(n, 1), S))
     if pairs:
         pair_row_max(&pair[0, 0, 0], n, S, &pmax[0, 0])
@@ -318,13 +322,14 @@ def viterbi_bounded_best(const double[:, ::1] unary, const double[:, :, ::1] pai
 
 def viterbi_tables(const double[:, ::1] unary, const int64_t[::1] seq_ptr, const double[:, ::1] trans,
                    const double[::1] end, int32_t[::1] out, double[::1] scores, bint bounded,
-                   const double[:, :, ::1] pair=None, int top=TOP, int small=SMALL, int crowd=-1):
+                   const double[:, :, ::1] pair=None, int top=TOP, int small=SMALL, int crowd=-1,
+                   int budget=BUDGET):
     """Decode sequences of score tables (benchmarks/viterbi_labels.py): sequence j has
     the unary rows seq_ptr[j]:seq_ptr[j + 1]; pair (maxlen x S x (S + 1)) is shared by
     every sequence, zero when None. Writes each path to out and its score to scores.
     bounded: viterbi_bounded (without pair, the pair part is never read), else viterbi
     (reading a zero pair table, as decode_corpus does for a model with `B` alone);
-    top, small, crowd: as viterbi_bounded_best's."""
+    top, small, crowd, budget: as viterbi_bounded_best's."""
     cdef int S = unary.shape[1], n
     cdef Py_ssize_t j, N = seq_ptr.shape[0] - 1
     cdef int maxlen = 1
@@ -341,7 +346,7 @@ def viterbi_tables(const double[:, ::1] unary, const int64_t[::1] seq_ptr, const
     elif not bounded:
         np.asarray(work[1])[...] = 0.0  # written, as scoring writes it: not calloc's shared zero pages
     cdef Bounded B
-    arrays = bounded_new(&B, S, trans, top, small, crowd)
+    arrays = bounded_new(&B, S, trans, top, small, crowd, budget)
     cdef double[:, ::1] pmax = np.zeros((maxlen, S))
     if pair is not None:
         pair_row_max(L.pair, maxlen, S, &pmax[0, 0])

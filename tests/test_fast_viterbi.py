@@ -44,13 +44,15 @@ def integer_tables(rng, n, S, lo=-2, hi=2, forbid=0.0, sparse=None):
 # the search as used (the full one below its default number of labels), and the
 # bounded search at any number of labels with 1, 2 and 8 labels kept in order before
 # the heap, so that small tables reach every branch, with and without the full search
-# of the open labels where a quarter or more are open
-SEARCHES = [{}, {"top": 1, "small": 1, "crowd": 100}, {"top": 2, "small": 1, "crowd": 100},
-            {"top": 8, "small": 1, "crowd": 100}, {"top": 2, "small": 1, "crowd": 25},
-            {"top": 2, "small": 1, "crowd": 0}]
+# of the open labels of crowded positions (a quarter or more open, or any) and of
+# those left once the scans have examined a few candidates (budget)
+SEARCHES = [{}, {"top": 1, "small": 1, "crowd": 100, "budget": 0}, {"top": 2, "small": 1, "crowd": 100, "budget": 0},
+            {"top": 8, "small": 1, "crowd": 100, "budget": 0}, {"top": 2, "small": 1, "crowd": 25, "budget": 0},
+            {"top": 2, "small": 1, "crowd": 0}, {"top": 2, "small": 1, "crowd": 100, "budget": 10 ** 6},
+            {"top": 2, "small": 1, "crowd": 100, "budget": 4}]
 
 
-@pytest.fixture(params=SEARCHES, ids=["default", "top1", "top2", "top8", "crowd25", "crowd0"])
+@pytest.fixture(params=SEARCHES, ids=["default", "top1", "top2", "top8", "crowd25", "crowd0", "budget0", "budget4"])
 def search(request):
     return request.param
 
