@@ -21,6 +21,8 @@ search (at most 50,000 tokens, at least 400). Score distributions:
              token, 2 + an exponential of mean 1 ahead of the rest.
   uniform    the pessimistic case: unary and transition scores uniform on [0, 1),
              no label ahead of the others.
+  ties       the worst case: scores of 0, 1 or 2 (most candidates tie, as under an
+             untrained model's weights, and every scan runs to its end).
 
 --real adds the score tables of a trained model (a .sbm file) on a labelled corpus
 (CoNLL columns, read as the model reads them): the unary scores summed from its
@@ -42,7 +44,7 @@ import numpy as np
 
 from seqbil._kernels.decode import viterbi_tables
 
-KINDS = ("trained", "trained+pair", "ambiguous", "uniform")
+KINDS = ("trained", "trained+pair", "ambiguous", "uniform", "ties")
 
 
 def corpus(rng, S, kind):
@@ -53,9 +55,11 @@ def corpus(rng, S, kind):
     seq_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     P, maxlen = int(seq_ptr[-1]), max(lengths)
     rows = np.arange(P)
-    if kind == "uniform":
+    if kind in ("uniform", "ties"):
         unary = rng.random((P, S))
         trans, end = rng.random((S, S + 1)), rng.random(S)
+        if kind == "ties":
+            unary, trans, end = np.floor(3 * unary), np.floor(3 * trans), np.floor(3 * end)
         return seq_ptr, unary, trans, end, None
     unary = rng.normal(size=(P, S))
     top = rng.integers(0, S, size=P)
