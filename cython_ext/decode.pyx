@@ -270,6 +270,14 @@ def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const
     return out, best
 
 
+cdef tuple bounded_of(Bounded* B, int S, const double* trans):
+    """Point B at the row maxima of a model's transitions (S x (S + 1), the start
+    column last), their transpose and work space, with the default settings; returns
+    the arrays that own them."""
+    cdef double[:, ::1] view = <double[:S, :S + 1]> <double*> trans
+    return bounded_new(B, S, view, TOP, SMALL, -1, BUDGET)
+
+
 cdef tuple bounded_new(Bounded* B, int S, const double[:, ::1] trans, int top, int small, int crowd,
                         int budget):
     """Point B at the row maxima of trans, its transpose and at fresh work space for S labels (no
@@ -384,16 +392,29 @@ def decode_corpus(data, weights, int32_t[::1] out, const int32_t[::1] known=None
     cdef Known K = known_view(data, known, sets, w.m.S)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
     cdef Lattice L
-    work = lattice_new(&L, longest(&c, N), w.m.S)
+    cdef int maxlen = longest(&c, N), S = w.m.S
+    work = lattice_new(&L, maxlen, S)
     cdef int64_t p0
     cdef int n
+    # from SMALL labels on, the bounded search (bounded.pxd): the same paths, most pairs
+    # of labels never scored; its bound on the pair part is taken from each table
+    cdef bint bounded = S >= SMALL
+    cdef Bounded B
+    cdef double[:, ::1] pmax = np.zeros((maxlen if bounded else 1, S if bounded else 1))
+    if bounded:
+        arrays = bounded_of(&B, S, w.m.trans)
+        B.pmax = &pmax[0, 0]
     with nogil:
         for j in range(N):
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
             score_tables(&c, &w, &L, p0, n)
             force(&L, &K, p0, n)
-            viterbi(&L, &w.m, n, &out[p0])
+            if bounded:
+                pair_row_max(L.pair, n, S, &pmax[0, 0])
+                viterbi_bounded(&L, &w.m, &B, n, &out[p0])
+            else:
+                viterbi(&L, &w.m, n, &out[p0])
 
 
 # --- the K best paths -----------------------------------------------------------------
