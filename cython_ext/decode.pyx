@@ -140,8 +140,8 @@ ctypedef fused real:
     double
 
 
-cdef inline void score_rows(const Corpus* c, const Weights* w, const Lattice* L, int64_t p0, int n,
-                            const real* v0, const real* v1) noexcept nogil:
+cdef inline bint score_rows(const Corpus* c, const Weights* w, const Lattice* L, int64_t p0, int n,
+                            const real* v0, const real* v1, bint lazy) noexcept nogil:
     """score_tables for weights of one floating-point type (v0, v1: the values of w.w0, w.w1)."""
     cdef int i, S = L.S, T = S + 1, y, v
     cdef int64_t k, q, r, lo, hi, split
@@ -153,6 +153,10 @@ cdef inline void score_rows(const Corpus* c, const Weights* w, const Lattice* L,
     cdef const Rows* w0 = &w.w0
     cdef const Rows* w1 = &w.w1
     cdef int block = S * T
+    cdef bint pairs = not lazy or c.b_ptr[p0 + n] > c.b_ptr[p0]
+    if not pairs:  # no 1st-order attribute in the sequence: the start column alone
+        for y in range(S):
+            L.pair[y * T + S] = 0.0
     for i in range(min(n, HEADS_AHEAD)):
         prefetch_rows_of(w1, c.b_ids, c.b_ptr, p0 + i, True)
         prefetch_rows_of(w0, c.u_ids, c.u_ptr, p0 + i, True)
@@ -186,6 +190,8 @@ cdef inline void score_rows(const Corpus* c, const Weights* w, const Lattice* L,
                     j = w0.idx[q]
                     if 0 <= j < S:
                         out[j] += x * v0[q]
+        if not pairs:
+            continue
         out = L.pair + i * block
         if w.bilinear and w1.ptr == NULL and S == 4:
             # dense alpha | beta with four labels (B/I/E/S): the 4 x 5 sum in registers
@@ -233,18 +239,21 @@ cdef inline void score_rows(const Corpus* c, const Weights* w, const Lattice* L,
                         if 0 <= w1.idx[r] - S < T:
                             out[j * T + w1.idx[r] - S] += ay * v1[r]
 
+    return pairs
 
-cdef inline void score_tables(const Corpus* c, const Weights* w, const Lattice* L, int64_t p0,
-                              int n) noexcept nogil:
+
+cdef inline bint score_tables(const Corpus* c, const Weights* w, const Lattice* L, int64_t p0,
+                              int n, bint lazy=False) noexcept nogil:
     """unary and pair tables of the sequence at positions p0:p0 + n from the weight rows:
     unary[i, y] = sum of x * W0[a, y] over the 0-order entries (a, x) at i; pair[i, y, v]
     = sum of W1[a, y, v] (eq. 2) or of alpha[a, y] * beta[a, v] (eq. 1) over the
     1st-order attributes at i. Scoring waits on memory, not arithmetic: the rows of
-    position i + 2 are asked for ahead."""
+    position i + 2 are asked for ahead. lazy: a sequence without 1st-order attributes
+    gets the start column of pair alone (pair[0, y, S] = 0), for a decoder that then
+    reads no more of it; returns whether pair was filled."""
     if w.w0.val32 != NULL:
-        score_rows(c, w, L, p0, n, w.w0.val32, w.w1.val32)
-    else:
-        score_rows(c, w, L, p0, n, w.w0.val64, w.w1.val64)
+        return score_rows(c, w, L, p0, n, w.w0.val32, w.w1.val32, lazy)
+    return score_rows(c, w, L, p0, n, w.w0.val64, w.w1.val64, lazy)
 
 
 cdef int longest(Corpus* c, Py_ssize_t N) noexcept:
@@ -401,17 +410,20 @@ def decode_corpus(data, weights, int32_t[::1] out, const int32_t[::1] known=None
     cdef bint bounded = S >= SMALL
     cdef Bounded B
     cdef double[:, ::1] pmax = np.zeros((maxlen if bounded else 1, S if bounded else 1))
+    cdef bint filled
     if bounded:
         arrays = bounded_of(&B, S, w.m.trans)
-        B.pmax = &pmax[0, 0]
     with nogil:
         for j in range(N):
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
-            score_tables(&c, &w, &L, p0, n)
+            filled = score_tables(&c, &w, &L, p0, n, bounded)
             force(&L, &K, p0, n)
             if bounded:
-                pair_row_max(L.pair, n, S, &pmax[0, 0])
+                B.pmax = NULL  # (without 1st-order attributes, pair is zero past the start)
+                if filled:
+                    pair_row_max(L.pair, n, S, &pmax[0, 0])
+                    B.pmax = &pmax[0, 0]
                 viterbi_bounded(&L, &w.m, &B, n, &out[p0])
             else:
                 viterbi(&L, &w.m, n, &out[p0])
