@@ -3,7 +3,7 @@
 viterbi_bounded), on synthetic score tables.
 
     python benchmarks/viterbi_labels.py [--labels 4 8 16 44 100 176 300 1000] [--repeat 5]
-                                        [--real MODEL CORPUS ...] [--out /tmp/viterbi_labels.json]
+                                        [--real MODEL CORPUS ...] [--out results/speed/viterbi_labels.json]
 
 Sentences of 10 to 40 tokens (seed 0), as many as make about 3e8 label pairs per
 search (at most 50,000 tokens, at least 400). Score distributions:
@@ -35,13 +35,12 @@ decoding does); the paths and scores of the two must be identical. Prints ns per
 token (min / median / max) and the speed-up of the medians, and writes OUT (JSON).
 """
 import argparse
-import json
-import platform
 import time
 from pathlib import Path
 
 import numpy as np
 
+from record import ROOT, header, write_record
 from seqbil._kernels.decode import viterbi_tables
 
 KINDS = ("trained", "trained+pair", "ambiguous", "uniform", "ties")
@@ -135,7 +134,7 @@ def main():
     ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--real", nargs=2, action="append", default=[], metavar=("MODEL", "CORPUS"))
-    ap.add_argument("--out", default="/tmp/viterbi_labels.json")
+    ap.add_argument("--out", default=str(ROOT / "results" / "speed" / "viterbi_labels.json"))
     args = ap.parse_args()
     rows = []
     head = f"{'kind':<20} {'L':>5} {'tokens':>7}   {'full ns/token min/med/max':>30}   " \
@@ -152,9 +151,7 @@ def main():
         print(f"{kind:<20} {s['labels']:>5} {s['tokens']:>7}   "
               f"{f['min']:>9.0f} {f['median']:>9.0f} {f['max']:>10.0f}   "
               f"{b['min']:>9.0f} {b['median']:>9.0f} {b['max']:>10.0f}   {s['speedup']:>7.2f}x", flush=True)
-    with open(args.out, "w") as fh:
-        json.dump({"benchmark": "viterbi_labels", "repeat": args.repeat, "machine": platform.machine(),
-                   "python": platform.python_version(), "rows": rows}, fh, indent=1)
+    write_record(args.out, {**header(), "benchmark": "viterbi_labels", "repeat": args.repeat, "rows": rows})
     print(f"wrote {args.out}")
 
 
