@@ -7,6 +7,8 @@ from libc.math cimport INFINITY
 from chain cimport Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, viterbi, SEQBIL_PREFETCH
 from fb cimport FB, fb_new, fb_log, forward_backward, path_score
 from known cimport Known, known_view, force
+from bounded cimport (Bounded, viterbi_bounded, trans_row_max, pair_row_max, TOP, SMALL, CROWD, CROWD_LABELS,
+                     BUDGET, MAX_TOP)
 
 
 DEF HEADS_AHEAD = 3
@@ -138,8 +140,8 @@ ctypedef fused real:
     double
 
 
-cdef inline void score_rows(const Corpus* c, const Weights* w, const Lattice* L, int64_t p0, int n,
-                            const real* v0, const real* v1) noexcept nogil:
+cdef inline bint score_rows(const Corpus* c, const Weights* w, const Lattice* L, int64_t p0, int n,
+                            const real* v0, const real* v1, bint lazy) noexcept nogil:
     """score_tables for weights of one floating-point type (v0, v1: the values of w.w0, w.w1)."""
     cdef int i, S = L.S, T = S + 1, y, v
     cdef int64_t k, q, r, lo, hi, split
@@ -151,6 +153,10 @@ cdef inline void score_rows(const Corpus* c, const Weights* w, const Lattice* L,
     cdef const Rows* w0 = &w.w0
     cdef const Rows* w1 = &w.w1
     cdef int block = S * T
+    cdef bint pairs = not lazy or c.b_ptr[p0 + n] > c.b_ptr[p0]
+    if not pairs:  # no 1st-order attribute in the sequence: the start column alone
+        for y in range(S):
+            L.pair[y * T + S] = 0.0
     for i in range(min(n, HEADS_AHEAD)):
         prefetch_rows_of(w1, c.b_ids, c.b_ptr, p0 + i, True)
         prefetch_rows_of(w0, c.u_ids, c.u_ptr, p0 + i, True)
@@ -184,6 +190,8 @@ cdef inline void score_rows(const Corpus* c, const Weights* w, const Lattice* L,
                     j = w0.idx[q]
                     if 0 <= j < S:
                         out[j] += x * v0[q]
+        if not pairs:
+            continue
         out = L.pair + i * block
         if w.bilinear and w1.ptr == NULL and S == 4:
             # dense alpha | beta with four labels (B/I/E/S): the 4 x 5 sum in registers
@@ -231,18 +239,21 @@ cdef inline void score_rows(const Corpus* c, const Weights* w, const Lattice* L,
                         if 0 <= w1.idx[r] - S < T:
                             out[j * T + w1.idx[r] - S] += ay * v1[r]
 
+    return pairs
 
-cdef inline void score_tables(const Corpus* c, const Weights* w, const Lattice* L, int64_t p0,
-                              int n) noexcept nogil:
+
+cdef inline bint score_tables(const Corpus* c, const Weights* w, const Lattice* L, int64_t p0,
+                              int n, bint lazy=False) noexcept nogil:
     """unary and pair tables of the sequence at positions p0:p0 + n from the weight rows:
     unary[i, y] = sum of x * W0[a, y] over the 0-order entries (a, x) at i; pair[i, y, v]
     = sum of W1[a, y, v] (eq. 2) or of alpha[a, y] * beta[a, v] (eq. 1) over the
     1st-order attributes at i. Scoring waits on memory, not arithmetic: the rows of
-    position i + 2 are asked for ahead."""
+    position i + 2 are asked for ahead. lazy: a sequence without 1st-order attributes
+    gets the start column of pair alone (pair[0, y, S] = 0), for a decoder that then
+    reads no more of it; returns whether pair was filled."""
     if w.w0.val32 != NULL:
-        score_rows(c, w, L, p0, n, w.w0.val32, w.w1.val32)
-    else:
-        score_rows(c, w, L, p0, n, w.w0.val64, w.w1.val64)
+        return score_rows(c, w, L, p0, n, w.w0.val32, w.w1.val32, lazy)
+    return score_rows(c, w, L, p0, n, w.w0.val64, w.w1.val64, lazy)
 
 
 cdef int longest(Corpus* c, Py_ssize_t N) noexcept:
@@ -268,6 +279,107 @@ def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const
     return out, best
 
 
+cdef tuple bounded_of(Bounded* B, int S, const double* trans):
+    """Point B at the row maxima of a model's transitions (S x (S + 1), the start
+    column last), their transpose and work space, with the default settings; returns
+    the arrays that own them."""
+    cdef double[:, ::1] view = <double[:S, :S + 1]> <double*> trans
+    return bounded_new(B, S, view, TOP, SMALL, -1, BUDGET)
+
+
+cdef tuple bounded_new(Bounded* B, int S, const double[:, ::1] trans, int top, int small, int crowd,
+                        int budget):
+    """Point B at the row maxima of trans, its transpose and at fresh work space for S labels (no
+    pair bound); returns the arrays that own them, for the caller to keep."""
+    if not 1 <= top <= MAX_TOP:
+        raise ValueError(f"top must be in 1..{MAX_TOP}")
+    cdef double[::1] tmax = np.empty(S), key = np.empty(S), skey = np.empty(S), transT = np.empty(S * S)
+    cdef int32_t[::1] lab = np.empty(S, dtype=np.int32), act = np.empty(S, dtype=np.int32)
+    cdef int32_t[::1] slab = np.empty(S, dtype=np.int32)
+    cdef uint8_t[::1] mark = np.zeros(S, dtype=np.uint8)
+    trans_row_max(&trans[0, 0], S, &tmax[0], &transT[0])
+    B.S, B.top, B.small = S, top, small
+    B.crowd = crowd if crowd >= 0 else (CROWD if S < CROWD_LABELS else 100)
+    B.budget = budget
+    B.tmax, B.pmax, B.transT = &tmax[0], NULL, &transT[0]
+    B.key, B.lab, B.skey, B.slab = &key[0], &lab[0], &skey[0], &slab[0]
+    B.act, B.mark = &act[0], &mark[0]
+    return tmax, transT, key, lab, skey, slab, act, mark
+
+
+def viterbi_bounded_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,
+                         const double[::1] end, bint pairs=True, int top=TOP, int small=SMALL,
+                         int crowd=-1, int budget=BUDGET):
+    """viterbi_best by bounded search (bounded.pxd): the same path and score. pairs:
+    whether pair is read (its bound taken from the table itself); without it pair
+    must be zero at i > 0 and only its start column is read. top, small, crowd, budget:
+    Bounded's (small=1: the bounded search at any number of labels; crowd=100: never
+    the full search of the open labels for crowding, -1: its default for S labels;
+    budget=0: never for work)."""
+    cdef int n = unary.shape[0], S = unary.shape[1]
+    check_tables(unary, pair, trans, end)
+    out = np.zeros(n, dtype=np.int32)
+    cdef int32_t[::1] path = out
+    cdef Lattice L
+    work = lattice_new(&L, 1, S)
+    cdef double[:, ::1] delta = np.zeros((max(n, 1), S))
+    cdef int32_t[:, ::1] back = np.zeros((max(n, 1), S), dtype=np.int32)
+    L.unary, L.pair = <double*> &unary[0, 0], <double*> &pair[0, 0, 0]  # read only
+    L.delta, L.back = &delta[0, 0], &back[0, 0]
+    cdef Bounded B
+    arrays = bounded_new(&B, S, trans, top, small, crowd, budget)
+    cdef double[:, ::1] pmax = np.zeros((max(n, 1), S))
+    if pairs:
+        pair_row_max(&pair[0, 0, 0], n, S, &pmax[0, 0])
+        B.pmax = &pmax[0, 0]
+    cdef Linear m = linear_view(np.zeros((0, S)), trans, end, None, None, None, False, False)
+    cdef double best = viterbi_bounded(&L, &m, &B, n, &path[0])
+    return out, best
+
+
+def viterbi_tables(const double[:, ::1] unary, const int64_t[::1] seq_ptr, const double[:, ::1] trans,
+                   const double[::1] end, int32_t[::1] out, double[::1] scores, bint bounded,
+                   const double[:, :, ::1] pair=None, int top=TOP, int small=SMALL, int crowd=-1,
+                   int budget=BUDGET):
+    """Decode sequences of score tables (benchmarks/viterbi_labels.py): sequence j has
+    the unary rows seq_ptr[j]:seq_ptr[j + 1]; pair (maxlen x S x (S + 1)) is shared by
+    every sequence, zero when None. Writes each path to out and its score to scores.
+    bounded: viterbi_bounded (without pair, the pair part is never read), else viterbi
+    (reading a zero pair table, as decode_corpus does for a model with `B` alone);
+    top, small, crowd, budget: as viterbi_bounded_best's."""
+    cdef int S = unary.shape[1], n
+    cdef Py_ssize_t j, N = seq_ptr.shape[0] - 1
+    cdef int maxlen = 1
+    for j in range(N):
+        maxlen = max(maxlen, <int>(seq_ptr[j + 1] - seq_ptr[j]))
+    if trans.shape[0] != S or trans.shape[1] != S + 1 or end.shape[0] != S or out.shape[0] != unary.shape[0] \
+            or scores.shape[0] != N or seq_ptr[N] != unary.shape[0] or (pair is not None and (
+            pair.shape[0] < maxlen or pair.shape[1] != S or pair.shape[2] != S + 1)):
+        raise ValueError("score tables have inconsistent shapes")
+    cdef Lattice L
+    work = lattice_new(&L, maxlen, S)
+    if pair is not None:
+        L.pair = <double*> &pair[0, 0, 0]  # read only
+    elif not bounded:
+        np.asarray(work[1])[...] = 0.0  # written, as scoring writes it: not calloc's shared zero pages
+    cdef Bounded B
+    arrays = bounded_new(&B, S, trans, top, small, crowd, budget)
+    cdef double[:, ::1] pmax = np.zeros((maxlen, S))
+    if pair is not None:
+        pair_row_max(L.pair, maxlen, S, &pmax[0, 0])
+        B.pmax = &pmax[0, 0]
+    cdef Linear m = linear_view(np.zeros((0, S)), trans, end, None, None, None, False, False)
+    cdef const double* base = &unary[0, 0]
+    with nogil:
+        for j in range(N):
+            n = <int>(seq_ptr[j + 1] - seq_ptr[j])
+            L.unary = <double*> (base + seq_ptr[j] * S)
+            if bounded:
+                scores[j] = viterbi_bounded(&L, &m, &B, n, &out[seq_ptr[j]])
+            else:
+                scores[j] = viterbi(&L, &m, n, &out[seq_ptr[j]])
+
+
 cdef Corpus csr_corpus(data) except *:
     """corpus_view of data encoded for tagging, whose 1st-order ids are always CSR."""
     cdef Corpus c = corpus_view(data)
@@ -289,16 +401,32 @@ def decode_corpus(data, weights, int32_t[::1] out, const int32_t[::1] known=None
     cdef Known K = known_view(data, known, sets, w.m.S)
     cdef Py_ssize_t j, N = len(data.seq_ptr) - 1
     cdef Lattice L
-    work = lattice_new(&L, longest(&c, N), w.m.S)
+    cdef int maxlen = longest(&c, N), S = w.m.S
+    work = lattice_new(&L, maxlen, S)
     cdef int64_t p0
     cdef int n
+    # from SMALL labels on, the bounded search (bounded.pxd): the same paths, most pairs
+    # of labels never scored; its bound on the pair part is taken from each table
+    cdef bint bounded = S >= SMALL
+    cdef Bounded B
+    cdef double[:, ::1] pmax = np.zeros((maxlen if bounded else 1, S if bounded else 1))
+    cdef bint filled
+    if bounded:
+        arrays = bounded_of(&B, S, w.m.trans)
     with nogil:
         for j in range(N):
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
-            score_tables(&c, &w, &L, p0, n)
+            filled = score_tables(&c, &w, &L, p0, n, bounded)
             force(&L, &K, p0, n)
-            viterbi(&L, &w.m, n, &out[p0])
+            if bounded:
+                B.pmax = NULL  # (without 1st-order attributes, pair is zero past the start)
+                if filled:
+                    pair_row_max(L.pair, n, S, &pmax[0, 0])
+                    B.pmax = &pmax[0, 0]
+                viterbi_bounded(&L, &w.m, &B, n, &out[p0])
+            else:
+                viterbi(&L, &w.m, n, &out[p0])
 
 
 # --- the K best paths -----------------------------------------------------------------

@@ -76,3 +76,35 @@ def test_decode_corpus_equals_brute_force(rng, form, S):
     for j in range(data.n_sequences):
         unary, pair = tables(data, j, W0, W1)
         assert tuple(out[data.seq_ptr[j]:data.seq_ptr[j + 1]]) == brute_force(unary, pair, trans, end)[1]
+
+
+@pytest.mark.parametrize("S", [20, 33, 60])  # from 20 labels decode_corpus searches by bounds (bounded.pxd)
+@pytest.mark.parametrize("form", ["linear", "bilinear", "transitions only"])
+@pytest.mark.parametrize("scores", ["normal", "integers"])  # (integers: ties, which go to the lowest label)
+def test_decode_corpus_with_many_labels_equals_the_full_search(rng, form, S, scores):
+    """The labels of decode_corpus against chain.pxd's full Viterbi on the same tables
+    (viterbi_best), with forbidden transitions and forced positions."""
+    A0, A1 = 9, 0 if form == "transitions only" else 6
+    data = random_dataset(rng, 30, S, A0, A1, max_len=7)
+    draw = (lambda *shape: rng.normal(size=shape)) if scores == "normal" else \
+        (lambda *shape: rng.integers(-2, 3, size=shape).astype(np.float64))
+    W0, end, trans = draw(A0, S), draw(S), draw(S, S + 1)
+    trans[rng.random(trans.shape) < 0.1] = -np.inf  # rules: forbidden transitions
+    if form == "bilinear":
+        ab = draw(A1, 2 * S + 1)
+        alpha, beta = ab[:, :S], ab[:, S:]
+        W1, extra = alpha[:, :, None] * beta[:, None, :], {"alpha": alpha, "beta": beta}
+    else:
+        W1 = draw(A1, S, S + 1)
+        extra = {"W1": W1}
+    known = np.where(rng.random(data.n_positions) < 0.1, rng.integers(0, S, data.n_positions), -1).astype(np.int32)
+    out = np.full(data.n_positions, -1, dtype=np.int32)
+    decode_corpus(data, {"W0": W0, "trans": trans, "end": end, **extra}, out, known=known)
+    for j in range(data.n_sequences):
+        a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
+        unary, pair = tables(data, j, W0, W1)
+        for i, v in enumerate(known[a:b]):
+            if v >= 0:
+                unary[i, np.arange(S) != v] = -np.inf
+        path, _ = viterbi_best(np.ascontiguousarray(unary), np.ascontiguousarray(pair), trans, end)
+        assert tuple(out[a:b]) == tuple(path)
