@@ -34,7 +34,7 @@
 # and viterbi_bounded runs it.
 from libc.stdint cimport int32_t, int64_t, uint8_t, INT64_MAX
 from libc.math cimport INFINITY
-from chain cimport Lattice, Linear
+from chain cimport Lattice, Linear, viterbi_start, viterbi_finish
 
 
 cdef struct Bounded:
@@ -178,7 +178,6 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
     cdef double* delta = L.delta
     cdef int32_t* back = L.back
     cdef const double* trans = m.trans
-    cdef const double* end = m.end
     cdef const double* tmax = B.tmax
     cdef const double* pm = NULL
     cdef double* key = B.key
@@ -196,8 +195,7 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
     cdef int32_t* bk
     if n == 0:
         return 0.0
-    for y in range(S):
-        delta[y] = unary[y] + pair[y * T + S] + trans[y * T + S]
+    viterbi_start(L, m)
     for i in range(1, n):
         prev = delta + (i - 1) * S
         cur = delta + i * S
@@ -327,14 +325,4 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
             work += k
             cur[y] = best + un[y]
             bk[y] = arg
-    best = -INFINITY
-    arg = 0
-    for y in range(S):
-        s = delta[(n - 1) * S + y] + end[y]
-        if s > best:
-            best = s
-            arg = y
-    out[n - 1] = arg
-    for i in range(n - 1, 0, -1):
-        out[i - 1] = back[i * S + out[i]]
-    return best
+    return viterbi_finish(L, m, n, out)

@@ -740,6 +740,30 @@ cdef inline void score_pair_bilinear(const Corpus* c, const Rank1* w, const Latt
                 out[v] *= scale
 
 
+cdef inline void viterbi_start(const Lattice* L, const Linear* m) noexcept nogil:
+    """delta[0, y]: the first label's score, with the start column of pair and trans."""
+    cdef int y, S = L.S, T = S + 1
+    for y in range(S):
+        L.delta[y] = L.unary[y] + L.pair[y * T + S] + m.trans[y * T + S]
+
+
+cdef inline double viterbi_finish(const Lattice* L, const Linear* m, int n, int32_t* out) noexcept nogil:
+    """The best last label by delta[n - 1] + end (ties to the lowest), the path back
+    from it through L.back into out[:n], and its score."""
+    cdef int i, y, S = L.S
+    cdef double best = -INFINITY, s
+    cdef int32_t arg = 0
+    for y in range(S):
+        s = L.delta[(n - 1) * S + y] + m.end[y]
+        if s > best:
+            best = s
+            arg = y
+    out[n - 1] = arg
+    for i in range(n - 1, 0, -1):
+        out[i - 1] = L.back[i * S + out[i]]
+    return best
+
+
 cdef inline double viterbi(const Lattice* L, const Linear* m, int n, int32_t* out) noexcept nogil:
     """First-order Viterbi (Viterbi 1967; Rabiner 1989, eq. 32-35) with start and stop scores.
 
@@ -754,14 +778,12 @@ cdef inline double viterbi(const Lattice* L, const Linear* m, int n, int32_t* ou
     cdef double* delta = L.delta
     cdef int32_t* back = L.back
     cdef const double* trans = m.trans
-    cdef const double* end = m.end
     cdef const double* prev
     cdef const double* pr
     cdef const double* tr
     if n == 0:
         return 0.0
-    for y in range(S):
-        delta[y] = unary[y] + pair[y * T + S] + trans[y * T + S]
+    viterbi_start(L, m)
     for i in range(1, n):
         prev = delta + (i - 1) * S
         for y in range(S):
@@ -776,14 +798,4 @@ cdef inline double viterbi(const Lattice* L, const Linear* m, int n, int32_t* ou
                     arg = v
             delta[i * S + y] = best + unary[i * S + y]
             back[i * S + y] = arg
-    best = -INFINITY
-    arg = 0
-    for y in range(S):
-        s = delta[(n - 1) * S + y] + end[y]
-        if s > best:
-            best = s
-            arg = y
-    out[n - 1] = arg
-    for i in range(n - 1, 0, -1):
-        out[i - 1] = back[i * S + out[i]]
-    return best
+    return viterbi_finish(L, m, n, out)
