@@ -279,25 +279,18 @@ def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const
     return out, best
 
 
-cdef tuple bounded_of(Bounded* B, int S, const double* trans):
-    """Point B at the row maxima of a model's transitions (S x (S + 1), the start
-    column last), their transpose and work space, with the default settings; returns
-    the arrays that own them."""
-    cdef double[:, ::1] view = <double[:S, :S + 1]> <double*> trans
-    return bounded_new(B, S, view, TOP, SMALL, -1, BUDGET)
-
-
-cdef tuple bounded_new(Bounded* B, int S, const double[:, ::1] trans, int top, int small, int crowd,
-                        int budget):
-    """Point B at the row maxima of trans, its transpose and at fresh work space for S labels (no
-    pair bound); returns the arrays that own them, for the caller to keep."""
+cdef tuple bounded_new(Bounded* B, int S, const double* trans, int top=TOP, int small=SMALL, int crowd=-1,
+                        int budget=BUDGET):
+    """Point B at the row maxima of trans (S x (S + 1), the start column last), its
+    transpose and fresh work space for S labels (no pair bound); returns the arrays
+    that own them, for the caller to keep."""
     if not 1 <= top <= MAX_TOP:
         raise ValueError(f"top must be in 1..{MAX_TOP}")
     cdef double[::1] tmax = np.empty(S), key = np.empty(S), skey = np.empty(S), transT = np.empty(S * S)
     cdef int32_t[::1] lab = np.empty(S, dtype=np.int32), act = np.empty(S, dtype=np.int32)
     cdef int32_t[::1] slab = np.empty(S, dtype=np.int32)
     cdef uint8_t[::1] mark = np.zeros(S, dtype=np.uint8)
-    trans_row_max(&trans[0, 0], S, &tmax[0], &transT[0])
+    trans_row_max(trans, S, &tmax[0], &transT[0])
     B.S, B.top, B.small = S, top, small
     B.crowd = crowd if crowd >= 0 else (CROWD if S < CROWD_LABELS else 100)
     B.budget = budget
@@ -327,7 +320,7 @@ def viterbi_bounded_best(const double[:, ::1] unary, const double[:, :, ::1] pai
     L.unary, L.pair = <double*> &unary[0, 0], <double*> &pair[0, 0, 0]  # read only
     L.delta, L.back = &delta[0, 0], &back[0, 0]
     cdef Bounded B
-    arrays = bounded_new(&B, S, trans, top, small, crowd, budget)
+    arrays = bounded_new(&B, S, &trans[0, 0], top, small, crowd, budget)
     cdef double[:, ::1] pmax = np.zeros((max(n, 1), S))
     if pairs:
         pair_row_max(&pair[0, 0, 0], n, S, &pmax[0, 0])
@@ -345,7 +338,7 @@ def viterbi_tables(const double[:, ::1] unary, const int64_t[::1] seq_ptr, const
     the unary rows seq_ptr[j]:seq_ptr[j + 1]; pair (maxlen x S x (S + 1)) is shared by
     every sequence, zero when None. Writes each path to out and its score to scores.
     bounded: viterbi_bounded (without pair, the pair part is never read), else viterbi
-    (reading a zero pair table, as decode_corpus does for a model with `B` alone);
+    (reading a zero pair table, as the full search does for a model with `B` alone);
     top, small, crowd, budget: as viterbi_bounded_best's."""
     cdef int S = unary.shape[1], n
     cdef Py_ssize_t j, N = seq_ptr.shape[0] - 1
@@ -363,7 +356,7 @@ def viterbi_tables(const double[:, ::1] unary, const int64_t[::1] seq_ptr, const
     elif not bounded:
         np.asarray(work[1])[...] = 0.0  # written, as scoring writes it: not calloc's shared zero pages
     cdef Bounded B
-    arrays = bounded_new(&B, S, trans, top, small, crowd, budget)
+    arrays = bounded_new(&B, S, &trans[0, 0], top, small, crowd, budget)
     cdef double[:, ::1] pmax = np.zeros((maxlen, S))
     if pair is not None:
         pair_row_max(L.pair, maxlen, S, &pmax[0, 0])
@@ -412,7 +405,7 @@ def decode_corpus(data, weights, int32_t[::1] out, const int32_t[::1] known=None
     cdef double[:, ::1] pmax = np.zeros((maxlen if bounded else 1, S if bounded else 1))
     cdef bint filled
     if bounded:
-        arrays = bounded_of(&B, S, w.m.trans)
+        arrays = bounded_new(&B, S, w.m.trans)
     with nogil:
         for j in range(N):
             p0 = c.seq_ptr[j]
