@@ -32,9 +32,10 @@
 # of the scans stay open the bounds are loose, and with few labels the full search of
 # the open labels then costs less. Below B.small labels the full search is faster,
 # and viterbi_bounded runs it.
+import numpy as np
 from libc.stdint cimport int32_t, int64_t, uint8_t, INT64_MAX
 from libc.math cimport INFINITY
-from chain cimport Lattice, Linear, viterbi_start, viterbi_finish
+from chain cimport Lattice, Linear, PathDiff, path_diff, next_diff, viterbi, viterbi_start, viterbi_finish
 
 
 cdef struct Bounded:
@@ -96,6 +97,52 @@ cdef inline void trans_row_max(const double* trans, int S, double* tmax, double*
                 best = tr[v]
             transT[v * S + y] = tr[v]
         tmax[y] = best
+
+
+cdef inline void trans_rows_refresh(const double* trans, const int32_t* gold, const int32_t* pred, int n,
+                                    const Bounded* B) noexcept nogil:
+    """After an update along the places where gold and pred differ (chain.pxd's
+    path_diff: the transitions into y_i from y_{i-1} on either path), make tmax and
+    transT true again for the rows of trans such an update can have moved: the rows
+    of both labels at every differing position, O(S) each instead of trans_row_max's
+    O(S^2). (B's arrays are const to the search, and the caller's to refresh.)"""
+    cdef int S = B.S, T = S + 1, v, y, side
+    cdef double best
+    cdef const double* tr
+    cdef double* tmax = <double*> B.tmax
+    cdef double* transT = <double*> B.transT
+    cdef PathDiff d = path_diff(gold, pred, n, S)
+    while next_diff(&d):
+        for side in range(2):
+            y = d.g if side == 0 else d.p
+            tr = trans + y * T
+            best = -INFINITY
+            for v in range(S):
+                if tr[v] > best:
+                    best = tr[v]
+                transT[v * S + y] = tr[v]
+            tmax[y] = best
+
+
+cdef inline tuple bounded_new(Bounded* B, int S, const double* trans, int top=TOP, int small=SMALL, int crowd=-1,
+                              int budget=BUDGET):
+    """Point B at the row maxima of trans (S x (S + 1), the start column last), its
+    transpose and fresh work space for S labels (no pair bound); returns the arrays
+    that own them, for the caller to keep."""
+    if not 1 <= top <= MAX_TOP:
+        raise ValueError(f"top must be in 1..{MAX_TOP}")
+    cdef double[::1] tmax = np.empty(S), key = np.empty(S), skey = np.empty(S), transT = np.empty(S * S)
+    cdef int32_t[::1] lab = np.empty(S, dtype=np.int32), act = np.empty(S, dtype=np.int32)
+    cdef int32_t[::1] slab = np.empty(S, dtype=np.int32)
+    cdef uint8_t[::1] mark = np.zeros(S, dtype=np.uint8)
+    trans_row_max(trans, S, &tmax[0], &transT[0])
+    B.S, B.top, B.small = S, top, small
+    B.crowd = crowd if crowd >= 0 else (CROWD if S < CROWD_LABELS else 100)
+    B.budget = budget
+    B.tmax, B.pmax, B.transT = &tmax[0], NULL, &transT[0]
+    B.key, B.lab, B.skey, B.slab = &key[0], &lab[0], &skey[0], &slab[0]
+    B.act, B.mark = &act[0], &mark[0]
+    return tmax, transT, key, lab, skey, slab, act, mark
 
 
 cdef inline void pair_row_max(const double* pair, int n, int S, double* pmax) noexcept nogil:
@@ -326,3 +373,18 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
             cur[y] = best + un[y]
             bk[y] = arg
     return viterbi_finish(L, m, n, out)
+
+
+cdef inline double pass_viterbi(const Lattice* L, const Linear* m, Bounded* B, bint filled, double* pmax, int n,
+                                int32_t* out) noexcept nogil:
+    """The best path in a learner's pass: viterbi() when B is NULL, else the same path
+    by viterbi_bounded, bounding the pair part from the table when the sequence filled
+    it (filled; pmax: work space of n x S) and leaving it out when not (the table is
+    zero past the start, chain.pxd's score_pair_linear with lazy)."""
+    if B == NULL:
+        return viterbi(L, m, n, out)
+    B.pmax = NULL
+    if filled:
+        pair_row_max(L.pair, n, B.S, pmax)
+        B.pmax = pmax
+    return viterbi_bounded(L, m, B, n, out)

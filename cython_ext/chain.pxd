@@ -617,12 +617,14 @@ cdef inline void score_unary(const Corpus* c, const Linear* m, const Lattice* L,
                     out[y] += x * w[y]
 
 
-cdef inline void score_pair_linear(const Corpus* c, const double* W1, const Lattice* L, int64_t p0,
-                                   int n, const int32_t* slot=NULL) noexcept nogil:
+cdef inline bint score_pair_linear(const Corpus* c, const double* W1, const Lattice* L, int64_t p0,
+                                   int n, const int32_t* slot=NULL, bint lazy=False) noexcept nogil:
     """pair[i, y, v] = sum of W1[a, y, v] over the 1st-order attributes a at p0 + i (eq. 2),
     W1 being A1 x S x (S + 1), or, with slot, a pool whose row slot[a] is attribute
     a's (-1: a row of zeros). Rows are S + 1 wide; at i > 0 the start column S is
-    filled too and never read."""
+    filled too and never read. lazy: a sequence without 1st-order attributes fills
+    the start column alone (a search that knows pair is zero past it reads no more).
+    Returns whether the whole table was filled."""
     cdef int i, y, j, S = L.S, T = S + 1
     cdef Py_ssize_t row = S * T, r
     cdef int64_t k
@@ -632,6 +634,8 @@ cdef inline void score_pair_linear(const Corpus* c, const double* W1, const Latt
     cdef const int32_t* ids = c.b_ids
     for y in range(S):
         pair[y * T + S] = 0.0
+    if lazy and b_begin(c, p0 + n) == b_begin(c, p0):
+        return False
     cdef const char* base = <const char*> W1
     cdef Py_ssize_t stride = row * sizeof(double), nbytes = S * T * sizeof(double)
     prefetch_first(c, ids, p0, n, slot, base, stride, nbytes)
@@ -653,6 +657,7 @@ cdef inline void score_pair_linear(const Corpus* c, const double* W1, const Latt
             w = W1 + r * row
             for j in range(S * T):
                 out[j] += w[j]
+    return True
 
 
 cdef inline Py_ssize_t rank1_row(const Rank1* w, int32_t a) noexcept nogil:

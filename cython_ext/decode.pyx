@@ -7,8 +7,7 @@ from libc.math cimport INFINITY
 from chain cimport Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, viterbi, SEQBIL_PREFETCH
 from fb cimport FB, fb_new, fb_log, forward_backward, path_score
 from known cimport Known, known_view, force
-from bounded cimport (Bounded, viterbi_bounded, trans_row_max, pair_row_max, TOP, SMALL, CROWD, CROWD_LABELS,
-                     BUDGET, MAX_TOP)
+from bounded cimport Bounded, bounded_new, viterbi_bounded, pair_row_max, TOP, SMALL, BUDGET
 
 
 DEF HEADS_AHEAD = 3
@@ -277,27 +276,6 @@ def viterbi_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const
     cdef Linear m = linear_view(np.zeros((0, S)), trans, end, None, None, None, False, False)
     cdef double best = viterbi(&L, &m, n, &path[0])
     return out, best
-
-
-cdef tuple bounded_new(Bounded* B, int S, const double* trans, int top=TOP, int small=SMALL, int crowd=-1,
-                        int budget=BUDGET):
-    """Point B at the row maxima of trans (S x (S + 1), the start column last), its
-    transpose and fresh work space for S labels (no pair bound); returns the arrays
-    that own them, for the caller to keep."""
-    if not 1 <= top <= MAX_TOP:
-        raise ValueError(f"top must be in 1..{MAX_TOP}")
-    cdef double[::1] tmax = np.empty(S), key = np.empty(S), skey = np.empty(S), transT = np.empty(S * S)
-    cdef int32_t[::1] lab = np.empty(S, dtype=np.int32), act = np.empty(S, dtype=np.int32)
-    cdef int32_t[::1] slab = np.empty(S, dtype=np.int32)
-    cdef uint8_t[::1] mark = np.zeros(S, dtype=np.uint8)
-    trans_row_max(trans, S, &tmax[0], &transT[0])
-    B.S, B.top, B.small = S, top, small
-    B.crowd = crowd if crowd >= 0 else (CROWD if S < CROWD_LABELS else 100)
-    B.budget = budget
-    B.tmax, B.pmax, B.transT = &tmax[0], NULL, &transT[0]
-    B.key, B.lab, B.skey, B.slab = &key[0], &lab[0], &skey[0], &slab[0]
-    B.act, B.mark = &act[0], &mark[0]
-    return tmax, transT, key, lab, skey, slab, act, mark
 
 
 def viterbi_bounded_best(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,

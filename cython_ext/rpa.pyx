@@ -32,7 +32,8 @@ import numpy as np
 from libc.math cimport sqrt
 from libc.stdint cimport int32_t, int64_t
 from chain cimport (Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, chunk_limits, differs,
-                    score_unary, score_pair_linear, viterbi, mark_wrong, mark_diff)
+                    score_unary, score_pair_linear, mark_wrong, mark_diff)
+from bounded cimport Bounded, bounded_new, pass_viterbi, trans_rows_refresh, TOP, SMALL
 from dpsi cimport Dphi, Emb, dphi_new, row_of, collect, dot_norm
 
 # the loss Delta a weight step asks for (d: the number of wrong labels)
@@ -162,6 +163,7 @@ cdef class RPAKernel:
     cdef bint learn_phi
     cdef int64_t R
     cdef object arrays  # owns the memory the pointers above point into
+    cdef public int bounded_from  # decode by bounded search (bounded.pxd) from this many labels
 
     def __init__(self, double[:, ::1] W0, double[:, :, ::1] W1, double[:, ::1] trans, double[::1] end,
                  double[:, ::1] U0, double[:, :, ::1] U1, double[:, ::1] Utrans, double[::1] Uend,
@@ -201,6 +203,7 @@ cdef class RPAKernel:
         self.R = phi.shape[0]
         self.C, self.lam, self.inner = C, lam, inner
         self.cost, self.pa_type, self.learn_phi = cost, pa_type, learn_phi
+        self.bounded_from = SMALL
         self.arrays = (W0, W1, trans, end, U0, U1, Utrans, Uend, phi, uphi, first, marks)
 
     def train_chunk(self, data, const int64_t[::1] order, int64_t counter):
@@ -232,6 +235,15 @@ cdef class RPAKernel:
         cdef double C = self.C, lam = self.lam, loss, margin, sq, tau, eta
         cdef int inner = self.inner if self.learn_phi else 1, it, i, n, wrong
         cdef int cost = self.cost, pa_type = self.pa_type
+        # the path by bounded search from bounded_from labels (the same path as
+        # viterbi(), bounded.pxd), its bounds kept true as the transitions move
+        cdef Bounded B
+        cdef Bounded* bp = NULL
+        cdef bint filled
+        cdef double[:, ::1] pmax = np.zeros((max(maxlen, 1), S))
+        if S >= self.bounded_from:
+            search = bounded_new(&B, S, m.trans, TOP, self.bounded_from)
+            bp = &B
         cdef Py_ssize_t jj, N = order.shape[0]
         cdef int64_t p0, mistakes = 0
         with nogil:
@@ -242,8 +254,8 @@ cdef class RPAKernel:
                     score_unary(&c, &m, &L, p0, n)
                     if e.E:
                         score_emb(&e, m.W0, &L, p0, n)
-                    score_pair_linear(&c, W1, &L, p0, n)
-                    viterbi(&L, &m, n, L.pred)
+                    filled = score_pair_linear(&c, W1, &L, p0, n, NULL, bp != NULL)
+                    pass_viterbi(&L, &m, bp, filled, &pmax[0, 0], n, L.pred)
                     if differs(c.labels + p0, L.pred, n):
                         mistakes += 1
                         mark_wrong(&c, order[jj])
@@ -269,5 +281,7 @@ cdef class RPAKernel:
                                 break
                             eta = (loss - margin) / (sq + 0.5 * lam / C)
                             step_phi(&f, &e, eta, eta * counter, m.averaged)
+                        if bp != NULL:
+                            trans_rows_refresh(m.trans, c.labels + p0, L.pred, n, bp)
                 counter += 1
         return mistakes, counter

@@ -13,7 +13,8 @@ import numpy as np  # for the buffers of chain.pxd
 from libc.stdint cimport int32_t, int64_t
 from chain cimport (Corpus, Linear, Lattice, PathDiff, b_begin, corpus_view, linear_view, linear_tasks, update_targets,
                     for_sequence, task_buffers, check_tasks, lattice_new, chunk_limits, differs, path_diff,
-                    next_diff, linear_update, score_unary, score_pair_linear, viterbi, mark_wrong, mark_diff, MAX_TASKS)
+                    next_diff, linear_update, score_unary, score_pair_linear, mark_wrong, mark_diff, MAX_TASKS)
+from bounded cimport Bounded, bounded_new, pass_viterbi, trans_rows_refresh, TOP, SMALL
 
 
 cdef inline void pair_update(const Corpus* c, const Linear* m, const int32_t* pred, int64_t p0, int n, double* W1,
@@ -60,6 +61,7 @@ cdef class PerceptronKernel:
     cdef int32_t* slot
     cdef double C
     cdef object arrays  # owns the memory the pointers above point into
+    cdef public int bounded_from  # decode by bounded search (bounded.pxd) from this many labels
 
     def __init__(self, double[:, ::1] W0, double[:, :, ::1] W1, double[:, ::1] trans, double[::1] end,
                  double[:, ::1] U0, double[:, :, ::1] U1, double[:, ::1] Utrans, double[::1] Uend, double C,
@@ -75,6 +77,7 @@ cdef class PerceptronKernel:
         self.U1 = &U1[0, 0, 0]
         self.slot = &slot[0] if slot.shape[0] else NULL
         self.C = C
+        self.bounded_from = SMALL
         self.arrays = (W0, W1, trans, end, U0, U1, Utrans, Uend, coupling, slot)
 
     def train_chunk(self, data, const int64_t[::1] order, int64_t counter, int64_t used):
@@ -95,6 +98,15 @@ cdef class PerceptronKernel:
         chunk_limits(order, c.seq_ptr, c.b_ptr, c.b_width, &maxlen, &maxb)
         cdef Lattice L
         work = lattice_new(&L, maxlen, m.S)
+        # the path by bounded search from bounded_from labels (the same path as
+        # viterbi(), bounded.pxd); one task's transitions only, kept bounded as they move
+        cdef Bounded B
+        cdef Bounded* bp = NULL
+        cdef bint filled
+        cdef double[:, ::1] pmax = np.zeros((max(maxlen, 1), m.S))
+        if m.tasks == 0 and m.S >= self.bounded_from:
+            search = bounded_new(&B, m.S, m.trans, TOP, self.bounded_from)
+            bp = &B
         cdef Py_ssize_t j, N = order.shape[0]
         cdef int64_t p0, mistakes = 0
         with nogil:
@@ -104,8 +116,8 @@ cdef class PerceptronKernel:
                 if n > 0:
                     mm = for_sequence(&m, &eff, &c, order[j])
                     score_unary(&c, mm, &L, p0, n)
-                    score_pair_linear(&c, W1, &L, p0, n, self.slot)
-                    viterbi(&L, mm, n, L.pred)
+                    filled = score_pair_linear(&c, W1, &L, p0, n, self.slot, bp != NULL)
+                    pass_viterbi(&L, mm, bp, filled, &pmax[0, 0], n, L.pred)
                     if differs(c.labels + p0, L.pred, n):
                         mistakes += 1
                         mark_wrong(&c, order[j])
@@ -113,5 +125,7 @@ cdef class PerceptronKernel:
                         cc = C * counter
                         linear_update(&c, L.pred, p0, n, &m, C, cc)
                         pair_update(&c, &m, L.pred, p0, n, W1, U1, C, cc, self.slot, &used)
+                        if bp != NULL:
+                            trans_rows_refresh(m.trans, c.labels + p0, L.pred, n, bp)
                 counter += 1
         return mistakes, counter, used
