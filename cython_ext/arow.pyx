@@ -19,7 +19,8 @@ dPsi_k = 0 its update leaves w_k and v_k as they are (up to the rounding of
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from chain cimport (Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, chunk_limits, differs,
-                    score_unary, score_pair_linear, viterbi, mark_wrong, mark_diff)
+                    score_unary, score_pair_linear, mark_wrong, mark_diff)
+from bounded cimport Bounded, bounded_new, pass_viterbi, trans_rows_refresh, TOP, SMALL
 from dpsi cimport Dphi, Emb, dphi_new, collect, clear_marks, dot_norm
 
 
@@ -93,6 +94,7 @@ cdef class AROWKernel:
     cdef int32_t* mark1
     cdef double gamma
     cdef object arrays  # owns the memory the pointers above point into
+    cdef public int bounded_from  # decode by bounded search (bounded.pxd) from this many labels
 
     def __init__(self, double[:, ::1] W0, double[:, :, ::1] W1, double[:, ::1] trans, double[::1] end,
                  double[:, ::1] V0, double[:, :, ::1] V1, double[:, ::1] Vtrans, double[::1] Vend, double gamma,
@@ -114,6 +116,7 @@ cdef class AROWKernel:
         cdef int32_t[::1] m0 = marks[0], m1 = marks[1]
         self.mark0, self.mark1 = &m0[0], &m1[0]
         self.gamma = gamma
+        self.bounded_from = SMALL
         self.arrays = (W0, W1, trans, end, V0, V1, Vtrans, Vend, none, marks)
 
     def train_chunk(self, data, const int64_t[::1] order):
@@ -136,6 +139,15 @@ cdef class AROWKernel:
         cdef double* W1 = self.W1
         cdef double gamma = self.gamma, margin, sq, cost
         cdef int i, n, wrong
+        # the path by bounded search from bounded_from labels (the same path as
+        # viterbi(), bounded.pxd), its bounds kept true as the transitions move
+        cdef Bounded B
+        cdef Bounded* bp = NULL
+        cdef bint filled
+        cdef double[:, ::1] pmax = np.zeros((max(maxlen, 1), S))
+        if S >= self.bounded_from:
+            search = bounded_new(&B, S, m.trans, TOP, self.bounded_from)
+            bp = &B
         cdef Py_ssize_t jj, N = order.shape[0]
         cdef int64_t p0, mistakes = 0
         with nogil:
@@ -145,8 +157,8 @@ cdef class AROWKernel:
                 if n == 0:
                     continue
                 score_unary(&c, &m, &L, p0, n)
-                score_pair_linear(&c, W1, &L, p0, n)
-                viterbi(&L, &m, n, L.pred)
+                filled = score_pair_linear(&c, W1, &L, p0, n, NULL, bp != NULL)
+                pass_viterbi(&L, &m, bp, filled, &pmax[0, 0], n, L.pred)
                 if not differs(c.labels + p0, L.pred, n):
                     continue
                 mistakes += 1
@@ -160,4 +172,6 @@ cdef class AROWKernel:
                 cost = wrong - margin
                 arow_step(&f, &m, W1, &v, cost / (gamma + weighted_norm(&f, S, &v)), gamma)
                 clear_marks(&f)
+                if bp != NULL:
+                    trans_rows_refresh(m.trans, c.labels + p0, L.pred, n, bp)
         return mistakes

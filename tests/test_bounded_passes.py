@@ -55,7 +55,7 @@ def _train(path, learner, bounded_from, options):
     return model
 
 
-@pytest.mark.parametrize("learner", ["sp", "pa"])
+@pytest.mark.parametrize("learner", ["sp", "pa", "arow"])
 @pytest.mark.parametrize("corpus", ["conll2000", "transitions", "labels40", "labels40_pairs", "labels7"])
 def test_bounded_passes_train_the_model_of_the_full_search(corpora, corpus, learner):
     path, options = corpora[corpus]
