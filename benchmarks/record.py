@@ -111,8 +111,9 @@ def write_record(path, record):
     os.replace(tmp, path)
 
 
-def run_measured(cmd, stdin=None, stdout=None, env=None):
+def run_measured(cmd, stdin=None, stdout=None, env=None, cpu=False):
     """(wall seconds, peak RSS in MiB, stderr text) of one subprocess; exits on failure.
+    cpu: and its CPU seconds (user and system, its own and its children's), fourth.
 
     The peak RSS comes from GNU time when it is there: Linux carries a process's peak
     over exec, so a command started straight from this (possibly large) Python process
@@ -130,6 +131,8 @@ def run_measured(cmd, stdin=None, stdout=None, env=None):
         if os.waitstatus_to_exitcode(status) != 0:
             sys.exit(f"failed: {' '.join(map(str, cmd))}\n{err}")
         peak_kib = int(Path(rss_file.name).read_text().split()[-1]) if gnu_time.exists() else usage.ru_maxrss
+    if cpu:  # (GNU time waits for the command: its usage holds the command's)
+        return wall, peak_kib / 1024, err, usage.ru_utime + usage.ru_stime
     return wall, peak_kib / 1024, err
 
 

@@ -3,7 +3,8 @@
 - `settings`: the settings checked against each other (`check_run`), the templates and
   the learner (`check_settings`), before anything is read;
 - `selection`: what is chosen on held-out data first (`select`: a CRF's coefficients,
-  the temperature of an online learner's probabilities);
+  the temperature of an online learner's probabilities); `alongside`: a named online
+  learner's temperature fitted on a second thread while the run goes on;
 - `reading`, `shards`, `prepare`: the corpus read and encoded once (`prepare`: a `Run`),
   in this process or on the shards of a Dask cluster, and the learner made
   (`make_learner`);

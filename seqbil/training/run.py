@@ -13,6 +13,7 @@ from .finishing import compact, finish, set_temperature
 from .memory import large_blocks_from_mmap, return_freed_memory
 from .passes import graceful_stop, run_passes
 from .prepare import make_learner, prepare
+from .alongside import Alongside, fits_alongside
 from .selection import select
 from .settings import check_run, cluster_arguments, run_inputs, settings_of_base
 
@@ -63,10 +64,13 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
             checkpoint_every:
         raise ConfigError("arguments", 0, "checkpoints need the training data as a file")
     large_blocks_from_mmap()
-    chosen, selection = None, (saved or {}).get("selection", {})
+    chosen, selection, alongside = None, (saved or {}).get("selection", {}), None
     if saved is None or saved["settings"].get("temperature") and not settings.temperature:
-        settings, chosen, selection = select(settings, train_data, dev, template_file, config, init_model, echo,
-                                             show_progress)
+        if fits_alongside(settings, dev):  # the temperature alone, on a core the run leaves free
+            alongside = Alongside(settings, train_data, dev, template_file, config, init_model, echo)
+        else:
+            settings, chosen, selection = select(settings, train_data, dev, template_file, config, init_model, echo,
+                                                 show_progress)
     cluster_stack = ExitStack()  # on shards: the Dask cluster, from reading the corpus to the last pass
     with cluster_stack:
         if chosen is not None:  # the grid ran on the whole training corpus (or was interrupted): its best run
@@ -108,6 +112,8 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
             if checkpoint_every and not run.interrupted:  # (a held-out run cannot be resumed as this one)
                 checkpoint.save(checkpoint_path, record, learner, rng, history)
                 echo(f"checkpoint saved to {checkpoint_path}")
+    if alongside is not None:
+        selection = alongside.finish(run, echo)
     interrupted = run.interrupted and (selection.get("interrupted")
                                        or f"after {len(history)} of {learner.passes()} passes")
     model = finish(run, learner, history, base, init_model, template_file, config, echo)

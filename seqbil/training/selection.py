@@ -108,7 +108,7 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
     first (the stronger regularisation; with learner = auto, the earlier
     candidate). Returns (settings, that best run or None, the record of the
     choice)."""
-    choice = _plan(settings, dev)
+    choice = plan(settings, dev)
     if choice is None:
         return settings, None, {}
     fmt = make_format(settings.format, None, settings.label_column)
@@ -231,7 +231,7 @@ def _point_text(point, choice, sep=" ", join=" "):
     return f"{point['learner']} {shown}".strip() if choice.auto else shown
 
 
-def _plan(settings, dev):
+def plan(settings, dev):
     """The Choice to make, or None when there is none (a multi-task run's learner
     cannot be a CRF; a temperature given, or fitted on the dev set after the run)."""
     if settings.learner == AUTO:
