@@ -67,3 +67,21 @@ def test_a_held_out_run_stopped_leaves_temperature_1(monkeypatch):
     assert model.temperature == 1.0
     assert model.training["selection"] == {"interrupted": "while choosing the temperature"}
     assert "temperature 1: the held-out run was interrupted" in lines
+
+
+@pytest.mark.parametrize("free_cores", [1, 2])
+def test_a_run_stopped_and_resumed_fits_the_temperature_of_the_whole_run(free_cores, monkeypatch, tmp_path):
+    """A Ctrl-C stops the held-out run beside the final one too: the checkpoint has no
+    temperature, and the resumed run fits it, as the run never stopped does."""
+    from test_reliability import interrupt_after
+    from seqbil.samples import sample_path
+    monkeypatch.setattr(alongside, "cores", lambda: free_cores)
+    options = {"config": "sighan2005", "learner": "sp", "epochs": 4}
+    data = str(sample_path("pku_train.utf8"))
+    whole, part, ckpt = tmp_path / "whole.sbm", tmp_path / "part.sbm", tmp_path / "part.ckpt"
+    seqbil.train(data, model=str(whole), **options)
+    seqbil.train(data, model=str(part), checkpoint_every=100, checkpoint=str(ckpt), echo=interrupt_after(2),
+                 **options)
+    seqbil.resume(str(ckpt), str(part))
+    assert part.read_bytes() == whole.read_bytes()
+    assert seqbil.load(str(whole)).temperature != 1.0

@@ -24,11 +24,17 @@ def cores():
         return os.cpu_count() or 1
 
 
-def fits_alongside(settings, dev):
-    """Whether what select() has to choose is the temperature alone (a named online
-    learner without a dev set) and a core is free of the final run's threads."""
+def temperature_only(settings, dev):
+    """Whether what select() has to choose is the temperature alone: a named online
+    learner without a dev set or a temperature given."""
     choice = plan(settings, dev)
-    if choice is None or choice.auto or choice.grid or not choice.fit:
+    return choice is not None and not choice.auto and not choice.grid and choice.fit
+
+
+def fits_alongside(settings, dev):
+    """Whether select() has the temperature alone to choose and a core is free of the
+    final run's threads."""
+    if not temperature_only(settings, dev):
         return False
     threads = (settings.jobs or cores()) if LEARNERS[settings.learner].supports_threads() else 1
     return cores() > threads

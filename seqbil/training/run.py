@@ -13,7 +13,7 @@ from .finishing import compact, finish, set_temperature
 from .memory import large_blocks_from_mmap, return_freed_memory
 from .passes import graceful_stop, run_passes
 from .prepare import make_learner, prepare
-from .alongside import Alongside, fits_alongside
+from .alongside import Alongside, fits_alongside, temperature_only
 from .selection import select
 from .settings import check_run, cluster_arguments, run_inputs, settings_of_base
 
@@ -65,7 +65,10 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
         raise ConfigError("arguments", 0, "checkpoints need the training data as a file")
     large_blocks_from_mmap()
     chosen, selection, alongside = None, (saved or {}).get("selection", {}), None
-    if saved is None or saved["settings"].get("temperature") and not settings.temperature:
+    # (a run resumed from a checkpoint chooses again what its checkpoint has not: the
+    # temperature its settings lost with more epochs, or one fitted beside the run)
+    if saved is None or not settings.temperature and (saved["settings"].get("temperature") or
+                                                      temperature_only(settings, dev)):
         if fits_alongside(settings, dev):  # the temperature alone, on a core the run leaves free
             alongside = Alongside(settings, train_data, dev, template_file, config, init_model, echo)
         else:
