@@ -636,6 +636,31 @@ def calibration_cost_table(record):
             "labels: T divides every score.\n\n" + "\n".join(rows) + f"\n\n{provenance(record)}\n")
 
 
+def viterbi_labels_table(record):
+    """First-order Viterbi per token against the labels, the full and the bounded
+    search (benchmarks/viterbi_labels.py)."""
+    kinds = list(dict.fromkeys(r["kind"] for r in record["rows"] if not r["kind"].startswith("real:")))
+    cells = {(r["labels"], r["kind"]): r for r in record["rows"]}
+
+    def cell(r):
+        return f"{r['full']['median']:,.0f} → {r['fast']['median']:,.0f} ({r['speedup']:.2f}×)" if r else "–"
+    rows = ["| labels | " + " | ".join(kinds) + " |", "| --- |" + " --- |" * len(kinds)]
+    for labels in sorted({r["labels"] for r in record["rows"] if r["kind"] in kinds}):
+        rows.append(f"| {labels} | " + " | ".join(cell(cells.get((labels, k))) for k in kinds) + " |")
+    real = [r for r in record["rows"] if r["kind"].startswith("real:")]
+    if real:
+        rows += ["", "| trained model | labels | tokens | full → bounded (ns per token) |", "| --- | --- | --- | --- |"]
+        rows += [f"| {r['kind'][5:]} | {r['labels']} | {r['tokens']:,} | {cell(r)} |" for r in real]
+    return ("First-order Viterbi per token: the full search (S² label pairs per token) → the bounded search "
+            "(`cython_ext/bounded.pxd`), median nanoseconds per token over the runs, and the speed-up of the "
+            "medians; the same paths and scores in every run (checked). The kernels alone, on score tables built "
+            "beforehand: synthetic ones of the kinds `benchmarks/viterbi_labels.py` describes (trained: one label "
+            "leads at each token; +pair: a sparse 1st-order part; ambiguous: two to four labels close; uniform "
+            "and ties: no label ahead, the worst cases)" + (", and those of trained models on their corpora"
+                                                            if real else "") +
+            ".\n\n" + "\n".join(rows) + f"\n\n{provenance(record)}\n")
+
+
 RENDERERS = {"train_memory": train_memory_table, "train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
              "foreign_models": foreign_table, "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table, "aso_shards": aso_shards_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
@@ -643,7 +668,8 @@ RENDERERS = {"train_memory": train_memory_table, "train_speed": speed_table, "en
              "crf_chosen": crf_chosen_table, "ipm_recovery": ipm_recovery_table, "ipm_memory": ipm_memory_table,
              "tag_breakdown": tag_breakdown_table, "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table,
              "suite": suite_table, "wapiti_model": wapiti_table,
-             "train_jobs": train_jobs_table, "calibration_cost": calibration_cost_table}
+             "train_jobs": train_jobs_table, "calibration_cost": calibration_cost_table,
+             "viterbi_labels": viterbi_labels_table}
 
 
 def render_record(record):

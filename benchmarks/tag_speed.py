@@ -1,7 +1,7 @@
 """Tagging speed, end to end through the shell: `seqbil tag` against CRF++'s `crf_test`
 on the same template, in one run, and what a model costs to start.
 
-    python benchmarks/tag_speed.py [conll2000|pku ...] [--repeat 7] [--copies N] [--data DIR]
+    python benchmarks/tag_speed.py [conll2000|pku|macmorpho ...] [--repeat 7] [--copies N] [--data DIR]
 
 For each corpus: a seqbil sp model and a CRF++ model of the same templates are
 trained once (CRF++ with a few L-BFGS iterations: its tagging cost depends on its
@@ -15,7 +15,8 @@ so its input conversion is not counted. Start-up: `seqbil tag` of one sentence
 sentence (seqbil.load + Model.tag).
 
 conll2000: CRF++'s chunking template (configs/crfpp_chunking.template) with
-configs/conll2000.toml; pku: the paper's templates (configs/sighan2005.toml).
+configs/conll2000.toml; pku: the paper's templates (configs/sighan2005.toml); macmorpho:
+word features with label transitions, configs/pos.toml's corpus settings.
 CRF++ is built from its source tarball (../shared/peers/crfpp-src.tar.gz, or
 --crfpp-src) with its own `./configure && make`, as benchmarks/crfpp_examples.py builds
 it; without the tarball, crf_learn and crf_test on the PATH are used, and without
@@ -43,6 +44,11 @@ CORPORA = {
             "options": ["--config", "sighan2005"],
             "description": "SIGHAN 2005 pku test set, the paper's character templates (configs/sighan2005.toml)",
             "copies": 20},
+    "macmorpho": {"folder": "pos-more/pt-macmorpho", "train": "train.txt", "test": "test.txt",
+                  "options": ["--config", "pos", "--template",
+                              str(ROOT / "benchmarks" / "templates" / "pos_window.template")],
+                  "description": "Mac-Morpho part-of-speech test set (44 tags), the word at -2..2 and two word "
+                  "bigrams with label transitions (benchmarks/templates/pos_window.template)", "copies": 4},
 }
 
 
@@ -130,7 +136,7 @@ def bench(corpus, args, work):
     if outputs["seqbil sp"].read_bytes() != outputs["seqbil sp --jobs 2"].read_bytes():
         sys.exit("tag_speed: --jobs 2 output differs from --jobs 1")
     one = work / "one.input"
-    first = raw.read_text(encoding="utf-8").split("\n\n" if corpus == "conll2000" else "\n")[0]
+    first = raw.read_text(encoding="utf-8").split("\n" if corpus == "pku" else "\n\n")[0]
     one.write_text(first + "\n", encoding="utf-8")
     sentence = list(first) if corpus == "pku" else [line.split() for line in first.splitlines()]
     startup = [measure(SEQBIL + ["tag", "-m", str(model)], one, work / "one.out")[0] for _ in range(args.repeat)]
@@ -154,7 +160,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpora", nargs="*", metavar="CORPUS", help=f"{' '.join(CORPORA)} (default: all)")
     ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--copies", type=int, help="times the test set is concatenated (default: conll2000 10, pku 20)")
+    ap.add_argument("--copies", type=int, help="times the test set is concatenated (default: conll2000 10, pku 20, "
+                    "macmorpho 4)")
     ap.add_argument("--crfpp-iterations", type=int, default=20)
     ap.add_argument("--data", help="corpora as data_scripts/ installs them (default: data/, then ../shared/data)")
     ap.add_argument("--out", default=str(ROOT / "results" / "speed" / "tag.json"))

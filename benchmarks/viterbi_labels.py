@@ -32,7 +32,8 @@ than `B` is refused (its pair part is left out here).
 Each search runs REPEAT times over the same tables (alternating; the kernel alone,
 the tables built beforehand, the full search reading a written zero pair table as
 decoding does); the paths and scores of the two must be identical. Prints ns per
-token (min / median / max) and the speed-up of the medians, and writes OUT (JSON).
+token (min / median / max) and the speed-up of the medians, and writes OUT (JSON) and
+its table beside it (.md).
 """
 import argparse
 import time
@@ -40,7 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from record import ROOT, header, write_record
+from record import ROOT, header
+from tables import publish
 from seqbil._kernels.decode import viterbi_tables
 
 KINDS = ("trained", "trained+pair", "ambiguous", "uniform", "ties")
@@ -151,7 +153,7 @@ def main():
         print(f"{kind:<20} {s['labels']:>5} {s['tokens']:>7}   "
               f"{f['min']:>9.0f} {f['median']:>9.0f} {f['max']:>10.0f}   "
               f"{b['min']:>9.0f} {b['median']:>9.0f} {b['max']:>10.0f}   {s['speedup']:>7.2f}x", flush=True)
-    write_record(args.out, {**header(), "benchmark": "viterbi_labels", "repeat": args.repeat, "rows": rows})
+    publish(args.out, {**header(), "benchmark": "viterbi_labels", "repeat": args.repeat, "rows": rows})
     print(f"wrote {args.out}")
 
 

@@ -237,11 +237,14 @@ def test_bad_utf16_names_its_line(tmp_path, models):
 
 # ------------------------------------------------------------------- Ctrl-C
 
-def interrupt_when(args, marker, tmp_path):
-    """Run `seqbil train ARGS`, send SIGINT when a line of standard error starts with
-    marker; (exit status, standard error)."""
+def interrupt_when(args, marker, tmp_path, cores=None):
+    """Run `seqbil train ARGS` (on the first `cores` CPUs it may use, if given), send
+    SIGINT when a line of standard error starts with marker; (exit status, standard
+    error)."""
+    allowed = sorted(os.sched_getaffinity(0))[:cores] if cores else None
     proc = subprocess.Popen([sys.executable, "-P", "-m", "seqbil", "train", *map(str, args)], stderr=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, text=True, env=ENV, cwd=tmp_path)
+                            stdout=subprocess.DEVNULL, text=True, env=ENV, cwd=tmp_path,
+                            preexec_fn=(lambda: os.sched_setaffinity(0, allowed)) if allowed else None)
     lines = []
     for line in proc.stderr:
         lines.append(line)
@@ -252,20 +255,26 @@ def interrupt_when(args, marker, tmp_path):
     return proc.wait(timeout=600), "".join(lines)
 
 
-@pytest.mark.parametrize("phase, marker", [("held-out", "choosing the temperature"), ("passes", "epoch 2/")])
-def test_ctrl_c_saves_what_the_run_has_and_exits_130(tmp_path, phase, marker):
+@pytest.mark.parametrize("phase, marker, cores", [
+    ("held-out", "choosing the temperature", 1),  # one core: the held-out run goes first
+    ("beside", "choosing the temperature", 2),  # two: beside the run
+    ("passes", "epoch 2/", None)])
+def test_ctrl_c_saves_what_the_run_has_and_exits_130(tmp_path, phase, marker, cores):
+    if cores and len(os.sched_getaffinity(0)) < cores:
+        pytest.skip(f"fewer than {cores} CPUs")
     model = tmp_path / "m.sbm"
     status, err = interrupt_when(["--train", PKU, "--config", "sighan2005", "--epochs", 60, "--model", model,
-                                  "-q"], marker, tmp_path)
+                                  "-q"], marker, tmp_path, cores)
     assert status == 130, err
     assert "interrupted" in err and f"model saved to {model}" in err, err
     info = seqbil.load(model).training
     assert info["passes_run"] < 60
-    if phase == "held-out":
+    if phase == "held-out":  # the model is the held-out run's
         assert info["interrupted"].startswith("while choosing the temperature")
-        assert seqbil.load(model).temperature == 1.0
     else:
         assert info["interrupted"].startswith(f"after {info['passes_run']} of 60")
+    if phase != "passes":
+        assert seqbil.load(model).temperature == 1.0
 
 
 # ------------------------------------------------------------------- the package

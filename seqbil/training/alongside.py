@@ -46,7 +46,7 @@ class Alongside:
 
     def __init__(self, settings, train_data, dev, template_file, config, init_model, echo):
         self.lines, self.result, self.error = [], None, None
-        echo("fitting the temperature on a held-out tenth beside the run, on a second thread")
+        echo("choosing the temperature on a held-out tenth beside the run, on a second thread")
 
         def work():
             try:
@@ -60,7 +60,8 @@ class Alongside:
     def finish(self, run, echo):
         """Wait for the held-out run, say what it said, and give the final run its
         temperature (run.settings). Returns the record of the choice. A held-out run
-        stopped by Ctrl-C leaves temperature 1."""
+        stopped by Ctrl-C (which stops the final run too: the model is that run's)
+        leaves temperature 1."""
         self.thread.join()
         for line in self.lines:
             echo(line)
@@ -68,8 +69,8 @@ class Alongside:
             raise self.error
         settings, stopped, record = self.result
         if stopped is not None:
-            echo("temperature 1: the held-out run was interrupted")
+            echo("temperature 1: the held-out run beside the run was interrupted")
             run.settings = run.settings.but({"temperature": 1.0}, "<chosen>")
-            return {"interrupted": "while choosing the temperature"}
+            return {}
         run.settings = run.settings.but({"temperature": settings.temperature}, "<chosen>")
         return record

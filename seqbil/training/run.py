@@ -64,16 +64,8 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
             checkpoint_every:
         raise ConfigError("arguments", 0, "checkpoints need the training data as a file")
     large_blocks_from_mmap()
-    chosen, selection, alongside = None, (saved or {}).get("selection", {}), None
-    # (a run resumed from a checkpoint chooses again what its checkpoint has not: the
-    # temperature its settings lost with more epochs, or one fitted beside the run)
-    if saved is None or not settings.temperature and (saved["settings"].get("temperature") or
-                                                      temperature_only(settings, dev)):
-        if fits_alongside(settings, dev):  # the temperature alone, on a core the run leaves free
-            alongside = Alongside(settings, train_data, dev, template_file, config, init_model, echo)
-        else:
-            settings, chosen, selection = select(settings, train_data, dev, template_file, config, init_model, echo,
-                                                 show_progress)
+    settings, chosen, selection, alongside = _choose(settings, saved, train_data, dev, template_file, config,
+                                                    init_model, echo, show_progress)
     cluster_stack = ExitStack()  # on shards: the Dask cluster, from reading the corpus to the last pass
     with cluster_stack:
         if chosen is not None:  # the grid ran on the whole training corpus (or was interrupted): its best run
@@ -132,6 +124,22 @@ def _train(settings, train_data, model_path=None, *, dev=None, template_file=Non
         model.save(model_path)
         echo(f"model saved to {model_path}")
     return model, history
+
+
+def _choose(settings, saved, train_data, dev, template_file, config, init_model, echo, show_progress):
+    """What is chosen on held-out data before the run (select): (settings, the best
+    run when it ran on the dev set, the record of the choice, and an Alongside when
+    the temperature alone is fitted beside the run, on a core it leaves free). A run
+    resumed from a checkpoint chooses again what its checkpoint has not: the
+    temperature its settings lost with more epochs, or one fitted beside the run."""
+    selection = (saved or {}).get("selection", {})
+    if saved is not None and not (not settings.temperature and (saved["settings"].get("temperature") or
+                                                                temperature_only(settings, dev))):
+        return settings, None, selection, None
+    if fits_alongside(settings, dev):
+        return settings, None, selection, Alongside(settings, train_data, dev, template_file, config, init_model,
+                                                    echo)
+    return (*select(settings, train_data, dev, template_file, config, init_model, echo, show_progress), None)
 
 
 def _continued(init_model, settings, template_file, echo):
