@@ -4,6 +4,7 @@ marginal probabilities (sum-product forward-backward, fb.pxd)."""
 import numpy as np
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.math cimport INFINITY
+from libc.stdlib cimport qsort
 from chain cimport Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, viterbi, SEQBIL_PREFETCH
 from fb cimport FB, fb_new, fb_log, forward_backward, path_score
 from known cimport Known, known_view, force
@@ -413,6 +414,82 @@ cdef struct KBest:
     int32_t* head             # S: merge cursors
 
 
+cdef struct Ranked:
+    # A previous label and its best partial score, for the bounded list Viterbi
+    double key
+    int32_t label
+
+
+cdef int ranked_desc(const void* a, const void* b) noexcept nogil:
+    """qsort's order of Ranked: the greater key first."""
+    cdef double x = (<const Ranked*> a).key, y = (<const Ranked*> b).key
+    return (x < y) - (x > y)
+
+
+cdef inline bint ahead(double s, int v, int h, double s2, int v2, int h2) noexcept nogil:
+    """Whether candidate (score s, previous label v, its rank h) comes before (s2, v2,
+    h2) in kbest's merge: the greater score, then the lower label, then the better rank
+    (merge_next takes the first strict maximum over the labels' sorted lists; with
+    every score left -inf, the lowest label)."""
+    return s > s2 or (s == s2 and (v < v2 or (v == v2 and h < h2)))
+
+
+cdef void kbest_column_bounded(const Lattice* L, const Linear* m, const KBest* B, const Bounded* D, Ranked* order,
+                               int i) noexcept nogil:
+    """kbest's lists of position i (score, prev, rank, count) by bounded search: the
+    same lists, bit for bit. The previous labels are taken by their best partial
+    score, best first; every candidate of label v scores at most that score + the
+    pair bound (D.pmax, NULL: no pair part past the start) + D.tmax[y] (summed as a
+    candidate is summed: bounded.pxd), so once a label's bound is below the K-th
+    candidate kept, no later label can enter the list. Within a label the candidates
+    come sorted: its scan stops at the first that does not enter."""
+    cdef int y, j, v, h, r, filled, S = L.S, T = S + 1, K = B.K
+    cdef bint pairs = D.pmax != NULL
+    cdef double s, d, bound, pb = 0.0, mt
+    cdef const double* sprev = B.score + <Py_ssize_t> (i - 1) * S * K
+    cdef const int32_t* cprev = B.count + (i - 1) * S
+    cdef const double* pi = L.pair + <Py_ssize_t> i * S * T
+    cdef const double* pr = NULL
+    cdef const double* tr
+    cdef const double* un = L.unary + i * S
+    cdef double* score
+    cdef int32_t* prev
+    cdef int32_t* rank
+    for v in range(S):
+        order[v].key = sprev[v * K]
+        order[v].label = v
+    qsort(order, S, sizeof(Ranked), ranked_desc)
+    for y in range(S):
+        tr = m.trans + y * T
+        mt = D.tmax[y]
+        if pairs:
+            pr = pi + y * T
+            pb = D.pmax[i * S + y]
+        score = B.score + (<Py_ssize_t> i * S + y) * K
+        prev = B.prev + (<Py_ssize_t> i * S + y) * K
+        rank = B.rank + (<Py_ssize_t> i * S + y) * K
+        filled = 0
+        for j in range(S):
+            d, v = order[j].key, order[j].label
+            bound = (d + pb) + mt if pairs else d + mt
+            if filled == K and bound < score[K - 1]:
+                break
+            for h in range(cprev[v]):
+                s = (sprev[v * K + h] + pr[v]) + tr[v] if pairs else sprev[v * K + h] + tr[v]
+                if filled == K and not ahead(s, v, h, score[K - 1], prev[K - 1], rank[K - 1]):
+                    break  # (the label's later candidates score no more)
+                r = filled if filled < K else K - 1
+                while r > 0 and ahead(s, v, h, score[r - 1], prev[r - 1], rank[r - 1]):
+                    score[r], prev[r], rank[r] = score[r - 1], prev[r - 1], rank[r - 1]
+                    r -= 1
+                score[r], prev[r], rank[r] = s, v, h
+                if filled < K:
+                    filled += 1
+        for r in range(filled):
+            score[r] = score[r] + un[y]
+        B.count[i * S + y] = filled
+
+
 cdef tuple kbest_new(KBest* B, int maxlen, int S, int K):
     """Point B at fresh tables; returns the arrays that own them, for the caller to keep."""
     cdef Py_ssize_t size = <Py_ssize_t> maxlen * S * K
@@ -453,7 +530,7 @@ cdef inline int merge_next(const double* sprev, const int32_t* cprev, const int3
 
 
 cdef int kbest(const Lattice* L, const Linear* m, const KBest* B, int n, int32_t* paths, Py_ssize_t stride,
-               double* scores) noexcept nogil:
+               double* scores, const Bounded* D=NULL, Ranked* order=NULL) noexcept nogil:
     """The K best label sequences of one sequence of score tables, by list Viterbi
     (Seshadri & Sundberg 1994, the parallel list Viterbi algorithm; Nilsson &
     Goldberger 2001 give the same list by other means): each (position, label) keeps
@@ -465,6 +542,9 @@ cdef int kbest(const Lattice* L, const Linear* m, const KBest* B, int n, int32_t
     label at the last position, then at the one before, ...; among equal partial
     scores, the lower previous label, then the better-ranked prefix), so path 0 is
     viterbi()'s path with viterbi()'s score, bit for bit.
+
+    D (and order, S Ranked of work space): the lists of each position past the first
+    by kbest_column_bounded, the same lists.
     """
     cdef int i, y, v, r, h, arg, filled, found, S = L.S, T = S + 1, K = B.K
     cdef double best
@@ -492,6 +572,9 @@ cdef int kbest(const Lattice* L, const Linear* m, const KBest* B, int n, int32_t
         rank[y * K] = 0
         count[y] = 1
     for i in range(1, n):
+        if D != NULL:
+            kbest_column_bounded(L, m, B, D, order, i)
+            continue
         sprev = score + <Py_ssize_t> (i - 1) * S * K
         cprev = count + (i - 1) * S
         for y in range(S):
@@ -549,14 +632,15 @@ def nbest_rows(int S, int maxlen, int k):
 
 
 def nbest_corpus(data, weights, int k, int32_t[:, ::1] paths, double[:, ::1] scores, int32_t[::1] counts,
-                 const int32_t[::1] known=None, const uint8_t[:, ::1] sets=None):
+                 const int32_t[::1] known=None, const uint8_t[:, ::1] sets=None, int small=SMALL):
     """The k best paths of every sequence of an encoded Dataset (see kbest): path r of
     sequence j goes to paths[r, seq_ptr[j]:seq_ptr[j + 1]] and its score to
     scores[j, r], best first; counts[j] = how many there are, min(k, S ** length); the
     rest of row j is left as it was. paths needs nbest_rows(S, longest sequence, k)
     rows and scores as many columns, which is also the K of the work space. weights as
     for decode_corpus; paths[0] is decode_corpus's output. known: as for decode_corpus
-    (the paths are those that keep the known labels; fewer when fewer do)."""
+    (the paths are those that keep the known labels; fewer when fewer do). From small
+    labels on, the lists by bounded search (kbest_column_bounded): the same lists."""
     cdef Corpus c = csr_corpus(data)
     weights = as_store(weights)
     cdef Weights w = weights_view(weights)
@@ -574,15 +658,31 @@ def nbest_corpus(data, weights, int k, int32_t[:, ::1] paths, double[:, ::1] sco
     cdef KBest B
     lists = kbest_new(&B, maxlen, w.m.S, k)
     cdef int64_t p0
-    cdef int n
+    cdef int n, S = w.m.S
     cdef Py_ssize_t stride = paths.shape[1]
+    # from small labels on, bounded search (its pair bound taken from each table, as
+    # decode_corpus takes it)
+    cdef bint bounded = S >= small
+    cdef Bounded D
+    cdef Bounded* dp = NULL
+    cdef double[:, ::1] pmax = np.zeros((maxlen if bounded else 1, S if bounded else 1))
+    cdef uint8_t[::1] order = np.zeros((S if bounded else 1) * sizeof(Ranked), dtype=np.uint8)
+    cdef bint filled
+    if bounded:
+        search = bounded_new(&D, S, w.m.trans, TOP, small)
+        dp = &D
     with nogil:
         for j in range(N):
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
-            score_tables(&c, &w, &L, p0, n)
+            filled = score_tables(&c, &w, &L, p0, n, bounded)
             force(&L, &K, p0, n)
-            counts[j] = kbest(&L, &w.m, &B, n, &paths[0, p0], stride, &scores[j, 0])
+            if bounded:
+                D.pmax = NULL  # (without 1st-order attributes, pair is zero past the start)
+                if filled:
+                    pair_row_max(L.pair, n, S, &pmax[0, 0])
+                    D.pmax = &pmax[0, 0]
+            counts[j] = kbest(&L, &w.m, &B, n, &paths[0, p0], stride, &scores[j, 0], dp, <Ranked*> &order[0])
 
 
 # --- max-marginals ---------------------------------------------------------------------

@@ -146,13 +146,14 @@ def random_model(rng, form, S, kind, A0=7, A1=5):
 @pytest.mark.parametrize("kind", ["integer", "normal"])
 @pytest.mark.parametrize("S", [1, 2, 3, 4])  # 4 labels (BIES) take a fixed-size scoring path
 @pytest.mark.parametrize("form", ["linear", "bilinear"])
-def test_corpus_nbest_and_confidence_equal_brute_force(rng, form, S, kind):
+@pytest.mark.parametrize("small", [20, 1], ids=["full", "bounded"])  # the bounded lists from `small` labels
+def test_corpus_nbest_and_confidence_equal_brute_force(rng, form, S, kind, small):
     data = random_dataset(rng, 12, S, 7, 5)
     weights, W1 = random_model(rng, form, S, kind)
     N, P, k = data.n_sequences, data.n_positions, 7
     paths, scores = np.full((k, P), -1, dtype=np.int32), np.full((N, k), np.nan)
     counts = np.zeros(N, dtype=np.int32)
-    nbest_corpus(data, weights, k, paths, scores, counts)
+    nbest_corpus(data, weights, k, paths, scores, counts, small=small)
     best = np.full(P, -1, dtype=np.int32)
     decode_corpus(data, weights, best)
     assert np.array_equal(paths[0], best)  # rank 0 is decode_corpus's path, ties included
@@ -328,3 +329,36 @@ def test_cli_options_are_checked_and_documented(models):
         assert result.exit_code == 2 and "Traceback" not in result.output
     help_text = run("tag", "--help").output
     assert "--nbest K" in help_text and "--confidence" in help_text and "# RANK SCORE" in help_text
+
+
+@pytest.mark.parametrize("S", [2, 5, 20, 44])
+@pytest.mark.parametrize("kind", ["ties", "normal", "dominant", "forced"])
+@pytest.mark.parametrize("pairs", [False, True])
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_bounded_nbest_lists_are_the_full_ones(rng, S, kind, pairs, k):
+    """The K best by bounded search (from 1 label: always) against the full list
+    Viterbi (never): the same paths, scores and counts, bit for bit, ties included."""
+    from test_forced import random_known
+    data = random_dataset(rng, 30, S, 9, 6)
+    if not pairs:  # no 1st-order attribute: the pair table is left out past the start
+        data = Dataset(data.seq_ptr, data.labels, data.u_ptr, data.u_ids, np.zeros(data.n_positions + 1, np.int64),
+                       np.zeros(0, np.int32))
+    if kind == "ties":
+        weights, _ = random_model(rng, "linear", S, "integer", 9, 6)
+        weights = {name: np.sign(w) for name, w in weights.items()}  # -1, 0, 1: most candidates tie
+    else:
+        weights, _ = random_model(rng, "linear", S, "normal", 9, 6)
+        if kind == "dominant":  # a trained tagger: each attribute's label far ahead
+            weights["W0"][np.arange(9), rng.integers(0, S, size=9)] += 6.0
+    known = random_known(rng, data.n_positions, S) if kind == "forced" else None
+    N, P = data.n_sequences, data.n_positions
+    lists = []
+    for small in (1 << 30, 1):
+        paths, scores = np.full((k, P), -1, dtype=np.int32), np.full((N, k), np.nan)
+        counts = np.zeros(N, dtype=np.int32)
+        nbest_corpus(data, weights, k, paths, scores, counts, known, small=small)
+        lists.append((paths, scores, counts))
+    (full_paths, full_scores, full_counts), (paths, scores, counts) = lists
+    assert np.array_equal(counts, full_counts)
+    assert np.array_equal(paths, full_paths)
+    np.testing.assert_array_equal(scores, full_scores)  # (NaN where neither has a path)
