@@ -125,18 +125,16 @@ def runs(keys):
     return keys[new], np.cumsum(new) - 1
 
 
-def ids_at(ptr, ids, positions, n_ids=None):
-    """The distinct ids of the CSR rows `positions` (ptr[p]:ptr[p + 1] of ids), sorted:
-    the attributes at the positions a pass flagged, whose rows it may have changed.
-    With n_ids (the ids are below it) they are marked in a table instead of sorted."""
+def ids_at(ptr, ids, positions, n_ids):
+    """The distinct ids of the CSR rows `positions` (ptr[p]:ptr[p + 1] of ids, each
+    below n_ids), sorted: the attributes at the positions a pass flagged, whose rows
+    it may have changed (marked in a table of n_ids, which costs less than sorting)."""
     lo, hi = ptr[positions], ptr[positions + 1]
     lengths = hi - lo
     if not lengths.sum():
         return np.zeros(0, np.int64)
     starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
     at = ids[starts + np.arange(lengths.sum())]
-    if n_ids is None:
-        return distinct(np.sort(at).astype(np.int64))
     seen = np.zeros(n_ids, bool)
     seen[at] = True
     return np.flatnonzero(seen)

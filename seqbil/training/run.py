@@ -133,8 +133,9 @@ def _choose(settings, saved, train_data, dev, template_file, config, init_model,
     resumed from a checkpoint chooses again what its checkpoint has not: the
     temperature its settings lost with more epochs, or one fitted beside the run."""
     selection = (saved or {}).get("selection", {})
-    if saved is not None and not (not settings.temperature and (saved["settings"].get("temperature") or
-                                                                temperature_only(settings, dev))):
+    unfitted = not settings.temperature and (saved["settings"].get("temperature") or temperature_only(settings, dev)) \
+        if saved is not None else True
+    if not unfitted:  # (a checkpoint's choice stands)
         return settings, None, selection, None
     if fits_alongside(settings, dev):
         return settings, None, selection, Alongside(settings, train_data, dev, template_file, config, init_model,
