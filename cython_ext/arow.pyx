@@ -20,7 +20,7 @@ import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from chain cimport (Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, chunk_limits, differs,
                     score_unary, score_pair_linear, mark_wrong, mark_diff)
-from bounded cimport Bounded, bounded_new, pass_viterbi, trans_rows_refresh, TOP, SMALL
+from bounded cimport Bounded, pass_search, pass_viterbi, trans_rows_refresh, SMALL
 from dpsi cimport Dphi, Emb, dphi_new, collect, clear_marks, dot_norm
 
 
@@ -139,15 +139,11 @@ cdef class AROWKernel:
         cdef double* W1 = self.W1
         cdef double gamma = self.gamma, margin, sq, cost
         cdef int i, n, wrong
-        # the path by bounded search from bounded_from labels (the same path as
-        # viterbi(), bounded.pxd), its bounds kept true as the transitions move
+        # the path by bounded search (bounded.pxd), its bounds kept as the transitions move
         cdef Bounded B
-        cdef Bounded* bp = NULL
+        cdef Bounded* bp
         cdef bint filled
-        cdef double[:, ::1] pmax = np.zeros((max(maxlen, 1), S))
-        if S >= self.bounded_from:
-            search = bounded_new(&B, S, m.trans, TOP, self.bounded_from)
-            bp = &B
+        search = pass_search(&B, &bp, S, m.trans, self.bounded_from, maxlen)
         cdef Py_ssize_t jj, N = order.shape[0]
         cdef int64_t p0, mistakes = 0
         with nogil:
@@ -158,7 +154,7 @@ cdef class AROWKernel:
                     continue
                 score_unary(&c, &m, &L, p0, n)
                 filled = score_pair_linear(&c, W1, &L, p0, n, NULL, bp != NULL)
-                pass_viterbi(&L, &m, bp, filled, &pmax[0, 0], n, L.pred)
+                pass_viterbi(&L, &m, bp, filled, n, L.pred)
                 if not differs(c.labels + p0, L.pred, n):
                     continue
                 mistakes += 1

@@ -58,6 +58,7 @@ cdef struct Bounded:
     int32_t* slab             # S
     int32_t* act              # S: the labels whose scans are open
     uint8_t* mark             # S, zero: the top labels while the heap is built
+    double* pwork             # maxlen x S: pass_viterbi's pair bound (pass_search gives it)
 
 
 # Bounded.top, .small and .crowd by default, and the most labels a pass keeps in
@@ -83,20 +84,24 @@ cdef enum:
     MAX_TOP = 32
 
 
-cdef inline void trans_row_max(const double* trans, int S, double* tmax, double* transT) noexcept nogil:
+cdef inline void trans_row_bound(const double* trans, int S, int y, double* tmax, double* transT) noexcept nogil:
     """tmax[y] = max over v < S of trans[y, v] (the start column S left out), and
-    transT[v, y] = trans[y, v]."""
-    cdef int y, v, T = S + 1
-    cdef double best
-    cdef const double* tr
+    transT[v, y] = trans[y, v] for every v < S."""
+    cdef const double* tr = trans + y * (S + 1)
+    cdef double best = -INFINITY
+    cdef int v
+    for v in range(S):
+        if tr[v] > best:
+            best = tr[v]
+        transT[v * S + y] = tr[v]
+    tmax[y] = best
+
+
+cdef inline void trans_row_max(const double* trans, int S, double* tmax, double* transT) noexcept nogil:
+    """trans_row_bound of every row."""
+    cdef int y
     for y in range(S):
-        tr = trans + y * T
-        best = -INFINITY
-        for v in range(S):
-            if tr[v] > best:
-                best = tr[v]
-            transT[v * S + y] = tr[v]
-        tmax[y] = best
+        trans_row_bound(trans, S, y, tmax, transT)
 
 
 cdef inline void trans_rows_refresh(const double* trans, const int32_t* gold, const int32_t* pred, int n,
@@ -106,22 +111,10 @@ cdef inline void trans_rows_refresh(const double* trans, const int32_t* gold, co
     transT true again for the rows of trans such an update can have moved: the rows
     of both labels at every differing position, O(S) each instead of trans_row_max's
     O(S^2). (B's arrays are const to the search, and the caller's to refresh.)"""
-    cdef int S = B.S, T = S + 1, v, y, side
-    cdef double best
-    cdef const double* tr
-    cdef double* tmax = <double*> B.tmax
-    cdef double* transT = <double*> B.transT
-    cdef PathDiff d = path_diff(gold, pred, n, S)
+    cdef PathDiff d = path_diff(gold, pred, n, B.S)
     while next_diff(&d):
-        for side in range(2):
-            y = d.g if side == 0 else d.p
-            tr = trans + y * T
-            best = -INFINITY
-            for v in range(S):
-                if tr[v] > best:
-                    best = tr[v]
-                transT[v * S + y] = tr[v]
-            tmax[y] = best
+        trans_row_bound(trans, B.S, d.g, <double*> B.tmax, <double*> B.transT)
+        trans_row_bound(trans, B.S, d.p, <double*> B.tmax, <double*> B.transT)
 
 
 cdef inline tuple bounded_new(Bounded* B, int S, const double* trans, int top=TOP, int small=SMALL, int crowd=-1,
@@ -142,7 +135,23 @@ cdef inline tuple bounded_new(Bounded* B, int S, const double* trans, int top=TO
     B.tmax, B.pmax, B.transT = &tmax[0], NULL, &transT[0]
     B.key, B.lab, B.skey, B.slab = &key[0], &lab[0], &skey[0], &slab[0]
     B.act, B.mark = &act[0], &mark[0]
+    B.pwork = NULL
     return tmax, transT, key, lab, skey, slab, act, mark
+
+
+cdef inline object pass_search(Bounded* B, Bounded** bp, int S, const double* trans, int bounded_from, int maxlen):
+    """For a learner's pass over sequences of up to maxlen positions: from
+    bounded_from labels, B pointed at the bounds of trans and its work space, and *bp
+    = B (else *bp = NULL: the full search). Returns what owns the memory, for the
+    caller to keep."""
+    bp[0] = NULL
+    if S < bounded_from:
+        return None
+    arrays = bounded_new(B, S, trans, TOP, bounded_from)
+    cdef double[:, ::1] pwork = np.zeros((max(maxlen, 1), S))
+    B.pwork = &pwork[0, 0]
+    bp[0] = B
+    return arrays, pwork
 
 
 cdef inline void pair_row_max(const double* pair, int n, int S, double* pmax) noexcept nogil:
@@ -375,16 +384,16 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
     return viterbi_finish(L, m, n, out)
 
 
-cdef inline double pass_viterbi(const Lattice* L, const Linear* m, Bounded* B, bint filled, double* pmax, int n,
+cdef inline double pass_viterbi(const Lattice* L, const Linear* m, Bounded* B, bint filled, int n,
                                 int32_t* out) noexcept nogil:
     """The best path in a learner's pass: viterbi() when B is NULL, else the same path
-    by viterbi_bounded, bounding the pair part from the table when the sequence filled
-    it (filled; pmax: work space of n x S) and leaving it out when not (the table is
-    zero past the start, chain.pxd's score_pair_linear with lazy)."""
+    by viterbi_bounded (B from pass_search), bounding the pair part from the table when
+    the sequence filled it (filled) and leaving it out when not (the table is zero
+    past the start, chain.pxd's score_pair_linear with lazy)."""
     if B == NULL:
         return viterbi(L, m, n, out)
     B.pmax = NULL
     if filled:
-        pair_row_max(L.pair, n, B.S, pmax)
-        B.pmax = pmax
+        pair_row_max(L.pair, n, B.S, B.pwork)
+        B.pmax = B.pwork
     return viterbi_bounded(L, m, B, n, out)

@@ -33,7 +33,7 @@ from libc.math cimport sqrt
 from libc.stdint cimport int32_t, int64_t
 from chain cimport (Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, chunk_limits, differs,
                     score_unary, score_pair_linear, mark_wrong, mark_diff)
-from bounded cimport Bounded, bounded_new, pass_viterbi, trans_rows_refresh, TOP, SMALL
+from bounded cimport Bounded, pass_search, pass_viterbi, trans_rows_refresh, SMALL
 from dpsi cimport Dphi, Emb, dphi_new, row_of, collect, dot_norm
 
 # the loss Delta a weight step asks for (d: the number of wrong labels)
@@ -235,15 +235,11 @@ cdef class RPAKernel:
         cdef double C = self.C, lam = self.lam, loss, margin, sq, tau, eta
         cdef int inner = self.inner if self.learn_phi else 1, it, i, n, wrong
         cdef int cost = self.cost, pa_type = self.pa_type
-        # the path by bounded search from bounded_from labels (the same path as
-        # viterbi(), bounded.pxd), its bounds kept true as the transitions move
+        # the path by bounded search (bounded.pxd), its bounds kept as the transitions move
         cdef Bounded B
-        cdef Bounded* bp = NULL
+        cdef Bounded* bp
         cdef bint filled
-        cdef double[:, ::1] pmax = np.zeros((max(maxlen, 1), S))
-        if S >= self.bounded_from:
-            search = bounded_new(&B, S, m.trans, TOP, self.bounded_from)
-            bp = &B
+        search = pass_search(&B, &bp, S, m.trans, self.bounded_from, maxlen)
         cdef Py_ssize_t jj, N = order.shape[0]
         cdef int64_t p0, mistakes = 0
         with nogil:
@@ -255,7 +251,7 @@ cdef class RPAKernel:
                     if e.E:
                         score_emb(&e, m.W0, &L, p0, n)
                     filled = score_pair_linear(&c, W1, &L, p0, n, NULL, bp != NULL)
-                    pass_viterbi(&L, &m, bp, filled, &pmax[0, 0], n, L.pred)
+                    pass_viterbi(&L, &m, bp, filled, n, L.pred)
                     if differs(c.labels + p0, L.pred, n):
                         mistakes += 1
                         mark_wrong(&c, order[jj])

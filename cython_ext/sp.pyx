@@ -14,7 +14,7 @@ from libc.stdint cimport int32_t, int64_t
 from chain cimport (Corpus, Linear, Lattice, PathDiff, b_begin, corpus_view, linear_view, linear_tasks, update_targets,
                     for_sequence, task_buffers, check_tasks, lattice_new, chunk_limits, differs, path_diff,
                     next_diff, linear_update, score_unary, score_pair_linear, mark_wrong, mark_diff, MAX_TASKS)
-from bounded cimport Bounded, bounded_new, pass_viterbi, trans_rows_refresh, TOP, SMALL
+from bounded cimport Bounded, pass_search, pass_viterbi, trans_rows_refresh, SMALL
 
 
 cdef inline void pair_update(const Corpus* c, const Linear* m, const int32_t* pred, int64_t p0, int n, double* W1,
@@ -98,15 +98,11 @@ cdef class PerceptronKernel:
         chunk_limits(order, c.seq_ptr, c.b_ptr, c.b_width, &maxlen, &maxb)
         cdef Lattice L
         work = lattice_new(&L, maxlen, m.S)
-        # the path by bounded search from bounded_from labels (the same path as
-        # viterbi(), bounded.pxd); one task's transitions only, kept bounded as they move
+        # the path by bounded search (bounded.pxd), with one task's transitions only
         cdef Bounded B
-        cdef Bounded* bp = NULL
+        cdef Bounded* bp
         cdef bint filled
-        cdef double[:, ::1] pmax = np.zeros((max(maxlen, 1), m.S))
-        if m.tasks == 0 and m.S >= self.bounded_from:
-            search = bounded_new(&B, m.S, m.trans, TOP, self.bounded_from)
-            bp = &B
+        search = pass_search(&B, &bp, m.S, m.trans, self.bounded_from if m.tasks == 0 else m.S + 1, maxlen)
         cdef Py_ssize_t j, N = order.shape[0]
         cdef int64_t p0, mistakes = 0
         with nogil:
@@ -117,7 +113,7 @@ cdef class PerceptronKernel:
                     mm = for_sequence(&m, &eff, &c, order[j])
                     score_unary(&c, mm, &L, p0, n)
                     filled = score_pair_linear(&c, W1, &L, p0, n, self.slot, bp != NULL)
-                    pass_viterbi(&L, mm, bp, filled, &pmax[0, 0], n, L.pred)
+                    pass_viterbi(&L, mm, bp, filled, n, L.pred)
                     if differs(c.labels + p0, L.pred, n):
                         mistakes += 1
                         mark_wrong(&c, order[j])
