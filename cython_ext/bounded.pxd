@@ -140,10 +140,10 @@ cdef inline tuple bounded_new(Bounded* B, int S, const double* trans, int top=TO
 
 
 cdef inline object pass_search(Bounded* B, Bounded** bp, int S, const double* trans, int bounded_from, int maxlen):
-    """For a learner's pass over sequences of up to maxlen positions: from
-    bounded_from labels, B pointed at the bounds of trans and its work space, and *bp
-    = B (else *bp = NULL: the full search). Returns what owns the memory, for the
-    caller to keep."""
+    """For a pass over sequences of up to maxlen positions (a learner's, or a corpus
+    decoded): from bounded_from labels, B pointed at the bounds of trans and its work
+    space, and *bp = B (else *bp = NULL: the full search). Returns what owns the
+    memory, for the caller to keep."""
     bp[0] = NULL
     if S < bounded_from:
         return None
@@ -384,6 +384,16 @@ cdef inline double viterbi_bounded(const Lattice* L, const Linear* m, const Boun
     return viterbi_finish(L, m, n, out)
 
 
+cdef inline void pair_bound(Bounded* B, const Lattice* L, bint filled, int n) noexcept nogil:
+    """B's bound on the pair part of a sequence of n positions (B from pass_search):
+    taken from its table when the sequence filled it, none when not (the table is
+    zero past the start, score_pair_linear's or score_tables' lazy)."""
+    B.pmax = NULL
+    if filled:
+        pair_row_max(L.pair, n, B.S, B.pwork)
+        B.pmax = B.pwork
+
+
 cdef inline double pass_viterbi(const Lattice* L, const Linear* m, Bounded* B, bint filled, int n,
                                 int32_t* out) noexcept nogil:
     """The best path in a learner's pass: viterbi() when B is NULL, else the same path
@@ -392,8 +402,5 @@ cdef inline double pass_viterbi(const Lattice* L, const Linear* m, Bounded* B, b
     past the start, chain.pxd's score_pair_linear with lazy)."""
     if B == NULL:
         return viterbi(L, m, n, out)
-    B.pmax = NULL
-    if filled:
-        pair_row_max(L.pair, n, B.S, B.pwork)
-        B.pmax = B.pwork
+    pair_bound(B, L, filled, n)
     return viterbi_bounded(L, m, B, n, out)

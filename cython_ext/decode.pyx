@@ -8,7 +8,8 @@ from libc.stdlib cimport qsort
 from chain cimport Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, viterbi, SEQBIL_PREFETCH
 from fb cimport FB, fb_new, fb_log, forward_backward, path_score
 from known cimport Known, known_view, force
-from bounded cimport Bounded, bounded_new, viterbi_bounded, pair_row_max, TOP, SMALL, BUDGET
+from bounded cimport (Bounded, bounded_new, pass_search, pass_viterbi, pair_bound, viterbi_bounded, pair_row_max,
+                     TOP, SMALL, BUDGET)
 
 
 DEF HEADS_AHEAD = 3
@@ -379,26 +380,17 @@ def decode_corpus(data, weights, int32_t[::1] out, const int32_t[::1] known=None
     cdef int n
     # from SMALL labels on, the bounded search (bounded.pxd): the same paths, most pairs
     # of labels never scored; its bound on the pair part is taken from each table
-    cdef bint bounded = S >= SMALL
     cdef Bounded B
-    cdef double[:, ::1] pmax = np.zeros((maxlen if bounded else 1, S if bounded else 1))
+    cdef Bounded* bp
     cdef bint filled
-    if bounded:
-        arrays = bounded_new(&B, S, w.m.trans)
+    search = pass_search(&B, &bp, S, w.m.trans, SMALL, maxlen)
     with nogil:
         for j in range(N):
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
-            filled = score_tables(&c, &w, &L, p0, n, bounded)
+            filled = score_tables(&c, &w, &L, p0, n, bp != NULL)
             force(&L, &K, p0, n)
-            if bounded:
-                B.pmax = NULL  # (without 1st-order attributes, pair is zero past the start)
-                if filled:
-                    pair_row_max(L.pair, n, S, &pmax[0, 0])
-                    B.pmax = &pmax[0, 0]
-                viterbi_bounded(&L, &w.m, &B, n, &out[p0])
-            else:
-                viterbi(&L, &w.m, n, &out[p0])
+            pass_viterbi(&L, &w.m, bp, filled, n, &out[p0])
 
 
 # --- the K best paths -----------------------------------------------------------------
@@ -662,26 +654,19 @@ def nbest_corpus(data, weights, int k, int32_t[:, ::1] paths, double[:, ::1] sco
     cdef Py_ssize_t stride = paths.shape[1]
     # from small labels on, bounded search (its pair bound taken from each table, as
     # decode_corpus takes it)
-    cdef bint bounded = S >= small
     cdef Bounded D
-    cdef Bounded* dp = NULL
-    cdef double[:, ::1] pmax = np.zeros((maxlen if bounded else 1, S if bounded else 1))
-    cdef uint8_t[::1] order = np.zeros((S if bounded else 1) * sizeof(Ranked), dtype=np.uint8)
+    cdef Bounded* dp
     cdef bint filled
-    if bounded:
-        search = bounded_new(&D, S, w.m.trans, TOP, small)
-        dp = &D
+    search = pass_search(&D, &dp, S, w.m.trans, small, maxlen)
+    cdef uint8_t[::1] order = np.zeros((S if dp != NULL else 1) * sizeof(Ranked), dtype=np.uint8)
     with nogil:
         for j in range(N):
             p0 = c.seq_ptr[j]
             n = <int>(c.seq_ptr[j + 1] - p0)
-            filled = score_tables(&c, &w, &L, p0, n, bounded)
+            filled = score_tables(&c, &w, &L, p0, n, dp != NULL)
             force(&L, &K, p0, n)
-            if bounded:
-                D.pmax = NULL  # (without 1st-order attributes, pair is zero past the start)
-                if filled:
-                    pair_row_max(L.pair, n, S, &pmax[0, 0])
-                    D.pmax = &pmax[0, 0]
+            if dp != NULL:
+                pair_bound(dp, &L, filled, n)
             counts[j] = kbest(&L, &w.m, &B, n, &paths[0, p0], stride, &scores[j, 0], dp, <Ranked*> &order[0])
 
 
