@@ -22,6 +22,7 @@ cimport cython
 import numpy as np
 from libc.math cimport sqrt, fabs
 from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport malloc, free
 from chain cimport (Corpus, Linear, Rank1, Lattice, corpus_view, linear_view, linear_tasks, for_sequence, task_buffers,
                     check_tasks, rank1_view, lattice_new, chunk_limits, mark_wrong, mark_diff)
 from blocks cimport real, Dual, dual_view, dual_buffers, absorb, bilinear_mistake, dot, matvec, rmatvec
@@ -256,3 +257,102 @@ cdef class BlockKernel:
                             updated += 1
                 counter += 1
         return mistakes, counter, d.n_slots, updated
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def mix_blocks(pools, factors, sigmas, uabs, slots, const int64_t[::1] rows, const double[::1] mu, double counter,
+               int R, bint averaged):
+    """Iterative parameter mixing of the blocks of the attributes `rows` across the
+    copies of a learner that train on threads (training/threads.py), in the copies'
+    own memory: per copy i its Theta pool (float32, slot x S x (S + 1)), its factor
+    rows ab (alpha = sigma u next to beta = v, by slot), sigma and, when averaged,
+    the sums Uab, and its slot table (every row mixed has a slot in every copy).
+    Each block, factors and sums become sum_i mu_i times copy i's; the mixed block is
+    not rank-1 in its mixed factors, so they are refreshed by R power steps from
+    them (as after an update), and the sums take the jump as a step at `counter`
+    (Bilinear.mixed does the same for the shards of a cluster). Every copy gets the
+    result. No Python objects in the loop: the caller may run parts of the rows on
+    threads of their own."""
+    cdef Py_ssize_t n = len(pools), i, k, m = rows.shape[0]
+    if n == 0 or m == 0:
+        return
+    if not (len(factors) == len(sigmas) == len(uabs) == len(slots) == mu.shape[0] == n):
+        raise ValueError("one pool, factor table, sigma, sums, slot table and weight per copy")
+    cdef int S = pools[0].shape[1], T = S + 1, W = 2 * S + 1, j
+    keep = []
+    for i in range(n):
+        pool, ab, sigma, uab, slot = pools[i], factors[i], sigmas[i], uabs[i], slots[i]
+        if pool.dtype != np.float32 or pool.ndim != 3 or pool.shape[1:] != (S, T) or ab.dtype != np.float64 \
+                or ab.ndim != 2 or ab.shape[1] != W or sigma.dtype != np.float64 or slot.dtype != np.int32 \
+                or not (pool.flags.c_contiguous and ab.flags.c_contiguous and sigma.flags.c_contiguous):
+            raise ValueError("the copies' blocks do not fit")
+        if averaged and (uab.dtype != np.float64 or uab.shape != ab.shape or not uab.flags.c_contiguous):
+            raise ValueError("the copies' sums do not fit their factors")
+        held = slot[np.asarray(rows)]  # (an index error for a row past the table)
+        if held.min() < 0 or held.max() >= min(len(pool), len(ab), len(sigma)):
+            raise ValueError("a block mixed without a slot in a copy")
+        keep.append((pool, ab, sigma, uab if averaged else ab, slot))
+    cdef float** th = <float**> malloc(n * sizeof(float*))
+    cdef double** ab_ = <double**> malloc(n * sizeof(double*))
+    cdef double** sg = <double**> malloc(n * sizeof(double*))
+    cdef double** ua = <double**> malloc(n * sizeof(double*))
+    cdef int32_t** sl = <int32_t**> malloc(n * sizeof(int32_t*))
+    cdef int64_t* at = <int64_t*> malloc(n * sizeof(int64_t))
+    work = np.zeros(8 * T + W)
+    cdef double[::1] w = work
+    cdef double* old = &w[8 * T]
+    cdef float[:, :, ::1] pv
+    cdef double[:, ::1] av, uv
+    cdef double[::1] sv
+    cdef int32_t[::1] lv
+    cdef double acc, s0
+    cdef int64_t r
+    try:
+        for i in range(n):
+            pv, av, sv, uv, lv = keep[i]
+            th[i], ab_[i], sg[i], ua[i], sl[i] = &pv[0, 0, 0], &av[0, 0], &sv[0], &uv[0, 0], &lv[0]
+        with nogil:
+            for k in range(m):
+                r = rows[k]
+                for i in range(n):
+                    at[i] = sl[i][r]
+                for j in range(S * T):
+                    acc = 0.0
+                    for i in range(n):
+                        acc = acc + mu[i] * th[i][at[i] * S * T + j]
+                    for i in range(n):
+                        th[i][at[i] * S * T + j] = <float> acc
+                for j in range(W):
+                    acc = 0.0
+                    for i in range(n):
+                        acc = acc + mu[i] * ab_[i][at[i] * W + j]
+                    old[j] = acc
+                    ab_[0][at[0] * W + j] = acc
+                    if averaged:
+                        acc = 0.0
+                        for i in range(n):
+                            acc = acc + mu[i] * ua[i][at[i] * W + j]
+                        ua[0][at[0] * W + j] = acc
+                s0 = 0.0
+                for i in range(n):
+                    s0 = s0 + mu[i] * sg[i][at[i]]
+                s0 = _refresh(th[0] + at[0] * S * T, S, R, ab_[0] + at[0] * W, ab_[0] + at[0] * W + S, s0, &w[0])
+                sg[0][at[0]] = s0 if s0 > 0.0 else 0.0
+                for j in range(W):
+                    if averaged:
+                        ua[0][at[0] * W + j] += counter * (ab_[0][at[0] * W + j] - old[j])
+                    for i in range(1, n):
+                        ab_[i][at[i] * W + j] = ab_[0][at[0] * W + j]
+                        if averaged:
+                            ua[i][at[i] * W + j] = ua[0][at[0] * W + j]
+                for i in range(1, n):
+                    sg[i][at[i]] = sg[0][at[0]]
+    finally:
+        free(th)
+        free(ab_)
+        free(sg)
+        free(ua)
+        free(sl)
+        free(at)

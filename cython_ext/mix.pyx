@@ -4,8 +4,9 @@ copy. A copy keeps its rows in a pool, at the row's slot (slot[a]; the rows of a
 array are their own slots), and every copy has a slot for each row mixed (the caller
 allocates them first). One pass over the rows, in the copies' own memory, no
 temporaries: the mix reads each row N times and writes it N times."""
+cimport cython
 import numpy as np
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport malloc, free
 
 
@@ -66,3 +67,44 @@ def mix_rows(pools, slots, const int64_t[::1] rows, const double[::1] mu):
         free(base)
         free(slot)
         free(at)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def ids_flagged(const int64_t[::1] ptr, const int32_t[::1] ids, const uint8_t[::1] flags, int64_t n_ids):
+    """The distinct ids, sorted, of the CSR rows p (ids[ptr[p]:ptr[p + 1]]) whose
+    flag is set: the attributes at the positions a pass flagged. The pointers and
+    ids are checked as they are read (a ValueError), the marking runs unchecked."""
+    cdef Py_ssize_t P = flags.shape[0], p
+    cdef int64_t q, k = 0, n = ids.shape[0]
+    cdef bint bad = False
+    if ptr.shape[0] < P + 1:
+        raise ValueError("a pointer per flagged position and one past them")
+    seen_ = np.zeros(n_ids, np.uint8)
+    cdef uint8_t[::1] seen = seen_
+    with nogil:
+        for p in range(P):
+            if flags[p]:
+                if ptr[p] < 0 or ptr[p] > ptr[p + 1] or ptr[p + 1] > n:
+                    bad = True
+                    break
+                for q in range(ptr[p], ptr[p + 1]):
+                    if ids[q] < 0 or ids[q] >= n_ids:
+                        bad = True
+                        break
+                    if not seen[ids[q]]:
+                        seen[ids[q]] = 1
+                        k += 1
+                if bad:
+                    break
+    if bad:
+        raise ValueError("the pointers or ids do not fit the table")
+    out_ = np.empty(k, np.int64)
+    cdef int64_t[::1] out = out_
+    k = 0
+    with nogil:
+        for q in range(n_ids):
+            if seen[q]:
+                out[k] = q
+                k += 1
+    return out_

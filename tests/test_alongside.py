@@ -48,7 +48,8 @@ def test_what_goes_beside_the_run(monkeypatch):
     assert not fits(learner="sp", temperature=2.0)
     assert not fits(learner="sp", dev="dev.txt")  # fitted on the dev set after the run
     assert not fits(learner="sp", jobs=2) and not fits(learner="sp", jobs=0)  # no core left
-    assert fits(learner="bol", jobs=2)  # (bol trains on one thread whatever jobs says)
+    assert not fits(learner="bol", jobs=2)
+    assert fits(learner="arow", jobs=2)  # (arow trains on one thread whatever jobs says)
     monkeypatch.setattr(alongside, "cores", lambda: 1)
     assert not fits(learner="sp")
 

@@ -2,6 +2,7 @@
 mixed entry by entry, a learner's parameters read and set by entry (key = row * row
 size + column), and the buckets of rows by which the mix is cut into ranges."""
 import numpy as np
+from .._kernels.mix import ids_flagged
 
 BUCKETS = 256  # the rows of each order counted in this many buckets, of which a range of the mix is made
 
@@ -125,19 +126,12 @@ def runs(keys):
     return keys[new], np.cumsum(new) - 1
 
 
-def ids_at(ptr, ids, positions, n_ids):
-    """The distinct ids of the CSR rows `positions` (ptr[p]:ptr[p + 1] of ids, each
-    below n_ids), sorted: the attributes at the positions a pass flagged, whose rows
-    it may have changed (marked in a table of n_ids, which costs less than sorting)."""
-    lo, hi = ptr[positions], ptr[positions + 1]
-    lengths = hi - lo
-    if not lengths.sum():
-        return np.zeros(0, np.int64)
-    starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-    at = ids[starts + np.arange(lengths.sum())]
-    seen = np.zeros(n_ids, bool)
-    seen[at] = True
-    return np.flatnonzero(seen)
+def ids_at(ptr, ids, flags, n_ids):
+    """The distinct ids, sorted, of the CSR rows p (ptr[p]:ptr[p + 1] of ids, each
+    below n_ids) whose flag is set: the attributes at the positions a pass flagged,
+    whose rows it may have changed (mix.pyx)."""
+    return ids_flagged(np.ascontiguousarray(ptr, dtype=np.int64), np.ascontiguousarray(ids, dtype=np.int32),
+                       np.ascontiguousarray(flags, dtype=np.uint8), n_ids)
 
 
 def distinct(keys):

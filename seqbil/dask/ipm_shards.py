@@ -197,9 +197,8 @@ def shard_epoch(run, k, epoch, parts):
     out = {"pass_mistakes": int(mistakes), "pass_s": time.perf_counter() - passing}
     # the rows an update can have changed: the attributes at the flagged positions;
     # of those, the entries that differ from the epoch's start travel
-    positions = np.flatnonzero(data.pos_diff)
-    touched = [ids_at(data.u_ptr, data.u_ids, positions, learner.A0),
-               ids_at(data.b_pointers(), data.b_ids, positions, learner.A1)]
+    touched = [ids_at(data.u_ptr, data.u_ids, data.pos_diff, learner.A0),
+               ids_at(data.b_pointers(), data.b_ids, data.pos_diff, learner.A1)]
     sizes, changed, counts = (learner.A0, learner.A1), {}, np.zeros(BUCKETS, np.int64)
     for name, o in names.items():
         if o is not None:

@@ -262,6 +262,7 @@ class OnlineLearner(Learner):
     """A learner that learns from the training sequences in the order the trainer
     draws for each pass, a chunk at a time (train_chunk), reads the `C` and `averaged`
     settings, and may train on shards (mixes, mixing)."""
+    own_mix = ()  # the parameters it mixes itself on threads (mix_own), not row by row
     # (the sizes and settings too, so that a checkpoint of other ones is refused)
     checkpointed = Checkpointed(arrays=("trans",),
                                 numbers=("S", "A0", "A1", "transitions", "copies", "C", "averaged"))
@@ -322,10 +323,8 @@ class OnlineLearner(Learner):
 
     @classmethod
     def supports_threads(cls):
-        """Whether the learner trains on threads (--jobs, training/threads.py): it mixes,
-        and its mix needs no adjusting (Learner.mixed; bol refreshes the factors of each
-        mixed block, which costs more than the threads save)."""
-        return cls.mixes and cls.mixed is OnlineLearner.mixed
+        """Whether the learner trains on threads (--jobs, training/threads.py): it mixes."""
+        return cls.mixes
 
     def row_pool(self, name):
         """(array, slot table or None) where the rows of parameter `name` (a row per
@@ -345,6 +344,13 @@ class OnlineLearner(Learner):
         """Called on the mix of `shards` shards before it goes back to them (a dict
         as mixing names it: (keys, values) of the entries mixed for a parameter with a
         row per attribute, key = row * row_size + column); may adjust it in place."""
+
+    def mix_own(self, copies, touched, mu, mixed, parallel):
+        """On threads (training/threads.py): mix the parameters named in own_mix, whose
+        mix mixed() would adjust, across `copies` (this learner first) at the rows of
+        the attributes `touched` (0-order ids, 1st-order ids) with the weights mu, the
+        dense parameters and scalars mixed already (`mixed`); parallel(fn, rows) runs
+        fn on parts of the rows at once."""
 
 
 class BatchLearner(Learner):

@@ -16,7 +16,7 @@ averaged individually, lazily.
 """
 import numpy as np
 
-from .._kernels.bol import BlockKernel, refresh_blocks
+from .._kernels.bol import BlockKernel, mix_blocks, refresh_blocks
 from .._kernels.bol_global import GlobalKernel
 from ..parameter import Param
 from .base import OnlineLearner, register, slots_to_attributes
@@ -49,6 +49,12 @@ class BlockPool:
     def state(self):
         """(arrays, scalars) of the slots and the blocks in use, for checkpoints."""
         return {"slot": self.slot, "pool": self.pool[:self.used]}, {"used": self.used}
+
+    def hold(self, attributes):
+        """Give the attributes without a block the next slots."""
+        new = attributes[self.slot[attributes] < 0]
+        self.slot[new] = self.used + np.arange(len(new), dtype=np.int32)
+        self.used += len(new)
 
     def restore(self, arrays, scalars):
         """Take over a state(), after checking that it fits these blocks."""
@@ -169,6 +175,7 @@ class Bilinear(OnlineLearner):
 
     # --- iterative parameter mixing (block mode): the blocks and their factors by attribute
     _BY_SLOT = frozenset(("theta", "alpha", "beta", "sigma", "Ua", "Ub"))
+    own_mix = _BY_SLOT  # on threads, mixed and refreshed by mix_blocks (bol.pyx)
 
     def mixing(self):
         if self.mode != "block":
@@ -193,11 +200,8 @@ class Bilinear(OnlineLearner):
     def set_rows(self, name, rows, values):
         if name not in self._BY_SLOT or rows is None:
             return super().set_rows(name, rows, values)
-        b = self.blocks
-        new = rows[b.slot[rows] < 0]  # blocks this learner has not held: slots after the used ones
-        b.slot[new] = b.used + np.arange(len(new), dtype=np.int32)
-        b.used += len(new)
-        self._by_slot(name)[b.slot[rows]] = values
+        self.blocks.hold(rows)
+        self._by_slot(name)[self.blocks.slot[rows]] = values
 
     def mixed(self, mix, shards):
         """A mixed block is not rank-1 in the factors mixed with it: its factors are
@@ -232,6 +236,21 @@ class Bilinear(OnlineLearner):
         for name in factors:
             size = sizes[name]
             mix[name] = ((rows[:, None] * size + np.arange(size)).ravel(), full[name].ravel())
+
+    def mix_own(self, copies, touched, mu, mixed, parallel):
+        """The blocks of the 1st-order attributes touched, their factors and sums,
+        mixed in the copies' own memory and refreshed as mixed() refreshes them."""
+        rows = touched[1]
+        for copy in copies:
+            copy.blocks.hold(rows)
+        arrays = ([c.blocks.pool for c in copies], [c.ab for c in copies], [c.sigma for c in copies],
+                  [c.Uab for c in copies], [c.blocks.slot for c in copies])
+        counter, mu = float(mixed["counter"]), np.asarray(mu, dtype=np.float64)
+        parallel(lambda part: mix_blocks(*arrays, part, mu, counter, self.R, self.averaged), rows)
+
+    def row_pool(self, name):
+        """W0 and U0 (dense, a row per attribute) are mixed in place on threads."""
+        return (getattr(self, name), None) if name in ("W0", "U0") else None
 
     def _fold_scales(self):
         """Move a global scale into the raw vectors before it under- or overflows; the

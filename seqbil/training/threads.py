@@ -8,9 +8,11 @@ once (the kernels run without the GIL), and their parameters are mixed into the 
 learner (the first copy), and the mix goes back to every copy. The mix is that of
 the shards of a Dask cluster (seqbil/dask/ipm_mix.py), made in place: the rows of the
 attributes at the positions the kernels flagged, weighted uniformly or by the copies'
-mistakes (`mixing`). The learners whose mix needs
-no adjusting train so (OnlineLearner.supports_threads: sp, pa); a given N gives the
-same model every time; N = 1 is the one-thread run exactly.
+mistakes (`mixing`); a learner whose mix needs adjusting (bol: the rank-1 factors of a mixed
+block) mixes those parameters itself (OnlineLearner.own_mix, mix_own). The rows are
+mixed on the N threads, a part each. The learners that mix train so (sp, pa, bol:
+OnlineLearner.supports_threads); a given N gives the same model every time; N = 1 is
+the one-thread run exactly.
 
 The memory is N copies of the learner's parameters."""
 import threading
@@ -53,38 +55,26 @@ class ThreadMixer:
         order = rng.permutation(data.n_sequences).astype(np.int64)
         parts = np.array_split(order, self.n)
         data.pos_diff[:] = 0
-        mistakes, failed = [0] * self.n, [None] * self.n
+        mistakes = [0] * self.n
 
         def work(i):
-            try:
-                copy = self.copies[i]
-                if i:  # (the trainer starts and ends the learner's own pass)
-                    copy.start_pass(k)
-                for c in range(0, len(parts[i]), CHUNK):
-                    chunk = parts[i][c:c + CHUNK]
-                    mistakes[i] += copy.train_chunk(data, chunk)
-                    bar.update(len(chunk))
-                if i:
-                    copy.end_pass(k)
-            except BaseException as exc:  # (raised again in the calling thread)
-                failed[i] = exc
+            copy = self.copies[i]
+            if i:  # (the trainer starts and ends the learner's own pass)
+                copy.start_pass(k)
+            for c in range(0, len(parts[i]), CHUNK):
+                chunk = parts[i][c:c + CHUNK]
+                mistakes[i] += copy.train_chunk(data, chunk)
+                bar.update(len(chunk))
+            if i:
+                copy.end_pass(k)
 
         start = time.perf_counter()
-        threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(1, self.n)]
-        for t in threads:
-            t.start()
-        work(0)
-        for t in threads:
-            t.join()
+        at_once(work, self.n)
         passing = time.perf_counter()
-        for exc in failed:
-            if exc is not None:
-                raise exc
         total = sum(mistakes)
         mu = [m / total for m in mistakes] if self.by_mistakes and total else [1.0 / self.n] * self.n
-        positions = np.flatnonzero(data.pos_diff)
-        touched = (ids_at(data.u_ptr, data.u_ids, positions, self.learner.A0),
-                   ids_at(data.b_pointers(), data.b_ids, positions, self.learner.A1))
+        touched = (ids_at(data.u_ptr, data.u_ids, data.pos_diff, self.learner.A0),
+                   ids_at(data.b_pointers(), data.b_ids, data.pos_diff, self.learner.A1))
         self._mix(touched, mu)
         return total, {"thread_mistakes": mistakes, "pass_s": passing - start, "mix_s": time.perf_counter() - passing}
 
@@ -101,14 +91,15 @@ class ThreadMixer:
                                              if order is None}, **{name: getattr(copy, name) for name in scalars}}
                                          for copy in self.copies], mu)
         for name, order in names.items():
-            if order is None:
+            if order is None or name in self.learner.own_mix:
                 continue
             at = touched[order]
             for copy in self.copies:
                 copy.hold_rows(order, at)
             pools = [copy.row_pool(name) for copy in self.copies]
             if all(pool is not None for pool in pools):
-                mix_rows([p for p, _ in pools], [slot for _, slot in pools], at, np.asarray(mu, dtype=np.float64))
+                arrays, slots = [p for p, _ in pools], [slot for _, slot in pools]
+                self._parallel(lambda part: mix_rows(arrays, slots, part, np.asarray(mu, dtype=np.float64)), at)
                 continue
             acc = None
             for m, copy in zip(mu, self.copies):
@@ -116,5 +107,34 @@ class ThreadMixer:
                 acc = block * m if acc is None else acc + block * m
             for copy in self.copies:
                 copy.set_rows(name, at, acc)
+        self.learner.mix_own(self.copies, touched, mu, mixed, self._parallel)
         for holder in self.copies:
             apply(holder, mixed)
+
+    def _parallel(self, fn, rows, least=1 << 14):
+        """fn on n consecutive parts of `rows` at once (fn releases the GIL); on this
+        thread alone when the rows are few."""
+        parts = np.array_split(rows, self.n) if len(rows) >= least else [rows]
+        at_once(lambda i: fn(parts[i]), len(parts))
+
+
+def at_once(work, n):
+    """work(0) on this thread and work(1) .. work(n - 1) on threads of their own, at
+    once; the first error of any is raised here once all have ended."""
+    failed = [None] * n
+
+    def run(i):
+        try:
+            work(i)
+        except BaseException as exc:  # (raised again in the calling thread)
+            failed[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(1, n)]
+    for t in threads:
+        t.start()
+    run(0)
+    for t in threads:
+        t.join()
+    for exc in failed:
+        if exc is not None:
+            raise exc
