@@ -250,8 +250,11 @@ def _table_of(learners):
             p = Param(p.name, p.type, p.default, text, p.section, (*learners, AUTO))
         elif p.name == "averaged":
             p = Param(p.name, p.type, p.default, p.help, p.section, learners=averaging)
-        elif p.name in ("shards", "mixing"):
+        elif p.name == "shards":
             p = replace(p, learners=mixing)
+        elif p.name == "mixing":
+            p = replace(p, learners=tuple(name for name, cls in learners.items() if name in mixing or
+                                          getattr(cls, "supports_threads", lambda: False)()))
         elif p.name == "jobs":
             p = replace(p, learners=tuple(name for name, cls in learners.items()
                                           if name == "crf" or getattr(cls, "supports_threads", lambda: False)()))

@@ -49,7 +49,7 @@ def test_what_goes_beside_the_run(monkeypatch):
     assert not fits(learner="sp", dev="dev.txt")  # fitted on the dev set after the run
     assert not fits(learner="sp", jobs=2) and not fits(learner="sp", jobs=0)  # no core left
     assert not fits(learner="bol", jobs=2)
-    assert fits(learner="arow", jobs=2)  # (arow trains on one thread whatever jobs says)
+    assert fits(learner="bcd", jobs=2)  # (bcd trains on one thread whatever jobs says)
     monkeypatch.setattr(alongside, "cores", lambda: 1)
     assert not fits(learner="sp")
 

@@ -31,21 +31,29 @@ def _all_rows(learner, name, order):
 
 
 @pytest.mark.parametrize("learner, n, mixing", [("sp", 2, "uniform"), ("pa", 3, "uniform"), ("sp", 2, "mistakes"),
-                                                 ("bol", 2, "uniform"), ("bol", 3, "mistakes")])
+                                                 ("bol", 2, "uniform"), ("bol", 3, "mistakes"),
+                                                 ("arow", 2, "uniform"), ("arow", 3, "mistakes"),
+                                                 ("rpa", 2, "uniform")])
 def test_threads_mix_as_the_copies_trained_one_after_another(corpus, learner, n, mixing, monkeypatch):
     """The reference: n copies of the learner, each trained on its part of the epoch's
     order in turn, every parameter averaged over all its rows by the copies' weights
     in float64; for bol, then, the blocks of the 1st-order attributes at the positions
     an update reached get their factors again by R power steps from the mixed ones
     (refresh_blocks, as the shards of a cluster do), the averaging sums the jump at
-    the mixed counter. The rows are mixed on the threads, a part each."""
+    the mixed counter. arow's means and variances are combined as Gaussians instead:
+    1/v = sum_i mu_i / v_i, m = v sum_i mu_i m_i / v_i. The rows are mixed on the
+    threads, a part each."""
     from seqbil.training import threads
     monkeypatch.setattr(threads.ThreadMixer._parallel, "__defaults__", (4,))  # (parts of the rows from 4 on)
-    run, threaded = _run(corpus, learner, jobs=n, mixing=mixing)
+    # (rpa learns the word vectors that %emb templates read, mixed as the weights are)
+    options = {"templates": ["U00:%x[-1,0]", "U01:%x[0,0]", "U10:%x[0,1]", "U90:%emb[0,0]", "U91:%emb[1,0]", "B"],
+               "averaged": True, "embeddings": "random:4"} if learner == "rpa" else {}
+    run, threaded = _run(corpus, learner, jobs=n, mixing=mixing, **options)
     run_passes(run, threaded, np.random.default_rng(run.settings.seed), [], echo=lambda line: None,
                show_progress=False, score_dev=False)
 
-    ref_run, first = _run(corpus, learner, jobs=1, mixing=mixing)
+    ref_run, first = _run(corpus, learner, jobs=1, mixing=mixing, **options)
+    assert learner != "rpa" or (len(first.Phi) > 10 and "Phi" in first.mixing()[0])
     copies = [first] + [make_learner(ref_run, None, None, lambda line: None) for _ in range(n - 1)]
     names, scalars = first.mixing()
     rng, data = np.random.default_rng(ref_run.settings.seed), ref_run.data
@@ -57,9 +65,20 @@ def test_threads_mix_as_the_copies_trained_one_after_another(corpus, learner, n,
                     for c, part in zip(copies, parts)]
         mu = [m / sum(mistakes) for m in mistakes] if mixing == "mistakes" else [1.0 / n] * n
         for name, order in names.items():
+            if learner == "arow" and name.startswith("V"):
+                continue  # (with its mean)
+            rows = None if order is None else np.arange((first.A0, first.A1)[order])
+            if learner == "arow":
+                variance = "V" + (name[1:] if name[0] == "W" else name)
+                means, variances = ([_all_rows(c, n, order) for c in copies] for n in (name, variance))
+                precision = sum(m / v for m, v in zip(mu, variances))
+                for c in copies:
+                    c.set_rows(variance, rows, 1 / precision)
+                    c.set_rows(name, rows, sum(m * w / v for m, w, v in zip(mu, means, variances)) / precision)
+                continue
             mixed = sum(m * _all_rows(c, name, order).astype(np.float64) for m, c in zip(mu, copies))
             for c in copies:
-                c.set_rows(name, None if order is None else np.arange((c.A0, c.A1)[order]), mixed)
+                c.set_rows(name, rows, mixed)
         for name in scalars:
             value = sum(m * getattr(c, name) for m, c in zip(mu, copies))
             for c in copies:
@@ -128,7 +147,7 @@ def test_the_mix_through_get_rows_is_the_mix_in_place(corpus, monkeypatch):
         np.testing.assert_allclose(models[0][name], models[1][name], rtol=1e-12, atol=1e-15, err_msg=name)
 
 
-@pytest.mark.parametrize("learner", ["sp", "pa", "bol"])
+@pytest.mark.parametrize("learner", ["sp", "pa", "bol", "arow", "rpa"])
 def test_the_same_number_of_threads_gives_the_same_model(corpus, tmp_path, learner):
     models = [seqbil.train(train=str(corpus), config="conll2000", learner=learner, epochs=3, jobs=2, temperature=1.0)
               for _ in range(2)]

@@ -8,8 +8,14 @@ cost = score(yhat) - score(y) + d, alpha = cost / (arow_gamma + sum v dPsi^2), t
 move by alpha v dPsi and each variance becomes 1 / (1/v + dPsi^2 / arow_gamma)
 (cython_ext/arow.pyx). CRFsuite does not average AROW's weights, so neither does this
 learner (`averages = False`: the model is the last means). `--init-model` starts the
-means from the model and the variances afresh. Iterative parameter mixing is not
-offered (uniformly mixing variances is not AROW), nor multi-task training.
+means from the model and the variances afresh. On threads (`--jobs N`, iterative
+parameter mixing, training/threads.py) the copies are combined as Gaussians, each
+weight by the one closest to them in KL divergence (Dredze, Crammer & Pereira 2008,
+the combination of classifiers trained in parallel): minimising sum_i mu_i KL(N(m, v)
+|| N(m_i, v_i)) gives 1/v = sum_i mu_i / v_i and m = v sum_i mu_i m_i / v_i, so a copy
+that learned a weight (a smaller variance) outweighs one that did not. Uniformly
+mixing means and variances, as shards would, is not AROW: there are no shards, nor
+multi-task training.
 CRFsuite's `epsilon` stop (mean loss of an epoch) is not taken: `epochs` passes run.
 """
 import numpy as np
@@ -48,6 +54,35 @@ class AROW(OnlineLearner):
 
     def train_chunk(self, data, order):
         return self.kernel.train_chunk(data, order)
+
+    # --- on threads: each weight's mean and variance, combined as Gaussians (mix_own)
+    _PAIRS = (("W0", "V0", 0), ("W1", "V1", 1), ("trans", "Vtrans", None), ("end", "Vend", None))
+    own_mix = frozenset(name for pair in _PAIRS for name in pair[:2])
+
+    @classmethod
+    def supports_threads(cls):
+        return True
+
+    def mixing(self):
+        return {name: order for mean, variance, order in self._PAIRS for name in (mean, variance)}, []
+
+    def mix_own(self, copies, touched, mu, mixed, parallel):
+        """The means and variances at the rows touched (the dense ones whole, into
+        `mixed`) combined as the module says."""
+        for mean, variance, order in self._PAIRS:
+            rows = None if order is None else touched[order]
+            if rows is not None and not len(rows):
+                continue
+            precision, weighted = 0.0, 0.0
+            for m, copy in zip(mu, copies):
+                p = m / copy.get_rows(variance, rows)
+                precision, weighted = precision + p, weighted + p * copy.get_rows(mean, rows)
+            if order is None:
+                mixed[mean], mixed[variance] = weighted / precision, 1.0 / precision
+                continue
+            for copy in copies:
+                copy.set_rows(mean, rows, weighted / precision)
+                copy.set_rows(variance, rows, 1.0 / precision)
 
     def parameters(self):
         return "linear", {"W0": self.W0, "W1": self.W1, "trans": self.trans, "end": self.end}

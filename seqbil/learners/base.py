@@ -321,9 +321,15 @@ class OnlineLearner(Learner):
         else:
             array[rows] = values
 
+    def twin(self):
+        """A learner of the same sizes and settings, whose parameters are still to be
+        set (a copy that trains on a thread of its own)."""
+        return type(self)(self.S, self.A0, self.A1, self.settings, self.transitions)
+
     @classmethod
     def supports_threads(cls):
-        """Whether the learner trains on threads (--jobs, training/threads.py): it mixes."""
+        """Whether the learner trains on threads (--jobs, training/threads.py): it mixes
+        (or, not on shards, mixes what it names in mixing() itself: own_mix)."""
         return cls.mixes
 
     def row_pool(self, name):
@@ -349,8 +355,9 @@ class OnlineLearner(Learner):
         """On threads (training/threads.py): mix the parameters named in own_mix, whose
         mix mixed() would adjust, across `copies` (this learner first) at the rows of
         the attributes `touched` (0-order ids, 1st-order ids) with the weights mu, the
-        dense parameters and scalars mixed already (`mixed`); parallel(fn, rows) runs
-        fn on parts of the rows at once."""
+        dense parameters and scalars mixed already (`mixed`, whose entries for the
+        dense parameters it names it replaces); parallel(fn, rows) runs fn on parts
+        of the rows at once."""
 
 
 class BatchLearner(Learner):

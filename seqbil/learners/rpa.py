@@ -7,7 +7,8 @@ vectors Phi of the sentence's words with the weights fixed (eq. 7), up to `inner
 alternations (cython_ext/rpa.pyx). The vectors are those the %emb templates read
 (`embeddings`: a file, or random); without %emb templates, or with
 `freeze_embeddings`, it is structured PA-II on fixed features, the paper's baseline.
-Averaging averages the weights and Phi (lazily, Daume 2006).
+Averaging averages the weights and Phi (lazily, Daume 2006). On threads (`--jobs N`,
+iterative parameter mixing) Phi and its sums are mixed whole, as the dense weights are.
 """
 import numpy as np
 
@@ -33,7 +34,7 @@ class ReEmbeddingPA(AveragedLinear):
               "zero-one (1 for any wrong sentence)", choices=("hamming", "zero-one")),
     )
     embeds = True  # training hands it the %emb vectors (attach) and the corpus's rows of them
-    mixes = False  # the vectors would need mixing too: no shards
+    mixes = False  # a shard would need the vectors, which the corpus it encodes reads: no shards
     # (first, the %emb templates' rows of W0, which the kernel reads unchecked, is fixed by
     # the templates: a checkpoint's must be this run's)
     checkpointed = AveragedLinear.checkpointed.plus(arrays=("Phi", "UPhi"), fixed=("first",))
@@ -54,6 +55,32 @@ class ReEmbeddingPA(AveragedLinear):
                                 self.Phi, self.UPhi, self.first, C=self.C, cost=s.rpa_loss == "hamming",
                                 averaged=self.averaged, transitions=self.transitions, lam=float(s.lam),
                                 inner=int(s.inner), learn_phi=not s.freeze_embeddings)
+
+    @classmethod
+    def supports_threads(cls):
+        return True
+
+    def mixing(self):
+        names, scalars = super().mixing()
+        names["Phi"] = None
+        if self.averaged:
+            names["UPhi"] = None
+        return names, scalars
+
+    def mix_own(self, copies, touched, mu, mixed, parallel):
+        """The weight rows the %emb templates read are not among the attributes of the
+        encoded corpus (which gives the vectors' rows instead): mixed here, whole."""
+        k = self.Phi.shape[1]
+        rows = (self.first[:, None] + np.arange(k)).ravel().astype(np.int64)
+        for name in ("W0", "U0") if self.averaged else ("W0",):
+            mix = sum(m * copy.get_rows(name, rows) for m, copy in zip(mu, copies))
+            for copy in copies:
+                copy.set_rows(name, rows, mix)
+
+    def twin(self):
+        twin = super().twin()
+        twin.attach(self.first, self.Phi)
+        return twin
 
     def embedding(self):
         """Phi as decoding reads it: averaged when averaging is on."""

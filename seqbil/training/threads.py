@@ -8,11 +8,12 @@ once (the kernels run without the GIL), and their parameters are mixed into the 
 learner (the first copy), and the mix goes back to every copy. The mix is that of
 the shards of a Dask cluster (seqbil/dask/ipm_mix.py), made in place: the rows of the
 attributes at the positions the kernels flagged, weighted uniformly or by the copies'
-mistakes (`mixing`); a learner whose mix needs adjusting (bol: the rank-1 factors of a mixed
-block) mixes those parameters itself (OnlineLearner.own_mix, mix_own). The rows are
-mixed on the N threads, a part each. The learners that mix train so (sp, pa, bol:
-OnlineLearner.supports_threads); a given N gives the same model every time; N = 1 is
-the one-thread run exactly.
+mistakes (`mixing`). A learner whose mix is not that one mixes those parameters
+itself (OnlineLearner.own_mix, mix_own): bol refreshes the rank-1 factors of a mixed
+block, arow combines means and variances as Gaussians. The rows are mixed on the N
+threads, a part each. The learners that train so: sp, pa, bol, arow, rpa (whose word
+vectors mix as the weights do; OnlineLearner.supports_threads); a given N gives the same model every time; N = 1
+is the one-thread run exactly.
 
 The memory is N copies of the learner's parameters."""
 import threading
@@ -41,7 +42,7 @@ class ThreadMixer:
         state = full_state(learner) if n > 1 else {}
         self.copies = [learner]  # (the learner trains on the first part itself)
         for _ in range(n - 1):
-            copy = type(learner)(learner.S, learner.A0, learner.A1, settings, learner.transitions)
+            copy = learner.twin()
             apply(copy, state)
             self.copies.append(copy)
         del state
