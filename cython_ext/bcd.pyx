@@ -23,7 +23,7 @@ from libc.string cimport memset
 from chain cimport (Corpus, Linear, Rank1, Lattice, PathDiff, b_begin, corpus_view, linear_view, linear_tasks,
                     own_step, trans_targets, for_sequence, task_buffers, check_tasks, rank1_view, lattice_new,
                     chunk_limits, differs, path_diff, next_diff, score_unary, score_pair_bilinear, viterbi, mark_wrong,
-                    MAX_TASKS)
+                    mark_diff, MAX_TASKS)
 
 
 cdef struct Dphi:
@@ -246,6 +246,7 @@ cdef class BCDKernel:
                     continue
                 mistakes += 1
                 mark_wrong(&c, order[jj])
+                mark_diff(&c, L.pred, p0, n, S)
                 gold = path_score(&L, mm, c.labels + p0, n)
                 collect_dphi(&c, L.pred, p0, n, &m, &w, side, &f)
                 n_copies = trans_targets(&m, copies, steps)

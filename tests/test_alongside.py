@@ -48,8 +48,7 @@ def test_what_goes_beside_the_run(monkeypatch):
     assert not fits(learner="sp", temperature=2.0)
     assert not fits(learner="sp", dev="dev.txt")  # fitted on the dev set after the run
     assert not fits(learner="sp", jobs=2) and not fits(learner="sp", jobs=0)  # no core left
-    assert not fits(learner="bol", jobs=2)
-    assert fits(learner="bcd", jobs=2)  # (bcd trains on one thread whatever jobs says)
+    assert not fits(learner="bol", jobs=2) and not fits(learner="bcd", jobs=2)
     monkeypatch.setattr(alongside, "cores", lambda: 1)
     assert not fits(learner="sp")
 

@@ -33,7 +33,7 @@ def _all_rows(learner, name, order):
 @pytest.mark.parametrize("learner, n, mixing", [("sp", 2, "uniform"), ("pa", 3, "uniform"), ("sp", 2, "mistakes"),
                                                  ("bol", 2, "uniform"), ("bol", 3, "mistakes"),
                                                  ("arow", 2, "uniform"), ("arow", 3, "mistakes"),
-                                                 ("rpa", 2, "uniform")])
+                                                 ("rpa", 2, "uniform"), ("bcd", 2, "uniform")])
 def test_threads_mix_as_the_copies_trained_one_after_another(corpus, learner, n, mixing, monkeypatch):
     """The reference: n copies of the learner, each trained on its part of the epoch's
     order in turn, every parameter averaged over all its rows by the copies' weights
@@ -47,7 +47,8 @@ def test_threads_mix_as_the_copies_trained_one_after_another(corpus, learner, n,
     monkeypatch.setattr(threads.ThreadMixer._parallel, "__defaults__", (4,))  # (parts of the rows from 4 on)
     # (rpa learns the word vectors that %emb templates read, mixed as the weights are)
     options = {"templates": ["U00:%x[-1,0]", "U01:%x[0,0]", "U10:%x[0,1]", "U90:%emb[0,0]", "U91:%emb[1,0]", "B"],
-               "averaged": True, "embeddings": "random:4"} if learner == "rpa" else {}
+               "averaged": True, "embeddings": "random:4"} if learner == "rpa" else \
+        {"bcd_rounds": 2, "bcd_epochs": 1} if learner == "bcd" else {}  # (bcd: alpha, beta, alpha, beta)
     run, threaded = _run(corpus, learner, jobs=n, mixing=mixing, **options)
     run_passes(run, threaded, np.random.default_rng(run.settings.seed), [], echo=lambda line: None,
                show_progress=False, score_dev=False)
@@ -58,11 +59,15 @@ def test_threads_mix_as_the_copies_trained_one_after_another(corpus, learner, n,
     names, scalars = first.mixing()
     rng, data = np.random.default_rng(ref_run.settings.seed), ref_run.data
     data.pos_diff = np.zeros(data.n_positions, np.uint8)
-    for _ in range(3):
+    for k in range(first.passes()):
         parts = np.array_split(rng.permutation(data.n_sequences).astype(np.int64), n)
         data.pos_diff[:] = 0
+        for c in copies:
+            c.start_pass(k)
         mistakes = [sum(c.train_chunk(data, part[i:i + CHUNK]) for i in range(0, len(part), CHUNK))
                     for c, part in zip(copies, parts)]
+        for c in copies:
+            c.end_pass(k)
         mu = [m / sum(mistakes) for m in mistakes] if mixing == "mistakes" else [1.0 / n] * n
         for name, order in names.items():
             if learner == "arow" and name.startswith("V"):
@@ -147,7 +152,7 @@ def test_the_mix_through_get_rows_is_the_mix_in_place(corpus, monkeypatch):
         np.testing.assert_allclose(models[0][name], models[1][name], rtol=1e-12, atol=1e-15, err_msg=name)
 
 
-@pytest.mark.parametrize("learner", ["sp", "pa", "bol", "arow", "rpa"])
+@pytest.mark.parametrize("learner", ["sp", "pa", "bol", "arow", "rpa", "bcd"])
 def test_the_same_number_of_threads_gives_the_same_model(corpus, tmp_path, learner):
     models = [seqbil.train(train=str(corpus), config="conll2000", learner=learner, epochs=3, jobs=2, temperature=1.0)
               for _ in range(2)]

@@ -9,6 +9,10 @@ Several tasks are learned with the coupling b of Cavallanti, Cesa-Bianchi & Gent
 weight copy is a feature scaled by the square root of its step multiplier, b / (K (1 +
 b)) shared and 1 / (1 + b) own (see cython_ext/bcd.pyx). A general interaction
 matrix is refused.
+
+On threads (`--jobs N`, iterative parameter mixing after every pass) the copies'
+parameters are mixed as they stand: within a half-step the model is linear in the
+side it learns, and the other side is the same in every copy.
 """
 import numpy as np
 
@@ -62,6 +66,16 @@ class CoordinateDescent(OnlineLearner):
 
     def end_pass(self, k):
         return {"side": "alpha" if self.side == 0 else "beta"}
+
+    @classmethod
+    def supports_threads(cls):
+        return True
+
+    def mixing(self):
+        return {"W0": 0, "trans": None, "end": None, "ab": 1}, []
+
+    def row_pool(self, name):
+        return (getattr(self, name), None) if name in ("W0", "ab") else None
 
     def parameters(self):
         return "bilinear", {"W0": self.W0, "trans": self.trans, "end": self.end, "alpha": self.alpha,

@@ -11,8 +11,8 @@ attributes at the positions the kernels flagged, weighted uniformly or by the co
 mistakes (`mixing`). A learner whose mix is not that one mixes those parameters
 itself (OnlineLearner.own_mix, mix_own): bol refreshes the rank-1 factors of a mixed
 block, arow combines means and variances as Gaussians. The rows are mixed on the N
-threads, a part each. The learners that train so: sp, pa, bol, arow, rpa (whose word
-vectors mix as the weights do; OnlineLearner.supports_threads); a given N gives the same model every time; N = 1
+threads, a part each. Every online learner trains so (OnlineLearner.supports_threads:
+sp, pa, bol, arow, rpa, whose word vectors mix as the weights do, and bcd); a given N gives the same model every time; N = 1
 is the one-thread run exactly.
 
 The memory is N copies of the learner's parameters."""
