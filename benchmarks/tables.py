@@ -596,21 +596,27 @@ def suite_table(record):
 
 def train_jobs_table(record):
     """--jobs 2 against --jobs 1 for the online learners (benchmarks/train_jobs.py)."""
+    seeds = any("seed_f1" in r for c in record["corpora"].values() for r in c["learners"].values())
     rows = ["| corpus | learner | threads | mean epoch (s) | training passes (s) | end to end (s) | peak RSS (MiB) "
-            "| test F1 |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+            "| test F1 |" + (" one thread, F1 over seeds (min–max) |" if seeds else ""),
+            "| --- | --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if seeds else "")]
     ratios = []
     for corpus, c in record["corpora"].items():
         for learner, r in c["learners"].items():
             for jobs in (1, 2):
-                j = r[f"jobs{jobs}"]
+                j, f1 = r[f"jobs{jobs}"], r.get("seed_f1")
+                over = (f" {min(f1):.2f}–{max(f1):.2f} ({len(f1)}) |" if jobs == 1 and f1 else " |") if seeds else ""
                 rows.append(f"| {corpus} | {learner} | {jobs} | {spread(j['epoch_s'], '{:.3f}')} | "
                             f"{spread(j['passes_s'])} | {spread(j['end_to_end_s'])} | "
-                            f"{spread(j['peak_rss_mib'], '{:.0f}')} | {j['f1']:.2f} |")
+                            f"{spread(j['peak_rss_mib'], '{:.0f}')} | {j['f1']:.2f} |" + over)
             ratios.append(f"{corpus} {learner} {spread(r['epoch_ratio'])}")
     return (f"`seqbil train --jobs 2` against `--jobs 1`: the online learners on threads (iterative parameter "
             f"mixing after every epoch), {record['epochs']} epochs, `--temperature 1`; CoNLL-2000 with CRF++'s "
             f"chunking template and the conll2000 config, pku (stand-in training set) with the sighan2005 config. "
-            f"Mean epoch: the per-epoch seconds of `--log`, the mix included.\n\n" + "\n".join(rows) +
+            f"Mean epoch: the per-epoch seconds of `--log`, the mix included" +
+            ("; bcd makes its own 20 passes. The one-thread run's F1 over seeds: the spread the order of the "
+             "sentences alone makes.\n\n" if seeds else ".\n\n") +
+            "\n".join(rows) +
             "\n\nMean epoch with 2 threads over 1 (per-run ratios, the runs alternating): " + "; ".join(ratios) +
             f".\n\n{provenance(record)}\n")
 

@@ -7,11 +7,15 @@ Each run is its own process; the two alternate, REPEAT times (default 5). Per ru
 mean epoch (the per-epoch seconds of --log, the mix included), the training passes
 (their sum), the whole process (end to end) and its peak RSS; the paired ratio of each
 run's mean epoch with 2 threads to the one-thread run's beside it; test F1 (each
-setting gives one model, so one score).
+setting gives one model, so one score), and the one-thread run's test F1 at seeds
+1 to SEEDS (default 3): the spread that the order of the sentences alone makes.
+bcd makes its own passes (bcd_rounds x 2 x bcd_epochs, 20 by default), whatever
+--epochs says.
 
 Writes results/speed/train_jobs.json (the record) and train_jobs.md (its table).
 
-    python benchmarks/train_jobs.py [--data DIR] [--repeat 5] [--corpora conll2000,pku] [--learners sp,pa]
+    python benchmarks/train_jobs.py [--data DIR] [--repeat 5] [--seeds 3] [--corpora conll2000,pku]
+                                    [--learners sp,pa,bol,arow,rpa,bcd]
 """
 import argparse
 import json
@@ -27,11 +31,11 @@ SEQBIL = [sys.executable, "-P", "-m", "seqbil"]
 JOBS = (1, 2)
 
 
-def one_run(learner, jobs, corpus, train, work, epochs):
+def one_run(learner, jobs, corpus, train, work, epochs, seed=1):
     model, log = work / f"{learner}-{jobs}.sbm", work / f"{learner}-{jobs}.jsonl"
     wall, peak, _ = run_measured(SEQBIL + ["train", *CORPORA[corpus][3], "--learner", learner, "--jobs", str(jobs),
                                            "--epochs", str(epochs), "--temperature", "1", "--train", str(train),
-                                           "--model", str(model), "--log", str(log), "-q"])
+                                           "--seed", str(seed), "--model", str(model), "--log", str(log), "-q"])
     epochs_s = [json.loads(line)["seconds"] for line in log.read_text().splitlines()]
     return {"end_to_end_s": wall, "peak_rss_mib": peak, "passes_s": sum(epochs_s),
             "epoch_s": sum(epochs_s) / len(epochs_s)}, model
@@ -43,7 +47,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--corpora", default="conll2000,pku")
-    ap.add_argument("--learners", default="sp,pa")
+    ap.add_argument("--learners", default="sp,pa,bol,arow,rpa,bcd")
+    ap.add_argument("--seeds", type=int, default=3, help="the one-thread run's F1 at seeds 1 .. SEEDS")
     ap.add_argument("--out", default=str(ROOT / "results" / "speed"))
     args = ap.parse_args()
     byte_compile()
@@ -67,6 +72,8 @@ def main():
                     row[f"jobs{jobs}"] = {key: stats([r[key] for r in runs[jobs]]) for key in runs[jobs][0]}
                     row[f"jobs{jobs}"]["f1"] = scores[jobs]
                 row["epoch_ratio"] = stats([b["epoch_s"] / a["epoch_s"] for a, b in zip(runs[1], runs[2])])
+                row["seed_f1"] = [scores[1]] + [eval_f1(one_run(learner, 1, corpus, train, work, args.epochs,
+                                                                seed)[1], test) for seed in range(2, args.seeds + 1)]
                 rows[learner] = row
                 print(f"{corpus} {learner}: epoch {row['jobs1']['epoch_s']['median']:.3f} s -> "
                       f"{row['jobs2']['epoch_s']['median']:.3f} s ({row['epoch_ratio']['median']:.2f}x), "
