@@ -614,8 +614,10 @@ def train_jobs_table(record):
             f"mixing after every epoch), {record['epochs']} epochs, `--temperature 1`; CoNLL-2000 with CRF++'s "
             f"chunking template and the conll2000 config, pku (stand-in training set) with the sighan2005 config. "
             f"Mean epoch: the per-epoch seconds of `--log`, the mix included" +
-            ("; bcd makes its own 20 passes. The one-thread run's F1 over seeds: the spread the order of the "
-             "sentences alone makes.\n\n" if seeds else ".\n\n") +
+            ("; bcd makes its own 20 passes. bol and bcd factor the 1st-order features: on CoNLL-2000 they read "
+             "the conll2000 config's own templates (1st-order ones included), as CRF++'s chunking template has "
+             "none. The one-thread run's F1 over seeds: the spread the order of the sentences alone makes.\n\n"
+             if seeds else ".\n\n") +
             "\n".join(rows) +
             "\n\nMean epoch with 2 threads over 1 (per-run ratios, the runs alternating): " + "; ".join(ratios) +
             f".\n\n{provenance(record)}\n")
