@@ -369,6 +369,7 @@ cdef class CRFKernel:
         work = lattice_new(&L, maxlen, S)
         cdef FB F
         tables = fb_new(&F, maxlen, S)
+        F.fixed_trans = True  # (trans below is fixed for the call)
         cdef bint first_order = self.f.A1 > 0
         cdef const double* pair
         cdef double logz = 0.0

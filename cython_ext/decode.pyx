@@ -780,6 +780,7 @@ def marginals_corpus(data, weights, double temperature, int32_t[::1] out, double
     work = lattice_new(&L, maxlen, S)
     cdef FB F
     tables = fb_new(&F, maxlen, S)
+    F.fixed_trans = True  # (the model's transitions, for the call)
     cdef const double* pair = L.pair if w.w1.n_rows > 0 else NULL
     cdef double invT = 1.0 / temperature
     cdef int64_t p0

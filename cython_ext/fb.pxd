@@ -42,6 +42,14 @@ cdef struct FB:
     double* PP                # maxlen x S x S: pair marginals p(y_i = y, y_{i-1} = v), i > 0 (want_pairs)
     double* la                # maxlen x S: log-space forward (fb_log)
     double* lb                # maxlen x S: log-space backward (fb_log)
+    # Without 1st-order attributes the pair factors are exp(trans / T - shift), the same
+    # at every position (M's slot 1) and, where the caller holds the transitions fixed
+    # (fixed_trans), for every sequence: made once for trans_of and invT_of, not S^2
+    # exps per sequence, which cost as much as a short sentence's recursions.
+    bint fixed_trans
+    const double* trans_of    # the transitions slot 1 holds, NULL: none
+    double invT_of
+    double trans_shift
 
 
 cdef inline tuple fb_new(FB* F, int maxlen, int S):
@@ -56,6 +64,7 @@ cdef inline tuple fb_new(FB* F, int maxlen, int S):
         a = arrays[k]
         p[k] = &a[0]
     F.S = S
+    F.fixed_trans, F.trans_of, F.invT_of, F.trans_shift = False, NULL, 0.0, 0.0
     F.alpha, F.beta, F.eu, F.M, F.scale, F.w, F.P, F.PP, F.la, F.lb = p[0], p[1], p[2], p[3], p[4], p[5], p[6], \
         p[7], p[8], p[9]
     return tuple(arrays)
@@ -146,8 +155,9 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
             eu[y] = exp(eu[y] - c)
         logz += c
         # the pair factors: with attributes, per position; else the transitions' alone,
-        # the same at every position (computed at 1, copied by pointer below)
-        if pair != NULL or i == 1:
+        # the same at every position (made at 1, or kept from an earlier sequence:
+        # FB.fixed_trans; read through the pointer below)
+        if pair != NULL or (i == 1 and not (F.fixed_trans and F.trans_of == trans and F.invT_of == invT)):
             c = -INFINITY
             for y in range(S):
                 pr = pair + (i * S + y) * T if pair != NULL else NULL
@@ -157,10 +167,10 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
                     c = max(c, s)
             for y in range(S * S):
                 M[y] = exp(M[y] - c)
-            w[0] = c  # the shift, kept for the positions that share M
+            F.trans_of, F.invT_of, F.trans_shift = (trans if pair == NULL else NULL), invT, c
         elif pair == NULL:
             M = F.M + S * S
-        logz += w[0] if pair == NULL else c
+        logz += F.trans_shift if pair == NULL else c
         z = 0.0
         for y in range(S):
             a[y] = dot(ap, M + y * S, S) * eu[y]
@@ -209,16 +219,20 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
             w[y] = eu[y] * b[y] / F.scale[i]
         for v in range(S):
             bn[v] = 0.0
-        for y in range(S):
-            for v in range(S):
-                bn[v] += M[y * S + v] * w[y]
+        if pair_sum != NULL:  # one pass over M for both (the same products as fb_pair_sums)
+            for y in range(S):
+                for v in range(S):
+                    bn[v] += M[y * S + v] * w[y]
+                    pair_sum[y * stride + v] += ap[v] * M[y * S + v] * w[y]
+        else:
+            for y in range(S):
+                for v in range(S):
+                    bn[v] += M[y * S + v] * w[y]
         if want_pairs:
             pp = F.PP + <Py_ssize_t> i * S * S
             for y in range(S):
                 for v in range(S):
                     pp[y * S + v] = ap[v] * M[y * S + v] * w[y]
-        if pair_sum != NULL:
-            fb_pair_sums(F, pair != NULL, i, i + 1, pair_sum, stride, 1.0)
     return logz
 
 

@@ -44,9 +44,10 @@ def nll_by_enumeration(data, W0, W1, trans, end):
 
 @pytest.mark.parametrize("all_states", [False, True])
 @pytest.mark.parametrize("transitions", [True, False])
-def test_objective_equals_enumeration(rng, all_states, transitions):
+@pytest.mark.parametrize("A1", [4, 0])  # (0: the transitions' factors made once for all sequences)
+def test_objective_equals_enumeration(rng, all_states, transitions, A1):
     for _ in range(5):
-        S, A0, A1 = int(rng.integers(1, 4)), 6, 4
+        S, A0 = int(rng.integers(1, 4)), 6
         data = random_dataset(rng, 5, S, A0, A1)
         learner = make(data, S, A0, A1, transitions, all_possible_states=all_states, c2=0.3)
         learner.x[...] = rng.normal(size=learner.x.shape)
