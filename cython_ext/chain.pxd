@@ -35,6 +35,18 @@ cdef extern from *:
     """
     void SEQBIL_PREFETCH(const void* p) noexcept nogil
 
+
+cdef inline void prefetch_span(const char* p, Py_ssize_t nbytes) noexcept nogil:
+    """Every 64-byte line of p[0:nbytes] requested (the mixes of mix.pyx and bol.pyx
+    visit rows scattered over large pools, one after another)."""
+    cdef Py_ssize_t k = 0
+    if nbytes <= 0:
+        return
+    while k < nbytes:
+        SEQBIL_PREFETCH(p + k)
+        k += 64
+    SEQBIL_PREFETCH(p + nbytes - 1)
+
 # Scoring reads one weight row per attribute, at random places in arrays of hundreds
 # of megabytes: it waits on memory, not arithmetic. The rows of the position
 # PREFETCH_AHEAD steps ahead are requested while the current one is summed.

@@ -8,6 +8,10 @@ cimport cython
 import numpy as np
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport malloc, free
+from chain cimport prefetch_span
+
+
+cdef int AHEAD = 8  # rows prefetched ahead of the one mixed
 
 
 def mix_rows(pools, slots, const int64_t[::1] rows, const double[::1] mu):
@@ -54,6 +58,11 @@ def mix_rows(pools, slots, const int64_t[::1] rows, const double[::1] mu):
                 raise ValueError("a row past the dense array")
         with nogil:
             for k in range(m):
+                if k + AHEAD < m:  # (the rows a few steps on, asked for now)
+                    r = rows[k + AHEAD]
+                    for i in range(n):
+                        prefetch_span(<char*> (base[i] + (r if slot[i] == NULL else slot[i][r]) * width),
+                                      width * sizeof(double))
                 r = rows[k]
                 for i in range(n):  # each copy's row, once per row
                     at[i] = base[i] + (r if slot[i] == NULL else slot[i][r]) * width
