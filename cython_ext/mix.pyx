@@ -117,3 +117,59 @@ def ids_flagged(const int64_t[::1] ptr, const int32_t[::1] ids, const uint8_t[::
                 out[k] = q
                 k += 1
     return out_
+
+
+@cython.cdivision(True)
+def mix_gaussian(means, variances, const int64_t[::1] rows, const double[::1] mu):
+    """Each weight's mean and variance across the copies of an AROW learner
+    (learners/arow.py), at the rows `rows` of a parameter with a row per attribute,
+    in the copies' own memory: 1/v = sum_i mu_i / v_i, m = v sum_i mu_i m_i / v_i,
+    written back into every copy. means, variances: a C-contiguous float64 array per
+    copy, all of one shape (rows, width...); the variances positive."""
+    cdef Py_ssize_t n = len(means), i, j, k, width, m = rows.shape[0]
+    if n == 0 or m == 0:
+        return
+    if len(variances) != n or mu.shape[0] != n:
+        raise ValueError("one mean, variance and weight per copy")
+    shape = means[0].shape
+    keep = []
+    for a in list(means) + list(variances):
+        if a.dtype != np.float64 or not a.flags.c_contiguous or a.shape != shape:
+            raise ValueError("the means and variances must be C-contiguous float64 arrays of one shape")
+        keep.append(a.reshape(shape[0], -1))
+    if np.min(rows) < 0 or np.max(rows) >= shape[0]:
+        raise ValueError("a row past the arrays")
+    width = keep[0].shape[1]
+    cdef double** w = <double**> malloc(n * sizeof(double*))
+    cdef double** v = <double**> malloc(n * sizeof(double*))
+    cdef double[:, ::1] view
+    cdef double p, s
+    cdef int64_t r, q
+    try:
+        for i in range(n):
+            view = keep[i]
+            w[i] = &view[0, 0] if width else NULL
+            view = keep[n + i]
+            v[i] = &view[0, 0] if width else NULL
+        if width == 0:
+            return
+        with nogil:
+            for k in range(m):
+                if k + AHEAD < m:  # (the rows a few steps on, asked for now)
+                    q = rows[k + AHEAD] * width
+                    for i in range(n):
+                        prefetch_span(<char*> (w[i] + q), width * sizeof(double))
+                        prefetch_span(<char*> (v[i] + q), width * sizeof(double))
+                r = rows[k] * width
+                for j in range(width):
+                    p = 0.0
+                    s = 0.0
+                    for i in range(n):
+                        p = p + mu[i] / v[i][r + j]
+                        s = s + mu[i] * w[i][r + j] / v[i][r + j]
+                    for i in range(n):
+                        v[i][r + j] = 1.0 / p
+                        w[i][r + j] = s / p
+    finally:
+        free(w)
+        free(v)

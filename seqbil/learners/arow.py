@@ -21,6 +21,7 @@ CRFsuite's `epsilon` stop (mean loss of an epoch) is not taken: `epochs` passes 
 import numpy as np
 
 from .._kernels.arow import AROWKernel
+from .._kernels.mix import mix_gaussian
 from ..parameter import Param
 from .base import OnlineLearner, register
 
@@ -58,6 +59,7 @@ class AROW(OnlineLearner):
     # --- on threads: each weight's mean and variance, combined as Gaussians (mix_own)
     _PAIRS = (("W0", "V0", 0), ("W1", "V1", 1), ("trans", "Vtrans", None), ("end", "Vend", None))
     own_mix = frozenset(name for pair in _PAIRS for name in pair[:2])
+    dense_rows = True  # (every variance starts at arow_variance)
 
     @classmethod
     def supports_threads(cls):
@@ -67,22 +69,18 @@ class AROW(OnlineLearner):
         return {name: order for mean, variance, order in self._PAIRS for name in (mean, variance)}, []
 
     def mix_own(self, copies, touched, mu, mixed, parallel):
-        """The means and variances at the rows touched (the dense ones whole, into
-        `mixed`) combined as the module says."""
+        """The means and variances at the rows touched (mix.pyx: mix_gaussian, on the
+        threads), and the dense ones whole, into `mixed`, combined as the module says."""
+        mu = np.asarray(mu, dtype=np.float64)
         for mean, variance, order in self._PAIRS:
-            rows = None if order is None else touched[order]
-            if rows is not None and not len(rows):
+            if order is not None:
+                arrays = [getattr(c, mean) for c in copies], [getattr(c, variance) for c in copies]
+                parallel(lambda part: mix_gaussian(*arrays, part, mu), touched[order])
                 continue
-            precision, weighted = 0.0, 0.0
-            for m, copy in zip(mu, copies):
-                p = m / copy.get_rows(variance, rows)
-                precision, weighted = precision + p, weighted + p * copy.get_rows(mean, rows)
-            if order is None:
-                mixed[mean], mixed[variance] = weighted / precision, 1.0 / precision
-                continue
-            for copy in copies:
-                copy.set_rows(mean, rows, weighted / precision)
-                copy.set_rows(variance, rows, 1.0 / precision)
+            precision = sum(m / c.get_rows(variance, None) for m, c in zip(mu, copies))
+            mixed[mean] = sum(m * c.get_rows(mean, None) / c.get_rows(variance, None)
+                              for m, c in zip(mu, copies)) / precision
+            mixed[variance] = 1.0 / precision
 
     def parameters(self):
         return "linear", {"W0": self.W0, "W1": self.W1, "trans": self.trans, "end": self.end}

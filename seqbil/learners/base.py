@@ -263,6 +263,7 @@ class OnlineLearner(Learner):
     draws for each pass, a chunk at a time (train_chunk), reads the `C` and `averaged`
     settings, and may train on shards (mixes, mixing)."""
     own_mix = ()  # the parameters it mixes itself on threads (mix_own), not row by row
+    dense_rows = False  # its parameters are mostly non-zero: a thread's copy takes them whole
     # (the sizes and settings too, so that a checkpoint of other ones is refused)
     checkpointed = Checkpointed(arrays=("trans",),
                                 numbers=("S", "A0", "A1", "transitions", "copies", "C", "averaged"))

@@ -67,6 +67,8 @@ class CoordinateDescent(OnlineLearner):
     def end_pass(self, k):
         return {"side": "alpha" if self.side == 0 else "beta"}
 
+    dense_rows = True  # (alpha and beta start at 1/|1| everywhere)
+
     @classmethod
     def supports_threads(cls):
         return True

@@ -39,11 +39,17 @@ class ThreadMixer:
                               "(--jobs 1)")
         self.run, self.learner, self.n = run, learner, n
         self.by_mistakes = settings.mixing == "mistakes"
-        state = full_state(learner) if n > 1 else {}
+        # the copies start from the learner's parameters: its non-zero entries, or, where
+        # few are zero (OnlineLearner.dense_rows), its arrays whole
+        state = full_state(learner) if n > 1 and not learner.dense_rows else None
         self.copies = [learner]  # (the learner trains on the first part itself)
         for _ in range(n - 1):
             copy = learner.twin()
-            apply(copy, state)
+            if state is not None:
+                apply(copy, state)
+            else:
+                for name in learner.mixing()[0]:
+                    copy.set_rows(name, None, learner.get_rows(name, None))
             self.copies.append(copy)
         del state
         data.pos_diff = np.zeros(data.n_positions, np.uint8)  # the kernels flag where they update
