@@ -10,10 +10,10 @@ move by alpha v dPsi and each variance becomes 1 / (1/v + dPsi^2 / arow_gamma)
 learner (`averages = False`: the model is the last means). `--init-model` starts the
 means from the model and the variances afresh. On threads (`--jobs N`, iterative
 parameter mixing, training/threads.py) the copies are combined as Gaussians, each
-weight by the one closest to them in KL divergence (Dredze, Crammer & Pereira 2008,
-the combination of classifiers trained in parallel): minimising sum_i mu_i KL(N(m, v)
-|| N(m_i, v_i)) gives 1/v = sum_i mu_i / v_i and m = v sum_i mu_i m_i / v_i, so a copy
-that learned a weight (a smaller variance) outweighs one that did not. Uniformly
+weight's by the one that minimises sum_i mu_i KL(N(m, v) || N(m_i, v_i)) (a
+combination by KL divergence, as Dredze, Crammer & Pereira 2008 propose for
+classifiers trained in parallel): 1/v = sum_i mu_i / v_i and m = v sum_i mu_i m_i /
+v_i, so a copy that learned a weight (a smaller variance) outweighs one that did not. Uniformly
 mixing means and variances, as shards would, is not AROW: there are no shards, nor
 multi-task training.
 CRFsuite's `epsilon` stop (mean loss of an epoch) is not taken: `epochs` passes run.

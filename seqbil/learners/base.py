@@ -330,7 +330,8 @@ class OnlineLearner(Learner):
     @classmethod
     def supports_threads(cls):
         """Whether the learner trains on threads (--jobs, training/threads.py): it mixes
-        (or, not on shards, mixes what it names in mixing() itself: own_mix)."""
+        (on shards and threads alike); a learner that mixes on threads only says so
+        itself (arow, rpa, bcd)."""
         return cls.mixes
 
     def row_pool(self, name):
@@ -353,12 +354,13 @@ class OnlineLearner(Learner):
         row per attribute, key = row * row_size + column); may adjust it in place."""
 
     def mix_own(self, copies, touched, mu, mixed, parallel):
-        """On threads (training/threads.py): mix the parameters named in own_mix, whose
-        mix mixed() would adjust, across `copies` (this learner first) at the rows of
-        the attributes `touched` (0-order ids, 1st-order ids) with the weights mu, the
-        dense parameters and scalars mixed already (`mixed`, whose entries for the
-        dense parameters it names it replaces); parallel(fn, rows) runs fn on parts
-        of the rows at once."""
+        """On threads (training/threads.py): mix what the row by row mix leaves out,
+        the parameters named in own_mix (bol's blocks, arow's means and variances) or
+        rows the attributes touched miss (rpa's), across `copies` (this learner first)
+        at the rows of the attributes `touched` (0-order ids, 1st-order ids) with the
+        weights mu; the dense parameters and scalars are mixed already (`mixed`, whose
+        entries for the dense parameters it names it replaces); parallel(fn, rows)
+        runs fn on parts of the rows at once."""
 
 
 class BatchLearner(Learner):

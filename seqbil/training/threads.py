@@ -10,10 +10,10 @@ the shards of a Dask cluster (seqbil/dask/ipm_mix.py), made in place: the rows o
 attributes at the positions the kernels flagged, weighted uniformly or by the copies'
 mistakes (`mixing`). A learner whose mix is not that one mixes those parameters
 itself (OnlineLearner.own_mix, mix_own): bol refreshes the rank-1 factors of a mixed
-block, arow combines means and variances as Gaussians. The rows are mixed on the N
-threads, a part each. Every online learner trains so (OnlineLearner.supports_threads:
-sp, pa, bol, arow, rpa, whose word vectors mix as the weights do, and bcd); a given N gives the same model every time; N = 1
-is the one-thread run exactly.
+block, arow combines means and variances as Gaussians, rpa mixes the weight rows its
+%emb templates read. The rows are mixed on the N threads, a part each. Every online
+learner trains so (OnlineLearner.supports_threads: sp, pa, bol, arow, rpa, bcd); a
+given N gives the same model every time; N = 1 is the one-thread run exactly.
 
 The memory is N copies of the learner's parameters."""
 import threading
