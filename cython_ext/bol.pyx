@@ -23,7 +23,7 @@ import numpy as np
 from libc.math cimport sqrt, fabs
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
-from chain cimport prefetch_span
+from chain cimport prefetch_span, MIX_AHEAD
 from chain cimport (Corpus, Linear, Rank1, Lattice, corpus_view, linear_view, linear_tasks, for_sequence, task_buffers,
                     check_tasks, rank1_view, lattice_new, chunk_limits, mark_wrong, mark_diff)
 from blocks cimport real, Dual, dual_view, dual_buffers, absorb, bilinear_mistake, dot, matvec, rmatvec
@@ -316,8 +316,8 @@ def mix_blocks(pools, factors, sigmas, uabs, slots, const int64_t[::1] rows, con
             th[i], ab_[i], sg[i], ua[i], sl[i] = &pv[0, 0, 0], &av[0, 0], &sv[0], &uv[0, 0], &lv[0]
         with nogil:
             for k in range(m):
-                if k + 8 < m:  # (the blocks a few rows on, asked for now)
-                    r = rows[k + 8]
+                if k + MIX_AHEAD < m:  # (the blocks a few rows on, asked for now)
+                    r = rows[k + MIX_AHEAD]
                     for i in range(n):
                         prefetch_span(<char*> (th[i] + sl[i][r] * S * T), S * T * sizeof(float))
                         prefetch_span(<char*> (ab_[i] + sl[i][r] * W), W * sizeof(double))

@@ -36,9 +36,14 @@ cdef extern from *:
     void SEQBIL_PREFETCH(const void* p) noexcept nogil
 
 
+# The mixes of mix.pyx and bol.pyx visit rows scattered over large pools, one after
+# another: each asks for the row MIX_AHEAD rows on while it mixes the current one.
+cdef enum:
+    MIX_AHEAD = 8
+
+
 cdef inline void prefetch_span(const char* p, Py_ssize_t nbytes) noexcept nogil:
-    """Every 64-byte line of p[0:nbytes] requested (the mixes of mix.pyx and bol.pyx
-    visit rows scattered over large pools, one after another)."""
+    """Every 64-byte line of p[0:nbytes] requested."""
     cdef Py_ssize_t k = 0
     if nbytes <= 0:
         return

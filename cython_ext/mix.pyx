@@ -8,10 +8,9 @@ cimport cython
 import numpy as np
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport malloc, free
-from chain cimport prefetch_span
+from chain cimport prefetch_span, MIX_AHEAD
 
 
-cdef int AHEAD = 8  # rows prefetched ahead of the one mixed
 
 
 def mix_rows(pools, slots, const int64_t[::1] rows, const double[::1] mu):
@@ -58,8 +57,8 @@ def mix_rows(pools, slots, const int64_t[::1] rows, const double[::1] mu):
                 raise ValueError("a row past the dense array")
         with nogil:
             for k in range(m):
-                if k + AHEAD < m:  # (the rows a few steps on, asked for now)
-                    r = rows[k + AHEAD]
+                if k + MIX_AHEAD < m:  # (the rows a few steps on, asked for now)
+                    r = rows[k + MIX_AHEAD]
                     for i in range(n):
                         prefetch_span(<char*> (base[i] + (r if slot[i] == NULL else slot[i][r]) * width),
                                       width * sizeof(double))
@@ -155,8 +154,8 @@ def mix_gaussian(means, variances, const int64_t[::1] rows, const double[::1] mu
             return
         with nogil:
             for k in range(m):
-                if k + AHEAD < m:  # (the rows a few steps on, asked for now)
-                    q = rows[k + AHEAD] * width
+                if k + MIX_AHEAD < m:  # (the rows a few steps on, asked for now)
+                    q = rows[k + MIX_AHEAD] * width
                     for i in range(n):
                         prefetch_span(<char*> (w[i] + q), width * sizeof(double))
                         prefetch_span(<char*> (v[i] + q), width * sizeof(double))

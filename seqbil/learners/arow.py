@@ -61,10 +61,6 @@ class AROW(OnlineLearner):
     own_mix = frozenset(name for pair in _PAIRS for name in pair[:2])
     dense_rows = True  # (every variance starts at arow_variance)
 
-    @classmethod
-    def supports_threads(cls):
-        return True
-
     def mixing(self):
         return {name: order for mean, variance, order in self._PAIRS for name in (mean, variance)}, []
 

@@ -329,10 +329,9 @@ class OnlineLearner(Learner):
 
     @classmethod
     def supports_threads(cls):
-        """Whether the learner trains on threads (--jobs, training/threads.py): it mixes
-        (on shards and threads alike); a learner that mixes on threads only says so
-        itself (arow, rpa, bcd)."""
-        return cls.mixes
+        """Whether the learner trains on threads (--jobs, training/threads.py): it names
+        what a mix averages (mixing). On shards too only where it mixes (mixes)."""
+        return cls.mixing is not OnlineLearner.mixing
 
     def row_pool(self, name):
         """(array, slot table or None) where the rows of parameter `name` (a row per

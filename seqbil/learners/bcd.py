@@ -69,10 +69,6 @@ class CoordinateDescent(OnlineLearner):
 
     dense_rows = True  # (alpha and beta start at 1/|1| everywhere)
 
-    @classmethod
-    def supports_threads(cls):
-        return True
-
     def mixing(self):
         return {"W0": 0, "trans": None, "end": None, "ab": 1}, []
 

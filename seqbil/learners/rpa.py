@@ -56,10 +56,6 @@ class ReEmbeddingPA(AveragedLinear):
                                 averaged=self.averaged, transitions=self.transitions, lam=float(s.lam),
                                 inner=int(s.inner), learn_phi=not s.freeze_embeddings)
 
-    @classmethod
-    def supports_threads(cls):
-        return True
-
     def mixing(self):
         names, scalars = super().mixing()
         names["Phi"] = None
