@@ -336,10 +336,11 @@ def test_the_mix_in_many_ranges_is_the_mix_in_one(client, monkeypatch, tmp_path,
     """The driver collects and mixes the shards' entries a range of rows at a time:
     however many ranges, the same model (bol refreshes the mixed blocks range by range)."""
     log = tmp_path / "log.jsonl"
-    whole = train(shards=2, client=client, learner=learner, averaged=averaged, log=str(log))
+    # (two epochs: the second mixes a model the first mix made)
+    whole = train(shards=2, client=client, learner=learner, averaged=averaged, log=str(log), epochs=2)
     assert all(json.loads(line)["mixing"]["ranges"] == 1 for line in log.read_text().splitlines())
     monkeypatch.setattr(ipm.Mixer, "RANGE_ENTRIES", 300)
-    ranged = train(shards=2, client=client, learner=learner, averaged=averaged, log=str(log))
+    ranged = train(shards=2, client=client, learner=learner, averaged=averaged, log=str(log), epochs=2)
     assert max(json.loads(line)["mixing"]["ranges"] for line in log.read_text().splitlines()) > 10
     same_model(ranged, whole)
 
