@@ -6,7 +6,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.math cimport INFINITY
 from libc.stdlib cimport qsort
 from chain cimport Corpus, Linear, Lattice, corpus_view, linear_view, lattice_new, viterbi, SEQBIL_PREFETCH
-from fb cimport FB, fb_new, fb_log, forward_backward, path_score
+from fb cimport FB, fb_new, fb_log, fb_scaled, forward_backward, path_score
 from known cimport Known, known_view, force
 from bounded cimport (Bounded, bounded_new, pass_search, pass_viterbi, pair_bound, viterbi_bounded, pair_row_max,
                      TOP, SMALL, BUDGET)
@@ -822,24 +822,37 @@ def path_scores(data, weights, const int32_t[::1] labels, double[::1] out):
             out[j] = path_score(L.unary, L.pair, w.m.trans, w.m.end, n, S, &labels[p0])
 
 
-def forward_backward_tables(const double[:, ::1] unary, const double[:, :, ::1] pair, const double[:, ::1] trans,
-                            const double[::1] end, double temperature=1.0, bint pairs=True, bint log_space=False):
-    """(log Z, node marginals n x S, pair marginals n x S x S) of one sequence of score
-    tables (fb.pxd; pair marginals [i, y, v] = p(y_i = y, y_{i-1} = v) for i > 0, row 0
-    zero). log_space: the log-space recursion that fb_scaled falls back on."""
+def forward_backward_tables(const double[:, ::1] unary, pair, const double[:, ::1] trans,
+                            const double[::1] end, double temperature=1.0, bint pairs=True, bint log_space=False,
+                            bint scaled=False):
+    """(log Z, node marginals n x S, pair marginals n x S x S, their sum over i > 0 S x S)
+    of one sequence of score tables (fb.pxd; pair marginals [i, y, v] = p(y_i = y,
+    y_{i-1} = v) for i > 0, row 0 zero). pair None: no 1st-order scores (the pair factors
+    are the transitions' alone, made once). log_space: the log-space recursion that
+    fb_scaled falls back on; scaled: fb_scaled alone, without that fallback (log Z NaN
+    where it would be taken)."""
     cdef int n = unary.shape[0], S = unary.shape[1]
-    check_tables(unary, pair, trans, end)
+    cdef const double[:, :, ::1] pair_view = pair if pair is not None else np.zeros((n, S, S + 1))
+    check_tables(unary, pair_view, trans, end)
+    cdef const double* pp = &pair_view[0, 0, 0] if pair is not None and n > 0 else NULL
     cdef FB F
     tables = fb_new(&F, n, S)
+    sums = np.zeros((S, S))
+    cdef double[:, ::1] sums_view = sums
     cdef double logz = 0.0
     if n > 0 and log_space:
-        logz = fb_log(&F, &unary[0, 0], &pair[0, 0, 0], &trans[0, 0], &end[0], n, 1.0 / temperature, pairs)
+        logz = fb_log(&F, &unary[0, 0], pp, &trans[0, 0], &end[0], n, 1.0 / temperature, True)
+        sums[...] = np.asarray(tables[7])[S * S:n * S * S].reshape(-1, S, S).sum(axis=0)
+    elif n > 0 and scaled:
+        logz = fb_scaled(&F, &unary[0, 0], pp, &trans[0, 0], &end[0], n, 1.0 / temperature, pairs,
+                         &sums_view[0, 0], S)
     elif n > 0:
-        logz = forward_backward(&F, &unary[0, 0], &pair[0, 0, 0], &trans[0, 0], &end[0], n, 1.0 / temperature, pairs)
+        logz = forward_backward(&F, &unary[0, 0], pp, &trans[0, 0], &end[0], n, 1.0 / temperature, pairs,
+                                &sums_view[0, 0], S)
     P = np.asarray(tables[6])[:n * S].reshape(n, S).copy()
     PP = np.asarray(tables[7])[:n * S * S].reshape(n, S, S).copy()
     PP[:1] = 0.0
-    return logz, P, PP
+    return logz, P, PP, sums
 
 
 # --- one sequence of score tables (tests, experiments) ---------------------------------

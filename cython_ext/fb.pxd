@@ -36,6 +36,8 @@ cdef struct FB:
     double* beta              # maxlen x S: backward vectors, scaled alike
     double* eu                # maxlen x S: exp(unary / T - shift), the start pair included at 0
     double* M                 # maxlen x S x S: exp((pair + trans)[i, y, v] / T - shift), v < S, i > 0
+    double* MT                # S x S: M's slot 1 transposed, MT[v, y] (the transitions alone)
+    double* W                 # maxlen x S: w_i[y] = eu_i[y] beta_i[y] / scale_i, for the pair sums
     double* scale             # maxlen: the sum each forward vector was divided by
     double* w                 # S: scratch
     double* P                 # maxlen x S: node marginals p(y_i = y)
@@ -56,17 +58,19 @@ cdef inline tuple fb_new(FB* F, int maxlen, int S):
     """Point F at fresh tables; returns the arrays that own them, for the caller to keep."""
     cdef Py_ssize_t n = max(maxlen, 1)
     arrays = [np.zeros(n * S), np.zeros(n * S), np.zeros(n * S), np.zeros(n * S * S), np.zeros(n),
-              np.zeros(S), np.zeros(n * S), np.zeros(n * S * S), np.zeros(n * S), np.zeros(n * S)]
+              np.zeros(S), np.zeros(n * S), np.zeros(n * S * S), np.zeros(n * S), np.zeros(n * S), np.zeros(S * S),
+              np.zeros(n * S)]
     cdef double[::1] a
-    cdef double* p[10]
+    cdef double* p[12]
     cdef int k
-    for k in range(10):
+    for k in range(12):
         a = arrays[k]
         p[k] = &a[0]
     F.S = S
     F.fixed_trans, F.trans_of, F.invT_of, F.trans_shift = False, NULL, 0.0, 0.0
     F.alpha, F.beta, F.eu, F.M, F.scale, F.w, F.P, F.PP, F.la, F.lb = p[0], p[1], p[2], p[3], p[4], p[5], p[6], \
         p[7], p[8], p[9]
+    F.MT, F.W = p[10], p[11]
     return tuple(arrays)
 
 
@@ -87,18 +91,55 @@ cdef inline double dot(const double* a, const double* b, int n) noexcept nogil:
     return (s0 + s1) + (s2 + s3)
 
 
-cdef inline void fb_pair_sums(FB* F, bint per_position, int start, int stop, double* pair_sum, int stride,
-                              double sign) noexcept nogil:
+cdef inline void axpy(double* out, const double* x, double c, int n) noexcept nogil:
+    """out[k] += x[k] * c."""
+    cdef int k
+    for k in range(n):
+        out[k] += x[k] * c
+
+
+cdef inline void rows_times(double* out, const double* X, Py_ssize_t stride, const double* c, Py_ssize_t cstride,
+                            int m, int n) noexcept nogil:
+    """out[k] += sum_j c[j * cstride] X[j * stride + k], j < m, k < n: four rows of X at a
+    time, so that out is read and written once per four rows (the loop over k is
+    vectorized; a row at a time, its loads and stores of out were the bound)."""
+    cdef int j = 0, k
+    cdef const double* x0
+    cdef const double* x1
+    cdef const double* x2
+    cdef const double* x3
+    cdef double c0, c1, c2, c3
+    while j + 4 <= m:
+        x0, x1, x2, x3 = X + j * stride, X + (j + 1) * stride, X + (j + 2) * stride, X + (j + 3) * stride
+        c0, c1, c2, c3 = c[j * cstride], c[(j + 1) * cstride], c[(j + 2) * cstride], c[(j + 3) * cstride]
+        for k in range(n):
+            out[k] += (x0[k] * c0 + x1[k] * c1) + (x2[k] * c2 + x3[k] * c3)
+        j += 4
+    while j < m:
+        axpy(out, X + j * stride, c[j * cstride], n)
+        j += 1
+
+
+cdef inline void axpy2(double* out, double* out2, const double* x, const double* a, double c, int n) noexcept nogil:
+    """out[k] += x[k] * c and out2[k] += a[k] * x[k] * c: the backward vector and the pair
+    marginals of a row of M at once."""
+    cdef int k
+    for k in range(n):
+        out[k] += x[k] * c
+        out2[k] += a[k] * x[k] * c
+
+
+cdef inline void fb_pair_sums(FB* F, int start, int stop, double* pair_sum, int stride, double sign) noexcept nogil:
     """Adds sign times the pair marginals of positions start..stop-1, from the tables
-    fb_scaled stores, to pair_sum: its backward pass adds each position's (sign 1),
-    and takes them back (-1) when a later check fails."""
+    fb_scaled stores, to pair_sum: with 1st-order attributes, its backward pass adds
+    each position's (sign 1), and takes them back (-1) when a later check fails."""
     cdef int S = F.S, i, y, v
     cdef double* ap
     cdef double* M
     cdef double* w = F.w
     for i in range(max(start, 1), stop):
         ap = F.alpha + (i - 1) * S
-        M = F.M + <Py_ssize_t> (i if per_position else 1) * S * S
+        M = F.M + <Py_ssize_t> i * S * S
         for y in range(S):
             w[y] = sign * F.eu[i * S + y] * F.beta[i * S + y] / F.scale[i]
         for y in range(S):
@@ -168,12 +209,26 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
             for y in range(S * S):
                 M[y] = exp(M[y] - c)
             F.trans_of, F.invT_of, F.trans_shift = (trans if pair == NULL else NULL), invT, c
+            if pair == NULL:
+                for y in range(S):
+                    for v in range(S):
+                        F.MT[v * S + y] = M[y * S + v]
         elif pair == NULL:
             M = F.M + S * S
         logz += F.trans_shift if pair == NULL else c
+        if pair == NULL:
+            # a[y] = sum_v ap[v] M[y, v], as rows of MT scaled and added: a loop over y
+            # the compiler vectorizes (a sum over v is a chain of adds it may not reorder)
+            for y in range(S):
+                a[y] = 0.0
+            rows_times(a, F.MT, S, ap, 1, S, S)
+            for y in range(S):
+                a[y] *= eu[y]
+        else:
+            for y in range(S):
+                a[y] = dot(ap, M + y * S, S) * eu[y]
         z = 0.0
         for y in range(S):
-            a[y] = dot(ap, M + y * S, S) * eu[y]
             z += a[y]
         if not kept(z):
             return NAN
@@ -206,8 +261,8 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
             F.P[i * S + y] = a[y] * b[y]
             s += F.P[i * S + y]
         if not fabs(s - 1.0) < 1e-9:
-            if pair_sum != NULL:  # take back what the positions after i added
-                fb_pair_sums(F, pair != NULL, i + 1, n, pair_sum, stride, -1.0)
+            if pair_sum != NULL and pair != NULL:  # take back what the positions after i added
+                fb_pair_sums(F, i + 1, n, pair_sum, stride, -1.0)
             return NAN
         if i == 0:
             break
@@ -215,24 +270,38 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
         M = F.M + <Py_ssize_t> (i if pair != NULL else 1) * S * S
         ap = a - S
         bn = b - S
+        if pair == NULL:
+            w = F.W + i * S  # kept for the pair sums after the loop
         for y in range(S):
             w[y] = eu[y] * b[y] / F.scale[i]
         for v in range(S):
             bn[v] = 0.0
-        if pair_sum != NULL:  # one pass over M for both (the same products as fb_pair_sums)
+        # Rows of M, bn and pair_sum through pointers of their own, over a unit stride:
+        # loops the compiler vectorizes (an index y * S + v recomputed in the loop kept
+        # them scalar, and this was most of a CRF iteration's time).
+        if pair_sum != NULL and pair != NULL:  # one pass over M for both (the products of fb_pair_sums)
             for y in range(S):
-                for v in range(S):
-                    bn[v] += M[y * S + v] * w[y]
-                    pair_sum[y * stride + v] += ap[v] * M[y * S + v] * w[y]
+                axpy2(bn, pair_sum + <Py_ssize_t> y * stride, M + <Py_ssize_t> y * S, ap, w[y], S)
         else:
-            for y in range(S):
-                for v in range(S):
-                    bn[v] += M[y * S + v] * w[y]
+            rows_times(bn, M, S, w, 1, S, S)
         if want_pairs:
             pp = F.PP + <Py_ssize_t> i * S * S
             for y in range(S):
                 for v in range(S):
                     pp[y * S + v] = ap[v] * M[y * S + v] * w[y]
+    if pair_sum != NULL and pair == NULL and n > 1:
+        # The same M at every position: sum_i alpha_{i-1}[v] M[y, v] w_i[y] is M[y, v] times
+        # sum_i w_i[y] alpha_{i-1}[v], a product of two n x S tables, made once the
+        # sequence has passed its checks (nothing to take back), four positions at a time.
+        M = F.M + S * S
+        w = F.w
+        for y in range(S):
+            for v in range(S):
+                w[v] = 0.0
+            rows_times(w, F.alpha, S, F.W + S + y, S, n - 1, S)
+            pp = pair_sum + <Py_ssize_t> y * stride
+            for v in range(S):
+                pp[v] += M[y * S + v] * w[v]
     return logz
 
 

@@ -61,6 +61,21 @@ def test_objective_equals_enumeration(rng, all_states, transitions, A1):
         assert f == pytest.approx(want, rel=1e-10)
 
 
+def nll_by_recursion(data, W0, W1, trans, end):
+    """nll_by_enumeration for longer sequences and more labels: log Z by the forward
+    recursion in log space, a dense logaddexp over every label pair."""
+    S, total = W0.shape[1], 0.0
+    for j in range(data.n_sequences):
+        a, b = data.seq_ptr[j], data.seq_ptr[j + 1]
+        unary, pair, trans_, end_ = (*tables(data, j, W0, W1), trans, end)
+        alpha = unary[0] + pair[0, :, S] + trans_[:, S]
+        for i in range(1, b - a):
+            # alpha_i[y] = unary[i, y] + log sum_v exp(alpha_{i-1}[v] + pair[i, y, v] + trans[y, v])
+            alpha = unary[i] + np.logaddexp.reduce(alpha[None, :] + pair[i, :, :S] + trans_[:, :S], axis=1)
+        total += np.logaddexp.reduce(alpha + end_) - path_score(data.labels[a:b], unary, pair, trans_, end_)
+    return total
+
+
 def finite_differences(learner, x, h):
     """The objective's gradient at x by central differences of step h."""
     fd = np.zeros_like(x)
@@ -95,6 +110,24 @@ def test_gradient_at_large_weights_equals_finite_differences(rng):
         g = np.zeros_like(x)
         learner.evaluate(x, g)
         np.testing.assert_allclose(g, finite_differences(learner, x, 1e-4), atol=1e-4)
+
+
+@pytest.mark.parametrize("A1", [0, 3])
+def test_gradient_with_many_labels_equals_finite_differences(rng, A1):
+    """Label counts past the recursions' blocks of four rows (and their remainders), and
+    sequences long enough that the transitions' expected counts (summed after the
+    backward pass, four positions at a time, without 1st-order attributes) take
+    several blocks."""
+    for S in (5, 8, 11):
+        data = random_dataset(rng, 3, S, 5, A1, max_len=14)
+        learner = make(data, S, 5, A1, c2=0.1)
+        x = learner.x[...] = rng.normal(size=learner.x.shape)
+        g = np.zeros_like(x)
+        f = learner.evaluate(x, g)
+        kind, w = learner.parameters()  # the objective, against the dense log-space recursion
+        want = nll_by_recursion(data, w["W0"], w["W1"], w["trans"], w["end"]) + 0.1 * x @ x
+        assert f == pytest.approx(want, rel=1e-10)
+        np.testing.assert_allclose(g, finite_differences(learner, x, 1e-6), atol=1e-6)
 
 
 def test_feature_set_is_the_seen_pairs(rng):

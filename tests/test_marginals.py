@@ -45,7 +45,7 @@ def test_forward_backward_equals_enumeration(rng, scale, first_order, log_space)
         n, S = int(rng.integers(1, 6)), int(rng.integers(1, 5))
         tables = random_tables(rng, n, S, scale, first_order)
         temperature = float(rng.uniform(0.3, 3.0))
-        logz, P, PP = forward_backward_tables(*tables, temperature=temperature, log_space=log_space)
+        logz, P, PP, _ = forward_backward_tables(*tables, temperature=temperature, log_space=log_space)
         want = enumerate_paths(*tables, temperature)
         assert logz == pytest.approx(want[0], rel=1e-12, abs=1e-9)
         np.testing.assert_allclose(P, want[1], atol=1e-9)
@@ -58,7 +58,7 @@ def test_scores_far_apart_fall_back_to_log_space(rng):
     for _ in range(20):
         n, S = int(rng.integers(2, 6)), int(rng.integers(2, 5))
         tables = random_tables(rng, n, S, 2000.0)
-        logz, P, PP = forward_backward_tables(*tables)
+        logz, P, PP, _ = forward_backward_tables(*tables)
         want = enumerate_paths(*tables)
         assert logz == pytest.approx(want[0], rel=1e-12)
         np.testing.assert_allclose(P, want[1], atol=1e-9)
@@ -74,11 +74,30 @@ def test_long_sequences_at_any_scale_equal_log_space(rng):
     for _ in range(400):
         n, S = int(rng.integers(5, 26)), int(rng.integers(2, 8))
         tables = random_tables(rng, n, S, 10 ** rng.uniform(1, 3.5))
-        logz, P, PP = forward_backward_tables(*tables)
+        logz, P, PP, _ = forward_backward_tables(*tables)
         want = forward_backward_tables(*tables, log_space=True)
         assert logz == pytest.approx(want[0], rel=1e-12)
         np.testing.assert_allclose(P, want[1], atol=1e-9)
         np.testing.assert_allclose(PP, want[2], atol=1e-9)
+
+
+@pytest.mark.parametrize("first_order", [True, False])
+def test_the_scaled_recursion_alone_equals_log_space(rng, first_order):
+    """At moderate scores the scaled recursion holds without its log-space fallback
+    (which would hide a wrong scaled result behind a right one): log Z, the marginals
+    and the pair marginals summed over positions equal the log-space recursion's, for
+    label counts past its blocks of four rows and lengths past its blocks of four
+    positions. Without 1st-order scores (pair None) the pair factors are the
+    transitions' alone, made once, and the pair sums are made after the backward pass."""
+    for _ in range(80):
+        n, S = int(rng.integers(1, 20)), int(rng.integers(1, 14))
+        unary, pair, trans, end = random_tables(rng, n, S, 1.0, first_order)
+        temperature = float(rng.uniform(0.5, 2.0))
+        got = forward_backward_tables(unary, pair if first_order else None, trans, end, temperature, scaled=True)
+        want = forward_backward_tables(unary, pair, trans, end, temperature, log_space=True)
+        assert got[0] == pytest.approx(want[0], rel=1e-12)
+        for a, b in zip(got[1:], want[1:]):
+            np.testing.assert_allclose(a, b, atol=1e-9)
 
 
 # --- the compiled corpus functions and the Model API -------------------------------------
