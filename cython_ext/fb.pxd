@@ -35,8 +35,10 @@ cdef struct FB:
     double* alpha             # maxlen x S: forward vectors, scaled to sum 1
     double* beta              # maxlen x S: backward vectors, scaled alike
     double* eu                # maxlen x S: exp(unary / T - shift), the start pair included at 0
-    double* M                 # maxlen x S x S: exp((pair + trans)[i, y, v] / T - shift), v < S, i > 0
-    double* MT                # S x S: M's slot 1 transposed, MT[v, y] (the transitions alone)
+    double* M                 # maxlen x S x S: exp((pair + trans)[i, y, v] / T - shift), v < S, i > 0,
+                              # with 1st-order attributes
+    double* Et                # S x S: exp(trans[y, v] / T - trans_shift), v < S, the transitions' factors
+    double* MT                # S x S: Et transposed, MT[v, y]
     double* W                 # maxlen x S: w_i[y] = eu_i[y] beta_i[y] / scale_i, for the pair sums
     double* scale             # maxlen: the sum each forward vector was divided by
     double* w                 # S: scratch
@@ -44,12 +46,13 @@ cdef struct FB:
     double* PP                # maxlen x S x S: pair marginals p(y_i = y, y_{i-1} = v), i > 0 (want_pairs)
     double* la                # maxlen x S: log-space forward (fb_log)
     double* lb                # maxlen x S: log-space backward (fb_log)
-    # Without 1st-order attributes the pair factors are exp(trans / T - shift), the same
-    # at every position (M's slot 1) and, where the caller holds the transitions fixed
-    # (fixed_trans), for every sequence: made once for trans_of and invT_of, not S^2
-    # exps per sequence, which cost as much as a short sentence's recursions.
+    # The transitions' factors Et are made once per sequence and, where the caller holds
+    # the transitions fixed (fixed_trans), once for every sequence: made for trans_of and
+    # invT_of, not S^2 exps per sequence (or per position), which cost as much as a short
+    # sentence's recursions. Without 1st-order attributes they are the pair factors at
+    # every position; with them, a position's factors are Et times exp of its scores.
     bint fixed_trans
-    const double* trans_of    # the transitions slot 1 holds, NULL: none
+    const double* trans_of    # the transitions Et was made of, NULL: none yet
     double invT_of
     double trans_shift
 
@@ -59,18 +62,18 @@ cdef inline tuple fb_new(FB* F, int maxlen, int S):
     cdef Py_ssize_t n = max(maxlen, 1)
     arrays = [np.zeros(n * S), np.zeros(n * S), np.zeros(n * S), np.zeros(n * S * S), np.zeros(n),
               np.zeros(S), np.zeros(n * S), np.zeros(n * S * S), np.zeros(n * S), np.zeros(n * S), np.zeros(S * S),
-              np.zeros(n * S)]
+              np.zeros(n * S), np.zeros(S * S)]
     cdef double[::1] a
-    cdef double* p[12]
+    cdef double* p[13]
     cdef int k
-    for k in range(12):
+    for k in range(13):
         a = arrays[k]
         p[k] = &a[0]
     F.S = S
     F.fixed_trans, F.trans_of, F.invT_of, F.trans_shift = False, NULL, 0.0, 0.0
     F.alpha, F.beta, F.eu, F.M, F.scale, F.w, F.P, F.PP, F.la, F.lb = p[0], p[1], p[2], p[3], p[4], p[5], p[6], \
         p[7], p[8], p[9]
-    F.MT, F.W = p[10], p[11]
+    F.MT, F.W, F.Et = p[10], p[11], p[12]
     return tuple(arrays)
 
 
@@ -147,6 +150,21 @@ cdef inline void fb_pair_sums(FB* F, int start, int stop, double* pair_sum, int 
                 pair_sum[y * stride + v] += ap[v] * M[y * S + v] * w[y]
 
 
+cdef inline void trans_factors(FB* F, const double* trans, double invT) noexcept nogil:
+    """F.Et = exp(trans / T - shift) over the pairs v < S, shifted by their maximum, its
+    transpose F.MT, and what they were made of (trans_of, invT_of, trans_shift)."""
+    cdef int S = F.S, T = S + 1, y, v
+    cdef double c = -INFINITY
+    for y in range(S):
+        for v in range(S):
+            c = max(c, trans[y * T + v] * invT)
+    for y in range(S):
+        for v in range(S):
+            F.Et[y * S + v] = exp(trans[y * T + v] * invT - c)
+            F.MT[v * S + y] = F.Et[y * S + v]
+    F.trans_of, F.invT_of, F.trans_shift = trans, invT, c
+
+
 cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, const double* trans,
                              const double* end, int n, double invT, bint want_pairs, double* pair_sum,
                              int stride) noexcept nogil:
@@ -183,6 +201,8 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
         F.alpha[y] /= z
     F.scale[0] = z
     logz = c + log(z)
+    if n > 1 and not (F.fixed_trans and F.trans_of == trans and F.invT_of == invT):
+        trans_factors(F, trans, invT)
     for i in range(1, n):
         eu = F.eu + i * S
         M = F.M + <Py_ssize_t> i * S * S
@@ -195,27 +215,23 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
         for y in range(S):
             eu[y] = exp(eu[y] - c)
         logz += c
-        # the pair factors: with attributes, per position; else the transitions' alone,
-        # the same at every position (made at 1, or kept from an earlier sequence:
-        # FB.fixed_trans; read through the pointer below)
-        if pair != NULL or (i == 1 and not (F.fixed_trans and F.trans_of == trans and F.invT_of == invT)):
-            c = -INFINITY
+        # the pair factors: the transitions' (F.Et), times, with attributes, exp of the
+        # position's 1st-order scores: an exp only where one is not zero
+        if pair != NULL:
+            c = 0.0
             for y in range(S):
-                pr = pair + (i * S + y) * T if pair != NULL else NULL
+                pr = pair + (i * S + y) * T
                 for v in range(S):
-                    s = ((pr[v] if pr != NULL else 0.0) + trans[y * T + v]) * invT
-                    M[y * S + v] = s
-                    c = max(c, s)
-            for y in range(S * S):
-                M[y] = exp(M[y] - c)
-            F.trans_of, F.invT_of, F.trans_shift = (trans if pair == NULL else NULL), invT, c
-            if pair == NULL:
-                for y in range(S):
-                    for v in range(S):
-                        F.MT[v * S + y] = M[y * S + v]
-        elif pair == NULL:
-            M = F.M + S * S
-        logz += F.trans_shift if pair == NULL else c
+                    c = max(c, pr[v] * invT)
+            s = exp(-c)  # (the factor of a zero score)
+            for y in range(S):
+                pr = pair + (i * S + y) * T
+                for v in range(S):
+                    M[y * S + v] = F.Et[y * S + v] * (exp(pr[v] * invT - c) if pr[v] != 0.0 else s)
+            logz += F.trans_shift + c
+        else:
+            M = F.Et
+            logz += F.trans_shift
         if pair == NULL:
             # a[y] = sum_v ap[v] M[y, v], as rows of MT scaled and added: a loop over y
             # the compiler vectorizes (a sum over v is a chain of adds it may not reorder)
@@ -267,7 +283,7 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
         if i == 0:
             break
         eu = F.eu + i * S
-        M = F.M + <Py_ssize_t> (i if pair != NULL else 1) * S * S
+        M = F.M + <Py_ssize_t> i * S * S if pair != NULL else F.Et
         ap = a - S
         bn = b - S
         if pair == NULL:
@@ -293,7 +309,7 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
         # The same M at every position: sum_i alpha_{i-1}[v] M[y, v] w_i[y] is M[y, v] times
         # sum_i w_i[y] alpha_{i-1}[v], a product of two n x S tables, made once the
         # sequence has passed its checks (nothing to take back), four positions at a time.
-        M = F.M + S * S
+        M = F.Et
         w = F.w
         for y in range(S):
             for v in range(S):

@@ -88,10 +88,12 @@ def test_the_scaled_recursion_alone_equals_log_space(rng, first_order):
     and the pair marginals summed over positions equal the log-space recursion's, for
     label counts past its blocks of four rows and lengths past its blocks of four
     positions. Without 1st-order scores (pair None) the pair factors are the
-    transitions' alone, made once, and the pair sums are made after the backward pass."""
+    transitions' alone, made once, and the pair sums are made after the backward pass;
+    with them, the transitions' factors times exp of the scores, of those not zero."""
     for _ in range(80):
         n, S = int(rng.integers(1, 20)), int(rng.integers(1, 14))
         unary, pair, trans, end = random_tables(rng, n, S, 1.0, first_order)
+        pair[rng.random(pair.shape) < 0.5] = 0.0  # (a factor made without an exp where a score is zero)
         temperature = float(rng.uniform(0.5, 2.0))
         got = forward_backward_tables(unary, pair if first_order else None, trans, end, temperature, scaled=True)
         want = forward_backward_tables(unary, pair, trans, end, temperature, log_space=True)
