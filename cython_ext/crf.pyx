@@ -111,8 +111,8 @@ cdef inline void accumulate(const Corpus* c, const Features* f, const FB* F, dou
                             int n, bint first_order, bint transitions, double sign) noexcept nogil:
     """The expected feature counts of one sequence (F holds its marginals), times sign:
     the keyed features' into xg[2q + 1], the transitions' and end scores' into gte
-    (S x (S + 1), then S; the transitions at i > 0 without first_order are added by
-    forward_backward)."""
+    (S x (S + 1), then S; the transitions at i > 0 are added by forward_backward,
+    in its backward pass)."""
     cdef int i, S = f.S, T = S + 1, y, v, cell
     cdef int64_t k, q
     cdef int32_t a
@@ -138,14 +138,9 @@ cdef inline void accumulate(const Corpus* c, const Features* f, const FB* F, dou
                             xg[2 * (f.off1 + q) + 1] += sign * P[y]
                     elif v < S:
                         xg[2 * (f.off1 + q) + 1] += sign * PP[y * S + v]
-        if transitions:
-            if i == 0:
-                for y in range(S):
-                    gte[y * T + S] += sign * P[y]
-            elif first_order:
-                for y in range(S):
-                    for v in range(S):
-                        gte[y * T + v] += sign * PP[y * S + v]
+        if transitions and i == 0:
+            for y in range(S):
+                gte[y * T + S] += sign * P[y]
     P = F.P + (n - 1) * S
     for y in range(S):
         gte[S * T + y] += sign * P[y]
@@ -183,8 +178,8 @@ cdef inline double sentence_loss(const Corpus* c, const Features* f, FB* F, cons
                                  double scale, double* te, double* gte, int64_t p0, int n, bint first_order,
                                  bint transitions) noexcept nogil:
     """-log p(y | x) of the sequence at p0:p0 + n under the weights scale * x, leaving
-    its marginals in F (and, without 1st-order attributes, the transitions' expected
-    counts in gte, zeroed first). te: room for the scaled transitions and end scores."""
+    its marginals in F (and the transitions' expected counts at positions i > 0 in gte,
+    zeroed first). te: room for the scaled transitions and end scores."""
     cdef int k, S = f.S, T = S + 1
     cdef double logz
     cdef const double* pair = L.pair if first_order else NULL
@@ -192,8 +187,7 @@ cdef inline double sentence_loss(const Corpus* c, const Features* f, FB* F, cons
         te[k] = -INFINITY if f.forbidden != NULL and f.forbidden[k] else scale * x[f.offt + k]
         gte[k] = 0.0
     score_scaled(c, f, x, scale, L, p0, n, first_order)
-    logz = forward_backward(F, L.unary, pair, te, te + S * T, n, 1.0, first_order,
-                            gte if not first_order and transitions else NULL, T)
+    logz = forward_backward(F, L.unary, pair, te, te + S * T, n, 1.0, first_order, gte if transitions else NULL, T)
     return logz - path_score(L.unary, pair, te, te + S * T, n, S, c.labels + p0)
 
 
@@ -232,13 +226,9 @@ cdef inline void sgd_update(const Corpus* c, const Features* f, const FB* F, dou
                     x[f.off1 + q] += gain * ((1.0 if cell == gy * T + gv else 0.0) - prob)
         if transitions:
             gte[gy * T + gv] -= 1.0
-            if i == 0:
+            if i == 0:  # (forward_backward summed those at i > 0 into gte)
                 for y in range(S):
                     gte[y * T + S] += P[y]
-            elif first_order:  # (else forward_backward summed them into gte)
-                for y in range(S):
-                    for v in range(S):
-                        gte[y * T + v] += PP[y * S + v]
     P = F.P + (n - 1) * S
     gte[S * T + c.labels[p0 + n - 1]] -= 1.0
     for y in range(S):
@@ -391,9 +381,9 @@ cdef class CRFKernel:
                     continue
                 score(&c, &self.f, w, &L, p0, n, first_order)
                 pair = L.pair if first_order else NULL
-                # without 1st-order attributes only the transitions need the pair marginals: summed in place
+                # the transitions' expected counts: the pair marginals summed in place
                 logz += forward_backward(&F, L.unary, pair, trans, trans + S * (S + 1), n, 1.0, first_order,
-                                         g if not first_order and self.transitions else NULL, S + 1)
+                                         g if self.transitions else NULL, S + 1)
                 accumulate(&c, &self.f, &F, w, g, p0, n, first_order, self.transitions, 1.0)
                 partial = False
                 if K.ids != NULL:
@@ -402,9 +392,9 @@ cdef class CRFKernel:
                 if partial:  # (forward_backward leaves L.unary as it was)
                     force(&L, &K, p0, n)
                     logz -= forward_backward(&F, L.unary, pair, trans, trans + S * (S + 1), n, 1.0, first_order,
-                                             gk if not first_order and self.transitions else NULL, S + 1)
+                                             gk if self.transitions else NULL, S + 1)
                     accumulate(&c, &self.f, &F, w, g, p0, n, first_order, self.transitions, -1.0)
-                    if not first_order and self.transitions:
+                    if self.transitions:
                         for i in range(S * (S + 1)):
                             g[i] -= gk[i]
                             gk[i] = 0.0

@@ -132,6 +132,19 @@ cdef inline void axpy2(double* out, double* out2, const double* x, const double*
         out2[k] += a[k] * x[k] * c
 
 
+cdef inline void pair_row(double* out, double* out2, const double* x, const double* a, double c,
+                          int n) noexcept nogil:
+    """out[k] = a[k] * x[k] * c, a row of pair marginals, and, out2 not NULL, out2[k] += out[k]."""
+    cdef int k
+    if out2 == NULL:
+        for k in range(n):
+            out[k] = a[k] * x[k] * c
+    else:
+        for k in range(n):
+            out[k] = a[k] * x[k] * c
+            out2[k] += out[k]
+
+
 cdef inline void fb_pair_sums(FB* F, int start, int stop, double* pair_sum, int stride, double sign) noexcept nogil:
     """Adds sign times the pair marginals of positions start..stop-1, from the tables
     fb_scaled stores, to pair_sum: with 1st-order attributes, its backward pass adds
@@ -295,16 +308,16 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
         # Rows of M, bn and pair_sum through pointers of their own, over a unit stride:
         # loops the compiler vectorizes (an index y * S + v recomputed in the loop kept
         # them scalar, and this was most of a CRF iteration's time).
-        if pair_sum != NULL and pair != NULL:  # one pass over M for both (the products of fb_pair_sums)
+        if pair_sum != NULL and pair != NULL and not want_pairs:  # one pass over M for both
             for y in range(S):
                 axpy2(bn, pair_sum + <Py_ssize_t> y * stride, M + <Py_ssize_t> y * S, ap, w[y], S)
         else:
             rows_times(bn, M, S, w, 1, S, S)
-        if want_pairs:
+        if want_pairs:  # (and with 1st-order attributes, pair_sum from them: the products of fb_pair_sums)
             pp = F.PP + <Py_ssize_t> i * S * S
             for y in range(S):
-                for v in range(S):
-                    pp[y * S + v] = ap[v] * M[y * S + v] * w[y]
+                pair_row(pp + y * S, pair_sum + <Py_ssize_t> y * stride if pair_sum != NULL and pair != NULL else NULL,
+                         M + <Py_ssize_t> y * S, ap, w[y], S)
     if pair_sum != NULL and pair == NULL and n > 1:
         # The same M at every position: sum_i alpha_{i-1}[v] M[y, v] w_i[y] is M[y, v] times
         # sum_i w_i[y] alpha_{i-1}[v], a product of two n x S tables, made once the
