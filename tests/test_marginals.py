@@ -95,10 +95,12 @@ def test_the_scaled_recursion_alone_equals_log_space(rng, first_order):
         unary, pair, trans, end = random_tables(rng, n, S, 1.0, first_order)
         pair[rng.random(pair.shape) < 0.5] = 0.0  # (a factor made without an exp where a score is zero)
         temperature = float(rng.uniform(0.5, 2.0))
-        got = forward_backward_tables(unary, pair if first_order else None, trans, end, temperature, scaled=True)
+        pairs = bool(rng.integers(2))  # (the pair sums without the pair marginals kept, or from them)
+        got = forward_backward_tables(unary, pair if first_order else None, trans, end, temperature, pairs=pairs,
+                                      scaled=True)
         want = forward_backward_tables(unary, pair, trans, end, temperature, log_space=True)
         assert got[0] == pytest.approx(want[0], rel=1e-12)
-        for a, b in zip(got[1:], want[1:]):
+        for a, b in zip(got[1:], want[1:]) if pairs else ((got[1], want[1]), (got[3], want[3])):
             np.testing.assert_allclose(a, b, atol=1e-9)
 
 
