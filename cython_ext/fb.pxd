@@ -123,15 +123,6 @@ cdef inline void rows_times(double* out, const double* X, Py_ssize_t stride, con
         j += 1
 
 
-cdef inline void axpy2(double* out, double* out2, const double* x, const double* a, double c, int n) noexcept nogil:
-    """out[k] += x[k] * c and out2[k] += a[k] * x[k] * c: the backward vector and the pair
-    marginals of a row of M at once."""
-    cdef int k
-    for k in range(n):
-        out[k] += x[k] * c
-        out2[k] += a[k] * x[k] * c
-
-
 cdef inline void pair_row(double* out, double* out2, const double* x, const double* a, double c,
                           int n) noexcept nogil:
     """out[k] = a[k] * x[k] * c, a row of pair marginals, and, out2 not NULL, out2[k] += out[k]."""
@@ -305,15 +296,13 @@ cdef inline double fb_scaled(FB* F, const double* unary, const double* pair, con
             w[y] = eu[y] * b[y] / F.scale[i]
         for v in range(S):
             bn[v] = 0.0
-        # Rows of M, bn and pair_sum through pointers of their own, over a unit stride:
-        # loops the compiler vectorizes (an index y * S + v recomputed in the loop kept
-        # them scalar, and this was most of a CRF iteration's time).
-        if pair_sum != NULL and pair != NULL and not want_pairs:  # one pass over M for both
-            for y in range(S):
-                axpy2(bn, pair_sum + <Py_ssize_t> y * stride, M + <Py_ssize_t> y * S, ap, w[y], S)
-        else:
-            rows_times(bn, M, S, w, 1, S, S)
-        if want_pairs:  # (and with 1st-order attributes, pair_sum from them: the products of fb_pair_sums)
+        # Rows of M, bn, PP and pair_sum through pointers of their own, over a unit
+        # stride: loops the compiler vectorizes (an index y * S + v recomputed in the
+        # loop kept them scalar, and this was most of a CRF iteration's time).
+        rows_times(bn, M, S, w, 1, S, S)
+        # the pair marginals, wanted, or (with 1st-order attributes) for pair_sum: the
+        # products of fb_pair_sums
+        if want_pairs or (pair_sum != NULL and pair != NULL):
             pp = F.PP + <Py_ssize_t> i * S * S
             for y in range(S):
                 pair_row(pp + y * S, pair_sum + <Py_ssize_t> y * stride if pair_sum != NULL and pair != NULL else NULL,

@@ -11,8 +11,6 @@ from libc.stdlib cimport malloc, free
 from chain cimport prefetch_span, MIX_AHEAD
 
 
-
-
 def mix_rows(pools, slots, const int64_t[::1] rows, const double[::1] mu):
     """pools: a C-contiguous float64 array per copy, (rows or slots, width...); slots:
     an int32 array per copy (slot of each row; every row mixed has one) or None for a
@@ -142,7 +140,7 @@ def mix_gaussian(means, variances, const int64_t[::1] rows, const double[::1] mu
     cdef double** w = <double**> malloc(n * sizeof(double*))
     cdef double** v = <double**> malloc(n * sizeof(double*))
     cdef double[:, ::1] view
-    cdef double p, s
+    cdef double p, s, t
     cdef int64_t r, q
     try:
         for i in range(n):
@@ -164,8 +162,9 @@ def mix_gaussian(means, variances, const int64_t[::1] rows, const double[::1] mu
                     p = 0.0
                     s = 0.0
                     for i in range(n):
-                        p = p + mu[i] / v[i][r + j]
-                        s = s + mu[i] * w[i][r + j] / v[i][r + j]
+                        t = mu[i] / v[i][r + j]  # (copy i's precision, weighted)
+                        p = p + t
+                        s = s + t * w[i][r + j]
                     for i in range(n):
                         v[i][r + j] = 1.0 / p
                         w[i][r + j] = s / p
