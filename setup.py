@@ -16,20 +16,21 @@ from setuptools import Extension, setup
 HERE = Path(__file__).parent
 KERNELS = sorted(p.stem for p in (HERE / "cython_ext").glob("*.pyx"))
 
+# -g0: no debug information (Python's own CFLAGS ask for it), a fifth of the compile time
+FLAGS = ["-O3", "-g0"]
 extensions = [
     Extension(
         f"seqbil._kernels.{name}",
         [f"cython_ext/{name}.pyx"],
         include_dirs=[numpy.get_include(), "cython_ext"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        # -g0: no debug information (Python's own CFLAGS ask for it), a fifth of the compile time
-        extra_compile_args=["-O3", "-g0"],
+        extra_compile_args=FLAGS,
     )
     for name in KERNELS
 ]
 SHARED = "seqbil._kernels._cyutility"
 # cythonize writes this file itself, from Cython's own utility code
-extensions.append(Extension(SHARED, ["cython_ext/_cyutility.c"], extra_compile_args=["-O3", "-g0"]))
+extensions.append(Extension(SHARED, ["cython_ext/_cyutility.c"], extra_compile_args=FLAGS))
 
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 

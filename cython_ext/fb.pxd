@@ -195,8 +195,7 @@ cdef inline void trans_factors(FB* F, const double* trans, double invT) noexcept
     cdef int S = F.S, T = S + 1, y, v
     cdef double c = -INFINITY
     for y in range(S):
-        for v in range(S):
-            c = max(c, trans[y * T + v] * invT)
+        c = scaled_max(trans + y * T, invT, S, c)
     for y in range(S):
         for v in range(S):
             F.Et[y * S + v] = exp(trans[y * T + v] * invT - c)
