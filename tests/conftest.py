@@ -10,6 +10,19 @@ from seqbil.samples import sample_path
 settings.register_profile("seqbil", deadline=None)
 settings.load_profile("seqbil")
 
+# The modules that take longest, longest first: the workers take modules whole, in the
+# order collected (pyproject.toml: --dist loadfile --no-loadscope-reorder), so these start
+# first and the short ones fill in around them; in file order a minute-long module drawn
+# last kept one worker running alone at the end. Measured with --durations=0.
+LONGEST_FIRST = ("test_experiments.py", "test_ipm.py", "test_docs.py", "test_fuzz_files.py", "test_kill_outputs.py",
+                 "test_untrusted_files.py", "test_benchmarks.py", "test_auto_learner.py", "test_tag_jobs.py",
+                 "test_multitask.py")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # (stable: the rest keep their order)
+
 
 @pytest.fixture
 def rng():
