@@ -65,6 +65,10 @@ wall seconds, and the model's size in bytes. --repeats N trains and tags each sy
 times (default 1: the suite is long), the systems in turn; the record keeps every run's
 figures, and min / median / max when N >= 2. The record is rewritten after each corpus
 (with "complete": false until the last), so a stopped run keeps the corpora it finished.
+--append adds this run's corpora to the record already in --out (the same split, seqbil
+options and --quick; a corpus run again replaces its row): a suite too long for one sitting
+is run in parts, and the record keeps each part's command, commit, date, machine and
+repeats, and which part ran each corpus.
 
 Writes results/suite/suite.json (the record) and suite.md (its table, benchmarks/tables.py):
 one row per corpus, per system the score, training CPU seconds, training peak RSS and the
@@ -379,6 +383,20 @@ def build_peers(args):
     return tools, info
 
 
+def appended(path, record, names, error):
+    """The record at path with this run (record, on corpora names) as its next part: the
+    earlier parts' corpora kept but those run again, the peers' versions of both."""
+    before = json.loads(path.read_text(encoding="utf-8"))
+    for key in ("benchmark", "split", "seqbil_args", "quick"):
+        if before.get(key) != record[key]:
+            error(f"--append: {path} holds a record of {key} {before.get(key)!r}, not {record[key]!r}")
+    parts = before.get("parts") or [{key: before[key] for key in ("command", "commit", "date", "machine", "repeat")}]
+    corpora = {name: {"part": 0, **c} for name, c in before["corpora"].items() if name not in names}
+    part = {key: record[key] for key in ("command", "commit", "date", "machine", "repeat")}
+    return {**record, "peers": {**before.get("peers", {}), **record["peers"]}, "parts": parts + [part],
+            "corpora": corpora}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"),
@@ -399,6 +417,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="the smallest corpora, one repeat, a few iterations: a test")
     ap.add_argument("--out", default=str(ROOT / "results" / "suite"), help="where the record and table go")
     ap.add_argument("--work", help="keep the corpora, models and outputs here (default: a temporary folder)")
+    ap.add_argument("--append", action="store_true",
+                    help="add the corpora run to the record already in --out, as a part of it (see above)")
     args = ap.parse_args()
     names = (args.corpora or ",".join(QUICK if args.quick else CORPORA)).split(",")
     if set(names) - set(CORPORA) - set(HELDOUT):
@@ -413,6 +433,10 @@ def main():
     env = {**os.environ, "LD_LIBRARY_PATH": os.pathsep.join(filter(None, [*paths, os.environ.get("LD_LIBRARY_PATH")]))}
     record = {**header(), "benchmark": "suite", "split": args.split, "repeat": repeats, "quick": args.quick,
               "seqbil_args": args.seqbil_args, "peers": peers, "corpora": {}}
+    part = {key: record[key] for key in ("command", "commit", "date", "machine", "repeat")}
+    if args.append and (Path(args.out) / "suite.json").exists():
+        record = appended(Path(args.out) / "suite.json", record, names, ap.error)
+    parts = record.get("parts", [part])
     tmp = None if args.work else tempfile.TemporaryDirectory()
     work = Path(args.work or tmp.name).resolve()
     try:
@@ -432,7 +456,7 @@ def main():
                         system.runs.append(result)
                         print(f"  {SHOWN[system.key]} run {n + 1}: {result['score']:.2f}, train CPU "
                               f"{result['train_cpu_s']:.2f} s, {result['train_peak_rss_mib']:.0f} MiB", file=sys.stderr)
-            record["corpora"][name] = {**corpus.info, "template": corpus.template,
+            record["corpora"][name] = {**corpus.info, "template": corpus.template, "part": len(parts) - 1,
                                        "rows": [s.row(repeats) for s in systems]}
             record["complete"] = name == names[-1]
             # after each corpus: a run stopped on a long corpus keeps those it finished (complete: false)

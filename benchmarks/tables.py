@@ -587,13 +587,20 @@ def suite_table(record):
         quick += " **The run stopped before its last corpus: these are the corpora it finished.**"
     held = all(name in HELDOUT for name in record["corpora"])
     what = "Held-out corpora, kept apart from every choice of the defaults," if held else "The development suite,"
+    if "parts" in record:  # run in parts (suite.py --append): each its own provenance, and its corpora
+        made = " ".join(
+            f"Part {i + 1} ({', '.join(n for n, c in record['corpora'].items() if c['part'] == i) or 'no corpus kept'}): "
+            + provenance({k: v for k, v in part.items() if not (k == "repeat" and v == 1)})
+            for i, part in enumerate(record["parts"]))
+    else:
+        made = provenance(once)
     return (f"{what} scored on {'their' if held else 'its'} {record['split']} split by seqbil's scorer (acc: token accuracy; "
             f"F1: conlleval's for chunking, SIGHAN word F1 for segmentation), each system run as its users run it "
             f"on the same training file.{quick} Train CPU: user + sys seconds of the training process; RSS: its "
             f"peak; model: the model file. The best score of a row in bold; the average row is over the corpora "
             f"where every system ran. Commands, in each corpus's work folder (benchmarks/suite.py says what its files are): "
             f"{how}. {'Versions: ' + versions + '.' if versions else ''}\n\n" + "\n".join(rows) + failed
-            + f"\n\n{provenance(once)}\n")
+            + f"\n\n{made}\n")
 
 
 def train_jobs_table(record):

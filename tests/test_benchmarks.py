@@ -331,6 +331,36 @@ def test_suite_names_a_peer_that_is_not_there(tmp_path):
     assert "(1)" in (out / "suite.md").read_text(encoding="utf-8")
 
 
+def test_suite_in_parts_is_one_record(tmp_path):
+    """--append: a second part adds its corpora to the record (a corpus run again is
+    replaced), each part keeps its own provenance, and the table names every part's
+    corpora; a part of another split is refused."""
+    fake_suite(tmp_path / "data")
+    out = tmp_path / "out"
+
+    def suite(*args):
+        return subprocess.run([sys.executable, str(ROOT / "benchmarks" / "suite.py"), "--quick", "--data",
+                               str(tmp_path / "data"), "--systems", "seqbil", "--out", str(out), *args], env=ENV,
+                              capture_output=True, text=True, timeout=600)
+    first = suite("--corpora", "hi-indian,wtb")
+    assert first.returncode == 0, first.stdout + first.stderr
+    before = json.loads((out / "suite.json").read_text(encoding="utf-8"))
+    second = suite("--corpora", "wtb,conll2000", "--append")
+    assert second.returncode == 0, second.stdout + second.stderr
+    record = json.loads((out / "suite.json").read_text(encoding="utf-8"))
+    assert list(record["corpora"]) == ["hi-indian", "wtb", "conll2000"]
+    assert [c["part"] for c in record["corpora"].values()] == [0, 1, 1]
+    assert record["corpora"]["hi-indian"]["rows"] == before["corpora"]["hi-indian"]["rows"]
+    assert [p["command"] for p in record["parts"]] == [before["command"], record["command"]]
+    assert "--append" in record["command"] and "--append" not in before["command"]
+    text = (out / "suite.md").read_text(encoding="utf-8")
+    assert text == module("tables").render_record(record) + "\n"
+    assert "Part 1 (hi-indian): `suite.py" in text and "Part 2 (wtb, conll2000): `suite.py" in text
+    other = suite("--corpora", "hi-indian", "--append", "--split", "test")
+    assert other.returncode == 2 and "holds a record of split 'dev', not 'test'" in other.stderr
+    assert json.loads((out / "suite.json").read_text(encoding="utf-8")) == record
+
+
 def test_partial_labels_quick(tmp_path):
     """benchmarks/partial_labels.py --quick: every corpus variant trains and is scored,
     and the record's table is made from it."""
