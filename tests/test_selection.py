@@ -309,3 +309,46 @@ def test_bounded_minimizer_finds_the_minimum(rng):
         assert abs(x - c) < 1e-4 * (10 if p == 4 else 1)
     assert abs(minimize_bounded(lambda t: (t - 20) ** 2, -9.2, 9.2, xatol=1e-4) - 9.2) < 1e-3
     assert abs(minimize_bounded(lambda t: (t + 20) ** 2, -9.2, 9.2, xatol=1e-4) + 9.2) < 1e-3
+
+
+def fake_fold(rng, metric, pool, partial=False):
+    """A held-out part as the choice sees it: gold sentences of random labels from
+    pool (ill-formed tag sequences and empty sentences included), a model knowing a
+    random part of the pool in a random order, and random predicted ids."""
+    from types import SimpleNamespace
+
+    from conftest import sentence
+    known = list(rng.permutation(pool)[:rng.integers(1, len(pool) + 1)])
+    sentences = []
+    for _ in range(rng.integers(1, 7)):
+        n = int(rng.integers(0, 9))
+        sentences.append(sentence([f"c{i}" for i in range(n)], labels=[str(y) for y in rng.choice(pool, n)]))
+    ptr = np.concatenate([[0], np.cumsum([len(s.labels) for s in sentences])])
+    model = SimpleNamespace(corpus={"metric": metric}, label_array=lambda: np.array(known, dtype=object))
+    run = SimpleNamespace(model=model, dev_sentences=sentences, settings=SimpleNamespace(partial=partial),
+                          dev_data=SimpleNamespace(seq_ptr=ptr, n_sequences=len(sentences)))
+    return run, rng.integers(0, len(known), int(ptr[-1]))
+
+
+@pytest.mark.parametrize("metric, pool", [("segment", ["B", "I", "E", "S"]), ("segment", ["B", "I", "E", "S", "X"]),
+                                          ("accuracy", ["NN", "VB", "DT", "JJ", "."])])
+def test_the_curve_headline_from_ids_is_the_scorers(metric, pool):
+    """The held-out score after each pass, counted over id arrays (ids_headline), equals
+    evaluation.score's headline over the label strings, on random folds: the same
+    name and the same float."""
+    from seqbil.training.scoring import ids_headline
+    from seqbil.training.selection import _pooled_score
+    rng = np.random.default_rng(7)
+    for case in range(300):
+        folds = [fake_fold(rng, metric, pool) for _ in range(rng.integers(1, 4))]
+        runs, ids = [r for r, _ in folds], [i for _, i in folds]
+        pred = [list(run.model.label_array()[i[run.dev_data.seq_ptr[j]:run.dev_data.seq_ptr[j + 1]]])
+                for run, i in folds for j in range(run.dev_data.n_sequences)]
+        assert ids_headline(runs)(ids) == _pooled_score(runs, pred), case
+
+
+def test_the_curve_headline_leaves_chunks_and_partial_labels_to_the_scorer():
+    from seqbil.training.scoring import ids_headline
+    rng = np.random.default_rng(3)
+    assert ids_headline([fake_fold(rng, "chunk", ["B-NP", "I-NP", "O"])[0]]) is None
+    assert ids_headline([fake_fold(rng, "accuracy", ["NN", "VB"], partial=True)[0]]) is None

@@ -21,7 +21,7 @@ from .passes import run_passes
 from .prepare import make_learner, prepare
 from .reading import corpus_of, read_sentences
 from .settings import settings_header
-from .scoring import gold_labels, segment_chars
+from .scoring import gold_labels, ids_headline, segment_chars
 
 
 # a training corpus of at most this many tokens chooses by 10-fold cross-validation:
@@ -397,7 +397,12 @@ def _best_pass(trial, runs):
     falls clearly."""
     values = []
     gold = [labels for run in runs for labels in gold_labels(run.dev_sentences, run.settings.partial)]
+    fast = ids_headline(runs)
     for k in range(min(len(ids) for ids in trial.curve)):
+        if fast is not None:
+            name, value = fast([ids[k] for ids in trial.curve])
+            values.append(value)
+            continue
         pred = []
         for run, ids in zip(runs, trial.curve):
             labels, ptr = run.model.label_array(), run.dev_data.seq_ptr
