@@ -245,3 +245,38 @@ def test_the_best_candidate_lets_its_learner_go_while_the_next_trains(tmp_path, 
     monkeypatch.undo()
     alone = train(corpus, [], learner="auto", candidates=["sp"])
     assert auto.temperature == alone.temperature and auto.temperature != 1.0
+
+
+@pytest.mark.parametrize("name, options", [("sp", {}), ("sp", {"averaged": False}), ("pa", {}), ("arow", {}),
+                                           ("bol", {}), ("bol", {"averaged": False}), ("bol", {"rank1": "global"}),
+                                           ("bcd", {})])
+def test_the_held_out_decode_reads_only_the_rows_it_needs(corpus, tmp_path, name, options):
+    """After each pass learner = auto decodes its held-out part from the weights of the
+    attributes that part has (selection.held_out_rows, Learner.decode_parameters): the
+    weights are parameters() at those rows, bit for bit, and the labels are those of
+    the model decoded from all of them (Model.decode on the part as encoded)."""
+    import numpy as np
+    from seqbil.params import Settings
+    from seqbil.storage import dense_store
+    from seqbil.training.prepare import make_learner, prepare
+    dev = sample_head("conll2000_test.txt", 40, tmp_path / "dev.txt")
+    settings = Settings.of({"learner": name, "epochs": 1, "temperature": 1.0, **options,
+                            "templates": ["U00:%x[0,0]", "U01:%x[0,1]", "B00:%x[-1,1]/%x[0,1]", "B01:%x[0,0]"]})
+    run = prepare(settings, str(corpus), str(dev), None, None, None, lambda line: None)
+    learner = make_learner(run, echo=lambda line: None)
+    rows0, rows1, cut = selection.held_out_rows(run.dev_data)
+    assert 0 < len(rows1) < run.index.n_attributes(1)  # (the dev part has unseen and missing attributes)
+    rng = np.random.default_rng(5)
+    for epoch in range(2):
+        selection.run_passes(run, learner, rng, [], echo=lambda line: None, show_progress=False, score_dev=False)
+        kind, full = learner.parameters()
+        got_kind, got = learner.decode_parameters(rows0, rows1)
+        assert got_kind == kind and set(got) == set(full)
+        for key, value in full.items():
+            rows = {"W0": rows0, "W1": rows1, "alpha": rows1, "beta": rows1}.get(key)
+            np.testing.assert_array_equal(got[key], value if rows is None else value[rows], err_msg=key)
+        run.model.use_store(kind, dense_store(kind, full, len(run.model.labels), run.model.precision))
+        expected = run.model.decode(run.dev_data)
+        run.model.weights = {}
+        np.testing.assert_array_equal(selection._held_out_ids(run, learner), expected)
+    learner.finish()

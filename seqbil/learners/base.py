@@ -246,9 +246,14 @@ class Learner(ABC):
         and end whole): the weights a partially labelled sentence's target is decoded
         with (latent.py). By default those of parameters(), the running average when
         the learner averages."""
-        kind, weights = self.parameters()
-        cut = {"W0": rows0, "W1": rows1, "alpha": rows1, "beta": rows1}
-        return kind, {name: w[cut[name]] if name in cut else w for name, w in weights.items()}
+        return cut_rows(*self.parameters(), rows0, rows1)
+
+    def decode_parameters(self, rows0, rows1):
+        """parameters() cut to the 0-order attributes rows0 and the 1st-order ones rows1
+        (as current_rows cuts them): the weights of a decode that reads only those rows
+        (the held-out decode after each pass of learner = auto, over the attributes its
+        part has). By default parameters() cut; a learner may make only those rows."""
+        return cut_rows(*self.parameters(), rows0, rows1)
 
     def final_parameters(self):
         """parameters() once training is over (the learner is not used again): a
@@ -426,6 +431,19 @@ class AveragedLinear(OnlineLearner):
     def parameters(self):
         return averaged_linear(self)
 
+    def decode_parameters(self, rows0, rows1):
+        """parameters() at the rows only (W - U / counter of those rows: the same
+        values), not over every attribute: on small corpora making all of them after
+        each pass took more time than the pass."""
+        weights = {"W0": self.get_rows("W0", rows0), "W1": self.get_rows("W1", rows1), "trans": self.trans,
+                   "end": self.end}
+        if self.averaged:
+            c = float(self.counter)
+            for w, u, rows in (("W0", "U0", rows0), ("W1", "U1", rows1), ("trans", "Utrans", None),
+                               ("end", "Uend", None)):
+                weights[w] = weights[w] - (self.get_rows(u, rows) if rows is not None else getattr(self, u)) / c
+        return "linear", weights
+
     def current_rows(self, rows0, rows1):
         """The current weights themselves (not their average: the latent perceptron's
         target is the best labelling under the weights as they stand), cut to the rows."""
@@ -450,6 +468,13 @@ class AveragedLinear(OnlineLearner):
             np.subtract(W, U, out=W)
             setattr(self, u, np.zeros((0,) * U.ndim))
         self.averaged = False  # (what W holds now)
+
+
+def cut_rows(kind, weights, rows0, rows1):
+    """(kind, weights) cut to the 0-order attributes rows0 and the 1st-order ones rows1
+    (their rows in that order; trans and end whole)."""
+    cut = {"W0": rows0, "W1": rows1, "alpha": rows1, "beta": rows1}
+    return kind, {name: w[cut[name]] if name in cut else w for name, w in weights.items()}
 
 
 def averaged_linear(learner):

@@ -370,6 +370,24 @@ class Bilinear(OnlineLearner):
             W0, trans, end = W0 - self.U0 / c, trans - self.Utrans / c, end - self.Uend / c
         return "bilinear", {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
 
+    def decode_parameters(self, rows0, rows1):
+        """parameters() at the rows only: in block mode the factors of those attributes'
+        slots, not every attribute's (the same values)."""
+        if self.mode != "block":
+            return super().decode_parameters(rows0, rows1)
+        S, slot = self.S, self.blocks.slot[rows1]
+        held = slot >= 0
+        rows = self.ab[slot[held]]
+        if self.averaged:
+            rows = rows - self.Uab[slot[held]] / float(self.counter)
+        alpha, beta = np.zeros((len(rows1), S)), np.zeros((len(rows1), S + 1))
+        alpha[held], beta[held] = rows[:, :S], rows[:, S:]
+        W0, trans, end = self.W0[rows0], self.trans, self.end
+        if self.averaged:
+            c = float(self.counter)
+            W0, trans, end = W0 - self.U0[rows0] / c, trans - self.Utrans / c, end - self.Uend / c
+        return "bilinear", {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
+
     def final_parameters(self):
         """parameters() once training is over: in block mode the factor rows, averaged,
         at the model's precision and in attribute order without a second float64 copy

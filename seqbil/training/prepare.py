@@ -73,6 +73,7 @@ class Run:
     mixer: object = None  # on shards: the shards, read and encoded on the workers (dask/ipm.py: Mixer)
     fingerprint: int | None = None  # on shards: of their encodings (the corpus's: checkpoint.fingerprint)
     rules: tuple | None = None  # (allowed, end_allowed) of [tag] well_formed and forbid (rules.py)
+    held_out_rows: tuple | None = None  # the attributes of dev_data, for learner = auto's decode after each pass
 
     def data_fingerprint(self):
         """What a checkpoint keeps of the training corpus, to refuse resuming on another."""

@@ -1,5 +1,6 @@
 """What is chosen on held-out data before a run: the learner's grid (a CRF's
 coefficients) and the temperature of an online learner's probabilities."""
+import dataclasses
 import os
 import time
 from dataclasses import dataclass, field
@@ -361,9 +362,18 @@ def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, sh
 
 
 def _held_out_ids(run, learner):
-    """The label ids the learner's current parameters give the run's held-out part
-    (decoded from their dense blocks, storage.dense_store, where a float32 copy of
-    them is small)."""
+    """The label ids the learner's current parameters give the run's held-out part:
+    decoded from the dense rows of the attributes that part has (held_out_rows), or
+    where those are large from all the sparse rows."""
+    if run.held_out_rows is None:
+        run.held_out_rows = held_out_rows(run.dev_data)
+    rows0, rows1, data = run.held_out_rows
+    kind, weights = learner.decode_parameters(rows0, rows1)
+    if sum(np.size(w) for w in weights.values() if isinstance(w, np.ndarray)) * 4 <= DENSE_DECODE_BYTES:
+        run.model.use_store(kind, dense_store(kind, weights, len(run.model.labels), run.model.precision))
+        ids = run.model.decode(data)
+        run.model.weights = {}  # (this pass's copy of the weights goes before the next pass makes one)
+        return ids
     kind, weights = learner.parameters()
     if sum(np.size(w) for w in weights.values() if isinstance(w, np.ndarray)) * 4 <= DENSE_DECODE_BYTES:
         run.model.use_store(kind, dense_store(kind, weights, len(run.model.labels), run.model.precision))
@@ -373,6 +383,18 @@ def _held_out_ids(run, learner):
     ids = run.model.decode(run.dev_data)
     run.model.weights = {}  # (this pass's copy of the weights goes before the next pass makes one)
     return ids
+
+
+def held_out_rows(data):
+    """(rows0, rows1, data cut): the 0-order and 1st-order attributes an encoded
+    held-out part has, and the part with its attribute ids renumbered to their places
+    there, so that a decode reads weights made for those rows only (a tenth of a corpus
+    has a fraction of its attributes; making all of them after each pass took more time
+    than the pass on small corpora: wtb, 13 ms against 4)."""
+    rows0, u_ids = np.unique(data.u_ids, return_inverse=True)
+    rows1, b_ids = np.unique(data.b_ids, return_inverse=True)
+    return rows0, rows1, dataclasses.replace(data, u_ids=u_ids.astype(np.int32).reshape(-1),
+                                             b_ids=b_ids.astype(np.int32).reshape(-1))
 
 
 def _pooled_score(runs, pred, gold=None):
