@@ -65,10 +65,11 @@ wall seconds, and the model's size in bytes. --repeats N trains and tags each sy
 times (default 1: the suite is long), the systems in turn; the record keeps every run's
 figures, and min / median / max when N >= 2. The record is rewritten after each corpus
 (with "complete": false until the last), so a stopped run keeps the corpora it finished.
---append adds this run's corpora to the record already in --out (the same split, seqbil
-options and --quick; a corpus run again replaces its row): a suite too long for one sitting
-is run in parts, and the record keeps each part's command, commit, date, machine and
-repeats, and which part ran each corpus.
+--append adds this run's rows to the record already in --out (the same split, seqbil
+options and --quick; a system run again on a corpus replaces its row there, the other
+systems' rows stay): a suite too long for one sitting is run in parts (the peers once, and
+seqbil again after a change), and the record keeps each part's command, commit, date,
+machine and repeats, and the part of every row.
 
 Writes results/suite/suite.json (the record) and suite.md (its table, benchmarks/tables.py):
 one row per corpus, per system the score, training CPU seconds, training peak RSS and the
@@ -383,18 +384,31 @@ def build_peers(args):
     return tools, info
 
 
-def appended(path, record, names, error):
-    """The record at path with this run (record, on corpora names) as its next part: the
-    earlier parts' corpora kept but those run again, the peers' versions of both."""
+def appended(path, record, error):
+    """The record at path with this run (record) as its next part: the earlier parts'
+    corpora and rows kept (each row with its part), the peers' versions of both."""
     before = json.loads(path.read_text(encoding="utf-8"))
     for key in ("benchmark", "split", "seqbil_args", "quick"):
         if before.get(key) != record[key]:
             error(f"--append: {path} holds a record of {key} {before.get(key)!r}, not {record[key]!r}")
     parts = before.get("parts") or [{key: before[key] for key in ("command", "commit", "date", "machine", "repeat")}]
-    corpora = {name: {"part": 0, **c} for name, c in before["corpora"].items() if name not in names}
+    corpora = {name: {**c, "rows": [{"part": 0, **r} for r in c["rows"]]} for name, c in before["corpora"].items()}
     part = {key: record[key] for key in ("command", "commit", "date", "machine", "repeat")}
     return {**record, "peers": {**before.get("peers", {}), **record["peers"]}, "parts": parts + [part],
             "corpora": corpora}
+
+
+def merged_rows(before, rows, name, info, error):
+    """A corpus's rows: this run's, and those of the other systems an earlier part ran
+    on it (the same corpus: its sizes and scored split must agree)."""
+    if before is None:
+        return rows
+    if any(before.get(key) != value for key, value in info.items() if key != "source"):  # (source: a path)
+        error(f"--append: {name} is not the corpus the record's earlier part ran on")
+    ran = {r["system"] for r in rows}
+    kept = {r["system"]: r for r in before["rows"] if r["system"] not in ran}
+    new = {r["system"]: r for r in rows}
+    return [kept.get(SHOWN[key]) or new[SHOWN[key]] for key in SYSTEMS if SHOWN[key] in kept or SHOWN[key] in new]
 
 
 def main():
@@ -435,7 +449,7 @@ def main():
               "seqbil_args": args.seqbil_args, "peers": peers, "corpora": {}}
     part = {key: record[key] for key in ("command", "commit", "date", "machine", "repeat")}
     if args.append and (Path(args.out) / "suite.json").exists():
-        record = appended(Path(args.out) / "suite.json", record, names, ap.error)
+        record = appended(Path(args.out) / "suite.json", record, ap.error)
     parts = record.get("parts", [part])
     tmp = None if args.work else tempfile.TemporaryDirectory()
     work = Path(args.work or tmp.name).resolve()
@@ -456,8 +470,10 @@ def main():
                         system.runs.append(result)
                         print(f"  {SHOWN[system.key]} run {n + 1}: {result['score']:.2f}, train CPU "
                               f"{result['train_cpu_s']:.2f} s, {result['train_peak_rss_mib']:.0f} MiB", file=sys.stderr)
-            record["corpora"][name] = {**corpus.info, "template": corpus.template, "part": len(parts) - 1,
-                                       "rows": [s.row(repeats) for s in systems]}
+            rows = [{**s.row(repeats), "part": len(parts) - 1} if "parts" in record else s.row(repeats)
+                    for s in systems]
+            rows = merged_rows(record["corpora"].get(name), rows, name, corpus.info, ap.error)
+            record["corpora"][name] = {**corpus.info, "template": corpus.template, "rows": rows}
             record["complete"] = name == names[-1]
             # after each corpus: a run stopped on a long corpus keeps those it finished (complete: false)
             write_record(Path(args.out) / "suite.json", record)

@@ -587,11 +587,18 @@ def suite_table(record):
         quick += " **The run stopped before its last corpus: these are the corpora it finished.**"
     held = all(name in HELDOUT for name in record["corpora"])
     what = "Held-out corpora, kept apart from every choice of the defaults," if held else "The development suite,"
-    if "parts" in record:  # run in parts (suite.py --append): each its own provenance, and its corpora
-        made = " ".join(
-            f"Part {i + 1} ({', '.join(n for n, c in record['corpora'].items() if c['part'] == i) or 'no corpus kept'}): "
-            + provenance({k: v for k, v in part.items() if not (k == "repeat" and v == 1)})
-            for i, part in enumerate(record["parts"]))
+    if "parts" in record:  # run in parts (suite.py --append): each its own provenance, and its rows
+        made = []
+        for i, part in enumerate(record["parts"]):
+            ran = {}  # the systems this part ran on each corpus, and the corpora of each such group
+            for name, c in record["corpora"].items():
+                systems = ", ".join(r["system"] for r in c["rows"] if r["part"] == i)
+                if systems:
+                    ran.setdefault(systems, []).append(name)
+            what = "; ".join(f"{systems} on {', '.join(corpora)}" for systems, corpora in ran.items())
+            made.append(f"Part {i + 1} ({what or 'no row kept'}): "
+                        + provenance({k: v for k, v in part.items() if not (k == "repeat" and v == 1)}))
+        made = " ".join(made)
     else:
         made = provenance(once)
     return (f"{what} scored on {'their' if held else 'its'} {record['split']} split by seqbil's scorer (acc: token accuracy; "

@@ -332,31 +332,39 @@ def test_suite_names_a_peer_that_is_not_there(tmp_path):
 
 
 def test_suite_in_parts_is_one_record(tmp_path):
-    """--append: a second part adds its corpora to the record (a corpus run again is
-    replaced), each part keeps its own provenance, and the table names every part's
-    corpora; a part of another split is refused."""
+    """--append: a second part adds its rows to the record (a system run again on a
+    corpus replaces its row there, the other systems' rows stay), each part keeps its
+    own provenance, and the table names every part's rows; a part of another split is
+    refused."""
+    pytest.importorskip("pycrfsuite", reason="python-crfsuite is not installed")
     fake_suite(tmp_path / "data")
     out = tmp_path / "out"
 
     def suite(*args):
         return subprocess.run([sys.executable, str(ROOT / "benchmarks" / "suite.py"), "--quick", "--data",
-                               str(tmp_path / "data"), "--systems", "seqbil", "--out", str(out), *args], env=ENV,
+                               str(tmp_path / "data"), "--out", str(out), *args], env=ENV,
                               capture_output=True, text=True, timeout=600)
-    first = suite("--corpora", "hi-indian,wtb")
+    first = suite("--corpora", "hi-indian,wtb", "--systems", "seqbil,crfsuite")
     assert first.returncode == 0, first.stdout + first.stderr
     before = json.loads((out / "suite.json").read_text(encoding="utf-8"))
-    second = suite("--corpora", "wtb,conll2000", "--append")
+    second = suite("--corpora", "wtb,conll2000", "--systems", "seqbil", "--append")
     assert second.returncode == 0, second.stdout + second.stderr
     record = json.loads((out / "suite.json").read_text(encoding="utf-8"))
     assert list(record["corpora"]) == ["hi-indian", "wtb", "conll2000"]
-    assert [c["part"] for c in record["corpora"].values()] == [0, 1, 1]
-    assert record["corpora"]["hi-indian"]["rows"] == before["corpora"]["hi-indian"]["rows"]
+    parts = {name: [(r["system"], r["part"]) for r in c["rows"]] for name, c in record["corpora"].items()}
+    assert parts == {"hi-indian": [("seqbil", 0), ("CRFsuite", 0)], "wtb": [("seqbil", 1), ("CRFsuite", 0)],
+                     "conll2000": [("seqbil", 1)]}
+    for name, system in (("hi-indian", 0), ("hi-indian", 1), ("wtb", 1)):
+        assert {k: v for k, v in record["corpora"][name]["rows"][system].items() if k != "part"} == \
+            before["corpora"][name]["rows"][system]
+    assert record["corpora"]["wtb"]["rows"][0]["runs"] != before["corpora"]["wtb"]["rows"][0]["runs"]
     assert [p["command"] for p in record["parts"]] == [before["command"], record["command"]]
     assert "--append" in record["command"] and "--append" not in before["command"]
     text = (out / "suite.md").read_text(encoding="utf-8")
     assert text == module("tables").render_record(record) + "\n"
-    assert "Part 1 (hi-indian): `suite.py" in text and "Part 2 (wtb, conll2000): `suite.py" in text
-    other = suite("--corpora", "hi-indian", "--append", "--split", "test")
+    assert "Part 1 (seqbil, CRFsuite on hi-indian; CRFsuite on wtb): `suite.py" in text
+    assert "Part 2 (seqbil on wtb, conll2000): `suite.py" in text
+    other = suite("--corpora", "hi-indian", "--systems", "seqbil", "--append", "--split", "test")
     assert other.returncode == 2 and "holds a record of split 'dev', not 'test'" in other.stderr
     assert json.loads((out / "suite.json").read_text(encoding="utf-8")) == record
 
