@@ -250,7 +250,7 @@ def test_the_best_candidate_lets_its_learner_go_while_the_next_trains(tmp_path, 
 @pytest.mark.parametrize("name, options", [("sp", {}), ("sp", {"averaged": False}), ("pa", {}), ("arow", {}),
                                            ("bol", {}), ("bol", {"averaged": False}), ("bol", {"rank1": "global"}),
                                            ("bcd", {})])
-def test_the_held_out_decode_reads_only_the_rows_it_needs(corpus, tmp_path, name, options):
+def test_the_held_out_decode_reads_only_the_rows_it_needs(corpus, tmp_path, monkeypatch, name, options):
     """After each pass learner = auto decodes its held-out part from the weights of the
     attributes that part has (selection.held_out_rows, Learner.decode_parameters): the
     weights are parameters() at those rows, bit for bit, and the labels are those of
@@ -279,4 +279,7 @@ def test_the_held_out_decode_reads_only_the_rows_it_needs(corpus, tmp_path, name
         expected = run.model.decode(run.dev_data)
         run.model.weights = {}
         np.testing.assert_array_equal(selection._held_out_ids(run, learner), expected)
+        monkeypatch.setattr(selection, "DENSE_DECODE_BYTES", 16)  # (above it: all the weights' sparse rows)
+        np.testing.assert_array_equal(selection._held_out_ids(run, learner), expected)
+        monkeypatch.undo()
     learner.finish()

@@ -363,24 +363,20 @@ def _train_folds(trial, runs, bases, planned, best, seed, init_model, scored, sh
 
 def _held_out_ids(run, learner):
     """The label ids the learner's current parameters give the run's held-out part:
-    decoded from the dense rows of the attributes that part has (held_out_rows), or
-    where those are large from all the sparse rows."""
+    decoded from a dense copy of the rows of the attributes that part has
+    (held_out_rows), or where that copy would be large, from all the weights' sparse
+    rows."""
     if run.held_out_rows is None:
         run.held_out_rows = held_out_rows(run.dev_data)
     rows0, rows1, data = run.held_out_rows
     kind, weights = learner.decode_parameters(rows0, rows1)
     if sum(np.size(w) for w in weights.values() if isinstance(w, np.ndarray)) * 4 <= DENSE_DECODE_BYTES:
         run.model.use_store(kind, dense_store(kind, weights, len(run.model.labels), run.model.precision))
-        ids = run.model.decode(data)
-        run.model.weights = {}  # (this pass's copy of the weights goes before the next pass makes one)
-        return ids
-    kind, weights = learner.parameters()
-    if sum(np.size(w) for w in weights.values() if isinstance(w, np.ndarray)) * 4 <= DENSE_DECODE_BYTES:
-        run.model.use_store(kind, dense_store(kind, weights, len(run.model.labels), run.model.precision))
     else:
-        run.model.weights = weights
+        weights, data = None, run.dev_data
+        run.model.weights = learner.parameters()[1]
     del weights
-    ids = run.model.decode(run.dev_data)
+    ids = run.model.decode(data)
     run.model.weights = {}  # (this pass's copy of the weights goes before the next pass makes one)
     return ids
 
