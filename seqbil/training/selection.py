@@ -53,10 +53,10 @@ CV_BUDGET_FLOOR = 30.0
 # iterations on the development suite, a warm-started one 40 or more, so a CRF that
 # cannot reach a useful point in time does not spend the budget trying
 FORECAST_PASSES = 40
-# the held-out decode after each pass of learner = auto reads the weights' dense blocks as
-# they are (a float32 copy) up to this size: scanning them for the non-zero cells took
-# more time than the decode on small corpora (wtb: 0.6 of 1.0 s per candidate); above it,
-# the sparse rows cost less memory than the copy (pa on pku: 128 MiB)
+# the held-out decode after each pass of learner = auto reads a dense copy of the weights
+# of the attributes its part has (held_out_rows) up to this size: scanning the weights for
+# their non-zero cells took more time than the decode on small corpora (wtb: 0.6 of 1.0 s
+# per candidate); above it, the sparse rows cost less memory than the copy
 DENSE_DECODE_BYTES = 64 << 20
 
 
