@@ -300,7 +300,10 @@ def make_systems(corpus, tools, args):
                                    "wapiti.out")
     out = []
     for key in args.systems:
-        if key in systems:
+        if key in args.not_run:  # (its row says why, and its command)
+            out.append(System(key, None, None, systems[key].shown if key in systems else None, None, None,
+                              error=f"not run: {args.not_run[key]}"))
+        elif key in systems:
             out.append(systems[key])
         else:  # a peer that was not built: its reason
             out.append(System(key, None, None, None, None, None, error=f"not run: {tools[key]}"))
@@ -433,7 +436,14 @@ def main():
     ap.add_argument("--work", help="keep the corpora, models and outputs here (default: a temporary folder)")
     ap.add_argument("--append", action="store_true",
                     help="add the corpora run to the record already in --out, as a part of it (see above)")
+    ap.add_argument("--not-run", action="append", default=[], metavar="SYSTEM=REASON",
+                    help="a system of --systems not run on these corpora, its row giving the reason (a peer whose "
+                         "runs take longer than the sitting has): it replaces an earlier part's row with --append")
     args = ap.parse_args()
+    reasons = [item.partition("=") for item in args.not_run]
+    if any(not sep or key not in SYSTEMS or not why.strip() for key, sep, why in reasons):
+        ap.error(f"--not-run takes SYSTEM=REASON, a system of {','.join(SYSTEMS)}")
+    args.not_run = {key: why.strip() for key, _, why in reasons}
     names = (args.corpora or ",".join(QUICK if args.quick else CORPORA)).split(",")
     if set(names) - set(CORPORA) - set(HELDOUT):
         ap.error(f"unknown corpora: {', '.join(sorted(set(names) - set(CORPORA) - set(HELDOUT)))}")

@@ -367,6 +367,16 @@ def test_suite_in_parts_is_one_record(tmp_path):
     other = suite("--corpora", "hi-indian", "--systems", "seqbil", "--append", "--split", "test")
     assert other.returncode == 2 and "holds a record of split 'dev', not 'test'" in other.stderr
     assert json.loads((out / "suite.json").read_text(encoding="utf-8")) == record
+    # a system not run in a part: its row says why, in place of the earlier part's
+    bad = suite("--corpora", "wtb", "--systems", "crfsuite", "--append", "--not-run", "crfsuite")
+    assert bad.returncode == 2 and "--not-run takes SYSTEM=REASON" in bad.stderr
+    third = suite("--corpora", "wtb", "--systems", "crfsuite", "--append", "--not-run", "crfsuite=longer than a sitting")
+    assert third.returncode == 0, third.stdout + third.stderr
+    record = json.loads((out / "suite.json").read_text(encoding="utf-8"))
+    rows = {r["system"]: r for r in record["corpora"]["wtb"]["rows"]}
+    assert rows["CRFsuite"]["error"] == "not run: longer than a sitting" and rows["CRFsuite"]["part"] == 2
+    assert "runs" in rows["seqbil"] and rows["seqbil"]["part"] == 1
+    assert "(1) not run: longer than a sitting" in (out / "suite.md").read_text(encoding="utf-8")
 
 
 def test_partial_labels_quick(tmp_path):
