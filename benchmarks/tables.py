@@ -588,16 +588,22 @@ def suite_table(record):
     held = all(name in HELDOUT for name in record["corpora"])
     what = "Held-out corpora, kept apart from every choice of the defaults," if held else "The development suite,"
     if "parts" in record:  # run in parts (suite.py --append): each its own provenance, and its rows
-        made = []
+        made, gone = [], []
         for i, part in enumerate(record["parts"]):
             ran = {}  # the systems this part ran on each corpus, and the corpora of each such group
             for name, c in record["corpora"].items():
                 systems = ", ".join(r["system"] for r in c["rows"] if r["part"] == i)
                 if systems:
                     ran.setdefault(systems, []).append(name)
-            what = "; ".join(f"{systems} on {', '.join(corpora)}" for systems, corpora in ran.items())
-            made.append(f"Part {i + 1} ({what or 'no row kept'}): "
-                        + provenance({k: v for k, v in part.items() if not (k == "repeat" and v == 1)}))
+            if ran:  # (a part whose rows were all run again later is in the record only)
+                what = "; ".join(systems + " on " + ", ".join(corpora) for systems, corpora in ran.items())
+                made.append(f"Part {i + 1} ({what}): "
+                            + provenance({k: v for k, v in part.items() if not (k == "repeat" and v == 1)}))
+            else:
+                gone.append(str(i + 1))
+        if gone:
+            made.append(f"{'Parts' if len(gone) > 1 else 'Part'} {', '.join(gone)}: every row run again by a later "
+                        f"part (in the record only).")
         made = " ".join(made)
     else:
         made = provenance(once)
