@@ -596,8 +596,8 @@ def suite_table(record):
                 if systems:
                     ran.setdefault(systems, []).append(name)
             if ran:  # (a part whose rows were all run again later is in the record only)
-                what = "; ".join(systems + " on " + ", ".join(corpora) for systems, corpora in ran.items())
-                made.append(f"Part {i + 1} ({what}): "
+                rows_of = "; ".join(systems + " on " + ", ".join(corpora) for systems, corpora in ran.items())
+                made.append(f"Part {i + 1} ({rows_of}): "
                             + provenance({k: v for k, v in part.items() if not (k == "repeat" and v == 1)}))
             else:
                 gone.append(str(i + 1))
