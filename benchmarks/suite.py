@@ -435,7 +435,7 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "results" / "suite"), help="where the record and table go")
     ap.add_argument("--work", help="keep the corpora, models and outputs here (default: a temporary folder)")
     ap.add_argument("--append", action="store_true",
-                    help="add the corpora run to the record already in --out, as a part of it (see above)")
+                    help="add this run's rows to the record already in --out, as a part of it (see above)")
     ap.add_argument("--not-run", action="append", default=[], metavar="SYSTEM=REASON",
                     help="a system of --systems not run on these corpora, its row giving the reason (a peer whose "
                          "runs take longer than the sitting has): it replaces an earlier part's row with --append")
