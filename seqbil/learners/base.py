@@ -434,7 +434,7 @@ class AveragedLinear(OnlineLearner):
     def decode_parameters(self, rows0, rows1):
         """parameters() at the rows only (W - U / counter of those rows: the same
         values), not over every attribute: on small corpora making all of them after
-        each pass took more time than the pass."""
+        each pass took as long as the pass itself."""
         weights = {"W0": self.get_rows("W0", rows0), "W1": self.get_rows("W1", rows1), "trans": self.trans,
                    "end": self.end}
         if self.averaged:
