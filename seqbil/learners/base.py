@@ -429,20 +429,21 @@ class AveragedLinear(OnlineLearner):
         return getattr(self, name), None
 
     def parameters(self):
-        return averaged_linear(self)
+        return self.decode_parameters(None, None)
 
     def decode_parameters(self, rows0, rows1):
-        """parameters() at the rows only (W - U / counter of those rows: the same
-        values), not over every attribute: on small corpora making all of them after
-        each pass took as long as the pass itself."""
-        weights = {"W0": self.get_rows("W0", rows0), "W1": self.get_rows("W1", rows1), "trans": self.trans,
-                   "end": self.end}
-        if self.averaged:
-            c = float(self.counter)
-            for w, u, rows in (("W0", "U0", rows0), ("W1", "U1", rows1), ("trans", "Utrans", None),
-                               ("end", "Uend", None)):
-                weights[w] = weights[w] - (self.get_rows(u, rows) if rows is not None else getattr(self, u)) / c
-        return "linear", weights
+        """The weights at the rows only (None: every attribute), W - U / counter when
+        averaging (Daume 2006): parameters() is this at every row. The held-out decode
+        after each pass of learner = auto reads the rows its part has: on small corpora
+        making all of them after each pass took as long as the pass itself."""
+        def at(name, rows):  # (an array kept whole by attribute is read as it is)
+            return getattr(self, name) if rows is None and self.row_pool(name)[1] is None else \
+                self.get_rows(name, rows)
+        named = (("W0", "U0", rows0), ("W1", "U1", rows1), ("trans", "Utrans", None), ("end", "Uend", None))
+        if not self.averaged:
+            return "linear", {w: at(w, rows) for w, _, rows in named}
+        c = float(self.counter)
+        return "linear", {w: at(w, rows) - at(u, rows) / c for w, u, rows in named}
 
     def current_rows(self, rows0, rows1):
         """The current weights themselves (not their average: the latent perceptron's
@@ -456,7 +457,7 @@ class AveragedLinear(OnlineLearner):
 
     def _average_in_place(self, names):
         """When averaging: W - U / counter in W's own arrays for the weights `names`
-        (the same rounding as averaged_linear's), their sums let go; then W holds the
+        (the same rounding as parameters()), their sums let go; then W holds the
         averages."""
         if not self.averaged:
             return
@@ -475,17 +476,6 @@ def cut_rows(kind, weights, rows0, rows1):
     (their rows in that order; trans and end whole)."""
     cut = {"W0": rows0, "W1": rows1, "alpha": rows1, "beta": rows1}
     return kind, {name: w[cut[name]] if name in cut else w for name, w in weights.items()}
-
-
-def averaged_linear(learner):
-    """("linear", weights) of a learner keeping W0, W1, trans, end and, when it
-    averages, their sums U0, U1, Utrans, Uend over `counter` steps (Daume 2006):
-    the averages W - U / counter."""
-    pairs = (("W0", "U0"), ("W1", "U1"), ("trans", "Utrans"), ("end", "Uend"))
-    if not learner.averaged:
-        return "linear", {w: getattr(learner, w) for w, _ in pairs}
-    c = float(learner.counter)
-    return "linear", {w: getattr(learner, w) - getattr(learner, u) / c for w, u in pairs}
 
 
 def slots_to_attributes(W, U, counter, attrs, n_attributes, dtype):

@@ -364,11 +364,7 @@ class Bilinear(OnlineLearner):
                 alpha, beta = (state[SUM_A] * self.alpha - self.Ua) / c, (state[SUM_B] * self.beta - self.Ub) / c
             else:
                 alpha, beta = state[SIGMA] * state[SCALE_A] * self.alpha, state[SCALE_B] * self.beta
-        W0, trans, end = self.W0, self.trans, self.end
-        if self.averaged:
-            c = float(self.counter)
-            W0, trans, end = W0 - self.U0 / c, trans - self.Utrans / c, end - self.Uend / c
-        return "bilinear", {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
+        return "bilinear", {**self._linear_part(None), "alpha": alpha, "beta": beta}
 
     def decode_parameters(self, rows0, rows1):
         """parameters() at the rows only: in block mode the factors of those attributes'
@@ -382,11 +378,16 @@ class Bilinear(OnlineLearner):
             rows = rows - self.Uab[slot[held]] / float(self.counter)
         alpha, beta = np.zeros((len(rows1), S)), np.zeros((len(rows1), S + 1))
         alpha[held], beta[held] = rows[:, :S], rows[:, S:]
-        W0, trans, end = self.W0[rows0], self.trans, self.end
-        if self.averaged:
-            c = float(self.counter)
-            W0, trans, end = W0 - self.U0[rows0] / c, trans - self.Utrans / c, end - self.Uend / c
-        return "bilinear", {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
+        return "bilinear", {**self._linear_part(rows0), "alpha": alpha, "beta": beta}
+
+    def _linear_part(self, rows0):
+        """W0 (at the attributes rows0; None: all of them), trans and end, averaged
+        when averaging: W - U / counter."""
+        W0 = self.W0 if rows0 is None else self.W0[rows0]
+        if not self.averaged:
+            return {"W0": W0, "trans": self.trans, "end": self.end}
+        c, U0 = float(self.counter), self.U0 if rows0 is None else self.U0[rows0]
+        return {"W0": W0 - U0 / c, "trans": self.trans - self.Utrans / c, "end": self.end - self.Uend / c}
 
     def final_parameters(self):
         """parameters() once training is over: in block mode the factor rows, averaged,
@@ -400,11 +401,7 @@ class Bilinear(OnlineLearner):
         dtype = np.float32 if self.settings.precision == "float32" else np.float64
         ab = slots_to_attributes(ab, U, self.counter, attrs, self.A1, dtype)
         alpha, beta = ab[:, :S], ab[:, S:]
-        W0, trans, end = self.W0, self.trans, self.end
-        if self.averaged:
-            c = float(self.counter)
-            W0, trans, end = W0 - self.U0 / c, trans - self.Utrans / c, end - self.Uend / c
-        return "bilinear", {"W0": W0, "trans": trans, "end": end, "alpha": alpha, "beta": beta}
+        return "bilinear", {**self._linear_part(None), "alpha": alpha, "beta": beta}
 
 
 def _unit(x):

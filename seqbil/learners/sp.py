@@ -68,15 +68,6 @@ class Perceptron(AveragedLinear):
         self.used += len(new)
         getattr(self, name)[self.slot[rows]] = values
 
-    def parameters(self):
-        W1 = self.get_rows("W1", None)
-        weights = {"W0": self.W0, "W1": W1, "trans": self.trans, "end": self.end}
-        if self.averaged:
-            c = float(self.counter)
-            weights = {"W0": self.W0 - self.U0 / c, "W1": W1 - self.get_rows("U1", None) / c,
-                       "trans": self.trans - self.Utrans / c, "end": self.end - self.Uend / c}
-        return "linear", weights
-
     def final_parameters(self):
         """parameters() once training is over, at the model's precision, without a
         second float64 copy of W1 and without a dense W1 over all the attributes: W1
