@@ -43,9 +43,11 @@ def test_a_local_cluster_is_processes_of_its_own_that_end_with_the_call():
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_the_local_cluster_of_a_killed_process_ends_too(tmp_path):
-    """SIGKILL of the process that made the cluster (which runs no cleanup): its
-    scheduler and workers end themselves (parent_watch.py)."""
+@pytest.mark.parametrize("group", [False, True], ids=["process", "its-group"])
+def test_the_local_cluster_of_a_killed_process_ends_too(tmp_path, group):
+    """SIGKILL of the process that made the cluster (which runs no cleanup), or of its
+    whole process group (a shell's job, a timeout): its scheduler and workers end
+    themselves (parent_watch.py) and the scheduler removes the cluster's folder."""
     code = ("import os, sys, time\n"
             "from seqbil.dask.cluster import connect\n"
             "if __name__ == '__main__':\n"
@@ -57,13 +59,16 @@ def test_the_local_cluster_of_a_killed_process_ends_too(tmp_path):
     temp = tmp_path / "temp"
     temp.mkdir()
     proc = subprocess.Popen([sys.executable, "driver.py"], cwd=tmp_path, env={**ENV, "TMPDIR": str(temp)},
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=group)
     try:
         pids = [int(p) for p in proc.stdout.readline().split()]
         assert len(pids) == 3 and all(map(alive, pids))
         assert len([p for p in temp.iterdir() if p.name.startswith("seqbil-dask-")]) == 1  # (its file, the logs)
     finally:
-        proc.send_signal(signal.SIGKILL)
+        if group:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.send_signal(signal.SIGKILL)
         proc.wait()
     assert gone_within(pids, 30) == []
     assert [p for p in temp.iterdir() if p.name.startswith("seqbil-dask-")] == []  # (removed by the scheduler)

@@ -86,8 +86,11 @@ def local_cluster(workers):
         try:
             for name, args in commands.items():
                 with open(os.path.join(tmp, f"{name}.log"), "wb") as log:
+                    # a session of their own: a signal to this process's group (Ctrl-C, a
+                    # SIGKILL of the whole group) reaches this process only, which ends the
+                    # cluster, or whose end the cluster sees; the scheduler then removes tmp
                     procs[name] = subprocess.Popen([sys.executable, "-m", "dask", *args], stdin=subprocess.DEVNULL,
-                                                   stdout=log, stderr=log, cwd=tmp,
+                                                   stdout=log, stderr=log, cwd=tmp, start_new_session=True,
                                                    env={**env, "SEQBIL_DASK_TMP": tmp} if name == "scheduler" else env)
             deadline = time.monotonic() + START_TIMEOUT
             while client is None or len(worker_addresses(client)) < workers:

@@ -1,7 +1,8 @@
 """Preloaded (as a file) by the scheduler and the worker launcher of a local cluster
 (cluster.py): each ends itself when the process that started it is gone, killed or
 not, so that no cluster outlives its run; the scheduler also removes the folder of its
-file. It imports nothing of seqbil."""
+file, and, when it closes after its parent (which was to remove it) is gone, as it
+closes. It imports nothing of seqbil."""
 import os
 import shutil
 import signal
@@ -17,9 +18,20 @@ def dask_setup(server):
     def watch():
         while os.getppid() == parent:
             time.sleep(0.5)
-        leftover = os.environ.get("SEQBIL_DASK_TMP")  # (the scheduler's: the folder its parent made)
-        if leftover:
-            shutil.rmtree(leftover, ignore_errors=True)
+        _remove_if_orphaned()
         os.kill(os.getpid(), signal.SIGTERM)  # (Dask's own graceful shutdown)
 
     threading.Thread(target=watch, name="seqbil-parent-watch", daemon=True).start()
+
+
+def dask_teardown(server):
+    # (a parent killed while it stops the cluster: the scheduler it stopped outlives it)
+    _remove_if_orphaned()
+
+
+def _remove_if_orphaned():
+    """The scheduler's folder (SEQBIL_DASK_TMP, which its parent made) removed once
+    the parent is gone."""
+    leftover = os.environ.get("SEQBIL_DASK_TMP")
+    if leftover and os.getppid() != int(os.environ.get("SEQBIL_DASK_PARENT", "0")):
+        shutil.rmtree(leftover, ignore_errors=True)
