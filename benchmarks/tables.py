@@ -691,6 +691,44 @@ def viterbi_labels_table(record):
             ".\n\n" + "\n".join(rows) + f"\n\n{provenance(record)}\n")
 
 
+def small_corpora_table(record):
+    def point(p):
+        return p["learner"] + (f" c2 {p['c2']:g}" if "c2" in p else f" ({p['epochs']} epochs)" if "epochs" in p and
+                               p["learner"] != "crf" else "")
+    rows = ["| corpus | tokens | draw | best online, held-out | best CRF, held-out | one standard error | "
+            "by score alone: dev | chosen: dev | difference |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    changed = []
+    for r in record["samples"]:
+        tried = [t for t in r["selection"].get("tried", []) if "value" in t]
+        online = max((t for t in tried if t["learner"] != "crf"), key=lambda t: t["value"], default=None)
+        crf = max((t for t in tried if t["learner"] == "crf"), key=lambda t: (t["value"], -t["nll"]), default=None)
+        over = r["selection"].get("preferred_over")
+        diff = r["dev"] - r.get("by_score_dev", r["dev"])
+        if over is not None:
+            changed.append(diff)
+        cells = ["–" if online is None else "%s %.2f" % (online["learner"], online["value"]),
+                 "–" if crf is None else "%.2f" % crf["value"],
+                 "" if over is None else "%.2f" % over["standard_error"],
+                 "%s: %.2f" % (point(r["by_score"]) if "by_score" in r else "–", r.get("by_score_dev", r["dev"])),
+                 "%s: %.2f" % (point(r["chosen"]) if r["chosen"] else "–", r["dev"]),
+                 "" if over is None else "%+.2f" % diff]
+        rows.append(f"| {r['corpus']} | {r['tokens']:,} | {r['draw']} | " + " | ".join(cells) + " |")
+    n = len(record["samples"])
+    summary = (f"The tie rule chose otherwise than the score alone on {len(changed)} of {n} samples: "
+               f"{sum(d > 0 for d in changed)} scored higher on the dev split, {sum(d < 0 for d in changed)} lower, "
+               f"{sum(d == 0 for d in changed)} the same; " +
+               (f"{statistics.mean(changed):+.2f} on average over those, "
+                f"{sum(changed) / n:+.2f} over all {n}." if changed else "no change.")) if n else "No samples."
+    return (f"learner = auto on samples of the development suite's corpora small enough to be cross-validated "
+            f"(sentences drawn at random from the training split up to {', '.join(f'{s:,}' for s in record['sizes'])} "
+            f"tokens, {record["draws"]} draw{"s" if record["draws"] > 1 else ""} each), the config each corpus has in the suite: the best held-out "
+            f"(10-fold cross-validation) score of each kind of candidate; the candidate the best score alone picks, "
+            f"and the one chosen now (a CRF within one standard error, sqrt(p (1 - p) / n) on the n held-out tokens, "
+            f"of the best online learner is preferred to it: where the standard error is shown), each trained on the "
+            f"whole sample and scored on the first {record['dev_sentences']} sentences of the dev split (acc for POS, "
+            f"F1 otherwise).\n\n" + "\n".join(rows) + f"\n\n{summary}\n\n{provenance(record)}\n")
+
+
 RENDERERS = {"train_memory": train_memory_table, "train_speed": speed_table, "encode_speed": encode_table, "tag_speed": tag_table,
              "foreign_models": foreign_table, "model_size": size_table, "task_tag_speed": task_tag_table, "aso_speed": aso_table, "aso_shards": aso_shards_table,
              "rpa_speed": rpa_table, "dask_tag_speed": dask_tag_table,
@@ -699,7 +737,7 @@ RENDERERS = {"train_memory": train_memory_table, "train_speed": speed_table, "en
              "tag_breakdown": tag_breakdown_table, "crfpp_examples": crfpp_examples_table, "sklearn_speed": sklearn_table,
              "suite": suite_table, "wapiti_model": wapiti_table,
              "train_jobs": train_jobs_table, "calibration_cost": calibration_cost_table,
-             "viterbi_labels": viterbi_labels_table}
+             "viterbi_labels": viterbi_labels_table, "small_corpora": small_corpora_table}
 
 
 def render_record(record):

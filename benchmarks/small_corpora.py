@@ -1,0 +1,173 @@
+"""learner = auto on small corpora: what its tie rule (a CRF within one standard error
+of an online learner's held-out score is preferred to it, seqbil/training/selection.py
+_better) chooses, against the choice by the held-out score alone, each scored on a dev
+split.
+
+Samples of the development suite's corpora (benchmarks/suite.py's; under --data):
+sentences drawn at random (seed: the draw and the size) from the training split until
+they hold --sizes tokens (characters for segmentation), so that learner = auto
+cross-validates them (at most 5,000 tokens); each is trained with the suite's config
+(pos for pos-more, conll2000 for CoNLL-2000, cws for segmentation) and no learner named:
+
+    seqbil train --config C --train sample.txt --model default.sbm
+
+and scored on the first 500 sentences of the dev split (CoNLL-2000: of its last tenth of
+training sentences, the suite's dev split) by seqbil eval. The model keeps what was
+tried (training.selection). Where the best held-out score alone would have chosen
+another candidate, that candidate is trained as named, with the settings it was tried
+with (`--learner L --epochs E` or `--learner crf --c2 C`, --temperature 1), and scored
+the same way. No test split is read.
+
+Writes results/small_corpora/small_corpora.json (a row per sample: the candidates'
+held-out scores, the standard error, both choices and their dev scores) and its table.
+
+    python benchmarks/small_corpora.py [--data ../shared/data] [--sizes 2000,4500] [--draws 2]
+        [--corpora hi-indian,...] [--out results/small_corpora] [--work DIR]
+    python benchmarks/small_corpora.py --quick   # the bundled CoNLL-2000 and pku samples, 3 epochs
+"""
+import argparse
+import gzip
+import json
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import ROOT, header, write_record  # noqa: E402
+from tables import publish  # noqa: E402
+
+POS = ["pt-macmorpho", "es-cast3lb", "eu-3lb", "en-masc", "en-npschat", "hi-indian", "bn-indian", "mr-indian",
+       "te-indian"]
+CWS = ["udc", "wtb", "zx"]
+DEV_SENTENCES = 500
+
+
+def sentences(path, segmented):
+    raw = path.read_bytes()
+    text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+    if segmented:
+        return [line + "\n" for line in text.splitlines() if line.strip()]
+    blocks = [b.strip("\n") for b in text.replace("\r\n", "\n").split("\n\n")]
+    return [b + "\n\n" for b in blocks if b.strip()]
+
+
+def tokens(sentence, segmented):
+    return len("".join(sentence.split())) if segmented else sentence.strip("\n").count("\n") + 1
+
+
+def corpus(name, data, quick):
+    """(config, segmented, training sentences, dev sentences)."""
+    if quick:
+        from seqbil.samples import sample_path
+        if name == "conll2000":
+            return ("conll2000", False, sentences(sample_path("conll2000_train.txt"), False),
+                    sentences(sample_path("conll2000_test.txt"), False))
+        return "cws", True, sentences(sample_path("pku_train.utf8"), True), sentences(sample_path("pku_test.utf8"), True)
+    if name == "conll2000":
+        train = sentences(data / "conll2000" / "train.txt.gz", False)
+        cut = len(train) - len(train) // 10
+        return "conll2000", False, train[:cut], train[cut:]
+    segmented = name in CWS
+    folder = data / ("cws-more" if segmented else "pos-more") / name
+    return ("cws" if segmented else "pos", segmented, sentences(folder / "train.txt.gz", segmented),
+            sentences(folder / "dev.txt.gz", segmented))
+
+
+def sample(train, size, draw, segmented):
+    """Sentences drawn at random until they hold `size` tokens, in corpus order."""
+    order = list(range(len(train)))
+    random.Random(draw * 1_000_003 + size).shuffle(order)
+    kept, n = [], 0
+    for i in order:
+        if n >= size:
+            break
+        kept.append(i)
+        n += tokens(train[i], segmented)
+    return [train[i] for i in sorted(kept)], n
+
+
+def seqbil(*args):
+    proc = subprocess.run([sys.executable, "-m", "seqbil", *map(str, args)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"seqbil {' '.join(map(str, args))} failed:\n{proc.stderr}")
+    return proc.stdout
+
+
+def dev_score(model, dev):
+    result = json.loads(seqbil("eval", "-m", model, "--data", dev, "--json"))
+    return result["f1"] if "f1" in result else result["accuracy"]
+
+
+def by_score(tried):
+    """The row the held-out score alone picks: the best score, then a CRF's
+    log-likelihood, then the earlier row."""
+    scored = [i for i, r in enumerate(tried) if "value" in r]
+    return tried[max(scored, key=lambda i: (tried[i]["value"], -tried[i].get("nll", 0.0), -i))]
+
+
+def options(row):
+    """The options that train a tried row's setting as named."""
+    out = ["--learner", row["learner"]]
+    for key in ("epochs", "c1", "c2"):
+        if key in row:
+            out += [f"--{key}", repr(row[key])]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--corpora", default=",".join(POS + ["conll2000"] + CWS))
+    ap.add_argument("--sizes", default="2000,4500")
+    ap.add_argument("--draws", type=int, default=2)
+    ap.add_argument("--out", default=str(ROOT / "results" / "small_corpora"))
+    ap.add_argument("--work", help="keep the samples and models here (default: a temporary folder)")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    names = ["conll2000", "pku"] if args.quick else args.corpora.split(",")
+    sizes = [600] if args.quick else [int(s) for s in args.sizes.split(",")]
+    draws = 1 if args.quick else args.draws
+    extra = ["--epochs", "3"] if args.quick else []
+    record = {**header(), "benchmark": "small_corpora", "sizes": sizes, "draws": draws, "dev_sentences": DEV_SENTENCES, "quick": args.quick,
+              "samples": []}
+    out = Path(args.out)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(args.work or tmp)
+        for name in names:
+            config, segmented, train, dev = corpus(name, Path(args.data), args.quick)
+            for size in sizes:
+                for draw in range(1, draws + 1):
+                    part, n = sample(train, size, draw, segmented)
+                    here = work / f"{name}-{size}-{draw}"
+                    here.mkdir(parents=True, exist_ok=True)
+                    (here / "train.txt").write_text("".join(part), encoding="utf-8")
+                    (here / "dev.txt").write_text("".join(dev[:DEV_SENTENCES]), encoding="utf-8")
+                    seqbil("train", "--config", config, "--train", here / "train.txt", "--model",
+                           here / "default.sbm", "-q", *extra)
+                    from seqbil.model import Model
+                    selection = Model.load(str(here / "default.sbm")).training.get("selection", {})
+                    row = {"corpus": name, "config": config, "size": size, "draw": draw, "sentences": len(part),
+                           "tokens": n, "selection": selection, "chosen": selection.get("chosen"),
+                           "dev": dev_score(here / "default.sbm", here / "dev.txt")}
+                    tried = selection.get("tried", [])
+                    if tried:
+                        plain = by_score(tried)
+                        row["by_score"] = {k: plain[k] for k in ("learner", "epochs", "c1", "c2") if k in plain}
+                        if row["by_score"] == {k: v for k, v in row["chosen"].items() if k in row["by_score"]}:
+                            row["by_score_dev"] = row["dev"]
+                        else:
+                            seqbil("train", "--config", config, "--train", here / "train.txt", "--model",
+                                   here / "by_score.sbm", "-q", "--temperature", "1", *options(plain))
+                            row["by_score_dev"] = dev_score(here / "by_score.sbm", here / "dev.txt")
+                    record["samples"].append(row)
+                    print(f"{name} {size} {draw}: {row['chosen']} {row['dev']:.2f}"
+                          f" (by score: {row.get('by_score')} {row.get('by_score_dev', float('nan')):.2f})",
+                          file=sys.stderr, flush=True)
+                    write_record(out / "small_corpora.json", record)  # (a stopped run keeps its samples)
+    publish(out / "small_corpora.json", record)
+
+
+if __name__ == "__main__":
+    main()
