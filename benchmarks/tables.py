@@ -721,7 +721,7 @@ def small_corpora_table(record):
                 f"{sum(changed) / n:+.2f} over all {n}." if changed else "no change.")) if n else "No samples."
     return (f"learner = auto on samples of the development suite's corpora small enough to be cross-validated "
             f"(sentences drawn at random from the training split up to {', '.join(f'{s:,}' for s in record['sizes'])} "
-            f"tokens, {record["draws"]} draw{"s" if record["draws"] > 1 else ""} each), the config each corpus has in the suite: the best held-out "
+            f"tokens, {record['draws']} draw{'s' if record['draws'] > 1 else ''} each), the config each corpus has in the suite: the best held-out "
             f"(10-fold cross-validation) score of each kind of candidate; the candidate the best score alone picks, "
             f"and the one chosen now (a CRF within one standard error, sqrt(p (1 - p) / n) on the n held-out tokens, "
             f"of the best online learner is preferred to it: where the standard error is shown), each trained on the "
