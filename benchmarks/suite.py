@@ -401,13 +401,19 @@ def appended(path, record, error):
             "corpora": corpora}
 
 
-def merged_rows(before, rows, name, info, error):
+def same_corpus(before, name, info, error):
+    """Refuse a corpus whose sizes or scored split disagree with those of the corpus an
+    earlier part ran on under its name: before its runs, which it would waste."""
+    if before is not None and any(before.get(key) != value for key, value in info.items()
+                                  if key != "source"):  # (source: a path)
+        error(f"--append: {name} is not the corpus the record's earlier part ran on")
+
+
+def merged_rows(before, rows):
     """A corpus's rows: this run's, and those of the other systems an earlier part ran
-    on it (the same corpus: its sizes and scored split must agree)."""
+    on it (same_corpus)."""
     if before is None:
         return rows
-    if any(before.get(key) != value for key, value in info.items() if key != "source"):  # (source: a path)
-        error(f"--append: {name} is not the corpus the record's earlier part ran on")
     ran = {r["system"] for r in rows}
     kept = {r["system"]: r for r in before["rows"] if r["system"] not in ran}
     new = {r["system"]: r for r in rows}
@@ -468,6 +474,7 @@ def main():
             corpus = Corpus(name, data, args.split, work / name, Path(args.heldout))
             print(f"{name}: {corpus.info['train_sentences']:,} training, {corpus.info['eval_sentences']:,} "
                   f"{args.split} sentences", file=sys.stderr)
+            same_corpus(record["corpora"].get(name), name, corpus.info, ap.error)
             systems = make_systems(corpus, tools, args)
             for n in range(repeats):  # the systems in turn, so a drift of the machine hits them alike
                 for system in systems:
@@ -482,7 +489,7 @@ def main():
                               f"{result['train_cpu_s']:.2f} s, {result['train_peak_rss_mib']:.0f} MiB", file=sys.stderr)
             rows = [{**s.row(repeats), "part": len(parts) - 1} if "parts" in record else s.row(repeats)
                     for s in systems]
-            rows = merged_rows(record["corpora"].get(name), rows, name, corpus.info, ap.error)
+            rows = merged_rows(record["corpora"].get(name), rows)
             record["corpora"][name] = {**corpus.info, "template": corpus.template, "rows": rows}
             record["complete"] = name == names[-1]
             # after each corpus: a run stopped on a long corpus keeps those it finished (complete: false)

@@ -413,6 +413,14 @@ def test_suite_in_parts_is_one_record(tmp_path):
     assert rows["CRFsuite"]["error"] == "not run: longer than a sitting" and rows["CRFsuite"]["part"] == 2
     assert "runs" in rows["seqbil"] and rows["seqbil"]["part"] == 1
     assert "(1) not run: longer than a sitting" in (out / "suite.md").read_text(encoding="utf-8")
+    # a corpus of another size than the one the record ran on is refused before its runs
+    held = json.loads((out / "suite.json").read_text(encoding="utf-8"))
+    held["corpora"]["wtb"]["train_sentences"] += 1
+    (out / "suite.json").write_text(json.dumps(held), encoding="utf-8")
+    odd = suite("--corpora", "wtb", "--systems", "seqbil", "--append", "--work", str(tmp_path / "work"))
+    assert odd.returncode == 2 and "wtb is not the corpus the record's earlier part ran on" in odd.stderr
+    assert "seqbil run 1" not in odd.stderr and not list((tmp_path / "work").rglob("*.sbm"))
+    assert json.loads((out / "suite.json").read_text(encoding="utf-8")) == held
 
 
 def test_partial_labels_quick(tmp_path):
