@@ -16,13 +16,14 @@ training sentences, the suite's dev split) by seqbil eval. The model keeps what 
 tried (training.selection). Where the best held-out score alone would have chosen
 another candidate, that candidate is trained as named, with the settings it was tried
 with (`--learner L --epochs E` or `--learner crf --c2 C`, --temperature 1), and scored
-the same way. No test split is read.
+the same way. No test split is read. The samples run --jobs at a time; a model already
+in --work (each is written whole, under its sample's folder) is not trained again.
 
 Writes results/small_corpora/small_corpora.json (a row per sample: the candidates'
 held-out scores, the standard error, both choices and their dev scores) and its table.
 
     python benchmarks/small_corpora.py [--data ../shared/data] [--sizes 2000,4500] [--draws 2]
-        [--corpora hi-indian,...] [--out results/small_corpora] [--work DIR]
+        [--corpora hi-indian,...] [--out results/small_corpora] [--work DIR] [--jobs 1]
     python benchmarks/small_corpora.py --quick   # the bundled CoNLL-2000 and pku samples, 3 epochs
 """
 import argparse
@@ -32,6 +33,7 @@ import random
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -116,6 +118,32 @@ def options(row):
     return out
 
 
+def run_sample(job, extra):
+    """A sample's row: learner = auto's model and choice, and the by-score pick's."""
+    from seqbil.model import Model
+    here, config = job.pop("here"), job["config"]
+    if not (here / "default.sbm").exists():
+        seqbil("train", "--config", config, "--train", here / "train.txt", "--model", here / "default.sbm", "-q",
+               *extra)
+    selection = Model.load(str(here / "default.sbm")).training.get("selection", {})
+    row = {**job, "selection": selection, "chosen": selection.get("chosen"),
+           "dev": dev_score(here / "default.sbm", here / "dev.txt")}
+    tried = selection.get("tried", [])
+    if tried:
+        plain = by_score(tried)
+        row["by_score"] = {k: plain[k] for k in ("learner", "epochs", "c1", "c2") if k in plain}
+        if row["by_score"] == {k: v for k, v in row["chosen"].items() if k in row["by_score"]}:
+            row["by_score_dev"] = row["dev"]
+        else:
+            if not (here / "by_score.sbm").exists():
+                seqbil("train", "--config", config, "--train", here / "train.txt", "--model", here / "by_score.sbm",
+                       "-q", "--temperature", "1", *options(plain))
+            row["by_score_dev"] = dev_score(here / "by_score.sbm", here / "dev.txt")
+    print(f"{row['corpus']} {row['size']} {row['draw']}: {row['chosen']} {row['dev']:.2f}"
+          f" (by score: {row.get('by_score')} {row.get('by_score_dev', float('nan')):.2f})", file=sys.stderr, flush=True)
+    return row
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
@@ -124,6 +152,7 @@ def main():
     ap.add_argument("--draws", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "results" / "small_corpora"))
     ap.add_argument("--work", help="keep the samples and models here (default: a temporary folder)")
+    ap.add_argument("--jobs", type=int, default=1, help="samples run at once")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     names = ["conll2000", "pku"] if args.quick else args.corpora.split(",")
@@ -135,6 +164,7 @@ def main():
     out = Path(args.out)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.work or tmp)
+        jobs = []
         for name in names:
             config, segmented, train, dev = corpus(name, Path(args.data), args.quick)
             for size in sizes:
@@ -144,28 +174,12 @@ def main():
                     here.mkdir(parents=True, exist_ok=True)
                     (here / "train.txt").write_text("".join(part), encoding="utf-8")
                     (here / "dev.txt").write_text("".join(dev[:DEV_SENTENCES]), encoding="utf-8")
-                    seqbil("train", "--config", config, "--train", here / "train.txt", "--model",
-                           here / "default.sbm", "-q", *extra)
-                    from seqbil.model import Model
-                    selection = Model.load(str(here / "default.sbm")).training.get("selection", {})
-                    row = {"corpus": name, "config": config, "size": size, "draw": draw, "sentences": len(part),
-                           "tokens": n, "selection": selection, "chosen": selection.get("chosen"),
-                           "dev": dev_score(here / "default.sbm", here / "dev.txt")}
-                    tried = selection.get("tried", [])
-                    if tried:
-                        plain = by_score(tried)
-                        row["by_score"] = {k: plain[k] for k in ("learner", "epochs", "c1", "c2") if k in plain}
-                        if row["by_score"] == {k: v for k, v in row["chosen"].items() if k in row["by_score"]}:
-                            row["by_score_dev"] = row["dev"]
-                        else:
-                            seqbil("train", "--config", config, "--train", here / "train.txt", "--model",
-                                   here / "by_score.sbm", "-q", "--temperature", "1", *options(plain))
-                            row["by_score_dev"] = dev_score(here / "by_score.sbm", here / "dev.txt")
-                    record["samples"].append(row)
-                    print(f"{name} {size} {draw}: {row['chosen']} {row['dev']:.2f}"
-                          f" (by score: {row.get('by_score')} {row.get('by_score_dev', float('nan')):.2f})",
-                          file=sys.stderr, flush=True)
-                    write_record(out / "small_corpora.json", record)  # (a stopped run keeps its samples)
+                    jobs.append({"corpus": name, "config": config, "size": size, "draw": draw,
+                                 "sentences": len(part), "tokens": n, "here": here})
+        with ThreadPoolExecutor(args.jobs) as pool:
+            for row in pool.map(lambda job: run_sample(job, extra), jobs):
+                record["samples"].append(row)
+                write_record(out / "small_corpora.json", record)  # (a stopped run keeps its samples)
     publish(out / "small_corpora.json", record)
 
 
