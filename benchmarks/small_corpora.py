@@ -17,7 +17,8 @@ tried (training.selection). Where the best held-out score alone would have chose
 another candidate, that candidate is trained as named, with the settings it was tried
 with (`--learner L --epochs E` or `--learner crf --c2 C`, --temperature 1), and scored
 the same way. No test split is read. The samples run --jobs at a time; a model already
-in --work (each is written whole, under its sample's folder) is not trained again.
+in --work (each is written whole, under its sample's folder) is not trained again, unless
+its run was interrupted.
 
 Writes results/small_corpora/small_corpora.json (a row per sample: the candidates'
 held-out scores, the standard error, both choices and their dev scores) and its table.
@@ -122,10 +123,12 @@ def run_sample(job, extra):
     """A sample's row: learner = auto's model and choice, and the by-score pick's."""
     from seqbil.model import Model
     here, config = job.pop("here"), job["config"]
-    if not (here / "default.sbm").exists():
+    selection = Model.load(str(here / "default.sbm")).training.get("selection", {}) \
+        if (here / "default.sbm").exists() else None
+    if selection is None or "interrupted" in selection:  # (a run stopped by a signal saves what it had)
         seqbil("train", "--config", config, "--train", here / "train.txt", "--model", here / "default.sbm", "-q",
                *extra)
-    selection = Model.load(str(here / "default.sbm")).training.get("selection", {})
+        selection = Model.load(str(here / "default.sbm")).training.get("selection", {})
     row = {**job, "selection": selection, "chosen": selection.get("chosen"),
            "dev": dev_score(here / "default.sbm", here / "dev.txt")}
     tried = selection.get("tried", [])
