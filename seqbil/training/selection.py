@@ -180,8 +180,9 @@ def _interrupted(stopped, choice, settings, echo):
 def _try_grid(choice, runs, bases, planned, where, seed, init_model, show_progress, echo, n):
     """Each point of the grid trained on the folds and scored, along each learner's
     path until two points past its best, and (learner = auto) until the budget is
-    spent; the best by _better over n held-out tokens. Returns (the best Trial, the record's rows, the learners of the last
-    trial, the stopped run of a Ctrl-C or None)."""
+    spent; the best by _better over the n held-out tokens. Returns (the best Trial,
+    the record's rows, the learners of the last trial, the stopped run of a Ctrl-C
+    or None)."""
     tried, best, learners, path, deadline, deadline_base = [], None, [None] * len(runs), None, None, 0.0
     quickest = np.inf  # the shortest training of a trial so far
     floor = CV_BUDGET_FLOOR if len(runs) > 1 else BUDGET_FLOOR
