@@ -162,8 +162,8 @@ def main():
     sizes = [600] if args.quick else [int(s) for s in args.sizes.split(",")]
     draws = 1 if args.quick else args.draws
     extra = ["--epochs", "3"] if args.quick else []
-    record = {**header(), "benchmark": "small_corpora", "sizes": sizes, "draws": draws, "dev_sentences": DEV_SENTENCES, "quick": args.quick,
-              "samples": []}
+    record = {**header(), "benchmark": "small_corpora", "sizes": sizes, "draws": draws,
+              "dev_sentences": DEV_SENTENCES, "quick": args.quick, "samples": []}
     out = Path(args.out)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.work or tmp)
