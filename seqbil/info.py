@@ -114,10 +114,7 @@ def _selection_line(selection):
                          for k in varies if k in row)
     tried = "; ".join(text(r, " ") + (f": {r['value']:.2f}" if "value" in r else f": {r['stopped']}") for r in rows)
     metric = next(r["metric"] for r in rows if "metric" in r)
-    over = selection.get("preferred_over")
-    why = "" if over is None else (f"; preferred to {over['learner']}'s {over['value']:.2f}, above it by less than "
-                                   f"one standard error ({over['standard_error']:.2f})")
-    return f"chosen {_where(selection['on'])}: {text(selection['chosen'], ' = ')} (by {metric}{why}; tried {tried})"
+    return f"chosen {_where(selection['on'])}: {text(selection['chosen'], ' = ')} (by {metric}; tried {tried})"
 
 
 def _where(on):

@@ -161,8 +161,7 @@ CORE = [
           "dev set or, without one, on the held-out tenth of the training data that also fixes the temperature: "
           "each with the settings it would have if named (a CRF's own iteration cap and its c2 along a path of a "
           "point a decade; an online learner's best number of epochs up to its own), the best held-out score "
-          "winning, but a CRF within one standard error of an online learner's score winning over it, and an "
-          "earlier candidate on a tie",
+          "winning, an earlier candidate on a tie",
           learners=(AUTO,), metavar="LEARNERS", validate=_candidates_problem),
     Param("budget", float, 3.0, f"with learner = {AUTO}: how long the choice may take, as a multiple of the first "
           "candidate's time on the held-out split; a candidate still training when it is spent is stopped and not "

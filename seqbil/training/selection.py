@@ -76,7 +76,6 @@ class Trial:
     started: float = field(default_factory=time.perf_counter)  # its training and scoring time is shown
     # each fold's (kind, Store) once its learner is let go (_freeze)
     frozen: list = field(default_factory=list)
-    probabilistic: bool = False  # a CRF's trial (a regularised likelihood), once scored
 
 
 @dataclass
@@ -108,9 +107,8 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
     settings, which the run on all the data then keeps. A setting wins by its score
     (the dev metric), then by the held-out log-likelihood for a CRF, then by coming
     first (the stronger regularisation; with learner = auto, the earlier
-    candidate); with learner = auto a CRF wins over an online learner whose score
-    is above its own by at most one standard error (_better). Returns (settings,
-    that best run or None, the record of the choice)."""
+    candidate). Returns (settings, that best run or None, the record of the
+    choice)."""
     choice = plan(settings, dev)
     if choice is None:
         return settings, None, {}
@@ -128,9 +126,8 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
     planned = runs[0].settings  # (prepare may settle the learner: bol with nothing to factor is sp)
     if choice.auto:
         choice.grid = settled_candidates(choice.grid, planned, runs[0].templates, echo)
-    n = sum(int(run.dev_data.seq_ptr[-1]) for run in runs)  # (the held-out tokens: a score's noise)
     best, tried, learners, stopped = _try_grid(choice, runs, bases, planned, where, settings.seed, init_model,
-                                               show_progress, echo, n)
+                                               show_progress, echo)
     if stopped is not None:  # interrupted: what there is, this held-out run's model
         _finish_all(other for other in learners if other is not stopped[1])
         return _interrupted(stopped, choice, settings, echo)
@@ -148,13 +145,8 @@ def select(settings, train_data, dev, template_file, config, init_model, echo, s
             return _interrupted(stopped, choice, settings, echo)
     settings = settings.but(point, "<chosen>")
     record = {"on": where, "tried": tried, "chosen": point} if choice.grid else {}
-    over = _preferred_over(best, tried, n) if choice.auto else None
-    if over is not None:
-        record["preferred_over"] = over
     if choice.grid:
-        echo(f"chose {_point_text(point, choice, ' = ', ', ')}" + ("" if over is None else
-             f": {over['learner']}'s {over['value']:.2f} is above its {best.key[0]:.2f} by less than one standard "
-             f"error ({over['standard_error']:.2f}), and a CRF is preferred on such a margin"))
+        echo(f"chose {_point_text(point, choice, ' = ', ', ')}")
     if where == "dev":
         runs[0].settings = planned.but(point, "<chosen>")
         if choice.auto:
@@ -177,12 +169,11 @@ def _interrupted(stopped, choice, settings, echo):
     return settings, stopped, {"interrupted": f"while choosing {choice.what}"}
 
 
-def _try_grid(choice, runs, bases, planned, where, seed, init_model, show_progress, echo, n):
+def _try_grid(choice, runs, bases, planned, where, seed, init_model, show_progress, echo):
     """Each point of the grid trained on the folds and scored, along each learner's
     path until two points past its best, and (learner = auto) until the budget is
-    spent; the best by _better over the n held-out tokens. Returns (the best Trial,
-    the record's rows, the learners of the last trial, the stopped run of a Ctrl-C
-    or None)."""
+    spent. Returns (the best Trial, the record's rows, the learners of the last
+    trial, the stopped run of a Ctrl-C or None)."""
     tried, best, learners, path, deadline, deadline_base = [], None, [None] * len(runs), None, None, 0.0
     quickest = np.inf  # the shortest training of a trial so far
     floor = CV_BUDGET_FLOOR if len(runs) > 1 else BUDGET_FLOOR
@@ -227,51 +218,12 @@ def _try_grid(choice, runs, bases, planned, where, seed, init_model, show_progre
             path[1], path[2] = trial.key, 0
         else:
             path[2] += 1 if len(choice.varies) == 1 or choice.auto else 0
-        if _better(trial, best, n):
+        if best is None or trial.key > best.key:
             _finish_all(old for old in (best.learners if best is not None else ()) if old not in learners)
             best = trial
         elif not choice.auto and path[2] >= 2:
             break
     return best, tried, learners, None
-
-
-def _better(trial, best, n):
-    """Whether a scored trial displaces the best so far: by its key (the score, then a
-    CRF's held-out log-likelihood), but between a CRF and an online learner the CRF
-    wins unless the online learner's score is above the CRF's by more than one
-    standard error of it on the n held-out tokens (as _best_pass's rule, Breiman et
-    al.'s one-standard-error rule). On small corpora the held-out scores of the two
-    kinds are often within their noise of each other, and there the CRF's model was
-    the better one more often: on samples of 2,000 and 4,500 training tokens of the
-    development suite's corpora, scored on their dev splits, and on CRF++'s basenp
-    example (results/small_corpora)."""
-    if best is None:
-        return True
-    if trial.probabilistic == best.probabilistic:
-        return trial.key > best.key
-    crf, online = (trial, best) if trial.probabilistic else (best, trial)
-    crf_wins = crf.key[0] >= online.key[0] - standard_error(online.key[0], n)
-    return crf_wins == trial.probabilistic
-
-
-def standard_error(value, n):
-    """The standard error of a score `value` (a percentage) over n held-out tokens,
-    sqrt(p (1 - p) / n), in percentage points."""
-    p = min(max(value / 100.0, 0.0), 1.0)
-    return 100.0 * float(np.sqrt(p * (1.0 - p) / max(n, 1)))
-
-
-def _preferred_over(best, tried, n):
-    """The record of a tie _better gave a CRF: the best online learner's row that
-    scored above it ({learner, value, standard_error}), or None."""
-    if best is None or not best.probabilistic:
-        return None
-    above = [row for row in tried if "value" in row and not LEARNERS[row["learner"]].probabilistic
-             and row["value"] > best.key[0]]
-    if not above:
-        return None
-    top = max(above, key=lambda row: row["value"])
-    return {"learner": top["learner"], "value": top["value"], "standard_error": standard_error(top["value"], n)}
 
 
 def _point_text(point, choice, sep=" ", join=" "):
@@ -477,7 +429,8 @@ def _best_pass(trial, runs):
         name, value = _pooled_score(runs, pred, gold)
         values.append(value)
     n = sum(int(run.dev_data.seq_ptr[-1]) for run in runs)
-    floor = max(values) - standard_error(max(values), n)
+    p = min(max(max(values) / 100.0, 0.0), 1.0)
+    floor = max(values) - 100.0 * np.sqrt(p * (1.0 - p) / max(n, 1))
     k = max(i for i, v in enumerate(values) if v >= floor)
     return name, values[k], k + 1, values
 
@@ -510,7 +463,7 @@ def _score_trial(trial, runs, choice, where, echo):
           if trial.curve else "") +
          f" ({', '.join(str(len(h)) for h, _ in trial.passes)} {'iterations' if batch else 'passes'}, "
          f"{seconds:.1f} s)")
-    trial.key, trial.probabilistic = (value, -nll), probabilistic
+    trial.key = (value, -nll)
     return row
 
 
