@@ -1,7 +1,7 @@
-"""learner = auto on small corpora: what its tie rule (a CRF within one standard error
-of an online learner's held-out score is preferred to it, seqbil/training/selection.py
-_better) chooses, against the choice by the held-out score alone, each scored on a dev
-split.
+"""learner = auto on small corpora: whether the candidate it chooses by 10-fold
+cross-validation is the better model on a dev split, against the best candidate of the
+other kind (the best CRF point where an online learner was chosen, the best online
+learner where a CRF was).
 
 Samples of the development suite's corpora (benchmarks/suite.py's; under --data):
 sentences drawn at random (seed: the draw and the size) from the training split until
@@ -13,15 +13,15 @@ cross-validates them (at most 5,000 tokens); each is trained with the suite's co
 
 and scored on the first 500 sentences of the dev split (CoNLL-2000: of its last tenth of
 training sentences, the suite's dev split) by seqbil eval. The model keeps what was
-tried (training.selection). Where the best held-out score alone would have chosen
-another candidate, that candidate is trained as named, with the settings it was tried
-with (`--learner L --epochs E` or `--learner crf --c2 C`, --temperature 1), and scored
-the same way. No test split is read. The samples run --jobs at a time; a model already
-in --work (each is written whole, under its sample's folder) is not trained again, unless
-its run was interrupted.
+tried (training.selection). Where a candidate of the other kind was scored too (not
+stopped by the time budget), the best of them by the held-out score is trained as
+named, with the settings it was tried with (`--learner L --epochs E` or `--learner crf
+--c2 C`, --temperature 1), and scored the same way. No test split is read. The samples
+run --jobs at a time; a model already in --work (each is written whole, under its
+sample's folder) is not trained again, unless its run was interrupted.
 
 Writes results/small_corpora/small_corpora.json (a row per sample: the candidates'
-held-out scores, the standard error, both choices and their dev scores) and its table.
+held-out scores, the choice, the other kind's best, their dev scores) and its table.
 
     python benchmarks/small_corpora.py [--data ../shared/data] [--sizes 2000,4500] [--draws 2]
         [--corpora hi-indian,...] [--out results/small_corpora] [--work DIR] [--jobs 1]
@@ -103,11 +103,15 @@ def dev_score(model, dev):
     return result["f1"] if "f1" in result else result["accuracy"]
 
 
-def by_score(tried):
-    """The row the held-out score alone picks: the best score, then a CRF's
-    log-likelihood, then the earlier row."""
-    scored = [i for i, r in enumerate(tried) if "value" in r]
-    return tried[max(scored, key=lambda i: (tried[i]["value"], -tried[i].get("nll", 0.0), -i))]
+def other_kind(tried, chosen):
+    """The best scored row of the other kind than the chosen learner (a CRF against an
+    online learner): by the score, then a CRF's log-likelihood, then the earlier row;
+    None when none was scored."""
+    crf = chosen["learner"] == "crf"
+    rows = [(i, r) for i, r in enumerate(tried) if "value" in r and (r["learner"] == "crf") != crf]
+    if not rows:
+        return None
+    return max(rows, key=lambda ir: (ir[1]["value"], -ir[1].get("nll", 0.0), -ir[0]))[1]
 
 
 def options(row):
@@ -120,7 +124,7 @@ def options(row):
 
 
 def run_sample(job, extra):
-    """A sample's row: learner = auto's model and choice, and the by-score pick's."""
+    """A sample's row: learner = auto's model and choice, and the other kind's best."""
     from seqbil.model import Model
     here, config = job.pop("here"), job["config"]
     selection = Model.load(str(here / "default.sbm")).training.get("selection", {}) \
@@ -131,19 +135,15 @@ def run_sample(job, extra):
         selection = Model.load(str(here / "default.sbm")).training.get("selection", {})
     row = {**job, "selection": selection, "chosen": selection.get("chosen"),
            "dev": dev_score(here / "default.sbm", here / "dev.txt")}
-    tried = selection.get("tried", [])
-    if tried:
-        plain = by_score(tried)
-        row["by_score"] = {k: plain[k] for k in ("learner", "epochs", "c1", "c2") if k in plain}
-        if row["by_score"] == {k: v for k, v in row["chosen"].items() if k in row["by_score"]}:
-            row["by_score_dev"] = row["dev"]
-        else:
-            if not (here / "by_score.sbm").exists():
-                seqbil("train", "--config", config, "--train", here / "train.txt", "--model", here / "by_score.sbm",
-                       "-q", "--temperature", "1", *options(plain))
-            row["by_score_dev"] = dev_score(here / "by_score.sbm", here / "dev.txt")
+    other = other_kind(selection.get("tried", []), row["chosen"]) if row["chosen"] else None
+    if other is not None:
+        row["other"] = {k: other[k] for k in ("learner", "epochs", "c1", "c2") if k in other}
+        if not (here / "other.sbm").exists():
+            seqbil("train", "--config", config, "--train", here / "train.txt", "--model", here / "other.sbm", "-q",
+                   "--temperature", "1", *options(other))
+        row["other_dev"] = dev_score(here / "other.sbm", here / "dev.txt")
     print(f"{row['corpus']} {row['size']} {row['draw']}: {row['chosen']} {row['dev']:.2f}"
-          f" (by score: {row.get('by_score')} {row.get('by_score_dev', float('nan')):.2f})", file=sys.stderr, flush=True)
+          f" (other: {row.get('other')} {row.get('other_dev', float('nan')):.2f})", file=sys.stderr, flush=True)
     return row
 
 
