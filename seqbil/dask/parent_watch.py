@@ -1,8 +1,8 @@
 """Preloaded (as a file) by the scheduler and the worker launcher of a local cluster
 (cluster.py): each ends itself when the process that started it is gone, killed or
-not, so that no cluster outlives its run; the scheduler also removes the folder of its
-file, and, when it closes after its parent (which was to remove it) is gone, as it
-closes. It imports nothing of seqbil."""
+not, so that no cluster outlives its run. The folder of the scheduler's file is its
+parent's to remove; once the parent is gone, the scheduler removes it, whether it sees
+the parent go or closes after it. It imports nothing of seqbil."""
 import os
 import shutil
 import signal
