@@ -722,7 +722,7 @@ def small_corpora_table(record):
     summary = f"{summary[0].upper()}{summary[1:]}; {said(False, 'an online learner')}."
     draws = f"{record['draws']} draw{'s' if record['draws'] > 1 else ''}"
     return (f"learner = auto on samples of the development suite's corpora small enough to be cross-validated "
-            f"(sentences drawn at random from the training split up to {', '.join(f'{s:,}' for s in record['sizes'])} "
+            f"(sentences drawn at random from the training split up to {' or '.join(f'{s:,}' for s in record['sizes'])} "
             f"tokens, {draws} each), with the config each corpus has in the suite: the best held-out (10-fold "
             f"cross-validation) score of each kind of candidate; the chosen candidate, and the best of the other kind "
             f"(a CRF point where an online learner was chosen, an online learner where a CRF was) trained as named, "
