@@ -92,7 +92,9 @@ def sample(train, size, draw, segmented):
 
 
 def seqbil(*args):
-    proc = subprocess.run([sys.executable, "-m", "seqbil", *map(str, args)], capture_output=True, text=True)
+    # (-P: a source tree in the working folder, without compiled kernels, must not hide
+    # the installed seqbil)
+    proc = subprocess.run([sys.executable, "-P", "-m", "seqbil", *map(str, args)], capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"seqbil {' '.join(map(str, args))} failed:\n{proc.stderr}")
     return proc.stdout
